@@ -1,0 +1,105 @@
+//! The one error type of `cairn-journal`.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong reading or writing a journal.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The stream is not at the version the append expected.
+    ///
+    /// ### Handling
+    /// Nothing was written. Re-read the stream, re-decide, and append again (or
+    /// report the conflict: the CLI answers exit 3).
+    #[error("stream `{stream}` is at version {actual}, the append expected {expected}")]
+    Conflict {
+        stream: String,
+        expected: u64,
+        actual: u64,
+    },
+    /// The idempotency key was used on this stream for a different request.
+    ///
+    /// ### Handling
+    /// Nothing was written. A caller bug or a reused key: report it (exit 2).
+    #[error(
+        "idempotency key `{key}` on stream `{stream}` was already used for a different request"
+    )]
+    IdempotencyMismatch { stream: String, key: String },
+    /// The stream belongs to another machine.
+    ///
+    /// ### Handling
+    /// Nothing was written. Bad input (exit 2).
+    #[error("stream `{stream}` belongs to machine `{owner}`, not `{requested}`")]
+    MachineMismatch {
+        stream: String,
+        owner: String,
+        requested: String,
+    },
+    /// The append itself is malformed (no events, an empty stream name, …).
+    ///
+    /// ### Handling
+    /// Nothing was written. A caller bug (exit 2).
+    #[error("invalid append: {0}")]
+    InvalidAppend(String),
+    /// Another writer held the journal's lock past the busy timeout.
+    ///
+    /// ### Handling
+    /// Nothing was written. Try again later (exit 3).
+    #[error("the journal is busy: another writer held it past the busy timeout ({timeout_ms} ms)")]
+    Busy { timeout_ms: u64 },
+    /// The file was written by a newer cairn; it is left untouched.
+    ///
+    /// ### Handling
+    /// Use a newer cairn. Nothing was modified (exit 2).
+    #[error("journal schema version {found} is newer than this build supports ({supported}); the file was not modified")]
+    NewerSchema { found: i64, supported: i64 },
+    /// The path is not a cairn journal (a directory, a symlink, another SQLite
+    /// database, not SQLite at all).
+    ///
+    /// ### Handling
+    /// Nothing was modified. Bad input (exit 2).
+    #[error("`{path}` is not a cairn journal: {reason}")]
+    NotAJournal { path: PathBuf, reason: String },
+    /// No journal exists at the path and the caller asked not to create one.
+    ///
+    /// ### Handling
+    /// Bad input (exit 2): point `--db` at an existing journal, or run a verb that writes.
+    #[error("no journal at `{path}`")]
+    Missing { path: PathBuf },
+    /// A stored row cannot be read as the schema says (tampering or corruption).
+    ///
+    /// ### Handling
+    /// Run `cairn journal verify` (exit 1).
+    #[error("stored event {seq} is unreadable: {reason}")]
+    Corrupt { seq: i64, reason: String },
+    /// File-system failure around the journal file.
+    ///
+    /// ### Handling
+    /// An environment problem (exit 1).
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Any other SQLite failure.
+    ///
+    /// ### Handling
+    /// An environment problem or a bug (exit 1).
+    #[error("sqlite: {0}")]
+    Sqlite(#[source] rusqlite::Error),
+}
+
+impl Error {
+    /// Maps a SQLite error, recognising busy/locked as [`Error::Busy`].
+    pub(crate) fn sql(e: rusqlite::Error, timeout_ms: u64) -> Self {
+        if let rusqlite::Error::SqliteFailure(f, _) = &e {
+            if matches!(
+                f.code,
+                rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+            ) {
+                return Error::Busy { timeout_ms };
+            }
+        }
+        Error::Sqlite(e)
+    }
+}

@@ -1,0 +1,116 @@
+//! The hash chain: how an event row and a transition record are digested.
+
+use sha2::{Digest, Sha256};
+
+/// The predecessor hash of the first event.
+pub(crate) const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// Length-prefixed field hashing, so no two field lists share a byte string.
+pub(crate) struct Hasher(Sha256);
+
+impl Hasher {
+    pub(crate) fn new(domain: &str) -> Self {
+        let mut h = Self(Sha256::new());
+        h.str(domain);
+        h
+    }
+    pub(crate) fn str(&mut self, s: &str) -> &mut Self {
+        self.0.update((s.len() as u64).to_be_bytes());
+        self.0.update(s.as_bytes());
+        self
+    }
+    pub(crate) fn opt(&mut self, s: Option<&str>) -> &mut Self {
+        match s {
+            None => self.0.update([0u8]),
+            Some(s) => {
+                self.0.update([1u8]);
+                self.str(s);
+            }
+        }
+        self
+    }
+    pub(crate) fn int(&mut self, n: i64) -> &mut Self {
+        self.0.update(n.to_be_bytes());
+        self
+    }
+    pub(crate) fn hex(self) -> String {
+        to_hex(&self.0.finalize())
+    }
+}
+
+pub(crate) fn to_hex(bytes: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push(HEX[(b >> 4) as usize] as char);
+        s.push(HEX[(b & 15) as usize] as char);
+    }
+    s
+}
+
+/// The columns of a transition record that its digest covers.
+pub(crate) struct TransitionFields<'a> {
+    pub id: i64,
+    pub stream: &'a str,
+    pub machine: &'a str,
+    pub rules_version: i64,
+    pub command_name: &'a str,
+    pub command: &'a str,
+    pub context: &'a str,
+    pub idempotency_key: Option<&'a str>,
+    pub fingerprint: Option<&'a str>,
+    pub first_version: i64,
+    pub last_version: i64,
+    pub recorded_at: &'a str,
+}
+
+pub(crate) fn transition_digest(t: &TransitionFields<'_>) -> String {
+    let mut h = Hasher::new("cairn.transition.v1");
+    h.int(t.id)
+        .str(t.stream)
+        .str(t.machine)
+        .int(t.rules_version)
+        .str(t.command_name)
+        .str(t.command)
+        .str(t.context)
+        .opt(t.idempotency_key)
+        .opt(t.fingerprint)
+        .int(t.first_version)
+        .int(t.last_version)
+        .str(t.recorded_at);
+    h.hex()
+}
+
+/// The columns of an event row that its hash covers.
+pub(crate) struct EventFields<'a> {
+    pub seq: i64,
+    pub stream: &'a str,
+    pub version: i64,
+    pub machine: &'a str,
+    pub event_type: &'a str,
+    pub schema_version: i64,
+    pub payload: &'a str,
+    pub recorded_at: &'a str,
+    pub transition_id: i64,
+}
+
+pub(crate) fn event_hash(prev: &str, e: &EventFields<'_>, transition_digest: &str) -> String {
+    let mut h = Hasher::new("cairn.event.v1");
+    h.str(prev)
+        .int(e.seq)
+        .str(e.stream)
+        .int(e.version)
+        .str(e.machine)
+        .str(e.event_type)
+        .int(e.schema_version)
+        .str(e.payload)
+        .str(e.recorded_at)
+        .int(e.transition_id)
+        .str(transition_digest);
+    h.hex()
+}
+
+/// SHA-256 of a byte string, hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    to_hex(&Sha256::digest(bytes))
+}

@@ -1,0 +1,294 @@
+//! Opening a journal: file creation with owner-only permissions, pragmas, and
+//! migrations keyed on `user_version`.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+
+use crate::Error;
+
+/// `PRAGMA application_id` of a cairn journal ("cairn" would not fit: "crn1").
+const APPLICATION_ID: i64 = 0x6372_6e31;
+
+/// The migrations, in order; entry `i` takes the schema from version `i` to `i + 1`.
+/// Append only: never edit or remove an entry.
+const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE transitions (
+    id              INTEGER PRIMARY KEY,
+    stream          TEXT    NOT NULL,
+    machine         TEXT    NOT NULL,
+    rules_version   INTEGER NOT NULL,
+    command_name    TEXT    NOT NULL,
+    command         TEXT    NOT NULL,
+    context         TEXT    NOT NULL,
+    idempotency_key TEXT,
+    fingerprint     TEXT,
+    first_version   INTEGER NOT NULL,
+    last_version    INTEGER NOT NULL,
+    recorded_at     TEXT    NOT NULL
+);
+CREATE UNIQUE INDEX transitions_idempotency
+    ON transitions (stream, idempotency_key) WHERE idempotency_key IS NOT NULL;
+CREATE INDEX transitions_stream ON transitions (stream, first_version);
+
+CREATE TABLE events (
+    seq            INTEGER PRIMARY KEY,
+    stream         TEXT    NOT NULL,
+    version        INTEGER NOT NULL,
+    machine        TEXT    NOT NULL,
+    event_type     TEXT    NOT NULL,
+    schema_version INTEGER NOT NULL,
+    payload        TEXT    NOT NULL,
+    recorded_at    TEXT    NOT NULL,
+    transition_id  INTEGER NOT NULL,
+    hash           TEXT    NOT NULL,
+    UNIQUE (stream, version)
+);
+
+CREATE TRIGGER events_append_only_update BEFORE UPDATE ON events
+    BEGIN SELECT RAISE(ABORT, 'cairn journal events are append-only'); END;
+CREATE TRIGGER events_append_only_delete BEFORE DELETE ON events
+    BEGIN SELECT RAISE(ABORT, 'cairn journal events are append-only'); END;
+CREATE TRIGGER transitions_append_only_update BEFORE UPDATE ON transitions
+    BEGIN SELECT RAISE(ABORT, 'cairn journal transitions are append-only'); END;
+CREATE TRIGGER transitions_append_only_delete BEFORE DELETE ON transitions
+    BEGIN SELECT RAISE(ABORT, 'cairn journal transitions are append-only'); END;
+"#];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// How durable an append is when it returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// `synchronous=FULL`: the append survives power loss once it returns. The default.
+    Full,
+    /// `synchronous=NORMAL`: survives a process crash; the last appends may be lost on power loss.
+    Normal,
+}
+
+/// How to open a journal.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub durability: Durability,
+    /// How long a writer waits for another writer's lock before [`Error::Busy`].
+    pub busy_timeout: Duration,
+    /// Create the file (and its parent directory) when missing.
+    pub create: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            durability: Durability::Full,
+            busy_timeout: Duration::from_millis(5_000),
+            create: true,
+        }
+    }
+}
+
+/// An open journal.
+pub struct Journal {
+    pub(crate) conn: Connection,
+    pub(crate) path: PathBuf,
+    pub(crate) busy_ms: u64,
+}
+
+impl Journal {
+    /// Opens (and with `options.create`, creates) the journal at `path`.
+    ///
+    /// A new file is created mode 0600 and a missing parent directory mode 0700.
+    /// A directory, a symlink, a non-SQLite file, a foreign SQLite database and
+    /// a journal of a newer schema are refused without being modified.
+    pub fn open(path: &Path, options: &Options) -> Result<Self, Error> {
+        let busy_ms = u64::try_from(options.busy_timeout.as_millis()).unwrap_or(u64::MAX);
+        let not_journal = |reason: &str| Error::NotAJournal {
+            path: path.to_owned(),
+            reason: reason.to_owned(),
+        };
+        match std::fs::symlink_metadata(path) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                return Err(not_journal("it is a symbolic link; name the file itself"))
+            }
+            Ok(meta) if meta.is_dir() => return Err(not_journal("it is a directory")),
+            Ok(meta) if !meta.is_file() => return Err(not_journal("it is not a regular file")),
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if !options.create {
+                    return Err(Error::Missing {
+                        path: path.to_owned(),
+                    });
+                }
+                create_owner_only(path)?;
+            }
+            Err(e) => {
+                return Err(Error::Io {
+                    path: path.to_owned(),
+                    source: e,
+                })
+            }
+        }
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| Error::sql(e, busy_ms))?;
+        conn.busy_timeout(options.busy_timeout)
+            .map_err(|e| Error::sql(e, busy_ms))?;
+        let mut journal = Self {
+            conn,
+            path: path.to_owned(),
+            busy_ms,
+        };
+        // Read before writing anything: a foreign or newer file must stay byte-identical.
+        let (version, app_id, tables) = journal.identify()?;
+        if version > SCHEMA_VERSION {
+            return Err(Error::NewerSchema {
+                found: version,
+                supported: SCHEMA_VERSION,
+            });
+        }
+        if version == 0 && tables > 0 {
+            return Err(not_journal(
+                "it is an SQLite database of another application",
+            ));
+        }
+        if version > 0 && app_id != APPLICATION_ID {
+            return Err(not_journal("its application id is not cairn's"));
+        }
+        journal.set_pragmas(options.durability)?;
+        journal.migrate()?;
+        Ok(journal)
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn identify(&self) -> Result<(i64, i64, i64), Error> {
+        let read = |sql: &str| -> Result<i64, Error> {
+            self.conn
+                .query_row(sql, [], |r| r.get(0))
+                .map_err(|e| match e {
+                    rusqlite::Error::SqliteFailure(f, _)
+                        if f.code == rusqlite::ErrorCode::NotADatabase =>
+                    {
+                        Error::NotAJournal {
+                            path: self.path.clone(),
+                            reason: "it is not an SQLite database".into(),
+                        }
+                    }
+                    other => Error::sql(other, self.busy_ms),
+                })
+        };
+        Ok((
+            read("PRAGMA user_version")?,
+            read("PRAGMA application_id")?,
+            read("SELECT count(*) FROM sqlite_schema")?,
+        ))
+    }
+
+    fn set_pragmas(&self, durability: Durability) -> Result<(), Error> {
+        let sync = match durability {
+            Durability::Full => "FULL",
+            Durability::Normal => "NORMAL",
+        };
+        let mode: String = self
+            .conn
+            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+            .map_err(|e| Error::sql(e, self.busy_ms))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(Error::NotAJournal {
+                path: self.path.clone(),
+                reason: format!("cannot switch it to WAL mode (got `{mode}`)"),
+            });
+        }
+        self.conn
+            .pragma_update(None, "synchronous", sync)
+            .map_err(|e| Error::sql(e, self.busy_ms))?;
+        Ok(())
+    }
+
+    fn migrate(&mut self) -> Result<(), Error> {
+        let busy = self.busy_ms;
+        let current: i64 = self
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(|e| Error::sql(e, busy))?;
+        if current == SCHEMA_VERSION {
+            return Ok(());
+        }
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Exclusive)
+            .map_err(|e| Error::sql(e, busy))?;
+        // Another process may have migrated between our read and our lock.
+        let current: i64 = tx
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(|e| Error::sql(e, busy))?;
+        if current > SCHEMA_VERSION {
+            return Err(Error::NewerSchema {
+                found: current,
+                supported: SCHEMA_VERSION,
+            });
+        }
+        for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+            tx.execute_batch(sql).map_err(|e| Error::sql(e, busy))?;
+            tx.pragma_update(None, "user_version", i as i64 + 1)
+                .map_err(|e| Error::sql(e, busy))?;
+        }
+        tx.pragma_update(None, "application_id", APPLICATION_ID)
+            .map_err(|e| Error::sql(e, busy))?;
+        tx.commit().map_err(|e| Error::sql(e, busy))
+    }
+}
+
+#[cfg(unix)]
+fn create_owner_only(path: &Path) -> Result<(), Error> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let io = |p: &Path| {
+        let p = p.to_owned();
+        move |source| Error::Io { path: p, source }
+    };
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        if !parent.exists() {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(parent)
+                .map_err(io(parent))?;
+        }
+    }
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+    {
+        Ok(_) => Ok(()),
+        // Another process created it first: fine, it is opened below like any existing file.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(io(path)(e)),
+    }
+}
+
+#[cfg(not(unix))]
+fn create_owner_only(path: &Path) -> Result<(), Error> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|source| Error::Io {
+            path: parent.to_owned(),
+            source,
+        })?;
+    }
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .open(path)
+        .map(|_| ())
+        .map_err(|source| Error::Io {
+            path: path.to_owned(),
+            source,
+        })
+}

@@ -1,0 +1,371 @@
+//! `verify`: re-walks the hash chain, every stream's version sequence and every
+//! transition record, streaming (memory grows with the number of streams, not events).
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use crate::hash::{event_hash, transition_digest, EventFields, TransitionFields, GENESIS};
+use crate::read::{
+    event_from_row, transition_from_row, StoredTransition, EVENT_COLUMNS, TRANSITION_COLUMNS,
+};
+use crate::{Error, Journal};
+
+/// At most this many problems are listed; the count of the rest is still reported.
+const MAX_LISTED: usize = 100;
+
+/// What is wrong at one place in the journal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProblemKind {
+    /// A sequence number is missing: an event was deleted (or rows renumbered).
+    SeqGap,
+    /// The stored hash does not follow from the predecessor's hash and this row's
+    /// content: the row, its transition record or its hash was changed, or rows were moved.
+    HashMismatch,
+    /// A stream's versions do not run 1, 2, 3, … in sequence order.
+    VersionGap,
+    /// An event of a stream names another machine than the stream's first event.
+    MachineChanged,
+    /// An event points at a transition record that does not exist.
+    MissingTransition,
+    /// An event disagrees with its transition record (stream, machine or version range).
+    TransitionMismatch,
+    /// A transition record has no events, or fewer than its version range says.
+    TransitionIncomplete,
+    /// A row cannot be read as the schema says.
+    Unreadable,
+}
+
+/// One problem found by [`Journal::verify`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    pub kind: ProblemKind,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seq: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transition_id: Option<i64>,
+    pub detail: String,
+}
+
+/// The chain head.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ChainHead {
+    pub seq: i64,
+    pub hash: String,
+}
+
+/// The result of [`Journal::verify`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct VerifyReport {
+    pub ok: bool,
+    pub events: u64,
+    pub transitions: u64,
+    pub streams: u64,
+    /// The last event: keep it outside the journal to detect a truncated tail later.
+    pub head: Option<ChainHead>,
+    /// The first problems found, in sequence order (at most 100).
+    pub problems: Vec<Problem>,
+    /// How many problems were found in all.
+    pub problem_count: u64,
+}
+
+struct Collector {
+    listed: Vec<Problem>,
+    count: u64,
+}
+
+impl Collector {
+    fn push(
+        &mut self,
+        kind: ProblemKind,
+        seq: Option<i64>,
+        stream: Option<&str>,
+        transition_id: Option<i64>,
+        detail: String,
+    ) {
+        self.count += 1;
+        if self.listed.len() < MAX_LISTED {
+            self.listed.push(Problem {
+                kind,
+                seq,
+                stream: stream.map(str::to_owned),
+                transition_id,
+                detail,
+            });
+        }
+    }
+}
+
+struct StreamCursor {
+    machine: String,
+    version: u64,
+}
+
+struct OpenTransition {
+    record: StoredTransition,
+    digest: String,
+    seen: u64,
+}
+
+impl Journal {
+    /// Walks the whole journal and reports every inconsistency it finds.
+    pub fn verify(&self) -> Result<VerifyReport, Error> {
+        let sql = |e| Error::sql(e, self.busy_ms);
+        let mut problems = Collector {
+            listed: Vec::new(),
+            count: 0,
+        };
+        let mut streams: HashMap<String, StreamCursor> = HashMap::new();
+        let mut prev_hash = GENESIS.to_owned();
+        let mut prev_seq = 0i64;
+        let mut events = 0u64;
+        let mut head = None;
+        let mut open: Option<OpenTransition> = None;
+
+        let mut tstmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {TRANSITION_COLUMNS} FROM transitions WHERE id = ?1"
+            ))
+            .map_err(sql)?;
+        let mut stmt = self
+            .conn
+            .prepare(&format!("SELECT {EVENT_COLUMNS} FROM events ORDER BY seq"))
+            .map_err(sql)?;
+        let mut rows = stmt.query([]).map_err(sql)?;
+        while let Some(row) = rows.next().map_err(sql)? {
+            events += 1;
+            let raw_seq: Option<i64> = row.get(0).ok();
+            let e = match event_from_row(row) {
+                Ok(e) => e,
+                Err(err) => {
+                    problems.push(
+                        ProblemKind::Unreadable,
+                        raw_seq,
+                        None,
+                        None,
+                        err.to_string(),
+                    );
+                    if let Some(s) = raw_seq {
+                        prev_seq = s;
+                    }
+                    // Its hash cannot be checked; continue the chain from its stored hash if readable.
+                    if let Ok(h) = row.get::<_, String>(9) {
+                        prev_hash = h;
+                    }
+                    continue;
+                }
+            };
+            if e.seq != prev_seq + 1 {
+                problems.push(
+                    ProblemKind::SeqGap,
+                    Some(e.seq),
+                    Some(&e.stream),
+                    None,
+                    format!(
+                        "expected sequence number {}, found {}: events are missing before it",
+                        prev_seq + 1,
+                        e.seq
+                    ),
+                );
+            }
+            prev_seq = e.seq;
+
+            // The transition record this event belongs to (events of one transition are contiguous).
+            if open.as_ref().map(|t| t.record.id) != Some(e.transition_id) {
+                if let Some(t) = open.take() {
+                    close_transition(&t, &mut problems);
+                }
+                let record = tstmt
+                    .query_row([e.transition_id], transition_from_row)
+                    .map(Some)
+                    .or_else(|err| match err {
+                        rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                        other => Err(other),
+                    });
+                match record {
+                    Ok(Some(record)) => {
+                        let digest = transition_digest(&TransitionFields {
+                            id: record.id,
+                            stream: &record.stream,
+                            machine: &record.machine,
+                            rules_version: i64::from(record.rules_version),
+                            command_name: &record.command_name,
+                            command: &record.command,
+                            context: &record.context,
+                            idempotency_key: record.idempotency_key.as_deref(),
+                            fingerprint: record.fingerprint.as_deref(),
+                            first_version: record.first_version as i64,
+                            last_version: record.last_version as i64,
+                            recorded_at: &record.recorded_at,
+                        });
+                        open = Some(OpenTransition {
+                            record,
+                            digest,
+                            seen: 0,
+                        });
+                    }
+                    Ok(None) => problems.push(
+                        ProblemKind::MissingTransition,
+                        Some(e.seq),
+                        Some(&e.stream),
+                        Some(e.transition_id),
+                        format!("transition record {} does not exist", e.transition_id),
+                    ),
+                    Err(err) => problems.push(
+                        ProblemKind::Unreadable,
+                        Some(e.seq),
+                        Some(&e.stream),
+                        Some(e.transition_id),
+                        format!("transition record {}: {err}", e.transition_id),
+                    ),
+                }
+            }
+            let digest = match &mut open {
+                Some(t) if t.record.id == e.transition_id => {
+                    t.seen += 1;
+                    let r = &t.record;
+                    if r.stream != e.stream
+                        || r.machine != e.machine
+                        || e.version < r.first_version
+                        || e.version > r.last_version
+                    {
+                        problems.push(
+                            ProblemKind::TransitionMismatch,
+                            Some(e.seq),
+                            Some(&e.stream),
+                            Some(r.id),
+                            format!(
+                                "event {}@{} of `{}` is outside transition {} ({}@{}..={} of `{}`)",
+                                e.stream,
+                                e.version,
+                                e.machine,
+                                r.id,
+                                r.stream,
+                                r.first_version,
+                                r.last_version,
+                                r.machine
+                            ),
+                        );
+                    }
+                    t.digest.clone()
+                }
+                _ => String::new(),
+            };
+
+            let expected_hash = event_hash(
+                &prev_hash,
+                &EventFields {
+                    seq: e.seq,
+                    stream: &e.stream,
+                    version: e.version as i64,
+                    machine: &e.machine,
+                    event_type: &e.event_type,
+                    schema_version: i64::from(e.schema_version),
+                    payload: &e.payload,
+                    recorded_at: &e.recorded_at,
+                    transition_id: e.transition_id,
+                },
+                &digest,
+            );
+            if expected_hash != e.hash {
+                problems.push(
+                    ProblemKind::HashMismatch,
+                    Some(e.seq),
+                    Some(&e.stream),
+                    Some(e.transition_id),
+                    "the stored hash does not follow from the previous hash and this event's content (or its transition record)".into(),
+                );
+            }
+            prev_hash = e.hash.clone();
+
+            let cursor = streams
+                .entry(e.stream.clone())
+                .or_insert_with(|| StreamCursor {
+                    machine: e.machine.clone(),
+                    version: 0,
+                });
+            if e.version != cursor.version + 1 {
+                problems.push(
+                    ProblemKind::VersionGap,
+                    Some(e.seq),
+                    Some(&e.stream),
+                    Some(e.transition_id),
+                    format!(
+                        "expected version {}, found {}",
+                        cursor.version + 1,
+                        e.version
+                    ),
+                );
+            }
+            if e.machine != cursor.machine {
+                problems.push(
+                    ProblemKind::MachineChanged,
+                    Some(e.seq),
+                    Some(&e.stream),
+                    Some(e.transition_id),
+                    format!(
+                        "stream belongs to `{}`, event says `{}`",
+                        cursor.machine, e.machine
+                    ),
+                );
+            }
+            cursor.version = e.version;
+            head = Some(crate::verify::ChainHead {
+                seq: e.seq,
+                hash: e.hash,
+            });
+        }
+        if let Some(t) = open.take() {
+            close_transition(&t, &mut problems);
+        }
+
+        let orphans: Vec<(i64, String)> = self
+            .conn
+            .prepare("SELECT id, stream FROM transitions WHERE id NOT IN (SELECT transition_id FROM events) ORDER BY id")
+            .and_then(|mut s| s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
+            .map_err(sql)?;
+        for (id, stream) in orphans {
+            problems.push(
+                ProblemKind::TransitionIncomplete,
+                None,
+                Some(&stream),
+                Some(id),
+                format!("transition record {id} has no events"),
+            );
+        }
+        let transitions: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM transitions", [], |r| r.get(0))
+            .map_err(sql)?;
+        problems.listed.sort_by_key(|p| (p.seq.is_none(), p.seq));
+        Ok(VerifyReport {
+            ok: problems.count == 0,
+            events,
+            transitions: transitions.max(0) as u64,
+            streams: streams.len() as u64,
+            head,
+            problems: problems.listed,
+            problem_count: problems.count,
+        })
+    }
+}
+
+fn close_transition(t: &OpenTransition, problems: &mut Collector) {
+    let want = t.record.last_version.saturating_sub(t.record.first_version) + 1;
+    if t.seen != want {
+        problems.push(
+            ProblemKind::TransitionIncomplete,
+            None,
+            Some(&t.record.stream),
+            Some(t.record.id),
+            format!(
+                "transition record {} spans versions {}..={} but {} of its events are present",
+                t.record.id, t.record.first_version, t.record.last_version, t.seen
+            ),
+        );
+    }
+}

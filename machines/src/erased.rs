@@ -1,0 +1,159 @@
+//! Machines behind a JSON face, so one registry, one audit and one CLI serve
+//! every machine, built-in or user-defined.
+
+use std::marker::PhantomData;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::{Context, Error, GraphSpec, Machine, Rejection};
+
+/// An event as the journal stores it: type name, schema version, JSON payload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RawEvent {
+    pub event_type: String,
+    pub schema_version: u32,
+    pub payload: Value,
+}
+
+impl RawEvent {
+    /// Encodes a typed event of machine `M`.
+    pub fn encode<M: Machine>(event: &M::Event) -> Result<Self, Error> {
+        let payload = serde_json::to_value(event).map_err(|e| Error::Upcast {
+            machine: M::NAME,
+            event_type: M::event_name(event).to_owned(),
+            schema_version: M::event_schema_version(event),
+            reason: format!("cannot encode: {e}"),
+        })?;
+        Ok(Self {
+            event_type: M::event_name(event).to_owned(),
+            schema_version: M::event_schema_version(event),
+            payload,
+        })
+    }
+
+    /// Decodes into a typed event of machine `M`, upcasting older versions.
+    pub fn decode<M: Machine>(&self) -> Result<M::Event, Error> {
+        M::upcast(&self.event_type, self.schema_version, self.payload.clone())
+    }
+}
+
+/// What applying one event did, for the audit's edge check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    pub from: &'static str,
+    pub to: &'static str,
+    /// True when `from --event--> to` is an edge of the machine's graph.
+    pub is_edge: bool,
+}
+
+/// Why a JSON command could not be decided.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DecideFailure {
+    /// The command is not a valid command of this machine.
+    Command(String),
+    /// The guards refused it.
+    Rejected(Rejection),
+    /// An event could not be encoded.
+    Encode(Error),
+}
+
+/// A replay in progress, type-erased.
+pub trait DynFold {
+    /// Applies one recorded event.
+    fn apply(&mut self, event: &RawEvent) -> Result<Step, Error>;
+    /// The current state's graph node.
+    fn state_name(&self) -> &'static str;
+    /// The current state as JSON.
+    fn state_json(&self) -> Value;
+    /// Decides a JSON command against the current state.
+    fn decide(&self, command: &Value, context: &Context) -> Result<Vec<RawEvent>, DecideFailure>;
+}
+
+/// A machine, type-erased.
+pub trait DynMachine: Send + Sync {
+    fn name(&self) -> &'static str;
+    fn rules_version(&self) -> u32;
+    fn fresh_ids(&self) -> usize;
+    fn graph(&self) -> GraphSpec;
+    /// A fold at the initial state.
+    fn start(&self) -> Box<dyn DynFold>;
+}
+
+/// Wraps a [`Machine`] as a [`DynMachine`].
+pub struct Erased<M>(PhantomData<fn() -> M>);
+
+impl<M: Machine> Erased<M> {
+    pub fn new() -> Self {
+        Self(PhantomData)
+    }
+}
+
+impl<M: Machine> Default for Erased<M> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+struct Fold<M: Machine> {
+    state: M::State,
+    graph: GraphSpec,
+}
+
+impl<M: Machine> DynFold for Fold<M> {
+    fn apply(&mut self, event: &RawEvent) -> Result<Step, Error> {
+        let typed = event.decode::<M>()?;
+        let from = M::state_name(&self.state);
+        let state = std::mem::replace(&mut self.state, M::initial_state());
+        self.state = M::evolve(state, &typed);
+        let to = M::state_name(&self.state);
+        Ok(Step {
+            from,
+            to,
+            is_edge: self.graph.has_edge(from, M::event_name(&typed), to),
+        })
+    }
+
+    fn state_name(&self) -> &'static str {
+        M::state_name(&self.state)
+    }
+
+    fn state_json(&self) -> Value {
+        // A state that cannot be shown as JSON is shown as the encoding error:
+        // the derives used by machines cannot fail, and this is display only.
+        serde_json::to_value(&self.state)
+            .unwrap_or_else(|e| Value::String(format!("unencodable state: {e}")))
+    }
+
+    fn decide(&self, command: &Value, context: &Context) -> Result<Vec<RawEvent>, DecideFailure> {
+        let command: M::Command = serde_json::from_value(command.clone())
+            .map_err(|e| DecideFailure::Command(e.to_string()))?;
+        let events = M::decide(&self.state, &command, context).map_err(DecideFailure::Rejected)?;
+        events
+            .iter()
+            .map(RawEvent::encode::<M>)
+            .collect::<Result<_, _>>()
+            .map_err(DecideFailure::Encode)
+    }
+}
+
+impl<M: Machine> DynMachine for Erased<M> {
+    fn name(&self) -> &'static str {
+        M::NAME
+    }
+    fn rules_version(&self) -> u32 {
+        M::RULES_VERSION
+    }
+    fn fresh_ids(&self) -> usize {
+        M::FRESH_IDS
+    }
+    fn graph(&self) -> GraphSpec {
+        M::graph()
+    }
+    fn start(&self) -> Box<dyn DynFold> {
+        Box::new(Fold::<M> {
+            state: M::initial_state(),
+            graph: M::graph(),
+        })
+    }
+}

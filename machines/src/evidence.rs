@@ -1,0 +1,90 @@
+//! The evidence vocabulary every machine shares: outcomes and checks.
+
+use serde::{Deserialize, Serialize};
+
+use crate::Timestamp;
+
+/// The result of one check. `Unknown` never opens a gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// The evidence proves the property.
+    Pass,
+    /// The evidence disproves the property.
+    Fail,
+    /// The property could not be established either way.
+    Unknown,
+}
+
+impl Outcome {
+    /// True only for [`Outcome::Pass`]: the single value that may open a gate.
+    pub fn opens_gate(self) -> bool {
+        matches!(self, Outcome::Pass)
+    }
+
+    /// Folds several outcomes fail-closed: any `fail` fails, else any `unknown`
+    /// is unknown, else (all passed, and at least one) pass. An empty set is
+    /// `unknown`: no evidence is not evidence of success.
+    pub fn all<I: IntoIterator<Item = Outcome>>(outcomes: I) -> Outcome {
+        let mut seen_any = false;
+        let mut unknown = false;
+        for o in outcomes {
+            seen_any = true;
+            match o {
+                Outcome::Fail => return Outcome::Fail,
+                Outcome::Unknown => unknown = true,
+                Outcome::Pass => {}
+            }
+        }
+        if !seen_any || unknown {
+            Outcome::Unknown
+        } else {
+            Outcome::Pass
+        }
+    }
+}
+
+/// One observed check: what was checked, in which category, with which outcome,
+/// on which typed evidence, observed when.
+///
+/// `E` is the machine's evidence type for this check (usually an enum with one
+/// variant per check name), so "a truthy string" can never stand in for evidence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Check<N, C, E> {
+    /// The check's name (an enum of the machine's fixed check set).
+    pub name: N,
+    /// The check's category (an enum of the machine's categories).
+    pub category: C,
+    /// Its outcome.
+    pub outcome: Outcome,
+    /// The typed evidence behind the outcome.
+    pub evidence: E,
+    /// When it was observed; RFC3339 with an offset.
+    pub observed_at: Timestamp,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_is_fail_closed() {
+        use Outcome::*;
+        assert_eq!(Outcome::all([]), Unknown);
+        assert_eq!(Outcome::all([Pass]), Pass);
+        assert_eq!(Outcome::all([Pass, Unknown]), Unknown);
+        assert_eq!(Outcome::all([Unknown, Fail]), Fail);
+        assert!(!Unknown.opens_gate() && !Fail.opens_gate() && Pass.opens_gate());
+    }
+
+    #[test]
+    fn outcome_wire_form_is_lower_case_and_strict() {
+        assert_eq!(
+            serde_json::to_string(&Outcome::Unknown).unwrap(),
+            "\"unknown\""
+        );
+        assert!(serde_json::from_str::<Outcome>("\"PASS\"").is_err());
+        assert!(serde_json::from_str::<Outcome>("true").is_err());
+    }
+}

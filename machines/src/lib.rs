@@ -1,0 +1,29 @@
+//! Pure lifecycle machines for cairn: the decide/evolve contract, the evidence
+//! vocabulary every machine shares, and transition graphs.
+//!
+//! # Architecture invariant
+//!
+//! This crate does no IO. It opens no files, touches no SQLite, spawns no
+//! processes, reads no clock and mints no random ids: the current time and fresh
+//! ids arrive in a [`Context`], observations arrive as typed evidence inside a
+//! command. `machines/clippy.toml` turns a violation into a clippy error. That is
+//! what makes replay deterministic and lets the audit re-decide any recorded
+//! transition years later.
+
+pub mod erased;
+pub mod error;
+pub mod evidence;
+pub mod graph;
+pub mod id;
+pub mod machine;
+pub mod rejection;
+pub mod time;
+
+pub use erased::{DecideFailure, DynFold, DynMachine, Erased, RawEvent, Step};
+pub use error::Error;
+pub use evidence::{Check, Outcome};
+pub use graph::{EdgeSpec, GraphDefect, GraphSpec, StateSpec};
+pub use id::{Id, IdKind};
+pub use machine::{Context, Machine};
+pub use rejection::{Rejection, Violation};
+pub use time::Timestamp;

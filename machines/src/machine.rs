@@ -1,0 +1,122 @@
+//! The decide/evolve contract every lifecycle machine implements.
+
+use std::fmt::Debug;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::{Error, GraphSpec, Rejection, Timestamp};
+
+/// Everything `decide` may know beyond the state and the command: the time and
+/// fresh ids, minted outside by the engine and recorded with the transition, so
+/// re-deciding the transition later yields exactly the same events.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Context {
+    /// The time the command was decided.
+    pub now: Timestamp,
+    /// Fresh random ids for the command to use, in order (as many as the machine's
+    /// [`Machine::FRESH_IDS`]).
+    pub fresh_ids: Vec<Uuid>,
+    /// The calling session, when the caller names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+}
+
+impl Context {
+    /// The `i`-th fresh id, if the engine minted that many.
+    pub fn fresh_id(&self, i: usize) -> Option<Uuid> {
+        self.fresh_ids.get(i).copied()
+    }
+}
+
+/// A lifecycle as an explicit state machine.
+///
+/// * [`Machine::decide`] holds every guard: it checks the command and its
+///   evidence against the state and either refuses with a [`Rejection`] naming
+///   every failed predicate, or returns the events that record the transition.
+///   It is pure: same state, command and context, same answer.
+/// * [`Machine::evolve`] is total and validates nothing: replay is
+///   `events.fold(initial_state(), evolve)`.
+/// * [`Machine::graph`] declares the transition graph; every event `evolve`
+///   applies must be one of its edges (the audit checks this on every journal).
+pub trait Machine: 'static {
+    /// The machine's name, also the first segment of its stream ids (`park/…`).
+    const NAME: &'static str;
+    /// The version of the rules in `decide`. Bump it whenever a guard changes, so
+    /// an audit tells "the rules changed since" apart from a forged record.
+    const RULES_VERSION: u32;
+    /// How many fresh ids a command may need from the [`Context`].
+    const FRESH_IDS: usize = 0;
+
+    /// The state, rebuilt by replay.
+    type State: Clone + Debug + PartialEq + Serialize + DeserializeOwned;
+    /// A command, carrying its evidence.
+    type Command: Debug + Serialize + DeserializeOwned;
+    /// A past-tense fact.
+    type Event: Clone + Debug + PartialEq + Serialize + DeserializeOwned;
+
+    /// The state of a stream with no events.
+    fn initial_state() -> Self::State;
+    /// Guards: the events this command produces in this state, or why not.
+    fn decide(
+        state: &Self::State,
+        command: &Self::Command,
+        context: &Context,
+    ) -> Result<Vec<Self::Event>, Rejection>;
+    /// Applies one event. Total; no validation.
+    fn evolve(state: Self::State, event: &Self::Event) -> Self::State;
+
+    /// The name of the state's node in [`Machine::graph`].
+    fn state_name(state: &Self::State) -> &'static str;
+    /// The event's type name: its edge label in the graph and its journal `event_type`.
+    fn event_name(event: &Self::Event) -> &'static str;
+    /// The command's name, for rejections and the journal's transition record.
+    fn command_name(command: &Self::Command) -> &'static str;
+    /// The transition graph.
+    fn graph() -> GraphSpec;
+
+    /// The schema version this build writes for `event`.
+    fn event_schema_version(_event: &Self::Event) -> u32 {
+        1
+    }
+
+    /// Reads a recorded event back, upcasting older schema versions. The default
+    /// reads payloads written by this build only; a machine that changes an event's
+    /// shape bumps its schema version and converts the old payload here.
+    fn upcast(
+        event_type: &str,
+        schema_version: u32,
+        payload: serde_json::Value,
+    ) -> Result<Self::Event, Error> {
+        let fail = |reason: String| Error::Upcast {
+            machine: Self::NAME,
+            event_type: event_type.to_owned(),
+            schema_version,
+            reason,
+        };
+        let event: Self::Event =
+            serde_json::from_value(payload).map_err(|e| fail(e.to_string()))?;
+        if Self::event_name(&event) != event_type {
+            return Err(fail(format!(
+                "payload is a `{}` event",
+                Self::event_name(&event)
+            )));
+        }
+        if Self::event_schema_version(&event) != schema_version {
+            return Err(fail(format!(
+                "this build reads `{event_type}` at schema version {}",
+                Self::event_schema_version(&event)
+            )));
+        }
+        Ok(event)
+    }
+
+    /// Replays events from the initial state.
+    fn replay<'a, I: IntoIterator<Item = &'a Self::Event>>(events: I) -> Self::State {
+        events
+            .into_iter()
+            .fold(Self::initial_state(), |s, e| Self::evolve(s, e))
+    }
+}

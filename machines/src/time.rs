@@ -1,0 +1,152 @@
+//! RFC3339 timestamps that must carry an explicit offset.
+
+use std::fmt;
+
+use chrono::{DateTime, FixedOffset};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::Error;
+
+/// An instant written as RFC3339 with an explicit offset (`Z` or `±hh:mm`).
+///
+/// The original text is kept verbatim (it is what the evidence said, and what
+/// the journal hashes); comparisons use the parsed instant.
+#[derive(Debug, Clone)]
+pub struct Timestamp {
+    text: String,
+    instant: DateTime<FixedOffset>,
+}
+
+impl Timestamp {
+    /// Parses RFC3339 text; a missing offset, a bare date or any other form is refused.
+    pub fn parse(text: &str) -> Result<Self, Error> {
+        // chrono accepts a space instead of `T` and lower-case `t`/`z`; RFC3339's
+        // grammar allows them too, but the seeds' examples and every producer we
+        // talk to use the canonical form, so insist on it.
+        let shape_ok = text.len() >= 20
+            && text.as_bytes().get(10) == Some(&b'T')
+            && (text.ends_with('Z') || has_numeric_offset(text));
+        let instant = DateTime::parse_from_rfc3339(text).map_err(|e| Error::Timestamp {
+            value: text.to_owned(),
+            reason: e.to_string(),
+        })?;
+        if !shape_ok {
+            return Err(Error::Timestamp {
+                value: text.to_owned(),
+                reason: "expected YYYY-MM-DDThh:mm:ss[.frac](Z|±hh:mm)".into(),
+            });
+        }
+        Ok(Self {
+            text: text.to_owned(),
+            instant,
+        })
+    }
+
+    /// Wraps an instant produced by a clock outside this crate.
+    pub fn from_instant(instant: DateTime<FixedOffset>) -> Self {
+        Self {
+            text: instant.to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+            instant,
+        }
+    }
+
+    /// The instant.
+    pub fn instant(&self) -> DateTime<FixedOffset> {
+        self.instant
+    }
+
+    /// The text exactly as given.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+}
+
+fn has_numeric_offset(text: &str) -> bool {
+    let b = text.as_bytes();
+    let n = b.len();
+    n >= 6
+        && (b[n - 6] == b'+' || b[n - 6] == b'-')
+        && b[n - 5].is_ascii_digit()
+        && b[n - 4].is_ascii_digit()
+        && b[n - 3] == b':'
+        && b[n - 2].is_ascii_digit()
+        && b[n - 1].is_ascii_digit()
+}
+
+impl PartialEq for Timestamp {
+    fn eq(&self, other: &Self) -> bool {
+        self.instant == other.instant
+    }
+}
+impl Eq for Timestamp {}
+
+impl PartialOrd for Timestamp {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Timestamp {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.instant.cmp(&other.instant)
+    }
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl Serialize for Timestamp {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.text)
+    }
+}
+
+impl<'de> Deserialize<'de> for Timestamp {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        Timestamp::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_only_rfc3339_with_offset() {
+        for ok in [
+            "2026-11-30T03:54:38Z",
+            "2026-11-30T03:54:38.123456Z",
+            "2026-11-30T03:54:38+02:00",
+            "2026-11-30T03:54:38-07:30",
+        ] {
+            assert!(Timestamp::parse(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "",
+            "2026-11-30",
+            "2026-11-30T03:54:38",
+            "2026-11-30 03:54:38Z",
+            "2026-11-30t03:54:38z",
+            "2026-11-30T03:54:38+0200",
+            "yesterday",
+            "2026-13-30T03:54:38Z",
+        ] {
+            assert!(Timestamp::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn keeps_text_compares_instants() {
+        let a = Timestamp::parse("2026-11-30T03:00:00Z").unwrap();
+        let b = Timestamp::parse("2026-11-30T05:00:00+02:00").unwrap();
+        assert_eq!(a, b);
+        assert_eq!(b.as_str(), "2026-11-30T05:00:00+02:00");
+        assert_eq!(
+            serde_json::to_string(&b).unwrap(),
+            "\"2026-11-30T05:00:00+02:00\""
+        );
+    }
+}

@@ -1,0 +1,328 @@
+//! The audit: re-fold every stream, check every event is an edge of its
+//! machine's graph, and re-decide every recorded transition.
+//!
+//! A log says what happened; an audit says whether it was allowed to. For each
+//! transition the recorded command, evidence and context are decided again
+//! against the state before it, and must yield exactly the recorded events.
+//! A transition decided under other rules (`rules_version`) is reported as
+//! `rules-changed`, a notice, not a failure: the rules moved, the record did not.
+
+use cairn_journal::{StoredEvent, StoredTransition};
+use cairn_machines::{Context, DecideFailure, DynFold, DynMachine, RawEvent};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::engine::raw;
+use crate::{Engine, Error};
+
+/// What an audit finding is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FindingKind {
+    /// The stream's machine is not registered in this binary: nothing could be checked.
+    UnknownMachine,
+    /// A stored event cannot be read as its machine's event.
+    UndecodableEvent,
+    /// An event was applied in a state where the graph has no such edge.
+    NotAnEdge,
+    /// The recorded command or context cannot be read.
+    UnreadableRecord,
+    /// Re-deciding the recorded command now refuses it.
+    RedecideRejected,
+    /// Re-deciding the recorded command yields other events than were recorded.
+    RedecideMismatch,
+    /// An event has no transition record, or a record covers no events.
+    UnrecordedEvent,
+    /// Notice: the transition was decided under another rules version; it was
+    /// folded and edge-checked but not re-decided.
+    RulesChanged,
+}
+
+impl FindingKind {
+    /// True for the kinds that make an audit fail.
+    pub fn is_failure(self) -> bool {
+        !matches!(self, FindingKind::RulesChanged)
+    }
+}
+
+/// One audit finding.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Finding {
+    pub kind: FindingKind,
+    pub stream: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transition_id: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seq: Option<i64>,
+    pub detail: String,
+}
+
+/// The result of an audit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AuditReport {
+    /// True when no finding is a failure.
+    pub ok: bool,
+    pub streams: u64,
+    pub transitions: u64,
+    pub events: u64,
+    /// Transitions re-decided to exactly their recorded events.
+    pub redecided: u64,
+    pub findings: Vec<Finding>,
+}
+
+impl Engine {
+    /// Audits one stream, or every stream.
+    pub fn audit(&self, stream: Option<&str>) -> Result<AuditReport, Error> {
+        let streams: Vec<String> = match stream {
+            Some(s) => vec![s.to_owned()],
+            None => self
+                .journal()
+                .streams()?
+                .into_iter()
+                .map(|s| s.stream)
+                .collect(),
+        };
+        let mut report = AuditReport {
+            ok: true,
+            streams: 0,
+            transitions: 0,
+            events: 0,
+            redecided: 0,
+            findings: Vec::new(),
+        };
+        for s in &streams {
+            self.audit_stream(s, &mut report)?;
+        }
+        report.ok = !report.findings.iter().any(|f| f.kind.is_failure());
+        Ok(report)
+    }
+
+    fn audit_stream(&self, stream: &str, report: &mut AuditReport) -> Result<(), Error> {
+        let Some(machine_name) = self.journal().stream_machine(stream)? else {
+            return Err(Error::NoSuchStream {
+                stream: stream.to_owned(),
+            });
+        };
+        report.streams += 1;
+        let finding = |kind, transition_id, seq, detail: String| Finding {
+            kind,
+            stream: stream.to_owned(),
+            transition_id,
+            seq,
+            detail,
+        };
+        let Some(machine) = self.registry().get(&machine_name) else {
+            report.findings.push(finding(
+                FindingKind::UnknownMachine,
+                None,
+                None,
+                format!("machine `{machine_name}` is not registered in this build"),
+            ));
+            return Ok(());
+        };
+        let transitions = self.journal().transitions(stream)?;
+        report.transitions += transitions.len() as u64;
+        let mut next = transitions.into_iter().peekable();
+        let mut fold = machine.start();
+        // The transition being checked: its record, what re-deciding it yields, the events seen so far.
+        let mut current: Option<(StoredTransition, Option<Vec<RawEvent>>, Vec<RawEvent>)> = None;
+        let mut broken = false;
+
+        self.journal().scan_stream(stream, i64::MAX, &mut |e: StoredEvent| {
+            report.events += 1;
+            if current.as_ref().is_some_and(|(t, _, _)| e.version > t.last_version) {
+                if let Some(done) = current.take() {
+                    close(done, report, stream);
+                }
+            }
+            if current.is_none() {
+                match next.peek() {
+                    Some(t) if t.first_version == e.version && t.id == e.transition_id => {
+                        if let Some(t) = next.next() {
+                            let decided = redecide(machine, fold.as_ref(), &t, report, stream);
+                            current = Some((t, decided, Vec::new()));
+                        }
+                    }
+                    _ => report.findings.push(finding(
+                        FindingKind::UnrecordedEvent,
+                        Some(e.transition_id),
+                        Some(e.seq),
+                        format!("event version {} starts no recorded transition", e.version),
+                    )),
+                }
+            }
+            if broken {
+                return Ok(());
+            }
+            let raw = match raw(&e) {
+                Ok(r) => r,
+                Err(err) => {
+                    report.findings.push(finding(
+                        FindingKind::UndecodableEvent,
+                        Some(e.transition_id),
+                        Some(e.seq),
+                        err.to_string(),
+                    ));
+                    broken = true;
+                    return Ok(());
+                }
+            };
+            match fold.apply(&raw) {
+                Ok(step) if step.is_edge => {}
+                Ok(step) => report.findings.push(finding(
+                    FindingKind::NotAnEdge,
+                    Some(e.transition_id),
+                    Some(e.seq),
+                    format!(
+                        "`{}` applied in state `{}` led to `{}`, which is not an edge of the `{}` graph",
+                        raw.event_type,
+                        step.from,
+                        step.to,
+                        machine.name()
+                    ),
+                )),
+                Err(err) => {
+                    report.findings.push(finding(
+                        FindingKind::UndecodableEvent,
+                        Some(e.transition_id),
+                        Some(e.seq),
+                        err.to_string(),
+                    ));
+                    // The fold cannot go on meaningfully past an event it cannot apply.
+                    broken = true;
+                }
+            }
+            if let Some((_, _, seen)) = current.as_mut() {
+                seen.push(raw);
+            }
+            Ok(())
+        })?;
+        if let Some(done) = current.take() {
+            close(done, report, stream);
+        }
+        for t in next {
+            report.findings.push(finding(
+                FindingKind::UnrecordedEvent,
+                Some(t.id),
+                None,
+                format!(
+                    "transition {} records versions {}..={} but they are not in the stream",
+                    t.id, t.first_version, t.last_version
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Re-decides a transition; `None` when it could not be (a finding says why).
+fn redecide(
+    machine: &dyn DynMachine,
+    fold: &dyn DynFold,
+    t: &StoredTransition,
+    report: &mut AuditReport,
+    stream: &str,
+) -> Option<Vec<RawEvent>> {
+    let mut push = |kind, detail: String| {
+        report.findings.push(Finding {
+            kind,
+            stream: stream.to_owned(),
+            transition_id: Some(t.id),
+            seq: None,
+            detail,
+        })
+    };
+    if t.rules_version != machine.rules_version() {
+        push(
+            FindingKind::RulesChanged,
+            format!(
+                "decided under rules v{}, this build has v{}: not re-decided",
+                t.rules_version,
+                machine.rules_version()
+            ),
+        );
+        return None;
+    }
+    let command: Value = match serde_json::from_str(&t.command) {
+        Ok(v) => v,
+        Err(e) => {
+            push(
+                FindingKind::UnreadableRecord,
+                format!("recorded command is not JSON: {e}"),
+            );
+            return None;
+        }
+    };
+    let context: Context = match serde_json::from_str(&t.context) {
+        Ok(c) => c,
+        Err(e) => {
+            push(
+                FindingKind::UnreadableRecord,
+                format!("recorded context is invalid: {e}"),
+            );
+            return None;
+        }
+    };
+    match fold.decide(&command, &context) {
+        Ok(events) => Some(events),
+        Err(DecideFailure::Command(e)) => {
+            push(
+                FindingKind::UnreadableRecord,
+                format!(
+                    "recorded command `{}` is not a valid command: {e}",
+                    t.command_name
+                ),
+            );
+            None
+        }
+        Err(DecideFailure::Rejected(r)) => {
+            push(
+                FindingKind::RedecideRejected,
+                format!(
+                    "the rules now refuse the recorded `{}`: {r}",
+                    t.command_name
+                ),
+            );
+            None
+        }
+        Err(DecideFailure::Encode(e)) => {
+            push(FindingKind::UnreadableRecord, e.to_string());
+            None
+        }
+    }
+}
+
+fn close(
+    (t, decided, seen): (StoredTransition, Option<Vec<RawEvent>>, Vec<RawEvent>),
+    report: &mut AuditReport,
+    stream: &str,
+) {
+    let Some(decided) = decided else { return };
+    if decided == seen {
+        report.redecided += 1;
+    } else {
+        let names = |v: &[RawEvent]| {
+            v.iter()
+                .map(|e| e.event_type.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        report.findings.push(Finding {
+            kind: FindingKind::RedecideMismatch,
+            stream: stream.to_owned(),
+            transition_id: Some(t.id),
+            seq: None,
+            detail: format!(
+                "re-deciding `{}` yields [{}], the journal records [{}]{}",
+                t.command_name,
+                names(&decided),
+                names(&seen),
+                if names(&decided) == names(&seen) {
+                    " (same types, different payloads)"
+                } else {
+                    ""
+                }
+            ),
+        });
+    }
+}

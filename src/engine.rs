@@ -1,0 +1,337 @@
+//! The engine: binds a machine to the journal. Load, replay, decide, append.
+
+use std::path::Path;
+
+use cairn_journal::{
+    sha256_hex, Append, AppendOutcome, Idempotency, Journal, NewEvent, Options, Receipt,
+    StoredEvent, TransitionRecord,
+};
+use cairn_machines::{Context, Machine, RawEvent, Timestamp};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::{Error, Registry, StreamId};
+
+/// What the caller adds to a command beyond the command itself.
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    /// The calling session, recorded in the context.
+    pub session: Option<String>,
+    /// A retry-safe key: the same key and command again returns the original result.
+    pub idempotency_key: Option<String>,
+}
+
+/// An executed command.
+#[derive(Debug, Clone)]
+pub struct Executed<M: Machine> {
+    pub stream: StreamId,
+    /// The events of this transition (empty when `decide` accepted with no change).
+    pub events: Vec<M::Event>,
+    /// The stream's state after them.
+    pub state: M::State,
+    /// The stream version after them.
+    pub version: u64,
+    /// Where they were written; `None` when nothing was written.
+    pub receipt: Option<Receipt>,
+    /// True when an idempotency key matched an earlier identical request: the
+    /// events and state are that request's, and nothing new was written.
+    pub replayed: bool,
+}
+
+/// A stream's state, type-erased, for the CLI and auditors.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StateView {
+    pub stream: String,
+    pub machine: String,
+    pub version: u64,
+    pub state_name: String,
+    pub state: Value,
+}
+
+/// A journal with the machines that may write to it.
+pub struct Engine {
+    journal: Journal,
+    registry: Registry,
+}
+
+impl Engine {
+    /// Opens the journal at `path`.
+    pub fn open(path: &Path, options: &Options, registry: Registry) -> Result<Self, Error> {
+        Ok(Self {
+            journal: Journal::open(path, options)?,
+            registry,
+        })
+    }
+
+    /// Wraps an open journal.
+    pub fn new(journal: Journal, registry: Registry) -> Self {
+        Self { journal, registry }
+    }
+
+    pub fn journal(&self) -> &Journal {
+        &self.journal
+    }
+
+    pub fn journal_mut(&mut self) -> &mut Journal {
+        &mut self.journal
+    }
+
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// Loads a stream of `M` and replays it: its state and version.
+    pub fn load<M: Machine>(&self, stream: &StreamId) -> Result<(M::State, u64), Error> {
+        check_machine::<M>(stream)?;
+        self.fold::<M>(stream, None)
+    }
+
+    /// The state of a stream of `M` after `version` events (time travel); `None` is now.
+    pub fn state_at<M: Machine>(
+        &self,
+        stream: &StreamId,
+        version: Option<u64>,
+    ) -> Result<M::State, Error> {
+        check_machine::<M>(stream)?;
+        let current = self.journal.stream_version(stream.as_str())?;
+        check_version(stream, version, current)?;
+        Ok(self.fold::<M>(stream, version)?.0)
+    }
+
+    /// Decides `command` against the stream's current state and appends the
+    /// events, with the time read now and fresh ids minted now.
+    pub fn execute<M: Machine>(
+        &mut self,
+        stream: &StreamId,
+        command: &M::Command,
+        request: &Request,
+    ) -> Result<Executed<M>, Error> {
+        let context = Context {
+            now: Timestamp::from_instant(chrono::Utc::now().fixed_offset()),
+            fresh_ids: (0..M::FRESH_IDS).map(|_| uuid::Uuid::new_v4()).collect(),
+            session: request.session.clone(),
+        };
+        self.execute_with_context::<M>(
+            stream,
+            command,
+            &context,
+            request.idempotency_key.as_deref(),
+        )
+    }
+
+    /// [`Engine::execute`] with an explicit context (tests, replays of a
+    /// recorded decision).
+    pub fn execute_with_context<M: Machine>(
+        &mut self,
+        stream: &StreamId,
+        command: &M::Command,
+        context: &Context,
+        idempotency_key: Option<&str>,
+    ) -> Result<Executed<M>, Error> {
+        check_machine::<M>(stream)?;
+        let command_json = serde_json::to_string(command)
+            .map_err(|e| Error::Stored(format!("cannot encode the command: {e}")))?;
+        let idempotency = idempotency_key.map(|key| Idempotency {
+            key: key.to_owned(),
+            fingerprint: fingerprint(M::NAME, &command_json),
+        });
+        if let Some(idem) = &idempotency {
+            if let Some(t) = self.journal.transition_by_key(stream.as_str(), &idem.key)? {
+                if t.fingerprint.as_deref() != Some(idem.fingerprint.as_str()) {
+                    return Err(cairn_journal::Error::IdempotencyMismatch {
+                        stream: stream.to_string(),
+                        key: idem.key.clone(),
+                    }
+                    .into());
+                }
+                return self.recorded::<M>(stream, t.first_version, t.last_version, None);
+            }
+        }
+
+        let (state, version) = self.fold::<M>(stream, None)?;
+        let events = M::decide(&state, command, context).map_err(Error::Rejected)?;
+        if events.is_empty() {
+            return Ok(Executed {
+                stream: stream.clone(),
+                events,
+                state,
+                version,
+                receipt: None,
+                replayed: false,
+            });
+        }
+        let new_events = events
+            .iter()
+            .map(|e| {
+                let raw = RawEvent::encode::<M>(e).map_err(|e| Error::Stored(e.to_string()))?;
+                Ok(NewEvent {
+                    event_type: raw.event_type,
+                    schema_version: raw.schema_version,
+                    payload: raw.payload.to_string(),
+                })
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
+        let context_json = serde_json::to_string(context)
+            .map_err(|e| Error::Stored(format!("cannot encode the context: {e}")))?;
+        let outcome = self.journal.append(&Append {
+            stream: stream.to_string(),
+            machine: M::NAME.to_owned(),
+            expected_version: version,
+            events: new_events,
+            transition: TransitionRecord {
+                command_name: M::command_name(command).to_owned(),
+                command: command_json,
+                context: context_json,
+                rules_version: M::RULES_VERSION,
+            },
+            idempotency,
+            recorded_at: context.now.to_string(),
+        })?;
+        match outcome {
+            AppendOutcome::Appended(receipt) => {
+                let state = events.iter().fold(state, |s, e| M::evolve(s, e));
+                Ok(Executed {
+                    stream: stream.clone(),
+                    events,
+                    state,
+                    version: receipt.last_version,
+                    receipt: Some(receipt),
+                    replayed: false,
+                })
+            }
+            // Another process recorded the same request between our check and our append.
+            AppendOutcome::Duplicate(receipt) => {
+                let (first, last) = (receipt.first_version, receipt.last_version);
+                self.recorded::<M>(stream, first, last, Some(receipt))
+            }
+        }
+    }
+
+    /// The state of any registered machine's stream, as JSON.
+    pub fn state_view(&self, stream: &StreamId, at: Option<u64>) -> Result<StateView, Error> {
+        let machine = self
+            .registry
+            .get(stream.machine())
+            .ok_or_else(|| Error::UnknownMachine {
+                name: stream.machine().to_owned(),
+            })?;
+        let current = self.journal.stream_version(stream.as_str())?;
+        if current == 0 {
+            return Err(Error::NoSuchStream {
+                stream: stream.to_string(),
+            });
+        }
+        check_version(stream, at, current)?;
+        let up_to = at.unwrap_or(current);
+        let mut fold = machine.start();
+        self.journal
+            .scan_stream(stream.as_str(), up_to as i64, &mut |e| {
+                fold.apply(&raw(&e)?)
+                    .map(|_| ())
+                    .map_err(|err| cairn_journal::Error::Corrupt {
+                        seq: e.seq,
+                        reason: err.to_string(),
+                    })
+            })?;
+        Ok(StateView {
+            stream: stream.to_string(),
+            machine: machine.name().to_owned(),
+            version: up_to,
+            state_name: fold.state_name().to_owned(),
+            state: fold.state_json(),
+        })
+    }
+
+    fn fold<M: Machine>(
+        &self,
+        stream: &StreamId,
+        up_to: Option<u64>,
+    ) -> Result<(M::State, u64), Error> {
+        let mut state = M::initial_state();
+        let mut version = 0;
+        let limit = up_to.map_or(i64::MAX, |v| v.min(i64::MAX as u64) as i64);
+        self.journal.scan_stream(stream.as_str(), limit, &mut |e| {
+            let event = raw(&e)?
+                .decode::<M>()
+                .map_err(|err| cairn_journal::Error::Corrupt {
+                    seq: e.seq,
+                    reason: err.to_string(),
+                })?;
+            state = M::evolve(std::mem::replace(&mut state, M::initial_state()), &event);
+            version = e.version;
+            Ok(())
+        })?;
+        Ok((state, version))
+    }
+
+    fn recorded<M: Machine>(
+        &self,
+        stream: &StreamId,
+        first: u64,
+        last: u64,
+        receipt: Option<Receipt>,
+    ) -> Result<Executed<M>, Error> {
+        let (state, _) = self.fold::<M>(stream, Some(last))?;
+        let events = self
+            .journal
+            .read_stream(stream.as_str(), Some(last))?
+            .into_iter()
+            .filter(|e| e.version >= first)
+            .map(|e| {
+                raw(&e)?
+                    .decode::<M>()
+                    .map_err(|err| Error::Stored(err.to_string()))
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
+        Ok(Executed {
+            stream: stream.clone(),
+            events,
+            state,
+            version: last,
+            receipt,
+            replayed: true,
+        })
+    }
+}
+
+/// The fingerprint of a request: its machine and its command (with evidence),
+/// not its context, so a retry at another time still matches.
+pub fn fingerprint(machine: &str, command_json: &str) -> String {
+    sha256_hex(format!("{machine}\n{command_json}").as_bytes())
+}
+
+/// A stored event as a [`RawEvent`].
+pub(crate) fn raw(e: &StoredEvent) -> Result<RawEvent, cairn_journal::Error> {
+    let payload =
+        serde_json::from_str(&e.payload).map_err(|err| cairn_journal::Error::Corrupt {
+            seq: e.seq,
+            reason: format!("payload is not JSON: {err}"),
+        })?;
+    Ok(RawEvent {
+        event_type: e.event_type.clone(),
+        schema_version: e.schema_version,
+        payload,
+    })
+}
+
+fn check_machine<M: Machine>(stream: &StreamId) -> Result<(), Error> {
+    if stream.machine() == M::NAME {
+        Ok(())
+    } else {
+        Err(Error::InvalidStream {
+            stream: stream.to_string(),
+            reason: format!("it is not a `{}` stream", M::NAME),
+        })
+    }
+}
+
+fn check_version(stream: &StreamId, at: Option<u64>, current: u64) -> Result<(), Error> {
+    match at {
+        Some(v) if v > current => Err(Error::NoSuchVersion {
+            stream: stream.to_string(),
+            requested: v,
+            current,
+        }),
+        _ => Ok(()),
+    }
+}

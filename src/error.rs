@@ -1,0 +1,55 @@
+//! The one error type of the facade.
+
+use cairn_machines::Rejection;
+
+/// What can go wrong executing, reading or auditing a lifecycle.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The journal failed or refused (conflict, busy, idempotency, schema, IO…).
+    ///
+    /// ### Handling
+    /// See [`cairn_journal::Error`]: each variant documents its own handling.
+    #[error(transparent)]
+    Journal(#[from] cairn_journal::Error),
+    /// The machine's guards refused the command.
+    ///
+    /// ### Handling
+    /// Nothing was written. The rejection names every failed predicate (exit 2).
+    #[error("{0}")]
+    Rejected(Rejection),
+    /// A stream id is malformed, or names another machine than the one asked for.
+    ///
+    /// ### Handling
+    /// Bad input (exit 2).
+    #[error("stream id `{stream}`: {reason}")]
+    InvalidStream { stream: String, reason: String },
+    /// No machine of that name is registered.
+    ///
+    /// ### Handling
+    /// Bad input (exit 2); `cairn machines` lists the registered ones.
+    #[error("no machine named `{name}` is registered")]
+    UnknownMachine { name: String },
+    /// `--at` names a version the stream has not reached.
+    ///
+    /// ### Handling
+    /// Bad input (exit 2).
+    #[error("stream `{stream}` has {current} events; version {requested} does not exist")]
+    NoSuchVersion {
+        stream: String,
+        requested: u64,
+        current: u64,
+    },
+    /// The stream has no events.
+    ///
+    /// ### Handling
+    /// Bad input (exit 2): `cairn journal log` lists the streams.
+    #[error("stream `{stream}` has no events")]
+    NoSuchStream { stream: String },
+    /// A stored event or record cannot be read by this build (corruption,
+    /// tampering, or a journal written by a newer machine).
+    ///
+    /// ### Handling
+    /// Run `cairn journal verify` and `cairn journal audit` (exit 1).
+    #[error("stored data cannot be read: {0}")]
+    Stored(String),
+}

@@ -1,0 +1,41 @@
+//! The registry of machines one binary serves.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use cairn_machines::{DynMachine, Erased, Machine};
+
+/// Machines by name. The CLI serves every registered machine: `machines`,
+/// `graph`, `state` and `journal audit` work for each.
+#[derive(Clone, Default)]
+pub struct Registry {
+    machines: BTreeMap<&'static str, Arc<dyn DynMachine>>,
+}
+
+impl Registry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The machines shipped with cairn.
+    pub fn builtin() -> Self {
+        Self::new()
+    }
+
+    /// Registers `M` (replacing a machine of the same name).
+    pub fn register<M: Machine>(&mut self) -> &mut Self {
+        self.machines.insert(M::NAME, Arc::new(Erased::<M>::new()));
+        self
+    }
+
+    /// The machine named `name`.
+    pub fn get(&self, name: &str) -> Option<&dyn DynMachine> {
+        self.machines.get(name).map(|m| m.as_ref())
+    }
+
+    /// Every machine, by name.
+    pub fn iter(&self) -> impl Iterator<Item = &dyn DynMachine> {
+        self.machines.values().map(|m| m.as_ref())
+    }
+}

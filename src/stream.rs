@@ -1,0 +1,92 @@
+//! Stream ids: `<machine>/<instance>`.
+
+use std::fmt;
+
+use crate::Error;
+
+/// The longest stream id accepted.
+pub const MAX_STREAM_LEN: usize = 200;
+
+/// A stream id `<machine>/<instance>`: the machine segment is lower-case
+/// `[a-z][a-z0-9-]*`; the instance is 1+ printable ASCII characters from
+/// `[A-Za-z0-9._:@/+-]` (no spaces, no control characters).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StreamId(String);
+
+impl StreamId {
+    /// Parses and validates a stream id.
+    pub fn parse(text: &str) -> Result<Self, Error> {
+        let bad = |reason: &str| Error::InvalidStream {
+            stream: text.to_owned(),
+            reason: reason.to_owned(),
+        };
+        if text.len() > MAX_STREAM_LEN {
+            return Err(bad("longer than 200 characters"));
+        }
+        let (machine, instance) = text
+            .split_once('/')
+            .ok_or_else(|| bad("expected `<machine>/<instance>`"))?;
+        let mut m = machine.chars();
+        if !m.next().is_some_and(|c| c.is_ascii_lowercase())
+            || !m.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        {
+            return Err(bad("the machine segment must match [a-z][a-z0-9-]*"));
+        }
+        if instance.is_empty()
+            || !instance
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._:@/+-".contains(c))
+        {
+            return Err(bad(
+                "the instance must be 1+ characters of [A-Za-z0-9._:@/+-]",
+            ));
+        }
+        Ok(Self(text.to_owned()))
+    }
+
+    /// Builds `<machine>/<instance>` and validates it.
+    pub fn new(machine: &str, instance: &str) -> Result<Self, Error> {
+        Self::parse(&format!("{machine}/{instance}"))
+    }
+
+    /// The machine segment.
+    pub fn machine(&self) -> &str {
+        // parse guarantees a '/'.
+        self.0.split_once('/').map_or("", |(m, _)| m)
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for StreamId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stream_ids() {
+        let s = StreamId::parse("park/ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b").unwrap();
+        assert_eq!(s.machine(), "park");
+        assert!(StreamId::parse("work-node/spec:a/b").is_ok());
+        for bad in [
+            "park",
+            "/x",
+            "Park/x",
+            "park/",
+            "park/a b",
+            "park/\u{7}",
+            "1a/x",
+            "park/é",
+        ] {
+            assert!(StreamId::parse(bad).is_err(), "{bad}");
+        }
+        assert!(StreamId::parse(&format!("a/{}", "x".repeat(199))).is_err());
+    }
+}
