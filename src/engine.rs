@@ -22,7 +22,7 @@ pub struct Request {
 }
 
 /// An executed command.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Executed<M: Machine> {
     pub stream: StreamId,
     /// The events of this transition (empty when `decide` accepted with no change).
@@ -36,6 +36,19 @@ pub struct Executed<M: Machine> {
     /// True when an idempotency key matched an earlier identical request: the
     /// events and state are that request's, and nothing new was written.
     pub replayed: bool,
+}
+
+impl<M: Machine> std::fmt::Debug for Executed<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Executed")
+            .field("stream", &self.stream)
+            .field("events", &self.events)
+            .field("state", &self.state)
+            .field("version", &self.version)
+            .field("receipt", &self.receipt)
+            .field("replayed", &self.replayed)
+            .finish()
+    }
 }
 
 /// A stream's state, type-erased, for the CLI and auditors.

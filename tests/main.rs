@@ -1,1 +1,10 @@
+//! cairn's workspace tests, one binary (one link on two cores): the journal on
+//! real SQLite files, the engine and its audit driven by a test-only machine,
+//! property tests, and the `cairn` binary end to end with insta snapshots.
 
+mod support;
+
+mod cli;
+mod engine;
+mod journal;
+mod properties;

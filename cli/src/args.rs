@@ -1,0 +1,114 @@
+//! The raw command line (clap). Converted once into domain values by the verbs.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// cairn: agent-work lifecycles as typed state machines on an SQLite journal.
+///
+/// Machine-facing verbs print exactly one JSON object on stdout and human
+/// detail on stderr. Exit codes: 0 accepted; 1 internal or IO failure; 2 bad
+/// input, schema, evidence or correlation error (nothing written); 3
+/// concurrency conflict or busy journal (nothing written); 4 not green yet;
+/// 5 the journal failed verify or audit.
+#[derive(Debug, Parser)]
+#[command(name = "cairn", version, propagate_version = true)]
+#[command(after_help = "Example:\n  cairn --db ./journal.db journal verify")]
+pub struct Cli {
+    /// The journal file [default: $CAIRN_DB, else $XDG_STATE_HOME/cairn/journal.db,
+    /// else ~/.local/state/cairn/journal.db]
+    #[arg(long, global = true, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+
+    /// How long a writer waits for another writer's lock before giving up with exit 3
+    #[arg(
+        long,
+        global = true,
+        value_name = "MS",
+        env = "CAIRN_BUSY_TIMEOUT_MS",
+        hide_env_values = true,
+        default_value_t = 5000
+    )]
+    pub busy_timeout_ms: u64,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the registered machines with their states and events
+    #[command(after_help = "Example:\n  cairn machines")]
+    Machines,
+    /// Export a machine's transition graph
+    #[command(after_help = "Example:\n  cairn graph park --format mermaid")]
+    Graph {
+        /// The machine's name (see `cairn machines`)
+        machine: String,
+        #[arg(long, value_enum, default_value_t = GraphFormat::Json)]
+        format: GraphFormat,
+    },
+    /// Rebuild a stream's state by replaying its events
+    #[command(
+        after_help = "Example:\n  cairn state park/ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b --at 2"
+    )]
+    State {
+        /// The stream id, `<machine>/<instance>`
+        stream: String,
+        /// Replay only the first VERSION events (time travel)
+        #[arg(long, value_name = "VERSION")]
+        at: Option<u64>,
+    },
+    /// Read, verify and audit the journal
+    #[command(subcommand)]
+    Journal(JournalCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum JournalCommand {
+    /// Show events in sequence order
+    #[command(
+        after_help = "Example:\n  cairn journal log --stream park/ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b --format json"
+    )]
+    Log {
+        /// Only this stream
+        #[arg(long, value_name = "STREAM")]
+        stream: Option<String>,
+        /// Only events after this sequence number
+        #[arg(long, value_name = "SEQ", default_value_t = 0)]
+        since: i64,
+        /// At most this many events
+        #[arg(long, value_name = "N", default_value_t = 1000)]
+        limit: u64,
+        #[arg(long, value_enum, default_value_t = LogFormat::Table)]
+        format: LogFormat,
+    },
+    /// Check the hash chain, every stream's versions and every transition record
+    #[command(
+        after_help = "Exit 0 when intact, 5 naming the first broken event otherwise.\n\nExample:\n  cairn journal verify"
+    )]
+    Verify,
+    /// Replay every stream, check each event is an edge of its machine's graph,
+    /// and re-decide every recorded transition
+    #[command(
+        after_help = "Exit 0 when every transition re-decides to its recorded events, 5 otherwise.\n\nExample:\n  cairn journal audit --stream park/ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b"
+    )]
+    Audit {
+        /// Only this stream
+        #[arg(long, value_name = "STREAM")]
+        stream: Option<String>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GraphFormat {
+    Dot,
+    Mermaid,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Table,
+    Json,
+}

@@ -1,0 +1,131 @@
+//! The one place where errors become exit codes and JSON error objects.
+
+use serde_json::{json, Map, Value};
+
+/// An error reaching the CLI's edge.
+#[derive(Debug)]
+pub enum Failure {
+    /// The command line did not parse.
+    Usage(String),
+    /// Input named by `field` broke `rule`.
+    Input {
+        field: String,
+        rule: String,
+        message: String,
+    },
+    /// The library refused or failed.
+    Cairn(cairn::Error),
+    /// Verify or audit found problems; the report was already printed.
+    Integrity(String),
+}
+
+impl From<cairn::Error> for Failure {
+    fn from(e: cairn::Error) -> Self {
+        Failure::Cairn(e)
+    }
+}
+
+impl From<cairn::journal::Error> for Failure {
+    fn from(e: cairn::journal::Error) -> Self {
+        Failure::Cairn(cairn::Error::Journal(e))
+    }
+}
+
+/// The documented exit codes.
+pub mod code {
+    pub const OK: u8 = 0;
+    pub const INTERNAL: u8 = 1;
+    pub const BAD_INPUT: u8 = 2;
+    pub const CONFLICT: u8 = 3;
+    /// Not green yet (the build loop).
+    #[allow(dead_code)]
+    pub const NOT_GREEN: u8 = 4;
+    pub const INTEGRITY: u8 = 5;
+}
+
+impl Failure {
+    /// Its exit code, its `kind`, and extra fields for the JSON error object.
+    pub fn classify(&self) -> (u8, &'static str, Map<String, Value>) {
+        use cairn::journal::Error as J;
+        use cairn::Error as C;
+        let mut extra = Map::new();
+        let (code, kind) = match self {
+            Failure::Usage(_) => (code::BAD_INPUT, "usage"),
+            Failure::Input { field, rule, .. } => {
+                extra.insert("field".into(), json!(field));
+                extra.insert("rule".into(), json!(rule));
+                (code::BAD_INPUT, "input")
+            }
+            Failure::Integrity(_) => (code::INTEGRITY, "integrity"),
+            Failure::Cairn(e) => match e {
+                C::Rejected(r) => {
+                    extra.insert("violations".into(), json!(r.violations));
+                    extra.insert("state".into(), json!(r.state));
+                    (code::BAD_INPUT, "rejected")
+                }
+                C::InvalidStream { stream, .. } => {
+                    extra.insert("field".into(), json!("stream"));
+                    extra.insert("rule".into(), json!("stream-id-format"));
+                    extra.insert("value".into(), json!(stream));
+                    (code::BAD_INPUT, "invalid-stream")
+                }
+                C::UnknownMachine { name } => {
+                    extra.insert("field".into(), json!("machine"));
+                    extra.insert("rule".into(), json!("registered-machine"));
+                    extra.insert("value".into(), json!(name));
+                    (code::BAD_INPUT, "unknown-machine")
+                }
+                C::NoSuchVersion { current, .. } => {
+                    extra.insert("field".into(), json!("at"));
+                    extra.insert("rule".into(), json!("version-exists"));
+                    extra.insert("current_version".into(), json!(current));
+                    (code::BAD_INPUT, "no-such-version")
+                }
+                C::NoSuchStream { stream } => {
+                    extra.insert("field".into(), json!("stream"));
+                    extra.insert("rule".into(), json!("stream-has-events"));
+                    extra.insert("value".into(), json!(stream));
+                    (code::BAD_INPUT, "no-such-stream")
+                }
+                C::Stored(_) => (code::INTERNAL, "stored-data"),
+                C::Journal(j) => match j {
+                    J::Conflict {
+                        expected, actual, ..
+                    } => {
+                        extra.insert("expected_version".into(), json!(expected));
+                        extra.insert("actual_version".into(), json!(actual));
+                        (code::CONFLICT, "conflict")
+                    }
+                    J::Busy { .. } => (code::CONFLICT, "busy"),
+                    J::IdempotencyMismatch { .. } => (code::BAD_INPUT, "idempotency-mismatch"),
+                    J::MachineMismatch { .. } => (code::BAD_INPUT, "machine-mismatch"),
+                    J::InvalidAppend(_) => (code::BAD_INPUT, "invalid-append"),
+                    J::NewerSchema { .. } => (code::BAD_INPUT, "newer-schema"),
+                    J::NotAJournal { .. } => (code::BAD_INPUT, "not-a-journal"),
+                    J::Missing { .. } => (code::BAD_INPUT, "no-journal"),
+                    J::Corrupt { .. } => (code::INTERNAL, "corrupt"),
+                    J::Io { .. } => (code::INTERNAL, "io"),
+                    J::Sqlite(_) => (code::INTERNAL, "sqlite"),
+                },
+            },
+        };
+        (code, kind, extra)
+    }
+
+    /// The human message.
+    pub fn message(&self) -> String {
+        match self {
+            Failure::Usage(m) | Failure::Integrity(m) => m.clone(),
+            Failure::Input { message, .. } => message.clone(),
+            Failure::Cairn(e) => e.to_string(),
+        }
+    }
+
+    /// The JSON error object: `{"error": {"kind", "message", …}}`.
+    pub fn to_json(&self) -> Value {
+        let (_, kind, mut extra) = self.classify();
+        extra.insert("kind".into(), json!(kind));
+        extra.insert("message".into(), json!(self.message()));
+        json!({ "error": extra })
+    }
+}

@@ -1,0 +1,326 @@
+//! The engine end to end on a real journal, driven by the test-only `ticket` machine.
+
+use cairn::journal::{Append, NewEvent, TransitionRecord};
+use cairn::{Engine, Error, FindingKind, Machine, Outcome, Registry, StreamId};
+
+use crate::support::ticket::{close, Command, Event, State, Ticket};
+use crate::support::{ctx, tamper, TempJournal};
+
+fn stream(name: &str) -> StreamId {
+    StreamId::parse(&format!("ticket/{name}")).unwrap()
+}
+
+fn open(title: &str) -> Command {
+    Command::Open {
+        title: title.into(),
+    }
+}
+
+/// One ticket opened, commented on and closed.
+fn lifecycle(t: &TempJournal) -> Engine {
+    let mut e = t.engine();
+    let s = stream("t1");
+    e.execute_with_context::<Ticket>(&s, &open("fix it"), &ctx(1), None)
+        .unwrap();
+    e.execute_with_context::<Ticket>(
+        &s,
+        &Command::Comment {
+            text: "on it".into(),
+        },
+        &ctx(2),
+        None,
+    )
+    .unwrap();
+    e.execute_with_context::<Ticket>(&s, &close(Outcome::Pass, Some(0)), &ctx(3), None)
+        .unwrap();
+    e
+}
+
+#[test]
+fn execute_decides_appends_and_replays() {
+    let t = TempJournal::new();
+    let e = lifecycle(&t);
+    let (state, version) = e.load::<Ticket>(&stream("t1")).unwrap();
+    assert_eq!(version, 3);
+    assert!(matches!(state, State::Closed { .. }), "{state:?}");
+    // Time travel.
+    let at1 = e.state_at::<Ticket>(&stream("t1"), Some(1)).unwrap();
+    assert!(matches!(at1, State::Open { comments: 0, .. }), "{at1:?}");
+    let at2 = e.state_at::<Ticket>(&stream("t1"), Some(2)).unwrap();
+    assert!(matches!(at2, State::Open { comments: 1, .. }), "{at2:?}");
+    assert_eq!(
+        e.state_at::<Ticket>(&stream("t1"), Some(0)).unwrap(),
+        State::New
+    );
+    assert!(matches!(
+        e.state_at::<Ticket>(&stream("t1"), Some(4)),
+        Err(Error::NoSuchVersion {
+            requested: 4,
+            current: 3,
+            ..
+        })
+    ));
+    // The erased view agrees.
+    let view = e.state_view(&stream("t1"), Some(2)).unwrap();
+    assert_eq!((view.state_name.as_str(), view.version), ("open", 2));
+    assert_eq!(view.state["comments"], 1);
+}
+
+#[test]
+fn the_minted_id_comes_from_the_context() {
+    let t = TempJournal::new();
+    let mut e = t.engine();
+    let done = e
+        .execute_with_context::<Ticket>(&stream("t"), &open("x"), &ctx(7), None)
+        .unwrap();
+    let Event::Opened { id, .. } = &done.events[0] else {
+        panic!("{:?}", done.events)
+    };
+    assert_eq!(id.uuid(), ctx(7).fresh_ids[0]);
+    // And a live execute mints one.
+    let live = e
+        .execute::<Ticket>(&stream("u"), &open("y"), &Default::default())
+        .unwrap();
+    assert!(matches!(live.state, State::Open { .. }));
+}
+
+#[test]
+fn a_rejection_names_every_failed_predicate_and_writes_nothing() {
+    let t = TempJournal::new();
+    let mut e = lifecycle(&t);
+    let s = stream("t2");
+    e.execute_with_context::<Ticket>(&s, &open("second"), &ctx(4), None)
+        .unwrap();
+    drop(e);
+    let before = t.bytes();
+    let mut e = t.engine();
+    // An unknown outcome with no command and no exit status: unknown never passes.
+    let mut cmd = close(Outcome::Unknown, None);
+    if let Command::Close { check } = &mut cmd {
+        check.evidence.argv.clear();
+    }
+    match e.execute_with_context::<Ticket>(&s, &cmd, &ctx(5), None) {
+        Err(Error::Rejected(r)) => {
+            let predicates: Vec<_> = r.violations.iter().map(|v| v.predicate.as_str()).collect();
+            assert_eq!(predicates, ["check-passes", "evidence-argv"]);
+            assert_eq!(
+                (r.machine.as_str(), r.command.as_str(), r.state.as_str()),
+                ("ticket", "close", "open")
+            );
+        }
+        other => panic!("expected a rejection, got {other:?}"),
+    }
+    // A pass whose evidence says the command failed is contradictory evidence.
+    match e.execute_with_context::<Ticket>(&s, &close(Outcome::Pass, Some(1)), &ctx(5), None) {
+        Err(Error::Rejected(r)) => assert_eq!(r.violations[0].predicate, "evidence-agrees"),
+        other => panic!("expected a rejection, got {other:?}"),
+    }
+    // A command on a terminal state.
+    match e.execute_with_context::<Ticket>(
+        &stream("t1"),
+        &Command::Comment {
+            text: "late".into(),
+        },
+        &ctx(6),
+        None,
+    ) {
+        Err(Error::Rejected(r)) => assert_eq!(
+            (r.state.as_str(), r.violations[0].predicate.as_str()),
+            ("closed", "command-allowed")
+        ),
+        other => panic!("expected a rejection, got {other:?}"),
+    }
+    drop(e);
+    assert_eq!(t.bytes(), before, "rejections must not change the journal");
+}
+
+#[test]
+fn a_stream_of_another_machine_is_refused() {
+    let t = TempJournal::new();
+    let mut e = t.engine();
+    let s = StreamId::parse("park/x").unwrap();
+    assert!(matches!(
+        e.execute_with_context::<Ticket>(&s, &open("x"), &ctx(1), None),
+        Err(Error::InvalidStream { .. })
+    ));
+}
+
+#[test]
+fn an_idempotent_retry_returns_the_original_result() {
+    let t = TempJournal::new();
+    let mut e = t.engine();
+    let s = stream("idem");
+    let first = e
+        .execute_with_context::<Ticket>(&s, &open("once"), &ctx(1), Some("k1"))
+        .unwrap();
+    assert!(!first.replayed);
+    drop(e);
+    let before = t.bytes();
+    let mut e = t.engine();
+    // Later, at another time, with other fresh ids: still the original events.
+    let again = e
+        .execute_with_context::<Ticket>(&s, &open("once"), &ctx(9), Some("k1"))
+        .unwrap();
+    assert!(again.replayed);
+    assert_eq!(again.events, first.events);
+    assert_eq!(again.state, first.state);
+    assert_eq!(again.version, 1);
+    // The same key for another command is an error.
+    assert!(matches!(
+        e.execute_with_context::<Ticket>(&s, &open("twice"), &ctx(9), Some("k1")),
+        Err(Error::Journal(
+            cairn::journal::Error::IdempotencyMismatch { .. }
+        ))
+    ));
+    drop(e);
+    assert_eq!(t.bytes(), before);
+}
+
+#[test]
+fn audit_re_decides_every_transition_of_a_clean_journal() {
+    let t = TempJournal::new();
+    let e = lifecycle(&t);
+    let report = e.audit(None).unwrap();
+    assert!(report.ok, "{report:?}");
+    assert_eq!(
+        (
+            report.streams,
+            report.transitions,
+            report.redecided,
+            report.events
+        ),
+        (1, 3, 3, 3)
+    );
+    assert!(report.findings.is_empty());
+}
+
+/// Appends a transition straight through the journal API: a valid hash chain,
+/// but a record the rules did not produce.
+fn forge(e: &mut Engine, version: u64, command: &str, event_type: &str, payload: &str) {
+    e.journal_mut()
+        .append(&Append {
+            stream: "ticket/t1".into(),
+            machine: "ticket".into(),
+            expected_version: version,
+            events: vec![NewEvent {
+                event_type: event_type.into(),
+                schema_version: 1,
+                payload: payload.into(),
+            }],
+            transition: TransitionRecord {
+                command_name: "comment".into(),
+                command: command.into(),
+                context: serde_json::to_string(&ctx(9)).unwrap(),
+                rules_version: Ticket::RULES_VERSION,
+            },
+            idempotency: None,
+            recorded_at: "2026-11-30T09:00:00Z".into(),
+        })
+        .unwrap();
+}
+
+#[test]
+fn audit_catches_recorded_events_that_decide_does_not_yield() {
+    let t = TempJournal::new();
+    let mut e = t.engine();
+    let s = stream("t1");
+    e.execute_with_context::<Ticket>(&s, &open("fix it"), &ctx(1), None)
+        .unwrap();
+    // The command says "comment: hello", the recorded event says "comment: forged".
+    forge(
+        &mut e,
+        1,
+        r#"{"command":"comment","text":"hello"}"#,
+        "commented",
+        r#"{"type":"commented","text":"forged"}"#,
+    );
+    assert!(
+        e.journal().verify().unwrap().ok,
+        "the chain itself is intact"
+    );
+    let report = e.audit(None).unwrap();
+    assert!(!report.ok);
+    let f: Vec<_> = report
+        .findings
+        .iter()
+        .map(|f| (f.kind, f.transition_id))
+        .collect();
+    assert_eq!(f, [(FindingKind::RedecideMismatch, Some(2))]);
+    assert_eq!(report.redecided, 1);
+}
+
+#[test]
+fn audit_catches_an_event_that_is_not_an_edge() {
+    let t = TempJournal::new();
+    let mut e = lifecycle(&t);
+    // A comment recorded on a closed ticket: not an edge from `closed`, and the rules refuse it.
+    forge(
+        &mut e,
+        3,
+        r#"{"command":"comment","text":"late"}"#,
+        "commented",
+        r#"{"type":"commented","text":"late"}"#,
+    );
+    let report = e.audit(Some("ticket/t1")).unwrap();
+    let kinds: Vec<_> = report.findings.iter().map(|f| f.kind).collect();
+    assert_eq!(
+        kinds,
+        [FindingKind::RedecideRejected, FindingKind::NotAnEdge],
+        "{report:?}"
+    );
+    assert_eq!(report.findings[1].seq, Some(4));
+}
+
+#[test]
+fn audit_catches_tampered_evidence_even_with_the_chain_rewritten() {
+    // Change the close command's evidence to a failing run. verify catches the
+    // changed row; audit independently catches that the rules refuse it.
+    let t = TempJournal::new();
+    drop(lifecycle(&t));
+    tamper(
+        &t.raw(),
+        r#"UPDATE transitions SET command = replace(command, '"exit_status":0', '"exit_status":1') WHERE id = 3"#,
+    );
+    let e = t.engine();
+    assert!(!e.journal().verify().unwrap().ok);
+    let report = e.audit(None).unwrap();
+    assert_eq!(
+        report.findings.iter().map(|f| f.kind).collect::<Vec<_>>(),
+        [FindingKind::RedecideRejected]
+    );
+}
+
+#[test]
+fn audit_tells_changed_rules_apart_from_forgery() {
+    let t = TempJournal::new();
+    drop(lifecycle(&t));
+    tamper(
+        &t.raw(),
+        "UPDATE transitions SET rules_version = 0 WHERE id = 2",
+    );
+    let report = t.engine().audit(None).unwrap();
+    assert!(
+        report.ok,
+        "a rules change is a notice, not a failure: {report:?}"
+    );
+    assert_eq!(
+        report.findings.iter().map(|f| f.kind).collect::<Vec<_>>(),
+        [FindingKind::RulesChanged]
+    );
+    assert_eq!(report.redecided, 2);
+}
+
+#[test]
+fn audit_reports_an_unregistered_machine() {
+    let t = TempJournal::new();
+    drop(lifecycle(&t));
+    let e = Engine::open(&t.path(), &Default::default(), Registry::new()).unwrap();
+    let report = e.audit(None).unwrap();
+    assert!(!report.ok);
+    assert_eq!(report.findings[0].kind, FindingKind::UnknownMachine);
+}
+
+#[test]
+fn the_ticket_graph_is_sound() {
+    assert_eq!(Ticket::graph().defects(), vec![]);
+}

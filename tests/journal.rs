@@ -1,0 +1,417 @@
+//! The journal on real SQLite files: concurrency control, idempotency, the hash
+//! chain under tampering, schema refusal, file permissions.
+
+use cairn::journal::{
+    Append, AppendOutcome, Error, Idempotency, Journal, NewEvent, Options, ProblemKind,
+    TransitionRecord, SCHEMA_VERSION,
+};
+
+use crate::support::{tamper, TempJournal};
+
+pub fn append(stream: &str, expected: u64, payloads: &[&str], key: Option<(&str, &str)>) -> Append {
+    Append {
+        stream: stream.into(),
+        machine: "ticket".into(),
+        expected_version: expected,
+        events: payloads
+            .iter()
+            .map(|p| NewEvent {
+                event_type: "commented".into(),
+                schema_version: 1,
+                payload: (*p).into(),
+            })
+            .collect(),
+        transition: TransitionRecord {
+            command_name: "comment".into(),
+            command: format!("{{\"n\":{expected}}}"),
+            context: "{}".into(),
+            rules_version: 1,
+        },
+        idempotency: key.map(|(k, f)| Idempotency {
+            key: k.into(),
+            fingerprint: f.into(),
+        }),
+        recorded_at: "2026-11-30T04:00:00Z".into(),
+    }
+}
+
+/// A journal with three streams and six events, all appended through the API.
+fn populated() -> TempJournal {
+    let t = TempJournal::new();
+    let mut j = t.journal();
+    j.append(&append("ticket/a", 0, &["{\"a\":1}", "{\"a\":2}"], None))
+        .unwrap();
+    j.append(&append("ticket/b", 0, &["{\"b\":1}"], None))
+        .unwrap();
+    j.append(&append("ticket/a", 2, &["{\"a\":3}"], None))
+        .unwrap();
+    j.append(&append("ticket/c", 0, &["{\"c\":1}"], None))
+        .unwrap();
+    j.append(&append("ticket/b", 1, &["{\"b\":2}"], None))
+        .unwrap();
+    t
+}
+
+#[test]
+fn appends_get_contiguous_versions_and_a_global_sequence() {
+    let t = populated();
+    let j = t.journal();
+    let a = j.read_stream("ticket/a", None).unwrap();
+    assert_eq!(a.iter().map(|e| e.version).collect::<Vec<_>>(), [1, 2, 3]);
+    assert_eq!(a.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2, 4]);
+    assert_eq!(j.stream_version("ticket/b").unwrap(), 2);
+    assert_eq!(j.stream_version("ticket/none").unwrap(), 0);
+    assert_eq!(j.read_after(4, None, 10).unwrap().len(), 2);
+    assert_eq!(j.read_stream("ticket/a", Some(2)).unwrap().len(), 2);
+    let streams: Vec<_> = j
+        .streams()
+        .unwrap()
+        .into_iter()
+        .map(|s| (s.stream, s.version))
+        .collect();
+    assert_eq!(
+        streams,
+        [
+            ("ticket/a".into(), 3),
+            ("ticket/b".into(), 2),
+            ("ticket/c".into(), 1)
+        ]
+    );
+}
+
+#[test]
+fn a_stale_expected_version_is_a_conflict_and_writes_nothing() {
+    let t = populated();
+    let before = t.bytes();
+    let mut j = t.journal();
+    match j.append(&append("ticket/a", 2, &["{}"], None)) {
+        Err(Error::Conflict {
+            stream,
+            expected,
+            actual,
+        }) => {
+            assert_eq!((stream.as_str(), expected, actual), ("ticket/a", 2, 3));
+        }
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+    match j.append(&append("ticket/new", 1, &["{}"], None)) {
+        Err(Error::Conflict {
+            expected: 1,
+            actual: 0,
+            ..
+        }) => {}
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+    drop(j);
+    assert_eq!(
+        t.bytes(),
+        before,
+        "a conflict must leave the file byte-for-byte unchanged"
+    );
+}
+
+#[test]
+fn a_batch_is_all_or_nothing() {
+    let t = populated();
+    let before = t.bytes();
+    let mut j = t.journal();
+    let batch = [
+        append("ticket/d", 0, &["{}"], None),
+        append("ticket/a", 0, &["{}"], None),
+    ];
+    assert!(matches!(
+        j.append_batch(&batch),
+        Err(Error::Conflict { .. })
+    ));
+    drop(j);
+    assert_eq!(t.bytes(), before);
+    let mut j = t.journal();
+    let batch = [
+        append("ticket/d", 0, &["{}"], None),
+        append("ticket/d", 1, &["{}"], None),
+    ];
+    let out = j.append_batch(&batch).unwrap();
+    assert_eq!(out[1].receipt().last_version, 2);
+}
+
+#[test]
+fn the_same_key_and_fingerprint_returns_the_original_receipt() {
+    let t = populated();
+    let mut j = t.journal();
+    let first = j
+        .append(&append(
+            "ticket/k",
+            0,
+            &["{}", "{}"],
+            Some(("key-1", "fp-1")),
+        ))
+        .unwrap();
+    let AppendOutcome::Appended(receipt) = first else {
+        panic!("first append must write")
+    };
+    drop(j);
+    let before = t.bytes();
+    let mut j = t.journal();
+    // A retry carries the same expected version as the original, or a later one: either way, the original result.
+    for expected in [0, 2] {
+        let again = j
+            .append(&append(
+                "ticket/k",
+                expected,
+                &["{}", "{}"],
+                Some(("key-1", "fp-1")),
+            ))
+            .unwrap();
+        assert_eq!(again, AppendOutcome::Duplicate(receipt.clone()));
+    }
+    drop(j);
+    assert_eq!(t.bytes(), before, "a duplicate writes nothing");
+}
+
+#[test]
+fn the_same_key_with_another_fingerprint_is_an_error() {
+    let t = populated();
+    let mut j = t.journal();
+    j.append(&append("ticket/k", 0, &["{}"], Some(("key-1", "fp-1"))))
+        .unwrap();
+    drop(j);
+    let before = t.bytes();
+    let mut j = t.journal();
+    match j.append(&append("ticket/k", 1, &["{}"], Some(("key-1", "fp-2")))) {
+        Err(Error::IdempotencyMismatch { stream, key }) => {
+            assert_eq!((stream.as_str(), key.as_str()), ("ticket/k", "key-1"))
+        }
+        other => panic!("expected an idempotency mismatch, got {other:?}"),
+    }
+    // Keys are per stream: the same key on another stream is a new request.
+    drop(j);
+    assert_eq!(t.bytes(), before);
+    let mut j = t.journal();
+    assert!(matches!(
+        j.append(&append("ticket/other", 0, &["{}"], Some(("key-1", "fp-2")))),
+        Ok(AppendOutcome::Appended(_))
+    ));
+}
+
+#[test]
+fn a_stream_belongs_to_one_machine() {
+    let t = populated();
+    let mut j = t.journal();
+    let mut a = append("ticket/a", 3, &["{}"], None);
+    a.machine = "park".into();
+    assert!(matches!(j.append(&a), Err(Error::MachineMismatch { .. })));
+}
+
+#[test]
+fn malformed_appends_are_refused() {
+    let t = TempJournal::new();
+    let mut j = t.journal();
+    assert!(matches!(
+        j.append(&append("ticket/a", 0, &[], None)),
+        Err(Error::InvalidAppend(_))
+    ));
+    assert!(matches!(
+        j.append(&append("", 0, &["{}"], None)),
+        Err(Error::InvalidAppend(_))
+    ));
+    assert!(matches!(
+        j.append(&append("ticket/a", 0, &["{}"], Some(("", "f")))),
+        Err(Error::InvalidAppend(_))
+    ));
+    assert_eq!(j.verify().unwrap().events, 0);
+}
+
+#[test]
+fn verify_passes_on_a_clean_journal() {
+    let t = populated();
+    let report = t.journal().verify().unwrap();
+    assert!(report.ok, "{report:?}");
+    assert_eq!(
+        (report.events, report.streams, report.transitions),
+        (6, 3, 5)
+    );
+    assert_eq!(report.head.as_ref().map(|h| h.seq), Some(6));
+    assert_eq!(
+        report.head.unwrap().hash,
+        t.journal().head().unwrap().unwrap().1
+    );
+}
+
+/// Tampers a populated journal and returns what verify names first.
+fn first_problem(sql: &str) -> (ProblemKind, Option<i64>) {
+    let t = populated();
+    tamper(&t.raw(), sql);
+    let report = t.journal().verify().unwrap();
+    assert!(!report.ok, "tampering with `{sql}` went undetected");
+    let p = &report.problems[0];
+    (p.kind, p.seq)
+}
+
+#[test]
+fn verify_names_a_changed_payload_byte() {
+    assert_eq!(
+        first_problem("UPDATE events SET payload = '{\"a\":9}' WHERE seq = 2"),
+        (ProblemKind::HashMismatch, Some(2))
+    );
+}
+
+#[test]
+fn verify_names_a_changed_hash() {
+    let (kind, seq) = first_problem(
+        "UPDATE events SET hash = replace(hash, substr(hash, 1, 1), 'f') WHERE seq = 3",
+    );
+    assert_eq!((kind, seq), (ProblemKind::HashMismatch, Some(3)));
+}
+
+#[test]
+fn verify_names_a_changed_metadata_field() {
+    assert_eq!(
+        first_problem("UPDATE events SET recorded_at = '2026-11-30T05:00:00Z' WHERE seq = 5"),
+        (ProblemKind::HashMismatch, Some(5))
+    );
+    assert_eq!(
+        first_problem("UPDATE events SET event_type = 'closed' WHERE seq = 1"),
+        (ProblemKind::HashMismatch, Some(1))
+    );
+}
+
+#[test]
+fn verify_names_a_changed_transition_record() {
+    // Transition 3 produced seq 4; its command is part of seq 4's hash.
+    assert_eq!(
+        first_problem("UPDATE transitions SET command = '{\"n\":7}' WHERE id = 3"),
+        (ProblemKind::HashMismatch, Some(4))
+    );
+}
+
+#[test]
+fn verify_names_a_deleted_row() {
+    let t = populated();
+    tamper(&t.raw(), "DELETE FROM events WHERE seq = 4");
+    let report = t.journal().verify().unwrap();
+    let kinds: Vec<_> = report.problems.iter().map(|p| (p.kind, p.seq)).collect();
+    assert_eq!(report.problems[0].seq, Some(5), "{kinds:?}");
+    assert!(kinds.contains(&(ProblemKind::SeqGap, Some(5))), "{kinds:?}");
+    assert!(
+        kinds
+            .iter()
+            .any(|k| k.0 == ProblemKind::TransitionIncomplete),
+        "{kinds:?}"
+    );
+}
+
+#[test]
+fn verify_names_two_swapped_rows() {
+    // Swap the contents of seq 2 and seq 3 (keeping their sequence numbers).
+    let (kind, seq) = first_problem(
+        "CREATE TEMP TABLE s AS SELECT * FROM events WHERE seq IN (2, 3);
+         DELETE FROM events WHERE seq IN (2, 3);
+         INSERT INTO events SELECT 5 - seq, stream, version, machine, event_type, schema_version, payload, recorded_at, transition_id, hash FROM s;",
+    );
+    assert_eq!((kind, seq), (ProblemKind::HashMismatch, Some(2)));
+}
+
+#[test]
+fn verify_names_an_event_forged_with_a_recomputed_tail() {
+    // A forged event appended at the end with a made-up hash: the chain says so.
+    let (kind, seq) = first_problem(
+        "INSERT INTO transitions VALUES (6, 'ticket/a', 'ticket', 1, 'comment', '{}', '{}', NULL, NULL, 4, 4, '2026-11-30T04:00:00Z');
+         INSERT INTO events VALUES (7, 'ticket/a', 4, 'ticket', 'closed', 1, '{}', '2026-11-30T04:00:00Z', 6, 'deadbeef');",
+    );
+    assert_eq!((kind, seq), (ProblemKind::HashMismatch, Some(7)));
+}
+
+#[test]
+fn the_journal_refuses_updates_and_deletes_without_tampering() {
+    let t = populated();
+    let c = t.raw();
+    assert!(c
+        .execute("UPDATE events SET payload = '{}' WHERE seq = 1", [])
+        .is_err());
+    assert!(c.execute("DELETE FROM transitions", []).is_err());
+    assert!(t.journal().verify().unwrap().ok);
+}
+
+#[test]
+fn a_journal_of_a_newer_schema_is_refused_and_not_modified() {
+    let t = populated();
+    t.raw()
+        .execute_batch(&format!("PRAGMA user_version = {}", SCHEMA_VERSION + 1))
+        .unwrap();
+    let before = t.bytes();
+    match Journal::open(&t.path(), &Options::default()) {
+        Err(Error::NewerSchema { found, supported }) => {
+            assert_eq!((found, supported), (SCHEMA_VERSION + 1, SCHEMA_VERSION))
+        }
+        Err(other) => panic!("expected NewerSchema, got {other:?}"),
+        Ok(_) => panic!("expected NewerSchema, the journal opened"),
+    }
+    assert_eq!(t.bytes(), before);
+}
+
+#[test]
+fn foreign_files_are_refused_and_not_modified() {
+    let t = TempJournal::new();
+    let open = |p: &std::path::Path| Journal::open(p, &Options::default()).err();
+    // Not SQLite.
+    let text = t.dir.path().join("notes.txt");
+    std::fs::write(
+        &text,
+        "hello, this is not a database at all, not even close",
+    )
+    .unwrap();
+    assert!(
+        matches!(open(&text), Some(Error::NotAJournal { .. })),
+        "{:?}",
+        open(&text)
+    );
+    assert_eq!(
+        std::fs::read(&text).unwrap(),
+        b"hello, this is not a database at all, not even close"
+    );
+    // Another application's SQLite database.
+    let other = t.dir.path().join("other.db");
+    rusqlite::Connection::open(&other)
+        .unwrap()
+        .execute_batch("CREATE TABLE x(y)")
+        .unwrap();
+    let before = std::fs::read(&other).unwrap();
+    assert!(matches!(open(&other), Some(Error::NotAJournal { .. })));
+    assert_eq!(std::fs::read(&other).unwrap(), before);
+    // A directory and a symlink.
+    assert!(matches!(
+        open(t.dir.path()),
+        Some(Error::NotAJournal { .. })
+    ));
+    let link = t.dir.path().join("link.db");
+    std::os::unix::fs::symlink(t.path(), &link).unwrap();
+    assert!(matches!(open(&link), Some(Error::NotAJournal { .. })));
+    // A missing file when asked not to create.
+    let missing = t.dir.path().join("missing.db");
+    let opts = Options {
+        create: false,
+        ..Options::default()
+    };
+    assert!(matches!(
+        Journal::open(&missing, &opts),
+        Err(Error::Missing { .. })
+    ));
+    assert!(!missing.exists());
+}
+
+#[test]
+fn a_new_journal_and_its_directory_are_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = TempJournal::new();
+    let path = t.dir.path().join("deep/er/journal.db");
+    let mut j = Journal::open(&path, &Options::default()).unwrap();
+    j.append(&append("ticket/a", 0, &["{}"], None)).unwrap();
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&path), 0o600);
+    assert_eq!(mode(path.parent().unwrap()), 0o700);
+    assert_eq!(mode(&t.dir.path().join("deep")), 0o700);
+    let wal = path.with_extension("db-wal");
+    if wal.exists() {
+        assert_eq!(mode(&wal), 0o600);
+    }
+}

@@ -1,0 +1,78 @@
+//! Test fixtures: temp journals, a fixed decision context, and `ticket`, a small
+//! machine that exists only in the tests (it is not shipped).
+
+pub mod ticket;
+
+use std::path::{Path, PathBuf};
+
+use cairn::journal::{Journal, Options};
+use cairn::{Context, Engine, Registry, Timestamp};
+use uuid::Uuid;
+
+/// A temp dir holding `journal.db`; removed on drop.
+pub struct TempJournal {
+    pub dir: tempfile::TempDir,
+}
+
+impl TempJournal {
+    pub fn new() -> Self {
+        Self {
+            dir: tempfile::tempdir().expect("a temp dir can be made"),
+        }
+    }
+    pub fn path(&self) -> PathBuf {
+        self.dir.path().join("journal.db")
+    }
+    pub fn journal(&self) -> Journal {
+        Journal::open(&self.path(), &Options::default()).expect("journal opens")
+    }
+    pub fn engine(&self) -> Engine {
+        let mut r = Registry::new();
+        r.register::<ticket::Ticket>();
+        Engine::open(&self.path(), &Options::default(), r).expect("engine opens")
+    }
+    /// Every byte of the journal (after a checkpoint, so the main file is the whole truth).
+    pub fn bytes(&self) -> Vec<u8> {
+        checkpoint(&self.path());
+        std::fs::read(self.path()).unwrap_or_default()
+    }
+    /// A raw SQLite connection for tampering.
+    pub fn raw(&self) -> rusqlite::Connection {
+        rusqlite::Connection::open(self.path()).expect("raw open")
+    }
+}
+
+/// Folds the WAL into the main file.
+pub fn checkpoint(path: &Path) {
+    if let Ok(c) = rusqlite::Connection::open(path) {
+        let _ = c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+    }
+}
+
+/// A deterministic context: a fixed time (minute `n`) and fresh ids derived from `n`.
+pub fn ctx(n: u32) -> Context {
+    Context {
+        now: Timestamp::parse(&format!(
+            "2026-11-30T{:02}:{:02}:00Z",
+            (n / 60) % 24,
+            n % 60
+        ))
+        .unwrap(),
+        fresh_ids: vec![Uuid::from_u128(
+            0x0b1e_6f5e_3c1a_4b7e_9d2a_0000_0000_0000 + u128::from(n),
+        )],
+        session: Some("test-session".into()),
+    }
+}
+
+/// Tampers with a journal as an attacker would: drop the append-only triggers, run SQL.
+pub fn tamper(conn: &rusqlite::Connection, sql: &str) {
+    conn.execute_batch(
+        "DROP TRIGGER IF EXISTS events_append_only_update;
+         DROP TRIGGER IF EXISTS events_append_only_delete;
+         DROP TRIGGER IF EXISTS transitions_append_only_update;
+         DROP TRIGGER IF EXISTS transitions_append_only_delete;",
+    )
+    .expect("drop triggers");
+    conn.execute_batch(sql).expect("tamper sql");
+}
