@@ -9,6 +9,7 @@
 
 pub mod audit;
 pub mod engine;
+pub mod observe;
 pub mod error;
 pub mod registry;
 pub mod stream;

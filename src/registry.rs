@@ -20,7 +20,9 @@ impl Registry {
 
     /// The machines shipped with cairn.
     pub fn builtin() -> Self {
-        Self::new()
+        let mut r = Self::new();
+        r.register::<cairn_machines::park::Park>();
+        r
     }
 
     /// Registers `M` (replacing a machine of the same name).

@@ -25,6 +25,16 @@ impl From<cairn::Error> for Failure {
     }
 }
 
+impl From<cairn::machines::park::wire::InputError> for Failure {
+    fn from(e: cairn::machines::park::wire::InputError) -> Self {
+        Failure::Input {
+            field: e.field,
+            rule: e.rule.to_owned(),
+            message: e.message,
+        }
+    }
+}
+
 impl From<cairn::journal::Error> for Failure {
     fn from(e: cairn::journal::Error) -> Self {
         Failure::Cairn(cairn::Error::Journal(e))

@@ -8,6 +8,7 @@
 mod args;
 mod failure;
 mod output;
+mod park;
 mod verbs;
 
 use std::process::ExitCode;

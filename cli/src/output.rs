@@ -5,9 +5,9 @@ use std::io::Write;
 
 use serde::Serialize;
 
-/// Prints one JSON object and a newline.
+/// Prints one JSON object, keys sorted at every level, and a newline.
 pub fn json<T: Serialize>(value: &T) {
-    let text = match serde_json::to_string(value) {
+    let text = match serde_json::to_value(value).and_then(|v| serde_json::to_string(&sorted(v))) {
         Ok(t) => t,
         Err(e) => format!(
             "{{\"error\":{{\"kind\":\"internal\",\"message\":{}}}}}",
@@ -29,4 +29,19 @@ fn text_line(s: &str) {
     let _ = out.write_all(s.as_bytes());
     let _ = out.write_all(b"\n");
     let _ = out.flush();
+}
+
+/// Rebuilds every object with its keys in sorted order (whatever map type
+/// serde_json was built with).
+fn sorted(v: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match v {
+        Value::Object(map) => {
+            let mut entries: Vec<(String, Value)> = map.into_iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Object(entries.into_iter().map(|(k, v)| (k, sorted(v))).collect())
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(sorted).collect()),
+        other => other,
+    }
 }

@@ -58,6 +58,7 @@ pub fn run(cli: Cli) -> Result<u8, Failure> {
             output::json(&engine.state_view(&stream, *at)?);
             Ok(code::OK)
         }
+        Command::Park(verb) => crate::park::run(verb, &db_path(&cli), &options(true)),
         Command::Journal(JournalCommand::Log {
             stream,
             since,
@@ -140,7 +141,7 @@ pub fn run(cli: Cli) -> Result<u8, Failure> {
 
 /// `--db`, else `CAIRN_DB`, else `$XDG_STATE_HOME/cairn/journal.db`, else
 /// `~/.local/state/cairn/journal.db`.
-fn db_path(cli: &Cli) -> Result<PathBuf, Failure> {
+pub fn db_path(cli: &Cli) -> Result<PathBuf, Failure> {
     if let Some(p) = &cli.db {
         return Ok(p.clone());
     }

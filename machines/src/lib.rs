@@ -16,6 +16,7 @@ pub mod evidence;
 pub mod graph;
 pub mod id;
 pub mod machine;
+pub mod park;
 pub mod rejection;
 pub mod time;
 

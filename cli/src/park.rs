@@ -1,0 +1,182 @@
+//! `cairn park <verb>`: the park helper's wire format on stdin/stdout; recorded
+//! transitions when the three journal-identity flags are given.
+
+use std::io::Read;
+use std::path::PathBuf;
+
+use cairn::journal::Options;
+use cairn::machines::park::{self, bind, fold, gate, observation, prepare, receipt, wire, AttemptId, EpisodeId, IntentId, Park};
+use cairn::{Context, Engine, Registry, StreamId, Timestamp};
+use serde_json::{json, Value};
+
+use crate::args::{ParkCommand, ParkIdentity};
+use crate::failure::{code, Failure};
+use crate::output;
+
+/// The largest stdin document accepted (bytes): a bound on memory for hostile input.
+pub const MAX_INPUT: u64 = 16 * 1024 * 1024;
+
+fn read_stdin() -> Result<String, Failure> {
+    let mut buf = Vec::new();
+    std::io::stdin()
+        .take(MAX_INPUT + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| input("$", "stdin", &format!("cannot read stdin: {e}")))?;
+    if buf.len() as u64 > MAX_INPUT {
+        return Err(input("$", "input-size", &format!("stdin is larger than {MAX_INPUT} bytes")));
+    }
+    String::from_utf8(buf).map_err(|e| input("$", "utf-8", &format!("stdin is not UTF-8: {e}")))
+}
+
+fn input(field: &str, rule: &str, message: &str) -> Failure {
+    Failure::Input {
+        field: field.into(),
+        rule: rule.into(),
+        message: message.into(),
+    }
+}
+
+fn document() -> Result<Value, Failure> {
+    Ok(wire::parse_document(&read_stdin()?)?)
+}
+
+struct Identity {
+    episode_id: EpisodeId,
+    intent_id: IntentId,
+    attempt_id: AttemptId,
+}
+
+fn identity(flags: &ParkIdentity) -> Result<Option<Identity>, Failure> {
+    match (&flags.episode_id, &flags.intent_id, &flags.attempt_id) {
+        (None, None, None) => Ok(None),
+        (Some(e), Some(i), Some(a)) => Ok(Some(Identity {
+            episode_id: EpisodeId::parse(e).map_err(|err| input("episode_id", "episode-id", &err.to_string()))?,
+            intent_id: IntentId::parse(i).map_err(|err| input("intent_id", "intent-id", &err.to_string()))?,
+            attempt_id: AttemptId::parse(a).map_err(|err| input("attempt_id", "attempt-id", &err.to_string()))?,
+        })),
+        _ => Err(input(
+            "episode_id",
+            "identity-flags",
+            "--episode-id, --intent-id and --attempt-id go together: all three record the transition, none only evaluates",
+        )),
+    }
+}
+
+fn context() -> Context {
+    Context {
+        now: Timestamp::from_instant(chrono::Utc::now().fixed_offset()),
+        fresh_ids: (0..3).map(|_| uuid::Uuid::new_v4()).collect(),
+        session: None,
+    }
+}
+
+/// Records `command` on the episode's stream with `ctx`; a report line on stderr.
+fn record(
+    db: &Result<PathBuf, Failure>,
+    options: &Options,
+    episode: &EpisodeId,
+    command: park::Command,
+    ctx: &Context,
+) -> Result<(), Failure> {
+    let db = match db {
+        Ok(p) => p.clone(),
+        Err(Failure::Input { field, rule, message }) => {
+            return Err(Failure::Input { field: field.clone(), rule: rule.clone(), message: message.clone() })
+        }
+        Err(_) => return Err(input("db", "journal-location", "no journal location")),
+    };
+    let stream = StreamId::new(park::NAME, &episode.to_string())?;
+    let mut engine = Engine::open(&db, options, Registry::builtin())?;
+    let done = engine.execute_with_context::<Park>(&stream, &command, ctx, None)?;
+    match &done.receipt {
+        Some(r) => eprintln!(
+            "cairn: recorded {} on {} (version {})",
+            done.events.iter().map(|e| <Park as cairn::Machine>::event_name(e)).collect::<Vec<_>>().join(", "),
+            stream,
+            r.last_version
+        ),
+        None => eprintln!("cairn: nothing recorded on {stream} (no transition)"),
+    }
+    Ok(())
+}
+
+/// Runs one park verb.
+pub fn run(verb: &ParkCommand, db: &Result<PathBuf, Failure>, options: &Options) -> Result<u8, Failure> {
+    match verb {
+        ParkCommand::PrepareAttempt => {
+            let v = document()?;
+            let ctx = context();
+            let prepared = prepare::prepare(&v, &ctx)?;
+            if prepared.action == prepare::PrepareAction::Evaluate {
+                let episode = EpisodeId::parse(&prepared.episode_id).map_err(|e| input("episode_id", "episode-id", &e.to_string()))?;
+                record(db, options, &episode, park::Command::PrepareAttempt { input: v }, &ctx)?;
+            }
+            output::json(&prepared);
+        }
+        ParkCommand::Evaluate(flags) => {
+            let id = identity(flags)?;
+            let v = document()?;
+            let evaluation = fold::evaluate(&observation::parse(&v)?);
+            if let Some(id) = id {
+                let command = park::Command::Evaluate {
+                    episode_id: id.episode_id,
+                    intent_id: id.intent_id,
+                    attempt_id: id.attempt_id,
+                    observation: v,
+                };
+                record(db, options, &id.episode_id, command, &context())?;
+            }
+            output::json(&evaluation);
+        }
+        ParkCommand::Check => {
+            let v = document()?;
+            output::json(&fold::evaluate(&observation::parse(&v)?));
+        }
+        ParkCommand::ValidateReceipt(flags) => {
+            let id = identity(flags)?;
+            let text = read_stdin()?;
+            let bytes = text.strip_suffix('\n').unwrap_or(&text).to_owned();
+            receipt::validate_bytes(&bytes)?;
+            if let Some(id) = id {
+                let command = park::Command::ValidateReceipt {
+                    episode_id: id.episode_id,
+                    intent_id: id.intent_id,
+                    attempt_id: id.attempt_id,
+                    receipt_bytes: bytes,
+                };
+                record(db, options, &id.episode_id, command, &context())?;
+            }
+            output::json(&json!({ "valid": true }));
+        }
+        ParkCommand::ConfirmReadback(flags) => {
+            let id = identity(flags)?;
+            let v = document()?;
+            let (_, readback) = receipt::confirm(&receipt::parse_readback(&v)?)?;
+            if let Some(id) = id {
+                let command = park::Command::ConfirmReadback {
+                    episode_id: id.episode_id,
+                    intent_id: id.intent_id,
+                    attempt_id: id.attempt_id,
+                    input: v,
+                };
+                record(db, options, &id.episode_id, command, &context())?;
+            }
+            output::json(&readback);
+        }
+        ParkCommand::BindRepository => {
+            let v = document()?;
+            output::json(&bind::bind(&bind::parse(&v)?)?);
+        }
+        ParkCommand::ResumeGate => {
+            let v = document()?;
+            output::json(&gate::resume_gate(&v)?);
+        }
+        ParkCommand::ObserveVcs { root } => {
+            if !wire::is_normal_abs_path(root) {
+                return Err(input("root", "absolute-path", "--root must be an absolute, normalised path"));
+            }
+            output::json(&json!({ "checks": cairn::observe::park_vcs_checks(root) }));
+        }
+    }
+    Ok(code::OK)
+}
