@@ -7,4 +7,5 @@ mod support;
 mod cli;
 mod engine;
 mod journal;
+mod park;
 mod properties;

@@ -1,6 +1,7 @@
 //! Test fixtures: temp journals, a fixed decision context, and `ticket`, a small
 //! machine that exists only in the tests (it is not shipped).
 
+pub mod park;
 pub mod ticket;
 
 use std::path::{Path, PathBuf};

@@ -509,6 +509,9 @@ pub fn parse_at(v: &Value, path: &str, extra: &[&str]) -> Result<Observation> {
 fn parse_check(raw: &Value, p: &str, bead: &Bead) -> Result<CheckItem> {
     let map = wire::object(raw, p, &["name", "category", "outcome", "evidence", "observed_at"], &[])?;
     let name: CheckName = wire::field(map, p, "name").map_err(|e| InputError { rule: "unknown-check", ..e })?;
+    if name == CheckName::PrMerged && !bead.pr_url.as_deref().is_some_and(is_http_url) {
+        return Err(InputError::new(p, "inapplicable-check", "`pr_merged` is inapplicable: a bead that is not PR-backed must omit it"));
+    }
     let category: Category = wire::field(map, p, "category")?;
     if category != name.category() {
         return Err(InputError::new(
