@@ -343,3 +343,262 @@ fn bad_input_is_refused_without_a_panic() {
     assert_eq!(code, 2);
     assert!(!stderr.contains("panicked") && !stderr.contains("overflow"), "{stderr}");
 }
+
+/// Walks one episode through the journal: prepare, preflight checkpoint, durable
+/// evaluation, receipt validation, read-back. Returns the journal and the attempt.
+fn walk_to_validated(t: &TempJournal) -> (String, String) {
+    let db = t.path();
+    let (code, prepared, _) = park(&["park", "prepare-attempt"], &json!({"mode": "park", "anchor_bead": ANCHOR, "episode_id": EPISODE, "intent_id": INTENT, "prior_receipts": []}).to_string(), Some(&db));
+    assert_eq!((code, prepared["action"].clone(), prepared["ready"].clone()), (0, json!("evaluate"), json!(true)), "{prepared}");
+    let attempt = prepared["attempt_id"].as_str().unwrap().to_owned();
+    let ids = ["--episode-id", EPISODE, "--intent-id", INTENT, "--attempt-id", attempt.as_str()];
+    let with = |verb: &'static str| -> Vec<&str> { [&["park", verb][..], &ids[..]].concat() };
+    let (code, out, _) = park(&with("evaluate"), &preflight().to_string(), Some(&db));
+    assert_eq!((code, out["action"].clone()), (0, json!("checkpoint")), "{out}");
+    let (code, out, _) = park(&with("evaluate"), &observation().to_string(), Some(&db));
+    assert_eq!((code, out["action"].clone()), (0, json!("write_receipt")), "{out}");
+    let mut r = receipt();
+    r["attempt_id"] = json!(attempt);
+    let bytes = serde_json::to_string(&r).unwrap();
+    let (code, out, _) = park(&with("validate-receipt"), &bytes, Some(&db));
+    assert_eq!((code, out), (0, json!({"valid": true})));
+    (attempt, bytes)
+}
+
+#[test]
+fn an_episode_walks_from_preflight_to_safe_to_close() {
+    let t = TempJournal::new();
+    let db = t.path();
+    let (attempt, bytes) = walk_to_validated(&t);
+    let ids = ["--episode-id", EPISODE, "--intent-id", INTENT, "--attempt-id", attempt.as_str()];
+    let confirm = [&["park", "confirm-readback"][..], &ids[..]].concat();
+    let readback = json!({"receipt_bytes": bytes, "comments": [{"id": 11, "body": "parking now"}, {"id": 12, "body": fence(&bytes)}]});
+    let (code, out, _) = park(&confirm, &readback.to_string(), Some(&db));
+    assert_eq!(code, 0, "{out}");
+    assert_eq!((out["durable"].clone(), out["safe_to_close"].clone(), out["comment_id"].clone()), (json!(true), json!(true), json!(12)));
+
+    let stream = format!("park/{EPISODE}");
+    let (code, state, _) = park(&["state", &stream], "", Some(&db));
+    assert_eq!((code, state["state_name"].clone(), state["version"].clone()), (0, json!("safe-to-close"), json!(5)), "{state}");
+    assert_eq!(state["state"]["safe_to_close"], true);
+    let (_, at2, _) = park(&["state", &stream, "--at", "2"], "", Some(&db));
+    assert_eq!(at2["state_name"], "checkpoint-authorized");
+    let (code, log, _) = park(&["journal", "log", "--stream", &stream, "--format", "json"], "", Some(&db));
+    assert_eq!(code, 0);
+    let types: Vec<&str> = log["events"].as_array().unwrap().iter().map(|e| e["event_type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["attempt-prepared", "checkpoint-authorized", "receipt-authorized", "receipt-validated", "receipt-confirmed"]);
+    // Only the confirmation carries safe_to_close.
+    let carriers: Vec<&str> = log["events"].as_array().unwrap().iter().filter(|e| e["payload"].get("safe_to_close").is_some()).map(|e| e["event_type"].as_str().unwrap()).collect();
+    assert_eq!(carriers, ["receipt-confirmed"]);
+    let (code, audit, _) = park(&["journal", "audit"], "", Some(&db));
+    assert_eq!((code, audit["ok"].clone(), audit["redecided"].clone()), (0, json!(true), json!(5)), "{audit}");
+    let (code, verify, _) = park(&["journal", "verify"], "", Some(&db));
+    assert_eq!((code, verify["ok"].clone()), (0, json!(true)));
+
+    // A repeated durable success returns the recorded result and writes nothing.
+    let before = t.bytes();
+    let (code, again, _) = park(&confirm, &readback.to_string(), Some(&db));
+    assert_eq!((code, again), (0, out));
+    // And prepare-attempt with the receipt as a prior success returns it unchanged.
+    let prior = json!({"receipt": serde_json::from_str::<Value>(&bytes).unwrap(), "source_bytes": bytes, "comment_id": 12});
+    let (code, existing, _) = park(&["park", "prepare-attempt"], &json!({"mode": "park", "anchor_bead": ANCHOR, "episode_id": EPISODE, "intent_id": INTENT, "prior_receipts": [prior]}).to_string(), Some(&db));
+    assert_eq!((code, existing["action"].clone()), (0, json!("return_existing")), "{existing}");
+    assert_eq!(existing["prior_sources"], json!([{"comment_id": 12, "source_bytes": bytes}]));
+    assert!(existing.get("attempt_id").is_none());
+    assert_eq!(t.bytes(), before, "no new transition");
+}
+
+#[test]
+fn refusals_and_unsafe_results_leave_the_journal_unchanged() {
+    let t = TempJournal::new();
+    let db = t.path();
+    let (attempt, bytes) = walk_to_validated(&t);
+    let before = t.bytes();
+    let ids = |a: &str| vec!["--episode-id".to_owned(), EPISODE.to_owned(), "--intent-id".to_owned(), INTENT.to_owned(), "--attempt-id".to_owned(), a.to_owned()];
+    let run = |verb: &str, a: &str, stdin: &str| {
+        let mut args = vec!["park".to_owned(), verb.to_owned()];
+        args.extend(ids(a));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        park(&args, stdin, Some(&db))
+    };
+    // A stale attempt id: a correlation error.
+    let (code, out, _) = run("evaluate", ATTEMPT, &observation().to_string());
+    assert_eq!((code, out["error"]["violations"][0]["predicate"].clone()), (2, json!("attempt-current")), "{out}");
+    // Evaluation after validation: past evaluation.
+    let (code, out, _) = run("evaluate", &attempt, &observation().to_string());
+    assert_eq!((code, out["error"]["violations"][0]["predicate"].clone()), (2, json!("evaluate-allowed")), "{out}");
+    // Read-back of bytes that were never validated.
+    let mut other = receipt();
+    other["attempt_id"] = json!(attempt);
+    other["references"] = json!(["refs/heads/other"]);
+    let other_bytes = other.to_string();
+    let (code, out, _) = run("confirm-readback", &attempt, &json!({"receipt_bytes": other_bytes, "comments": [{"id": 1, "body": fence(&other_bytes)}]}).to_string());
+    assert_eq!((code, out["error"]["violations"][0]["predicate"].clone()), (2, json!("receipt-validated")), "{out}");
+    // A read-back that does not prove durability: a result, not an error, and nothing recorded.
+    let (code, out, _) = run("confirm-readback", &attempt, &json!({"receipt_bytes": bytes, "comments": [{"id": 1, "body": format!("see below\n{}", fence(&bytes))}]}).to_string());
+    assert_eq!((code, out["durable"].clone(), out["safe_to_close"].clone()), (0, json!(false), json!(false)), "{out}");
+    // Conflicting same-intent bytes: unsafe even beside an exact copy.
+    let (code, out, _) = run("confirm-readback", &attempt, &json!({"receipt_bytes": bytes, "comments": [{"id": 1, "body": fence(&bytes)}, {"id": 2, "body": fence(&other_bytes)}]}).to_string());
+    assert_eq!((code, out["durable"].clone()), (0, json!(false)), "{out}");
+    // Garbage on stdin.
+    let (code, _, _) = run("validate-receipt", &attempt, "{\"episode_id\":");
+    assert_eq!(code, 2);
+    assert_eq!(t.bytes(), before, "nothing above may change the journal");
+    let (_, state, _) = park(&["state", &format!("park/{EPISODE}")], "", Some(&db));
+    assert_eq!(state["state_name"], "receipt-validated");
+}
+
+#[test]
+fn an_unsafe_evaluation_records_nothing() {
+    let t = TempJournal::new();
+    let db = t.path();
+    let (code, prepared, _) = park(&["park", "prepare-attempt"], &json!({"mode": "park", "anchor_bead": ANCHOR, "episode_id": EPISODE, "intent_id": INTENT, "prior_receipts": []}).to_string(), Some(&db));
+    assert_eq!(code, 0);
+    let attempt = prepared["attempt_id"].as_str().unwrap().to_owned();
+    let before = t.bytes();
+    let mut v = observation();
+    get(&mut v, "no_active_dispatch")["evidence"]["active_records"] = json!([{"id": "d-9"}]);
+    get(&mut v, "no_active_dispatch")["outcome"] = json!("fail");
+    let (code, out, _) = park(&["park", "evaluate", "--episode-id", EPISODE, "--intent-id", INTENT, "--attempt-id", &attempt], &v.to_string(), Some(&db));
+    assert_eq!((code, out["eligible"].clone()), (0, json!(false)));
+    assert_eq!(t.bytes(), before);
+    // Each retry gets a fresh attempt; episode and intent are preserved.
+    let (_, again, _) = park(&["park", "prepare-attempt"], &json!({"mode": "park", "anchor_bead": ANCHOR, "episode_id": EPISODE, "intent_id": INTENT, "prior_receipts": []}).to_string(), Some(&db));
+    assert_ne!(again["attempt_id"], prepared["attempt_id"]);
+    assert_eq!((again["episode_id"].clone(), again["intent_id"].clone()), (json!(EPISODE), json!(INTENT)));
+    // Another intent on the same episode is refused.
+    let other_intent = "park-99999999-6b7c-4d8e-9f0a-1b2c3d4e5f6a";
+    let (code, out, _) = park(&["park", "prepare-attempt"], &json!({"mode": "park", "anchor_bead": ANCHOR, "episode_id": EPISODE, "intent_id": other_intent, "prior_receipts": []}).to_string(), Some(&db));
+    assert_eq!((code, out["error"]["violations"][0]["predicate"].clone()), (2, json!("intent-preserved")), "{out}");
+}
+
+#[test]
+fn prepare_attempt_mints_missing_ids_and_asks_for_a_retry() {
+    let (code, out, _) = park(&["park", "prepare-attempt"], &json!({"mode": "park", "anchor_bead": "rsry 1", "episode_id": EPISODE, "intent_id": null, "prior_receipts": []}).to_string(), None);
+    assert_eq!((code, out["action"].clone(), out["ready"].clone(), out["episode_id"].clone()), (0, json!("retry"), json!(false), json!(EPISODE)));
+    let intent = out["intent_id"].as_str().unwrap();
+    assert!(intent.starts_with("park-") && intent.len() == 41, "{intent}");
+    assert_eq!(out["retry_command"], format!("/park-work --episode-id {EPISODE} --intent-id {intent} 'rsry 1'"));
+    assert!(out.get("attempt_id").is_none());
+    let (code, out, _) = park(&["park", "prepare-attempt"], &json!({"mode": "resume", "anchor_bead": ANCHOR, "episode_id": null, "intent_id": null, "prior_receipts": []}).to_string(), None);
+    assert_eq!((code, out["error"]["rule"].clone()), (2, json!("mode")));
+}
+
+#[test]
+fn prior_receipts_must_agree_whatever_their_order() {
+    let r = receipt();
+    let mut other = receipt();
+    other["resume"]["next_action"] = json!("something else entirely");
+    let src = |v: &Value, id: u64| json!({"receipt": v, "source_bytes": v.to_string(), "comment_id": id});
+    let input = |priors: Vec<Value>| json!({"mode": "park", "anchor_bead": ANCHOR, "episode_id": EPISODE, "intent_id": INTENT, "prior_receipts": priors}).to_string();
+    for priors in [vec![src(&r, 1), src(&other, 2)], vec![src(&other, 2), src(&r, 1)]] {
+        let (code, out, _) = park(&["park", "prepare-attempt"], &input(priors), None);
+        assert_eq!((code, out["error"]["rule"].clone()), (2, json!("prior-receipts-agree")), "{out}");
+    }
+    // Semantically identical duplicates (another attempt, another session) → return_existing, sources by comment id.
+    let mut dup = receipt();
+    dup["attempt_id"] = json!("attempt-33333333-6b7c-4d8e-9f0a-1b2c3d4e5f6a");
+    dup["provider_sessions"] = json!([{"provider": "codex", "id": "s-2"}]);
+    let (code, out, _) = park(&["park", "prepare-attempt"], &input(vec![src(&dup, 30), src(&r, 4)]), None);
+    assert_eq!((code, out["action"].clone()), (0, json!("return_existing")), "{out}");
+    let ids: Vec<u64> = out["prior_sources"].as_array().unwrap().iter().map(|s| s["comment_id"].as_u64().unwrap()).collect();
+    assert_eq!(ids, [4, 30]);
+    assert_eq!(out["receipt"], r);
+    // A malformed matching receipt, or one for another episode: unsafe.
+    let mut bad = receipt();
+    bad["safe_to_close"] = json!("true");
+    let (code, out, _) = park(&["park", "prepare-attempt"], &input(vec![src(&bad, 1)]), None);
+    assert_eq!((code, out["error"]["rule"].clone()), (2, json!("safe-to-close-literal")), "{out}");
+    let mut foreign = receipt();
+    foreign["episode_id"] = json!("ep-44444444-6b7c-4d8e-9f0a-1b2c3d4e5f6a");
+    let (code, _, _) = park(&["park", "prepare-attempt"], &input(vec![src(&foreign, 1)]), None);
+    assert_eq!(code, 2);
+    // source_bytes that are not the receipt beside them.
+    let (code, out, _) = park(&["park", "prepare-attempt"], &input(vec![json!({"receipt": r, "source_bytes": other.to_string(), "comment_id": 1})]), None);
+    assert_eq!((code, out["error"]["rule"].clone()), (2, json!("source-bytes-match")), "{out}");
+    // A receipt of another intent is not a candidate.
+    let mut elsewhere = receipt();
+    elsewhere["intent_id"] = json!("park-55555555-6b7c-4d8e-9f0a-1b2c3d4e5f6a");
+    let (code, out, _) = park(&["park", "prepare-attempt"], &input(vec![src(&elsewhere, 1)]), None);
+    assert_eq!((code, out["action"].clone()), (0, json!("evaluate")), "{out}");
+}
+
+#[test]
+fn receipt_rules() {
+    let valid = |r: &Value| park(&["park", "validate-receipt"], &r.to_string(), None);
+    assert_eq!(valid(&receipt()).1, json!({"valid": true}));
+    let cases: Vec<(&str, Box<dyn Fn(&mut Value)>)> = vec![
+        ("receipt-phase", Box::new(|r| r["protocol_phase"] = json!("preflight"))),
+        ("safe-to-close-literal", Box::new(|r| r["safe_to_close"] = json!(1))),
+        ("episode-id", Box::new(|r| r["episode_id"] = json!("ep-1"))),
+        ("anchor-equals-confirmed", Box::new(|r| r["anchor_bead"] = json!("rsry-other"))),
+        ("unique-sessions", Box::new(|r| r["provider_sessions"] = json!([{"provider": "claude", "id": "a"}, {"provider": "claude", "id": "a"}]))),
+        ("type", Box::new(|r| r["provider_sessions"] = json!([{"provider": "gemini", "id": "a"}]))),
+        ("full-head", Box::new(|r| r["repository"]["head"] = json!("abc123"))),
+        ("repository-equals-binding", Box::new(|r| r["repository"]["branch"] = json!("main"))),
+        ("references", Box::new(|r| r["references"] = json!([]))),
+        ("one-target", Box::new(|r| r["resume"]["checkpoint"] = json!("cp-1"))),
+        ("resume-equals-evidence", Box::new(|r| r["resume"]["branch"] = json!("other-branch"))),
+        ("required", Box::new(|r| { r.as_object_mut().unwrap().remove("resume"); })),
+        ("outcome-equals-fold", Box::new(|r| r["outcome"] = json!("completed"))),
+        ("unknown-field", Box::new(|r| r["note"] = json!("trust me"))),
+    ];
+    for (rule, mutate) in cases {
+        let mut r = receipt();
+        mutate(&mut r);
+        let (code, out, _) = valid(&r);
+        assert_eq!((code, out["error"]["rule"].clone()), (2, json!(rule)), "{out}");
+    }
+    // No fence inside the bytes.
+    let mut r = receipt();
+    r["resume"]["next_action"] = json!("run ```cargo test```");
+    assert_eq!(valid(&r).1["error"]["rule"], "fence-inside");
+}
+
+#[test]
+fn bind_repository_rules() {
+    let bind = |v: &Value| park(&["park", "bind-repository"], &v.to_string(), None);
+    let (code, out, _) = bind(&bind_input());
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out["canonical_remote"], "github.com/example/project");
+    assert_eq!(out["registration"]["name"], "project");
+    assert_eq!(out["bound_root"], ROOT);
+    assert!(out["commands"].as_array().unwrap().iter().all(|c| c[0] == "git" && c[1] == "-C" && c[2] == ROOT));
+    // A linked worktree.
+    let mut v = bind_input();
+    v["observations"]["git_dir"]["stdout"] = json!("/srv/main/.git/worktrees/project\n");
+    v["observations"]["common_dir"]["stdout"] = json!("/srv/main/.git\n");
+    assert_eq!(bind(&v).0, 0);
+    let cases: Vec<(&str, Box<dyn Fn(&mut Value)>)> = vec![
+        ("selector-mismatch", Box::new(|v| v["selector"] = json!({"kind": "bead", "value": "rsry-other"}))),
+        ("path-root-mismatch", Box::new(|v| v["observations"]["root"]["stdout"] = json!("/srv/work\n"))),
+        ("bound-command", Box::new(|v| v["observations"]["remote"]["command"] = json!(["git", "remote", "get-url", "origin"]))),
+        ("git-dir-relationship", Box::new(|v| v["observations"]["git_dir"]["stdout"] = json!("/tmp/elsewhere/.git\n"))),
+        ("registration-match", Box::new(|v| v["registrations"] = json!([{"name": "a", "url": "https://github.com/example/project.git"}, {"name": "b", "url": "ssh://git@github.com/example/project"}]))),
+        ("registration-match", Box::new(|v| v["registrations"] = json!([{"name": "a", "url": "https://github.com:8443/example/project"}]))),
+        ("remote-url", Box::new(|v| v["observations"]["remote"]["stdout"] = json!("/local/mirror\n"))),
+        ("backend-unsupported", Box::new(|v| v["receipt_identity"]["repository"]["vcs"] = json!("jj"))),
+    ];
+    for (rule, mutate) in cases {
+        let mut v = bind_input();
+        mutate(&mut v);
+        let (code, out, _) = bind(&v);
+        assert_eq!((code, out["error"]["rule"].clone()), (2, json!(rule)), "{out}");
+    }
+}
+
+#[test]
+fn the_resume_gate_never_authorizes() {
+    for claim in [json!(null), json!({"dedupe": true}), json!({"claim_id": "c-1", "owner": "me", "lease_expiry": "2099-01-01T00:00:00Z"})] {
+        let (code, out, _) = park(&["park", "resume-gate"], &json!({"episode_id": EPISODE, "intent_id": INTENT, "atomic_claim": claim}).to_string(), None);
+        assert_eq!(code, 0);
+        assert_eq!(out["authorized"], false);
+        assert_eq!(out["required_mechanism"], "rosary-04faf5");
+        assert_eq!(out["allowed_actions"], json!(["read_only_inspection"]));
+        assert_eq!(out["blocked_actions"], json!(["workspace_creation", "resumed_observation", "work"]));
+        let order: Vec<&str> = out["gate_order"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
+        assert!(order.iter().position(|s| *s == "require_atomic_episode_claim") < order.iter().position(|s| *s == "block_workspace_creation"));
+    }
+    let (code, _, _) = park(&["park", "resume-gate"], &json!({"episode_id": "ep-x", "intent_id": INTENT}).to_string(), None);
+    assert_eq!(code, 2);
+}
