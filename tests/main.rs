@@ -8,4 +8,5 @@ mod cli;
 mod engine;
 mod journal;
 mod park;
+mod park_git;
 mod properties;

@@ -1,0 +1,254 @@
+//! `cairn park observe-vcs` on real git repositories made in temp dirs, with each
+//! in-progress operation created for real.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+use crate::park::park;
+
+fn git(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .env("GIT_EDITOR", "true")
+        .output()
+        .expect("git runs")
+}
+
+fn ok(dir: &Path, args: &[&str]) {
+    let o = git(dir, args);
+    assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// A repository with an origin (a bare repo) and `main` pushed and tracked.
+struct Repo {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl Repo {
+    fn new() -> Self {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().canonicalize().unwrap();
+        let origin = base.join("origin.git");
+        let root = base.join("work");
+        std::fs::create_dir_all(&root).unwrap();
+        ok(&base, &["init", "-q", "--bare", "-b", "main", origin.to_str().unwrap()]);
+        ok(&root, &["init", "-q", "-b", "main"]);
+        ok(&root, &["config", "commit.gpgsign", "false"]);
+        std::fs::write(root.join("file.txt"), "one\n").unwrap();
+        ok(&root, &["add", "."]);
+        ok(&root, &["commit", "-q", "-m", "one"]);
+        ok(&root, &["remote", "add", "origin", origin.to_str().unwrap()]);
+        ok(&root, &["push", "-q", "-u", "origin", "main"]);
+        Self { _tmp: tmp, root }
+    }
+
+    fn path(&self) -> &str {
+        self.root.to_str().unwrap()
+    }
+
+    fn commit(&self, file: &str, text: &str, msg: &str) {
+        std::fs::write(self.root.join(file), text).unwrap();
+        ok(&self.root, &["add", "."]);
+        ok(&self.root, &["commit", "-q", "-m", msg]);
+    }
+
+    /// Two branches that change the same line: `main` and `other`.
+    fn diverge(&self) {
+        ok(&self.root, &["checkout", "-q", "-b", "other"]);
+        self.commit("file.txt", "other\n", "other");
+        ok(&self.root, &["checkout", "-q", "main"]);
+        self.commit("file.txt", "main\n", "main");
+    }
+}
+
+/// The observe-vcs checks by name: (outcome, evidence).
+fn observe(root: &str) -> Vec<(String, String, Value)> {
+    let (code, out, _) = park(&["park", "observe-vcs", "--root", root], "", None);
+    assert_eq!(code, 0, "{out}");
+    out["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap().to_owned(), c["outcome"].as_str().unwrap().to_owned(), c["evidence"].clone()))
+        .collect()
+}
+
+fn outcomes(root: &str) -> Vec<String> {
+    observe(root).into_iter().map(|(_, o, _)| o).collect()
+}
+
+#[test]
+fn a_clean_pushed_checkout_passes_with_recorded_argv() {
+    let repo = Repo::new();
+    let checks = observe(repo.path());
+    let names: Vec<&str> = checks.iter().map(|c| c.0.as_str()).collect();
+    assert_eq!(names, ["no_vcs_operation_or_conflict", "tree_preserved", "commits_reachable_or_checkpoint_resolvable"]);
+    assert_eq!(outcomes(repo.path()), ["pass", "pass", "pass"]);
+    let vcs = &checks[0].2;
+    for run in vcs["observations"].as_array().unwrap() {
+        assert_eq!(run["argv"].as_array().unwrap()[0..3], json!(["git", "-C", repo.path()]).as_array().unwrap()[..], "{run}");
+        assert!(run["exit_status"].is_i64() && run["started_at"].is_string() && run["finished_at"].is_string(), "{run}");
+    }
+    let head = String::from_utf8(git(&repo.root, &["rev-parse", "HEAD"]).stdout).unwrap();
+    assert_eq!(checks[1].2["resolved_head"], head.trim());
+    assert_eq!(checks[1].2["state"], "durable");
+}
+
+#[test]
+fn the_observed_checks_are_accepted_by_evaluate() {
+    // What observe-vcs prints is valid typed evidence for the same bound root.
+    let repo = Repo::new();
+    let checks: Vec<Value> = {
+        let (_, out, _) = park(&["park", "observe-vcs", "--root", repo.path()], "", None);
+        out["checks"].as_array().unwrap().clone()
+    };
+    let mut obs = crate::support::park::observation();
+    for c in checks {
+        let name = c["name"].as_str().unwrap().to_owned();
+        crate::support::park::set(&mut obs, &name, c);
+    }
+    // The fixture's other checks are bound to another root: the correlation rule must say so.
+    let (code, out, _) = park(&["park", "check"], &obs.to_string(), None);
+    assert_eq!((code, out["error"]["rule"].clone()), (2, json!("bound-root-mismatch")), "{out}");
+}
+
+#[test]
+fn uncommitted_changes_fail_tree_preserved() {
+    let repo = Repo::new();
+    std::fs::write(repo.root.join("file.txt"), "changed\n").unwrap();
+    assert_eq!(outcomes(repo.path()), ["pass", "fail", "pass"]);
+    std::fs::write(repo.root.join("file.txt"), "one\n").unwrap();
+    std::fs::write(repo.root.join("new.txt"), "untracked\n").unwrap();
+    assert_eq!(outcomes(repo.path()), ["pass", "fail", "pass"]);
+}
+
+#[test]
+fn unpushed_commits_fail_reachability() {
+    let repo = Repo::new();
+    repo.commit("file.txt", "two\n", "two");
+    assert_eq!(outcomes(repo.path()), ["pass", "pass", "fail"]);
+    ok(&repo.root, &["branch", "--unset-upstream"]);
+    let checks = observe(repo.path());
+    assert_eq!(checks[2].1, "fail");
+    assert!(checks[2].2["error"].as_str().unwrap().contains("no upstream"));
+}
+
+#[test]
+fn a_conflicting_merge_fails() {
+    let repo = Repo::new();
+    repo.diverge();
+    assert!(!git(&repo.root, &["merge", "other"]).status.success());
+    let checks = observe(repo.path());
+    assert_eq!(checks[0].1, "fail");
+    assert_eq!(checks[0].2["operations"], json!(["merge"]));
+    assert_eq!(checks[0].2["conflicts"], json!(["file.txt"]));
+}
+
+#[test]
+fn a_stopped_rebase_fails() {
+    let repo = Repo::new();
+    repo.diverge();
+    assert!(!git(&repo.root, &["rebase", "other"]).status.success());
+    let checks = observe(repo.path());
+    assert_eq!(checks[0].1, "fail");
+    assert!(checks[0].2["operations"].as_array().unwrap().contains(&json!("rebase")), "{}", checks[0].2);
+}
+
+#[test]
+fn a_cherry_pick_conflict_fails() {
+    let repo = Repo::new();
+    repo.diverge();
+    assert!(!git(&repo.root, &["cherry-pick", "other"]).status.success());
+    let checks = observe(repo.path());
+    assert_eq!(checks[0].1, "fail");
+    assert_eq!(checks[0].2["operations"], json!(["cherry-pick"]));
+}
+
+#[test]
+fn a_revert_in_progress_fails() {
+    let repo = Repo::new();
+    repo.commit("file.txt", "two\n", "two");
+    repo.commit("file.txt", "three\n", "three");
+    assert!(!git(&repo.root, &["revert", "--no-edit", "HEAD~1"]).status.success());
+    let checks = observe(repo.path());
+    assert_eq!(checks[0].1, "fail");
+    assert_eq!(checks[0].2["operations"], json!(["revert"]));
+}
+
+#[test]
+fn a_linked_worktree_is_observed_at_its_own_root() {
+    let repo = Repo::new();
+    let wt = repo.root.parent().unwrap().join("linked");
+    ok(&repo.root, &["worktree", "add", "-q", "-b", "side", wt.to_str().unwrap()]);
+    let wt = wt.canonicalize().unwrap();
+    let checks = observe(wt.to_str().unwrap());
+    assert_eq!(checks[0].1, "pass");
+    assert_eq!(checks[1].1, "pass");
+    // A new branch without an upstream: a checkpoint is needed.
+    assert_eq!(checks[2].1, "fail");
+    assert_eq!(checks[0].2["bound_root"], wt.to_str().unwrap());
+    // And a binding proves the linked-worktree relationship from real git output.
+    let read = |args: &[&str]| String::from_utf8(git(&wt, args).stdout).unwrap();
+    let root = wt.to_str().unwrap();
+    let argv = |rest: &[&str]| {
+        let mut v = vec!["git", "-C", root];
+        v.extend_from_slice(rest);
+        json!(v)
+    };
+    let input = json!({
+        "selector": {"kind": "bead", "value": "rsry-1"},
+        "receipt_identity": {"episode_id": crate::support::park::EPISODE, "anchor_bead": "rsry-1",
+            "repository": {"path": root, "vcs": "git", "branch": "side", "head": read(&["rev-parse", "HEAD"]).trim()}},
+        "observations": {
+            "root": {"command": argv(&["rev-parse", "--show-toplevel"]), "stdout": read(&["rev-parse", "--show-toplevel"])},
+            "git_dir": {"command": argv(&["rev-parse", "--path-format=absolute", "--git-dir"]), "stdout": read(&["rev-parse", "--path-format=absolute", "--git-dir"])},
+            "common_dir": {"command": argv(&["rev-parse", "--path-format=absolute", "--git-common-dir"]), "stdout": read(&["rev-parse", "--path-format=absolute", "--git-common-dir"])},
+            "remote": {"command": argv(&["remote", "get-url", "origin"]), "stdout": read(&["remote", "get-url", "origin"])}
+        },
+        "registrations": [{"name": "local", "url": format!("ssh://host.example{}", read(&["remote", "get-url", "origin"]).trim())}]
+    });
+    // The origin is a local path: not a remote identity, so binding refuses (fail closed).
+    let (code, out, _) = park(&["park", "bind-repository"], &input.to_string(), None);
+    assert_eq!((code, out["error"]["rule"].clone()), (2, json!("remote-url")), "{out}");
+    ok(&repo.root, &["remote", "set-url", "origin", "git@github.com:example/project.git"]);
+    let mut input = input;
+    input["observations"]["remote"]["stdout"] = json!(read(&["remote", "get-url", "origin"]));
+    input["registrations"] = json!([{"name": "project", "url": "https://github.com/example/project"}]);
+    let (code, out, _) = park(&["park", "bind-repository"], &input.to_string(), None);
+    assert_eq!(code, 0, "{out}");
+    assert!(out["git_dir"].as_str().unwrap().contains("/.git/worktrees/"), "{out}");
+}
+
+#[test]
+fn unreadable_state_is_unknown_never_pass() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plain = tmp.path().canonicalize().unwrap();
+    assert_eq!(outcomes(plain.to_str().unwrap()), ["unknown", "unknown", "unknown"]);
+    // A subdirectory of a repository is not its bound root.
+    let repo = Repo::new();
+    std::fs::create_dir(repo.root.join("sub")).unwrap();
+    assert_eq!(outcomes(repo.root.join("sub").to_str().unwrap()), ["unknown", "unknown", "unknown"]);
+}
+
+#[test]
+fn a_jj_workspace_without_jj_is_unknown() {
+    let repo = Repo::new();
+    std::fs::create_dir(repo.root.join(".jj")).unwrap();
+    let checks = observe(repo.path());
+    assert!(checks.iter().all(|c| c.1 == "unknown" && c.2["backend"] == "jj"), "{checks:?}");
+}
+
+#[test]
+fn observe_vcs_refuses_a_relative_root() {
+    let (code, out, _) = park(&["park", "observe-vcs", "--root", "relative/dir"], "", None);
+    assert_eq!((code, out["error"]["rule"].clone()), (2, json!("absolute-path")));
+}
