@@ -9,8 +9,8 @@
 
 pub mod audit;
 pub mod engine;
-pub mod observe;
 pub mod error;
+pub mod observe;
 pub mod registry;
 pub mod stream;
 

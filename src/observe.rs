@@ -79,9 +79,27 @@ pub fn park_vcs_checks(root: &str) -> Vec<Value> {
     let unknown_all = |backend: &str, error: &str, runs: &[CommandRun]| -> Vec<Value> {
         let obs = json!(runs);
         vec![
-            check("no_vcs_operation_or_conflict", "quiescence", "unknown", json!({"source": backend, "detail": "the bound VCS state could not be read", "backend": backend, "bound_root": root, "error": error, "observations": obs}), &at),
-            check("tree_preserved", "preservation", "unknown", json!({"source": backend, "detail": "the bound VCS state could not be read", "backend": backend, "bound_root": root, "workspace": root, "state": "unknown", "error": error, "observations": obs}), &at),
-            check("commits_reachable_or_checkpoint_resolvable", "preservation", "unknown", json!({"source": backend, "detail": "the bound VCS state could not be read", "backend": backend, "bound_root": root, "workspace": root, "state": "unknown", "error": error, "observations": obs}), &at),
+            check(
+                "no_vcs_operation_or_conflict",
+                "quiescence",
+                "unknown",
+                json!({"source": backend, "detail": "the bound VCS state could not be read", "backend": backend, "bound_root": root, "error": error, "observations": obs}),
+                &at,
+            ),
+            check(
+                "tree_preserved",
+                "preservation",
+                "unknown",
+                json!({"source": backend, "detail": "the bound VCS state could not be read", "backend": backend, "bound_root": root, "workspace": root, "state": "unknown", "error": error, "observations": obs}),
+                &at,
+            ),
+            check(
+                "commits_reachable_or_checkpoint_resolvable",
+                "preservation",
+                "unknown",
+                json!({"source": backend, "detail": "the bound VCS state could not be read", "backend": backend, "bound_root": root, "workspace": root, "state": "unknown", "error": error, "observations": obs}),
+                &at,
+            ),
         ]
     };
     if Path::new(root).join(".jj").is_dir() {
@@ -96,16 +114,32 @@ pub fn park_vcs_checks(root: &str) -> Vec<Value> {
     let mut rec = Recorder { runs: Vec::new() };
     let top = rec.run(git(root, &["rev-parse", "--show-toplevel"]));
     if top.exit_status != Some(0) {
-        return unknown_all("git", "git rev-parse --show-toplevel failed: not a readable git workspace", &rec.runs);
+        return unknown_all(
+            "git",
+            "git rev-parse --show-toplevel failed: not a readable git workspace",
+            &rec.runs,
+        );
     }
     if line(&top.stdout) != root {
-        return unknown_all("git", &format!("the bound root is not the workspace top level (`{}`)", line(&top.stdout)), &rec.runs);
+        return unknown_all(
+            "git",
+            &format!(
+                "the bound root is not the workspace top level (`{}`)",
+                line(&top.stdout)
+            ),
+            &rec.runs,
+        );
     }
     let status = rec.run(git(root, &["status", "--porcelain=v2", "--branch"]));
     let unmerged = rec.run(git(root, &["diff", "--name-only", "--diff-filter=U"]));
     let mut operations = Vec::new();
     let mut unreadable = status.exit_status != Some(0) || unmerged.exit_status != Some(0);
-    for (name, op) in [("MERGE_HEAD", "merge"), ("CHERRY_PICK_HEAD", "cherry-pick"), ("REVERT_HEAD", "revert"), ("REBASE_HEAD", "rebase")] {
+    for (name, op) in [
+        ("MERGE_HEAD", "merge"),
+        ("CHERRY_PICK_HEAD", "cherry-pick"),
+        ("REVERT_HEAD", "revert"),
+        ("REBASE_HEAD", "rebase"),
+    ] {
         let r = rec.run(git(root, &["rev-parse", "-q", "--verify", name]));
         match r.exit_status {
             Some(0) => operations.push(op.to_owned()),
@@ -114,17 +148,36 @@ pub fn park_vcs_checks(root: &str) -> Vec<Value> {
         }
     }
     for dir in ["rebase-merge", "rebase-apply"] {
-        let r = rec.run(git(root, &["rev-parse", "--path-format=absolute", "--git-path", dir]));
+        let r = rec.run(git(
+            root,
+            &["rev-parse", "--path-format=absolute", "--git-path", dir],
+        ));
         match r.exit_status {
-            Some(0) if Path::new(line(&r.stdout)).is_dir() && !operations.contains(&"rebase".to_owned()) => operations.push("rebase".to_owned()),
+            Some(0)
+                if Path::new(line(&r.stdout)).is_dir()
+                    && !operations.contains(&"rebase".to_owned()) =>
+            {
+                operations.push("rebase".to_owned())
+            }
             Some(0) => {}
             _ => unreadable = true,
         }
     }
-    let conflicts: Vec<String> = unmerged.stdout.lines().filter(|l| !l.is_empty()).map(str::to_owned).collect();
+    let conflicts: Vec<String> = unmerged
+        .stdout
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(str::to_owned)
+        .collect();
     let commands: Vec<Vec<String>> = rec.runs.iter().map(|r| r.argv.clone()).collect();
     let vcs = if unreadable {
-        check("no_vcs_operation_or_conflict", "quiescence", "unknown", json!({"source": "git", "detail": "git could not report the operation state", "backend": "git", "bound_root": root, "error": "a bound git reading failed", "observations": rec.runs}), &at)
+        check(
+            "no_vcs_operation_or_conflict",
+            "quiescence",
+            "unknown",
+            json!({"source": "git", "detail": "git could not report the operation state", "backend": "git", "bound_root": root, "error": "a bound git reading failed", "observations": rec.runs}),
+            &at,
+        )
     } else {
         let clean = conflicts.is_empty() && operations.is_empty();
         check(
@@ -139,7 +192,11 @@ pub fn park_vcs_checks(root: &str) -> Vec<Value> {
     let mut prec = Recorder { runs: Vec::new() };
     let head = prec.run(git(root, &["rev-parse", "HEAD"]));
     let head_id = line(&head.stdout).to_owned();
-    let dirty: Vec<&str> = status.stdout.lines().filter(|l| !l.starts_with('#') && !l.is_empty()).collect();
+    let dirty: Vec<&str> = status
+        .stdout
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .collect();
     let resolver = git(root, &["cat-file", "-e", &format!("{head_id}^{{commit}}")]);
     let preservation = |name: &str, outcome: &str, mut evidence: Value, runs: &[CommandRun]| {
         evidence["observations"] = json!(runs);
@@ -151,7 +208,12 @@ pub fn park_vcs_checks(root: &str) -> Vec<Value> {
         e["state"] = json!("unknown");
         e["error"] = json!("a bound git reading failed");
         let tree = preservation("tree_preserved", "unknown", e.clone(), &prec.runs);
-        let commits = preservation("commits_reachable_or_checkpoint_resolvable", "unknown", e, &prec.runs);
+        let commits = preservation(
+            "commits_reachable_or_checkpoint_resolvable",
+            "unknown",
+            e,
+            &prec.runs,
+        );
         return vec![vcs, tree, commits];
     }
     let resolved = prec.run(resolver.clone());
@@ -175,33 +237,65 @@ pub fn park_vcs_checks(root: &str) -> Vec<Value> {
         e["error"] = json!("git cat-file -e HEAD^{commit} failed");
         preservation("tree_preserved", "unknown", e, &prec.runs)
     } else if dirty.is_empty() {
-        preservation("tree_preserved", "pass", durable("the working tree is clean: HEAD preserves it"), &prec.runs)
+        preservation(
+            "tree_preserved",
+            "pass",
+            durable("the working tree is clean: HEAD preserves it"),
+            &prec.runs,
+        )
     } else {
-        preservation("tree_preserved", "fail", unpreserved("the working tree differs from HEAD", format!("{} uncommitted or untracked entries", dirty.len())), &prec.runs)
+        preservation(
+            "tree_preserved",
+            "fail",
+            unpreserved(
+                "the working tree differs from HEAD",
+                format!("{} uncommitted or untracked entries", dirty.len()),
+            ),
+            &prec.runs,
+        )
     };
     let upstream = prec.run(git(root, &["rev-parse", "@{upstream}"]));
     let commits = if upstream.exit_status != Some(0) {
         preservation(
             "commits_reachable_or_checkpoint_resolvable",
             "fail",
-            unpreserved("no upstream: HEAD is not reachable from a remote-tracking ref", "no upstream is configured; a checkpoint is needed".into()),
+            unpreserved(
+                "no upstream: HEAD is not reachable from a remote-tracking ref",
+                "no upstream is configured; a checkpoint is needed".into(),
+            ),
             &prec.runs,
         )
     } else {
-        let ancestor = prec.run(git(root, &["merge-base", "--is-ancestor", "HEAD", "@{upstream}"]));
+        let ancestor = prec.run(git(
+            root,
+            &["merge-base", "--is-ancestor", "HEAD", "@{upstream}"],
+        ));
         match ancestor.exit_status {
-            Some(0) if resolved.exit_status == Some(0) => preservation("commits_reachable_or_checkpoint_resolvable", "pass", durable("HEAD is an ancestor of its upstream"), &prec.runs),
+            Some(0) if resolved.exit_status == Some(0) => preservation(
+                "commits_reachable_or_checkpoint_resolvable",
+                "pass",
+                durable("HEAD is an ancestor of its upstream"),
+                &prec.runs,
+            ),
             Some(1) => preservation(
                 "commits_reachable_or_checkpoint_resolvable",
                 "fail",
-                unpreserved("HEAD has commits its upstream does not", "HEAD is not reachable from its upstream; a checkpoint is needed".into()),
+                unpreserved(
+                    "HEAD has commits its upstream does not",
+                    "HEAD is not reachable from its upstream; a checkpoint is needed".into(),
+                ),
                 &prec.runs,
             ),
             _ => {
                 let mut e = base("reachability could not be read");
                 e["state"] = json!("unknown");
                 e["error"] = json!("git merge-base --is-ancestor failed");
-                preservation("commits_reachable_or_checkpoint_resolvable", "unknown", e, &prec.runs)
+                preservation(
+                    "commits_reachable_or_checkpoint_resolvable",
+                    "unknown",
+                    e,
+                    &prec.runs,
+                )
             }
         }
     };

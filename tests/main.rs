@@ -9,4 +9,6 @@ mod engine;
 mod journal;
 mod park;
 mod park_git;
+mod park_properties;
+mod park_snapshots;
 mod properties;

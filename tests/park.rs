@@ -11,10 +11,17 @@ use serde_json::{json, Value};
 use crate::support::park::*;
 use crate::support::TempJournal;
 
+/// One named change to a document, for table tests.
+type Mutation = Box<dyn Fn(&mut Value)>;
+
 /// Runs `cairn` with `stdin`; (exit code, stdout JSON, stderr).
 pub fn park(args: &[&str], stdin: &str, db: Option<&Path>) -> (i32, Value, String) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_cairn"));
-    cmd.args(args).env_remove("CAIRN_DB").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.args(args)
+        .env_remove("CAIRN_DB")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     if let Some(db) = db {
         cmd.arg("--db").arg(db);
     } else {
@@ -22,13 +29,30 @@ pub fn park(args: &[&str], stdin: &str, db: Option<&Path>) -> (i32, Value, Strin
         cmd.env("CAIRN_DB", "/nonexistent/cairn-test/journal.db");
     }
     let mut child = cmd.spawn().expect("cairn runs");
-    child.stdin.take().expect("stdin").write_all(stdin.as_bytes()).ok();
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes())
+        .ok();
     let out = child.wait_with_output().expect("cairn exits");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(stdout.ends_with('\n'), "output ends with a newline: {stdout:?}");
-    assert_eq!(stdout.lines().count(), 1, "exactly one JSON object: {stdout:?}");
-    let v: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("stdout is JSON ({e}): {stdout}"));
-    (out.status.code().unwrap_or(-1), v, String::from_utf8_lossy(&out.stderr).into_owned())
+    assert!(
+        stdout.ends_with('\n'),
+        "output ends with a newline: {stdout:?}"
+    );
+    assert_eq!(
+        stdout.lines().count(),
+        1,
+        "exactly one JSON object: {stdout:?}"
+    );
+    let v: Value =
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("stdout is JSON ({e}): {stdout}"));
+    (
+        out.status.code().unwrap_or(-1),
+        v,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 fn check_doc(v: &Value) -> (i32, Value) {
@@ -50,7 +74,11 @@ fn refused(v: &Value, rule: &str, field: Option<&str>) {
 fn unsafe_result(v: &Value) -> Value {
     let (code, out) = check_doc(v);
     assert_eq!(code, 0, "{out}");
-    assert_eq!((out["eligible"].clone(), out["action"].clone()), (json!(false), Value::Null), "{out}");
+    assert_eq!(
+        (out["eligible"].clone(), out["action"].clone()),
+        (json!(false), Value::Null),
+        "{out}"
+    );
     out
 }
 
@@ -62,16 +90,35 @@ fn a_durable_parked_observation_is_eligible_to_write_a_receipt() {
     assert_eq!(out["action"], "write_receipt");
     assert_eq!(out["candidate"], "parked");
     assert_eq!(out["protocol_phase"], "durable");
-    let reasons: Vec<&str> = out["reasons"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
-    assert!(reasons.contains(&"close_condition_satisfied=unknown") && reasons.contains(&"bead_terminal=fail"), "{reasons:?}");
-    assert!(reasons.iter().any(|r| r.contains("rosary-a6166d")), "{reasons:?}");
+    let reasons: Vec<&str> = out["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        reasons.contains(&"close_condition_satisfied=unknown")
+            && reasons.contains(&"bead_terminal=fail"),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons.iter().any(|r| r.contains("rosary-a6166d")),
+        "{reasons:?}"
+    );
 }
 
 #[test]
 fn preflight_authorizes_a_checkpoint_and_is_never_eligible() {
     let (code, out) = check_doc(&preflight());
     assert_eq!(code, 0);
-    assert_eq!((out["eligible"].clone(), out["action"].clone(), out["candidate"].clone()), (json!(false), json!("checkpoint"), json!("parked")));
+    assert_eq!(
+        (
+            out["eligible"].clone(),
+            out["action"].clone(),
+            out["candidate"].clone()
+        ),
+        (json!(false), json!("checkpoint"), json!("parked"))
+    );
     // Preflight with durable preservation: still never eligible, and no checkpoint.
     let mut v = observation();
     v["protocol_phase"] = json!("preflight");
@@ -140,24 +187,48 @@ fn pr_backed_is_derived_from_the_url_and_pr_merged_applies_iff_pr_backed() {
     v["pr_backed"] = json!(true);
     refused(&v, "pr-backed-derived", Some("pr_backed"));
     let mut v = observation();
-    pr_backed(&mut v, "fail", json!({"state": "OPEN", "mergedAt": null, "url": PR}));
+    pr_backed(
+        &mut v,
+        "fail",
+        json!({"state": "OPEN", "mergedAt": null, "url": PR}),
+    );
     assert_eq!(check_doc(&v).1["eligible"], true);
     remove(&mut v, "pr_merged");
     refused(&v, "missing-check", None);
     let mut v = observation();
-    v["checks"].as_array_mut().unwrap().push(check("pr_merged", "completion", "unknown", json!({"source": "gh", "detail": "x", "command": ["gh"], "error": "no"})));
+    v["checks"].as_array_mut().unwrap().push(check(
+        "pr_merged",
+        "completion",
+        "unknown",
+        json!({"source": "gh", "detail": "x", "command": ["gh"], "error": "no"}),
+    ));
     refused(&v, "inapplicable-check", None);
 }
 
 #[test]
 fn pr_evidence_is_read_as_gh_prints_it() {
     let cases = [
-        (json!({"state": "MERGED", "mergedAt": "2026-11-29T10:00:00Z", "url": PR}), "pass"),
-        (json!({"state": "OPEN", "mergedAt": null, "url": PR}), "fail"),
+        (
+            json!({"state": "MERGED", "mergedAt": "2026-11-29T10:00:00Z", "url": PR}),
+            "pass",
+        ),
+        (
+            json!({"state": "OPEN", "mergedAt": null, "url": PR}),
+            "fail",
+        ),
         (json!({"state": "CLOSED", "url": PR}), "fail"),
-        (json!({"state": "MERGED", "mergedAt": "yesterday", "url": PR}), "unknown"),
-        (json!({"state": "MERGED", "mergedAt": "2026-11-29T10:00:00Z", "url": "https://github.com/example/project/pull/8"}), "unknown"),
-        (json!({"state": "DRAFTY", "mergedAt": null, "url": PR}), "unknown"),
+        (
+            json!({"state": "MERGED", "mergedAt": "yesterday", "url": PR}),
+            "unknown",
+        ),
+        (
+            json!({"state": "MERGED", "mergedAt": "2026-11-29T10:00:00Z", "url": "https://github.com/example/project/pull/8"}),
+            "unknown",
+        ),
+        (
+            json!({"state": "DRAFTY", "mergedAt": null, "url": PR}),
+            "unknown",
+        ),
         (json!({"mergedAt": null, "url": PR}), "unknown"),
     ];
     for (response, derived) in cases {
@@ -170,12 +241,20 @@ fn pr_evidence_is_read_as_gh_prints_it() {
                 // Unknown PR evidence is unsafe; a known one leaves the parked candidate eligible.
                 assert_eq!(out["eligible"], derived != "unknown", "{response}: {out}");
             } else {
-                assert_eq!((code, out["error"]["rule"].clone()), (2, json!("outcome-contradicts-evidence")), "{response} stated {stated}: {out}");
+                assert_eq!(
+                    (code, out["error"]["rule"].clone()),
+                    (2, json!("outcome-contradicts-evidence")),
+                    "{response} stated {stated}: {out}"
+                );
             }
         }
     }
     let mut v = observation();
-    pr_backed(&mut v, "pass", json!({"state": "MERGED", "mergedAt": "2026-11-29T10:00:00Z", "url": PR}));
+    pr_backed(
+        &mut v,
+        "pass",
+        json!({"state": "MERGED", "mergedAt": "2026-11-29T10:00:00Z", "url": PR}),
+    );
     get(&mut v, "pr_merged")["evidence"]["command"] = json!(["gh", "pr", "view", PR]);
     refused(&v, "pr-command", None);
 }
@@ -209,7 +288,11 @@ fn bead_status_rules() {
     // A stated outcome that contradicts the status.
     let mut v = observation();
     get(&mut v, "bead_terminal")["outcome"] = json!("pass");
-    refused(&v, "outcome-contradicts-evidence", Some("checks[8].outcome"));
+    refused(
+        &v,
+        "outcome-contradicts-evidence",
+        Some("checks[8].outcome"),
+    );
     // resume_target_resolvable present when the bead is terminal: inapplicable.
     let mut v = observation();
     get(&mut v, "bead_terminal")["outcome"] = json!("pass");
@@ -232,10 +315,22 @@ fn close_condition_is_unknown_in_v1() {
 #[test]
 fn any_unknown_base_check_is_unsafe() {
     let unknowns = [
-        ("no_active_dispatch", json!({"source": "rsry_active+rsry_dispatch_history", "detail": "timeout", "error": "rsry_active timed out"})),
-        ("no_running_child_operation", json!({"source": "codex.current_child_operations", "detail": "not exposed", "client": "codex", "authoritative": false, "error": "adapter not exposed"})),
-        ("no_vcs_operation_or_conflict", json!({"source": "git", "detail": "unreadable", "backend": "git", "bound_root": ROOT, "error": "index.lock"})),
-        ("tree_preserved", json!({"source": "git", "detail": "?", "backend": "git", "bound_root": ROOT, "workspace": ROOT, "state": "unknown", "error": "x"})),
+        (
+            "no_active_dispatch",
+            json!({"source": "rsry_active+rsry_dispatch_history", "detail": "timeout", "error": "rsry_active timed out"}),
+        ),
+        (
+            "no_running_child_operation",
+            json!({"source": "codex.current_child_operations", "detail": "not exposed", "client": "codex", "authoritative": false, "error": "adapter not exposed"}),
+        ),
+        (
+            "no_vcs_operation_or_conflict",
+            json!({"source": "git", "detail": "unreadable", "backend": "git", "bound_root": ROOT, "error": "index.lock"}),
+        ),
+        (
+            "tree_preserved",
+            json!({"source": "git", "detail": "?", "backend": "git", "bound_root": ROOT, "workspace": ROOT, "state": "unknown", "error": "x"}),
+        ),
     ];
     for (name, evidence) in unknowns {
         let mut v = observation();
@@ -273,7 +368,8 @@ fn evidence_must_say_why() {
     refused(&v, "type", None);
     // VCS commands must be bound to the root, in argv form.
     let mut v = observation();
-    get(&mut v, "no_vcs_operation_or_conflict")["evidence"]["commands"] = json!([["git", "status"]]);
+    get(&mut v, "no_vcs_operation_or_conflict")["evidence"]["commands"] =
+        json!([["git", "status"]]);
     refused(&v, "bound-command", Some("checks[4].evidence.commands[0]"));
     // An operation in progress fails the check.
     let mut v = observation();
@@ -285,7 +381,8 @@ fn evidence_must_say_why() {
     get(&mut v, "tree_preserved")["evidence"]["resolved_head"] = json!("0123abc");
     refused(&v, "full-head", None);
     let mut v = observation();
-    get(&mut v, "tree_preserved")["evidence"]["resolver_command"] = json!(["git", "-C", ROOT, "rev-parse", "HEAD"]);
+    get(&mut v, "tree_preserved")["evidence"]["resolver_command"] =
+        json!(["git", "-C", ROOT, "rev-parse", "HEAD"]);
     refused(&v, "resolver-command", None);
 }
 
@@ -296,7 +393,14 @@ fn every_vcs_reading_uses_the_bound_root() {
     let e = &mut get(&mut v, "tree_preserved")["evidence"];
     e["bound_root"] = json!(other);
     e["workspace"] = json!(other);
-    e["resolver_command"] = json!(["git", "-C", other, "cat-file", "-e", "refs/heads/feature/park^{commit}"]);
+    e["resolver_command"] = json!([
+        "git",
+        "-C",
+        other,
+        "cat-file",
+        "-e",
+        "refs/heads/feature/park^{commit}"
+    ]);
     refused(&v, "bound-root-mismatch", None);
 }
 
@@ -304,25 +408,62 @@ fn every_vcs_reading_uses_the_bound_root() {
 fn durable_references_must_resolve_to_the_resume_head() {
     let other = "fedcba9876543210fedcba9876543210fedcba98";
     let mut v = observation();
-    get(&mut v, "commits_reachable_or_checkpoint_resolvable")["evidence"]["resolved_head"] = json!(other);
+    get(&mut v, "commits_reachable_or_checkpoint_resolvable")["evidence"]["resolved_head"] =
+        json!(other);
     let out = unsafe_result(&v);
     assert_eq!(out["candidate"], "parked");
 }
 
 #[test]
 fn ids_must_be_canonical() {
-    let flags = |e: &str, i: &str, a: &str| park(&["park", "evaluate", "--episode-id", e, "--intent-id", i, "--attempt-id", a], &observation().to_string(), None);
+    let flags = |e: &str, i: &str, a: &str| {
+        park(
+            &[
+                "park",
+                "evaluate",
+                "--episode-id",
+                e,
+                "--intent-id",
+                i,
+                "--attempt-id",
+                a,
+            ],
+            &observation().to_string(),
+            None,
+        )
+    };
     for (e, i, a, field) in [
-        ("ep-0B1E6F5E-3C1A-4B7E-9D2A-5F1C2E3D4A5B", INTENT, ATTEMPT, "episode_id"),
+        (
+            "ep-0B1E6F5E-3C1A-4B7E-9D2A-5F1C2E3D4A5B",
+            INTENT,
+            ATTEMPT,
+            "episode_id",
+        ),
         (EPISODE, "park-nope", ATTEMPT, "intent_id"),
-        (EPISODE, INTENT, "attempt-{2d3e4f5a-6b7c-4d8e-9f0a-1b2c3d4e5f6a}", "attempt_id"),
+        (
+            EPISODE,
+            INTENT,
+            "attempt-{2d3e4f5a-6b7c-4d8e-9f0a-1b2c3d4e5f6a}",
+            "attempt_id",
+        ),
         (INTENT, EPISODE, ATTEMPT, "episode_id"),
     ] {
         let (code, out, _) = flags(e, i, a);
-        assert_eq!((code, out["error"]["field"].clone()), (2, json!(field)), "{out}");
+        assert_eq!(
+            (code, out["error"]["field"].clone()),
+            (2, json!(field)),
+            "{out}"
+        );
     }
-    let (code, out, _) = park(&["park", "evaluate", "--episode-id", EPISODE], &observation().to_string(), None);
-    assert_eq!((code, out["error"]["rule"].clone()), (2, json!("identity-flags")));
+    let (code, out, _) = park(
+        &["park", "evaluate", "--episode-id", EPISODE],
+        &observation().to_string(),
+        None,
+    );
+    assert_eq!(
+        (code, out["error"]["rule"].clone()),
+        (2, json!("identity-flags"))
+    );
 }
 
 #[test]
@@ -333,7 +474,15 @@ fn an_unknown_verb_exits_2() {
 
 #[test]
 fn bad_input_is_refused_without_a_panic() {
-    for stdin in ["", "{", "[]", "null", "{\"schema_version\": 1e999}", "\u{0}", "{\"a\":1}{\"b\":2}"] {
+    for stdin in [
+        "",
+        "{",
+        "[]",
+        "null",
+        "{\"schema_version\": 1e999}",
+        "\u{0}",
+        "{\"a\":1}{\"b\":2}",
+    ] {
         let (code, out, stderr) = park(&["park", "check"], stdin, None);
         assert_eq!(code, 2, "{stdin:?}: {out}");
         assert!(!stderr.contains("panicked"), "{stderr}");
@@ -341,7 +490,10 @@ fn bad_input_is_refused_without_a_panic() {
     let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
     let (code, _, stderr) = park(&["park", "check"], &deep, None);
     assert_eq!(code, 2);
-    assert!(!stderr.contains("panicked") && !stderr.contains("overflow"), "{stderr}");
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("overflow"),
+        "{stderr}"
+    );
 }
 
 /// Walks one episode through the journal: prepare, preflight checkpoint, durable
@@ -349,14 +501,33 @@ fn bad_input_is_refused_without_a_panic() {
 fn walk_to_validated(t: &TempJournal) -> (String, String) {
     let db = t.path();
     let (code, prepared, _) = park(&["park", "prepare-attempt"], &json!({"mode": "park", "anchor_bead": ANCHOR, "episode_id": EPISODE, "intent_id": INTENT, "prior_receipts": []}).to_string(), Some(&db));
-    assert_eq!((code, prepared["action"].clone(), prepared["ready"].clone()), (0, json!("evaluate"), json!(true)), "{prepared}");
+    assert_eq!(
+        (code, prepared["action"].clone(), prepared["ready"].clone()),
+        (0, json!("evaluate"), json!(true)),
+        "{prepared}"
+    );
     let attempt = prepared["attempt_id"].as_str().unwrap().to_owned();
-    let ids = ["--episode-id", EPISODE, "--intent-id", INTENT, "--attempt-id", attempt.as_str()];
+    let ids = [
+        "--episode-id",
+        EPISODE,
+        "--intent-id",
+        INTENT,
+        "--attempt-id",
+        attempt.as_str(),
+    ];
     let with = |verb: &'static str| -> Vec<&str> { [&["park", verb][..], &ids[..]].concat() };
     let (code, out, _) = park(&with("evaluate"), &preflight().to_string(), Some(&db));
-    assert_eq!((code, out["action"].clone()), (0, json!("checkpoint")), "{out}");
+    assert_eq!(
+        (code, out["action"].clone()),
+        (0, json!("checkpoint")),
+        "{out}"
+    );
     let (code, out, _) = park(&with("evaluate"), &observation().to_string(), Some(&db));
-    assert_eq!((code, out["action"].clone()), (0, json!("write_receipt")), "{out}");
+    assert_eq!(
+        (code, out["action"].clone()),
+        (0, json!("write_receipt")),
+        "{out}"
+    );
     let mut r = receipt();
     r["attempt_id"] = json!(attempt);
     let bytes = serde_json::to_string(&r).unwrap();
@@ -370,28 +541,74 @@ fn an_episode_walks_from_preflight_to_safe_to_close() {
     let t = TempJournal::new();
     let db = t.path();
     let (attempt, bytes) = walk_to_validated(&t);
-    let ids = ["--episode-id", EPISODE, "--intent-id", INTENT, "--attempt-id", attempt.as_str()];
+    let ids = [
+        "--episode-id",
+        EPISODE,
+        "--intent-id",
+        INTENT,
+        "--attempt-id",
+        attempt.as_str(),
+    ];
     let confirm = [&["park", "confirm-readback"][..], &ids[..]].concat();
     let readback = json!({"receipt_bytes": bytes, "comments": [{"id": 11, "body": "parking now"}, {"id": 12, "body": fence(&bytes)}]});
     let (code, out, _) = park(&confirm, &readback.to_string(), Some(&db));
     assert_eq!(code, 0, "{out}");
-    assert_eq!((out["durable"].clone(), out["safe_to_close"].clone(), out["comment_id"].clone()), (json!(true), json!(true), json!(12)));
+    assert_eq!(
+        (
+            out["durable"].clone(),
+            out["safe_to_close"].clone(),
+            out["comment_id"].clone()
+        ),
+        (json!(true), json!(true), json!(12))
+    );
 
     let stream = format!("park/{EPISODE}");
     let (code, state, _) = park(&["state", &stream], "", Some(&db));
-    assert_eq!((code, state["state_name"].clone(), state["version"].clone()), (0, json!("safe-to-close"), json!(5)), "{state}");
+    assert_eq!(
+        (code, state["state_name"].clone(), state["version"].clone()),
+        (0, json!("safe-to-close"), json!(5)),
+        "{state}"
+    );
     assert_eq!(state["state"]["safe_to_close"], true);
     let (_, at2, _) = park(&["state", &stream, "--at", "2"], "", Some(&db));
     assert_eq!(at2["state_name"], "checkpoint-authorized");
-    let (code, log, _) = park(&["journal", "log", "--stream", &stream, "--format", "json"], "", Some(&db));
+    let (code, log, _) = park(
+        &["journal", "log", "--stream", &stream, "--format", "json"],
+        "",
+        Some(&db),
+    );
     assert_eq!(code, 0);
-    let types: Vec<&str> = log["events"].as_array().unwrap().iter().map(|e| e["event_type"].as_str().unwrap()).collect();
-    assert_eq!(types, ["attempt-prepared", "checkpoint-authorized", "receipt-authorized", "receipt-validated", "receipt-confirmed"]);
+    let types: Vec<&str> = log["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["event_type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "attempt-prepared",
+            "checkpoint-authorized",
+            "receipt-authorized",
+            "receipt-validated",
+            "receipt-confirmed"
+        ]
+    );
     // Only the confirmation carries safe_to_close.
-    let carriers: Vec<&str> = log["events"].as_array().unwrap().iter().filter(|e| e["payload"].get("safe_to_close").is_some()).map(|e| e["event_type"].as_str().unwrap()).collect();
+    let carriers: Vec<&str> = log["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["payload"].get("safe_to_close").is_some())
+        .map(|e| e["event_type"].as_str().unwrap())
+        .collect();
     assert_eq!(carriers, ["receipt-confirmed"]);
     let (code, audit, _) = park(&["journal", "audit"], "", Some(&db));
-    assert_eq!((code, audit["ok"].clone(), audit["redecided"].clone()), (0, json!(true), json!(5)), "{audit}");
+    assert_eq!(
+        (code, audit["ok"].clone(), audit["redecided"].clone()),
+        (0, json!(true), json!(5)),
+        "{audit}"
+    );
     let (code, verify, _) = park(&["journal", "verify"], "", Some(&db));
     assert_eq!((code, verify["ok"].clone()), (0, json!(true)));
 
@@ -402,8 +619,15 @@ fn an_episode_walks_from_preflight_to_safe_to_close() {
     // And prepare-attempt with the receipt as a prior success returns it unchanged.
     let prior = json!({"receipt": serde_json::from_str::<Value>(&bytes).unwrap(), "source_bytes": bytes, "comment_id": 12});
     let (code, existing, _) = park(&["park", "prepare-attempt"], &json!({"mode": "park", "anchor_bead": ANCHOR, "episode_id": EPISODE, "intent_id": INTENT, "prior_receipts": [prior]}).to_string(), Some(&db));
-    assert_eq!((code, existing["action"].clone()), (0, json!("return_existing")), "{existing}");
-    assert_eq!(existing["prior_sources"], json!([{"comment_id": 12, "source_bytes": bytes}]));
+    assert_eq!(
+        (code, existing["action"].clone()),
+        (0, json!("return_existing")),
+        "{existing}"
+    );
+    assert_eq!(
+        existing["prior_sources"],
+        json!([{"comment_id": 12, "source_bytes": bytes}])
+    );
     assert!(existing.get("attempt_id").is_none());
     assert_eq!(t.bytes(), before, "no new transition");
 }
@@ -414,7 +638,16 @@ fn refusals_and_unsafe_results_leave_the_journal_unchanged() {
     let db = t.path();
     let (attempt, bytes) = walk_to_validated(&t);
     let before = t.bytes();
-    let ids = |a: &str| vec!["--episode-id".to_owned(), EPISODE.to_owned(), "--intent-id".to_owned(), INTENT.to_owned(), "--attempt-id".to_owned(), a.to_owned()];
+    let ids = |a: &str| {
+        vec![
+            "--episode-id".to_owned(),
+            EPISODE.to_owned(),
+            "--intent-id".to_owned(),
+            INTENT.to_owned(),
+            "--attempt-id".to_owned(),
+            a.to_owned(),
+        ]
+    };
     let run = |verb: &str, a: &str, stdin: &str| {
         let mut args = vec!["park".to_owned(), verb.to_owned()];
         args.extend(ids(a));
@@ -423,20 +656,36 @@ fn refusals_and_unsafe_results_leave_the_journal_unchanged() {
     };
     // A stale attempt id: a correlation error.
     let (code, out, _) = run("evaluate", ATTEMPT, &observation().to_string());
-    assert_eq!((code, out["error"]["violations"][0]["predicate"].clone()), (2, json!("attempt-current")), "{out}");
+    assert_eq!(
+        (code, out["error"]["violations"][0]["predicate"].clone()),
+        (2, json!("attempt-current")),
+        "{out}"
+    );
     // Evaluation after validation: past evaluation.
     let (code, out, _) = run("evaluate", &attempt, &observation().to_string());
-    assert_eq!((code, out["error"]["violations"][0]["predicate"].clone()), (2, json!("evaluate-allowed")), "{out}");
+    assert_eq!(
+        (code, out["error"]["violations"][0]["predicate"].clone()),
+        (2, json!("evaluate-allowed")),
+        "{out}"
+    );
     // Read-back of bytes that were never validated.
     let mut other = receipt();
     other["attempt_id"] = json!(attempt);
     other["references"] = json!(["refs/heads/other"]);
     let other_bytes = other.to_string();
     let (code, out, _) = run("confirm-readback", &attempt, &json!({"receipt_bytes": other_bytes, "comments": [{"id": 1, "body": fence(&other_bytes)}]}).to_string());
-    assert_eq!((code, out["error"]["violations"][0]["predicate"].clone()), (2, json!("receipt-validated")), "{out}");
+    assert_eq!(
+        (code, out["error"]["violations"][0]["predicate"].clone()),
+        (2, json!("receipt-validated")),
+        "{out}"
+    );
     // A read-back that does not prove durability: a result, not an error, and nothing recorded.
     let (code, out, _) = run("confirm-readback", &attempt, &json!({"receipt_bytes": bytes, "comments": [{"id": 1, "body": format!("see below\n{}", fence(&bytes))}]}).to_string());
-    assert_eq!((code, out["durable"].clone(), out["safe_to_close"].clone()), (0, json!(false), json!(false)), "{out}");
+    assert_eq!(
+        (code, out["durable"].clone(), out["safe_to_close"].clone()),
+        (0, json!(false), json!(false)),
+        "{out}"
+    );
     // Conflicting same-intent bytes: unsafe even beside an exact copy.
     let (code, out, _) = run("confirm-readback", &attempt, &json!({"receipt_bytes": bytes, "comments": [{"id": 1, "body": fence(&bytes)}, {"id": 2, "body": fence(&other_bytes)}]}).to_string());
     assert_eq!((code, out["durable"].clone()), (0, json!(false)), "{out}");
@@ -459,26 +708,60 @@ fn an_unsafe_evaluation_records_nothing() {
     let mut v = observation();
     get(&mut v, "no_active_dispatch")["evidence"]["active_records"] = json!([{"id": "d-9"}]);
     get(&mut v, "no_active_dispatch")["outcome"] = json!("fail");
-    let (code, out, _) = park(&["park", "evaluate", "--episode-id", EPISODE, "--intent-id", INTENT, "--attempt-id", &attempt], &v.to_string(), Some(&db));
+    let (code, out, _) = park(
+        &[
+            "park",
+            "evaluate",
+            "--episode-id",
+            EPISODE,
+            "--intent-id",
+            INTENT,
+            "--attempt-id",
+            &attempt,
+        ],
+        &v.to_string(),
+        Some(&db),
+    );
     assert_eq!((code, out["eligible"].clone()), (0, json!(false)));
     assert_eq!(t.bytes(), before);
     // Each retry gets a fresh attempt; episode and intent are preserved.
     let (_, again, _) = park(&["park", "prepare-attempt"], &json!({"mode": "park", "anchor_bead": ANCHOR, "episode_id": EPISODE, "intent_id": INTENT, "prior_receipts": []}).to_string(), Some(&db));
     assert_ne!(again["attempt_id"], prepared["attempt_id"]);
-    assert_eq!((again["episode_id"].clone(), again["intent_id"].clone()), (json!(EPISODE), json!(INTENT)));
+    assert_eq!(
+        (again["episode_id"].clone(), again["intent_id"].clone()),
+        (json!(EPISODE), json!(INTENT))
+    );
     // Another intent on the same episode is refused.
     let other_intent = "park-99999999-6b7c-4d8e-9f0a-1b2c3d4e5f6a";
     let (code, out, _) = park(&["park", "prepare-attempt"], &json!({"mode": "park", "anchor_bead": ANCHOR, "episode_id": EPISODE, "intent_id": other_intent, "prior_receipts": []}).to_string(), Some(&db));
-    assert_eq!((code, out["error"]["violations"][0]["predicate"].clone()), (2, json!("intent-preserved")), "{out}");
+    assert_eq!(
+        (code, out["error"]["violations"][0]["predicate"].clone()),
+        (2, json!("intent-preserved")),
+        "{out}"
+    );
 }
 
 #[test]
 fn prepare_attempt_mints_missing_ids_and_asks_for_a_retry() {
     let (code, out, _) = park(&["park", "prepare-attempt"], &json!({"mode": "park", "anchor_bead": "rsry 1", "episode_id": EPISODE, "intent_id": null, "prior_receipts": []}).to_string(), None);
-    assert_eq!((code, out["action"].clone(), out["ready"].clone(), out["episode_id"].clone()), (0, json!("retry"), json!(false), json!(EPISODE)));
+    assert_eq!(
+        (
+            code,
+            out["action"].clone(),
+            out["ready"].clone(),
+            out["episode_id"].clone()
+        ),
+        (0, json!("retry"), json!(false), json!(EPISODE))
+    );
     let intent = out["intent_id"].as_str().unwrap();
-    assert!(intent.starts_with("park-") && intent.len() == 41, "{intent}");
-    assert_eq!(out["retry_command"], format!("/park-work --episode-id {EPISODE} --intent-id {intent} 'rsry 1'"));
+    assert!(
+        intent.starts_with("park-") && intent.len() == 41,
+        "{intent}"
+    );
+    assert_eq!(
+        out["retry_command"],
+        format!("/park-work --episode-id {EPISODE} --intent-id {intent} 'rsry 1'")
+    );
     assert!(out.get("attempt_id").is_none());
     let (code, out, _) = park(&["park", "prepare-attempt"], &json!({"mode": "resume", "anchor_bead": ANCHOR, "episode_id": null, "intent_id": null, "prior_receipts": []}).to_string(), None);
     assert_eq!((code, out["error"]["rule"].clone()), (2, json!("mode")));
@@ -489,65 +772,160 @@ fn prior_receipts_must_agree_whatever_their_order() {
     let r = receipt();
     let mut other = receipt();
     other["resume"]["next_action"] = json!("something else entirely");
-    let src = |v: &Value, id: u64| json!({"receipt": v, "source_bytes": v.to_string(), "comment_id": id});
-    let input = |priors: Vec<Value>| json!({"mode": "park", "anchor_bead": ANCHOR, "episode_id": EPISODE, "intent_id": INTENT, "prior_receipts": priors}).to_string();
-    for priors in [vec![src(&r, 1), src(&other, 2)], vec![src(&other, 2), src(&r, 1)]] {
+    let src =
+        |v: &Value, id: u64| json!({"receipt": v, "source_bytes": v.to_string(), "comment_id": id});
+    let input = |priors: Vec<Value>| {
+        json!({"mode": "park", "anchor_bead": ANCHOR, "episode_id": EPISODE, "intent_id": INTENT, "prior_receipts": priors}).to_string()
+    };
+    for priors in [
+        vec![src(&r, 1), src(&other, 2)],
+        vec![src(&other, 2), src(&r, 1)],
+    ] {
         let (code, out, _) = park(&["park", "prepare-attempt"], &input(priors), None);
-        assert_eq!((code, out["error"]["rule"].clone()), (2, json!("prior-receipts-agree")), "{out}");
+        assert_eq!(
+            (code, out["error"]["rule"].clone()),
+            (2, json!("prior-receipts-agree")),
+            "{out}"
+        );
     }
     // Semantically identical duplicates (another attempt, another session) → return_existing, sources by comment id.
     let mut dup = receipt();
     dup["attempt_id"] = json!("attempt-33333333-6b7c-4d8e-9f0a-1b2c3d4e5f6a");
     dup["provider_sessions"] = json!([{"provider": "codex", "id": "s-2"}]);
-    let (code, out, _) = park(&["park", "prepare-attempt"], &input(vec![src(&dup, 30), src(&r, 4)]), None);
-    assert_eq!((code, out["action"].clone()), (0, json!("return_existing")), "{out}");
-    let ids: Vec<u64> = out["prior_sources"].as_array().unwrap().iter().map(|s| s["comment_id"].as_u64().unwrap()).collect();
+    let (code, out, _) = park(
+        &["park", "prepare-attempt"],
+        &input(vec![src(&dup, 30), src(&r, 4)]),
+        None,
+    );
+    assert_eq!(
+        (code, out["action"].clone()),
+        (0, json!("return_existing")),
+        "{out}"
+    );
+    let ids: Vec<u64> = out["prior_sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["comment_id"].as_u64().unwrap())
+        .collect();
     assert_eq!(ids, [4, 30]);
     assert_eq!(out["receipt"], r);
     // A malformed matching receipt, or one for another episode: unsafe.
     let mut bad = receipt();
     bad["safe_to_close"] = json!("true");
-    let (code, out, _) = park(&["park", "prepare-attempt"], &input(vec![src(&bad, 1)]), None);
-    assert_eq!((code, out["error"]["rule"].clone()), (2, json!("safe-to-close-literal")), "{out}");
+    let (code, out, _) = park(
+        &["park", "prepare-attempt"],
+        &input(vec![src(&bad, 1)]),
+        None,
+    );
+    assert_eq!(
+        (code, out["error"]["rule"].clone()),
+        (2, json!("safe-to-close-literal")),
+        "{out}"
+    );
     let mut foreign = receipt();
     foreign["episode_id"] = json!("ep-44444444-6b7c-4d8e-9f0a-1b2c3d4e5f6a");
-    let (code, _, _) = park(&["park", "prepare-attempt"], &input(vec![src(&foreign, 1)]), None);
+    let (code, _, _) = park(
+        &["park", "prepare-attempt"],
+        &input(vec![src(&foreign, 1)]),
+        None,
+    );
     assert_eq!(code, 2);
     // source_bytes that are not the receipt beside them.
-    let (code, out, _) = park(&["park", "prepare-attempt"], &input(vec![json!({"receipt": r, "source_bytes": other.to_string(), "comment_id": 1})]), None);
-    assert_eq!((code, out["error"]["rule"].clone()), (2, json!("source-bytes-match")), "{out}");
+    let (code, out, _) = park(
+        &["park", "prepare-attempt"],
+        &input(vec![
+            json!({"receipt": r, "source_bytes": other.to_string(), "comment_id": 1}),
+        ]),
+        None,
+    );
+    assert_eq!(
+        (code, out["error"]["rule"].clone()),
+        (2, json!("source-bytes-match")),
+        "{out}"
+    );
     // A receipt of another intent is not a candidate.
     let mut elsewhere = receipt();
     elsewhere["intent_id"] = json!("park-55555555-6b7c-4d8e-9f0a-1b2c3d4e5f6a");
-    let (code, out, _) = park(&["park", "prepare-attempt"], &input(vec![src(&elsewhere, 1)]), None);
-    assert_eq!((code, out["action"].clone()), (0, json!("evaluate")), "{out}");
+    let (code, out, _) = park(
+        &["park", "prepare-attempt"],
+        &input(vec![src(&elsewhere, 1)]),
+        None,
+    );
+    assert_eq!(
+        (code, out["action"].clone()),
+        (0, json!("evaluate")),
+        "{out}"
+    );
 }
 
 #[test]
 fn receipt_rules() {
     let valid = |r: &Value| park(&["park", "validate-receipt"], &r.to_string(), None);
     assert_eq!(valid(&receipt()).1, json!({"valid": true}));
-    let cases: Vec<(&str, Box<dyn Fn(&mut Value)>)> = vec![
-        ("receipt-phase", Box::new(|r| r["protocol_phase"] = json!("preflight"))),
-        ("safe-to-close-literal", Box::new(|r| r["safe_to_close"] = json!(1))),
+    let cases: Vec<(&str, Mutation)> = vec![
+        (
+            "receipt-phase",
+            Box::new(|r| r["protocol_phase"] = json!("preflight")),
+        ),
+        (
+            "safe-to-close-literal",
+            Box::new(|r| r["safe_to_close"] = json!(1)),
+        ),
         ("episode-id", Box::new(|r| r["episode_id"] = json!("ep-1"))),
-        ("anchor-equals-confirmed", Box::new(|r| r["anchor_bead"] = json!("rsry-other"))),
-        ("unique-sessions", Box::new(|r| r["provider_sessions"] = json!([{"provider": "claude", "id": "a"}, {"provider": "claude", "id": "a"}]))),
-        ("type", Box::new(|r| r["provider_sessions"] = json!([{"provider": "gemini", "id": "a"}]))),
-        ("full-head", Box::new(|r| r["repository"]["head"] = json!("abc123"))),
-        ("repository-equals-binding", Box::new(|r| r["repository"]["branch"] = json!("main"))),
+        (
+            "anchor-equals-confirmed",
+            Box::new(|r| r["anchor_bead"] = json!("rsry-other")),
+        ),
+        (
+            "unique-sessions",
+            Box::new(|r| {
+                r["provider_sessions"] =
+                    json!([{"provider": "claude", "id": "a"}, {"provider": "claude", "id": "a"}])
+            }),
+        ),
+        (
+            "type",
+            Box::new(|r| r["provider_sessions"] = json!([{"provider": "gemini", "id": "a"}])),
+        ),
+        (
+            "full-head",
+            Box::new(|r| r["repository"]["head"] = json!("abc123")),
+        ),
+        (
+            "repository-equals-binding",
+            Box::new(|r| r["repository"]["branch"] = json!("main")),
+        ),
         ("references", Box::new(|r| r["references"] = json!([]))),
-        ("one-target", Box::new(|r| r["resume"]["checkpoint"] = json!("cp-1"))),
-        ("resume-equals-evidence", Box::new(|r| r["resume"]["branch"] = json!("other-branch"))),
-        ("required", Box::new(|r| { r.as_object_mut().unwrap().remove("resume"); })),
-        ("outcome-equals-fold", Box::new(|r| r["outcome"] = json!("completed"))),
+        (
+            "one-target",
+            Box::new(|r| r["resume"]["checkpoint"] = json!("cp-1")),
+        ),
+        (
+            "resume-equals-evidence",
+            Box::new(|r| r["resume"]["branch"] = json!("other-branch")),
+        ),
+        (
+            "required",
+            Box::new(|r| {
+                r.as_object_mut().unwrap().remove("resume");
+            }),
+        ),
+        (
+            "outcome-equals-fold",
+            Box::new(|r| r["outcome"] = json!("completed")),
+        ),
         ("unknown-field", Box::new(|r| r["note"] = json!("trust me"))),
     ];
     for (rule, mutate) in cases {
         let mut r = receipt();
         mutate(&mut r);
         let (code, out, _) = valid(&r);
-        assert_eq!((code, out["error"]["rule"].clone()), (2, json!(rule)), "{out}");
+        assert_eq!(
+            (code, out["error"]["rule"].clone()),
+            (2, json!(rule)),
+            "{out}"
+        );
     }
     // No fence inside the bytes.
     let mut r = receipt();
@@ -563,42 +941,107 @@ fn bind_repository_rules() {
     assert_eq!(out["canonical_remote"], "github.com/example/project");
     assert_eq!(out["registration"]["name"], "project");
     assert_eq!(out["bound_root"], ROOT);
-    assert!(out["commands"].as_array().unwrap().iter().all(|c| c[0] == "git" && c[1] == "-C" && c[2] == ROOT));
+    assert!(out["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c[0] == "git" && c[1] == "-C" && c[2] == ROOT));
     // A linked worktree.
     let mut v = bind_input();
     v["observations"]["git_dir"]["stdout"] = json!("/srv/main/.git/worktrees/project\n");
     v["observations"]["common_dir"]["stdout"] = json!("/srv/main/.git\n");
     assert_eq!(bind(&v).0, 0);
-    let cases: Vec<(&str, Box<dyn Fn(&mut Value)>)> = vec![
-        ("selector-mismatch", Box::new(|v| v["selector"] = json!({"kind": "bead", "value": "rsry-other"}))),
-        ("path-root-mismatch", Box::new(|v| v["observations"]["root"]["stdout"] = json!("/srv/work\n"))),
-        ("bound-command", Box::new(|v| v["observations"]["remote"]["command"] = json!(["git", "remote", "get-url", "origin"]))),
-        ("git-dir-relationship", Box::new(|v| v["observations"]["git_dir"]["stdout"] = json!("/tmp/elsewhere/.git\n"))),
-        ("registration-match", Box::new(|v| v["registrations"] = json!([{"name": "a", "url": "https://github.com/example/project.git"}, {"name": "b", "url": "ssh://git@github.com/example/project"}]))),
-        ("registration-match", Box::new(|v| v["registrations"] = json!([{"name": "a", "url": "https://github.com:8443/example/project"}]))),
-        ("remote-url", Box::new(|v| v["observations"]["remote"]["stdout"] = json!("/local/mirror\n"))),
-        ("backend-unsupported", Box::new(|v| v["receipt_identity"]["repository"]["vcs"] = json!("jj"))),
+    let cases: Vec<(&str, Mutation)> = vec![
+        (
+            "selector-mismatch",
+            Box::new(|v| v["selector"] = json!({"kind": "bead", "value": "rsry-other"})),
+        ),
+        (
+            "path-root-mismatch",
+            Box::new(|v| v["observations"]["root"]["stdout"] = json!("/srv/work\n")),
+        ),
+        (
+            "bound-command",
+            Box::new(|v| {
+                v["observations"]["remote"]["command"] =
+                    json!(["git", "remote", "get-url", "origin"])
+            }),
+        ),
+        (
+            "git-dir-relationship",
+            Box::new(|v| v["observations"]["git_dir"]["stdout"] = json!("/tmp/elsewhere/.git\n")),
+        ),
+        (
+            "registration-match",
+            Box::new(
+                |v| v["registrations"] = json!([{"name": "a", "url": "https://github.com/example/project.git"}, {"name": "b", "url": "ssh://git@github.com/example/project"}]),
+            ),
+        ),
+        (
+            "registration-match",
+            Box::new(|v| {
+                v["registrations"] =
+                    json!([{"name": "a", "url": "https://github.com:8443/example/project"}])
+            }),
+        ),
+        (
+            "remote-url",
+            Box::new(|v| v["observations"]["remote"]["stdout"] = json!("/local/mirror\n")),
+        ),
+        (
+            "backend-unsupported",
+            Box::new(|v| v["receipt_identity"]["repository"]["vcs"] = json!("jj")),
+        ),
     ];
     for (rule, mutate) in cases {
         let mut v = bind_input();
         mutate(&mut v);
         let (code, out, _) = bind(&v);
-        assert_eq!((code, out["error"]["rule"].clone()), (2, json!(rule)), "{out}");
+        assert_eq!(
+            (code, out["error"]["rule"].clone()),
+            (2, json!(rule)),
+            "{out}"
+        );
     }
 }
 
 #[test]
 fn the_resume_gate_never_authorizes() {
-    for claim in [json!(null), json!({"dedupe": true}), json!({"claim_id": "c-1", "owner": "me", "lease_expiry": "2099-01-01T00:00:00Z"})] {
-        let (code, out, _) = park(&["park", "resume-gate"], &json!({"episode_id": EPISODE, "intent_id": INTENT, "atomic_claim": claim}).to_string(), None);
+    for claim in [
+        json!(null),
+        json!({"dedupe": true}),
+        json!({"claim_id": "c-1", "owner": "me", "lease_expiry": "2099-01-01T00:00:00Z"}),
+    ] {
+        let (code, out, _) = park(
+            &["park", "resume-gate"],
+            &json!({"episode_id": EPISODE, "intent_id": INTENT, "atomic_claim": claim}).to_string(),
+            None,
+        );
         assert_eq!(code, 0);
         assert_eq!(out["authorized"], false);
         assert_eq!(out["required_mechanism"], "rosary-04faf5");
         assert_eq!(out["allowed_actions"], json!(["read_only_inspection"]));
-        assert_eq!(out["blocked_actions"], json!(["workspace_creation", "resumed_observation", "work"]));
-        let order: Vec<&str> = out["gate_order"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
-        assert!(order.iter().position(|s| *s == "require_atomic_episode_claim") < order.iter().position(|s| *s == "block_workspace_creation"));
+        assert_eq!(
+            out["blocked_actions"],
+            json!(["workspace_creation", "resumed_observation", "work"])
+        );
+        let order: Vec<&str> = out["gate_order"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap())
+            .collect();
+        assert!(
+            order
+                .iter()
+                .position(|s| *s == "require_atomic_episode_claim")
+                < order.iter().position(|s| *s == "block_workspace_creation")
+        );
     }
-    let (code, _, _) = park(&["park", "resume-gate"], &json!({"episode_id": "ep-x", "intent_id": INTENT}).to_string(), None);
+    let (code, _, _) = park(
+        &["park", "resume-gate"],
+        &json!({"episode_id": "ep-x", "intent_id": INTENT}).to_string(),
+        None,
+    );
     assert_eq!(code, 2);
 }

@@ -24,7 +24,11 @@ fn git(dir: &Path, args: &[&str]) -> std::process::Output {
 
 fn ok(dir: &Path, args: &[&str]) {
     let o = git(dir, args);
-    assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
 
 /// A repository with an origin (a bare repo) and `main` pushed and tracked.
@@ -40,13 +44,26 @@ impl Repo {
         let origin = base.join("origin.git");
         let root = base.join("work");
         std::fs::create_dir_all(&root).unwrap();
-        ok(&base, &["init", "-q", "--bare", "-b", "main", origin.to_str().unwrap()]);
+        ok(
+            &base,
+            &[
+                "init",
+                "-q",
+                "--bare",
+                "-b",
+                "main",
+                origin.to_str().unwrap(),
+            ],
+        );
         ok(&root, &["init", "-q", "-b", "main"]);
         ok(&root, &["config", "commit.gpgsign", "false"]);
         std::fs::write(root.join("file.txt"), "one\n").unwrap();
         ok(&root, &["add", "."]);
         ok(&root, &["commit", "-q", "-m", "one"]);
-        ok(&root, &["remote", "add", "origin", origin.to_str().unwrap()]);
+        ok(
+            &root,
+            &["remote", "add", "origin", origin.to_str().unwrap()],
+        );
         ok(&root, &["push", "-q", "-u", "origin", "main"]);
         Self { _tmp: tmp, root }
     }
@@ -78,7 +95,13 @@ fn observe(root: &str) -> Vec<(String, String, Value)> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|c| (c["name"].as_str().unwrap().to_owned(), c["outcome"].as_str().unwrap().to_owned(), c["evidence"].clone()))
+        .map(|c| {
+            (
+                c["name"].as_str().unwrap().to_owned(),
+                c["outcome"].as_str().unwrap().to_owned(),
+                c["evidence"].clone(),
+            )
+        })
         .collect()
 }
 
@@ -91,12 +114,28 @@ fn a_clean_pushed_checkout_passes_with_recorded_argv() {
     let repo = Repo::new();
     let checks = observe(repo.path());
     let names: Vec<&str> = checks.iter().map(|c| c.0.as_str()).collect();
-    assert_eq!(names, ["no_vcs_operation_or_conflict", "tree_preserved", "commits_reachable_or_checkpoint_resolvable"]);
+    assert_eq!(
+        names,
+        [
+            "no_vcs_operation_or_conflict",
+            "tree_preserved",
+            "commits_reachable_or_checkpoint_resolvable"
+        ]
+    );
     assert_eq!(outcomes(repo.path()), ["pass", "pass", "pass"]);
     let vcs = &checks[0].2;
     for run in vcs["observations"].as_array().unwrap() {
-        assert_eq!(run["argv"].as_array().unwrap()[0..3], json!(["git", "-C", repo.path()]).as_array().unwrap()[..], "{run}");
-        assert!(run["exit_status"].is_i64() && run["started_at"].is_string() && run["finished_at"].is_string(), "{run}");
+        assert_eq!(
+            run["argv"].as_array().unwrap()[0..3],
+            json!(["git", "-C", repo.path()]).as_array().unwrap()[..],
+            "{run}"
+        );
+        assert!(
+            run["exit_status"].is_i64()
+                && run["started_at"].is_string()
+                && run["finished_at"].is_string(),
+            "{run}"
+        );
     }
     let head = String::from_utf8(git(&repo.root, &["rev-parse", "HEAD"]).stdout).unwrap();
     assert_eq!(checks[1].2["resolved_head"], head.trim());
@@ -118,7 +157,11 @@ fn the_observed_checks_are_accepted_by_evaluate() {
     }
     // The fixture's other checks are bound to another root: the correlation rule must say so.
     let (code, out, _) = park(&["park", "check"], &obs.to_string(), None);
-    assert_eq!((code, out["error"]["rule"].clone()), (2, json!("bound-root-mismatch")), "{out}");
+    assert_eq!(
+        (code, out["error"]["rule"].clone()),
+        (2, json!("bound-root-mismatch")),
+        "{out}"
+    );
 }
 
 #[test]
@@ -139,7 +182,10 @@ fn unpushed_commits_fail_reachability() {
     ok(&repo.root, &["branch", "--unset-upstream"]);
     let checks = observe(repo.path());
     assert_eq!(checks[2].1, "fail");
-    assert!(checks[2].2["error"].as_str().unwrap().contains("no upstream"));
+    assert!(checks[2].2["error"]
+        .as_str()
+        .unwrap()
+        .contains("no upstream"));
 }
 
 #[test]
@@ -160,7 +206,14 @@ fn a_stopped_rebase_fails() {
     assert!(!git(&repo.root, &["rebase", "other"]).status.success());
     let checks = observe(repo.path());
     assert_eq!(checks[0].1, "fail");
-    assert!(checks[0].2["operations"].as_array().unwrap().contains(&json!("rebase")), "{}", checks[0].2);
+    assert!(
+        checks[0].2["operations"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("rebase")),
+        "{}",
+        checks[0].2
+    );
 }
 
 #[test]
@@ -178,7 +231,9 @@ fn a_revert_in_progress_fails() {
     let repo = Repo::new();
     repo.commit("file.txt", "two\n", "two");
     repo.commit("file.txt", "three\n", "three");
-    assert!(!git(&repo.root, &["revert", "--no-edit", "HEAD~1"]).status.success());
+    assert!(!git(&repo.root, &["revert", "--no-edit", "HEAD~1"])
+        .status
+        .success());
     let checks = observe(repo.path());
     assert_eq!(checks[0].1, "fail");
     assert_eq!(checks[0].2["operations"], json!(["revert"]));
@@ -188,7 +243,10 @@ fn a_revert_in_progress_fails() {
 fn a_linked_worktree_is_observed_at_its_own_root() {
     let repo = Repo::new();
     let wt = repo.root.parent().unwrap().join("linked");
-    ok(&repo.root, &["worktree", "add", "-q", "-b", "side", wt.to_str().unwrap()]);
+    ok(
+        &repo.root,
+        &["worktree", "add", "-q", "-b", "side", wt.to_str().unwrap()],
+    );
     let wt = wt.canonicalize().unwrap();
     let checks = observe(wt.to_str().unwrap());
     assert_eq!(checks[0].1, "pass");
@@ -218,25 +276,50 @@ fn a_linked_worktree_is_observed_at_its_own_root() {
     });
     // The origin is a local path: not a remote identity, so binding refuses (fail closed).
     let (code, out, _) = park(&["park", "bind-repository"], &input.to_string(), None);
-    assert_eq!((code, out["error"]["rule"].clone()), (2, json!("remote-url")), "{out}");
-    ok(&repo.root, &["remote", "set-url", "origin", "git@github.com:example/project.git"]);
+    assert_eq!(
+        (code, out["error"]["rule"].clone()),
+        (2, json!("remote-url")),
+        "{out}"
+    );
+    ok(
+        &repo.root,
+        &[
+            "remote",
+            "set-url",
+            "origin",
+            "git@github.com:example/project.git",
+        ],
+    );
     let mut input = input;
     input["observations"]["remote"]["stdout"] = json!(read(&["remote", "get-url", "origin"]));
-    input["registrations"] = json!([{"name": "project", "url": "https://github.com/example/project"}]);
+    input["registrations"] =
+        json!([{"name": "project", "url": "https://github.com/example/project"}]);
     let (code, out, _) = park(&["park", "bind-repository"], &input.to_string(), None);
     assert_eq!(code, 0, "{out}");
-    assert!(out["git_dir"].as_str().unwrap().contains("/.git/worktrees/"), "{out}");
+    assert!(
+        out["git_dir"]
+            .as_str()
+            .unwrap()
+            .contains("/.git/worktrees/"),
+        "{out}"
+    );
 }
 
 #[test]
 fn unreadable_state_is_unknown_never_pass() {
     let tmp = tempfile::tempdir().unwrap();
     let plain = tmp.path().canonicalize().unwrap();
-    assert_eq!(outcomes(plain.to_str().unwrap()), ["unknown", "unknown", "unknown"]);
+    assert_eq!(
+        outcomes(plain.to_str().unwrap()),
+        ["unknown", "unknown", "unknown"]
+    );
     // A subdirectory of a repository is not its bound root.
     let repo = Repo::new();
     std::fs::create_dir(repo.root.join("sub")).unwrap();
-    assert_eq!(outcomes(repo.root.join("sub").to_str().unwrap()), ["unknown", "unknown", "unknown"]);
+    assert_eq!(
+        outcomes(repo.root.join("sub").to_str().unwrap()),
+        ["unknown", "unknown", "unknown"]
+    );
 }
 
 #[test]
@@ -244,11 +327,19 @@ fn a_jj_workspace_without_jj_is_unknown() {
     let repo = Repo::new();
     std::fs::create_dir(repo.root.join(".jj")).unwrap();
     let checks = observe(repo.path());
-    assert!(checks.iter().all(|c| c.1 == "unknown" && c.2["backend"] == "jj"), "{checks:?}");
+    assert!(
+        checks
+            .iter()
+            .all(|c| c.1 == "unknown" && c.2["backend"] == "jj"),
+        "{checks:?}"
+    );
 }
 
 #[test]
 fn observe_vcs_refuses_a_relative_root() {
     let (code, out, _) = park(&["park", "observe-vcs", "--root", "relative/dir"], "", None);
-    assert_eq!((code, out["error"]["rule"].clone()), (2, json!("absolute-path")));
+    assert_eq!(
+        (code, out["error"]["rule"].clone()),
+        (2, json!("absolute-path"))
+    );
 }

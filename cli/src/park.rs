@@ -5,7 +5,10 @@ use std::io::Read;
 use std::path::PathBuf;
 
 use cairn::journal::Options;
-use cairn::machines::park::{self, bind, fold, gate, observation, prepare, receipt, wire, AttemptId, EpisodeId, IntentId, Park};
+use cairn::machines::park::{
+    self, bind, fold, gate, observation, prepare, receipt, wire, AttemptId, EpisodeId, IntentId,
+    Park,
+};
 use cairn::{Context, Engine, Registry, StreamId, Timestamp};
 use serde_json::{json, Value};
 
@@ -23,7 +26,11 @@ fn read_stdin() -> Result<String, Failure> {
         .read_to_end(&mut buf)
         .map_err(|e| input("$", "stdin", &format!("cannot read stdin: {e}")))?;
     if buf.len() as u64 > MAX_INPUT {
-        return Err(input("$", "input-size", &format!("stdin is larger than {MAX_INPUT} bytes")));
+        return Err(input(
+            "$",
+            "input-size",
+            &format!("stdin is larger than {MAX_INPUT} bytes"),
+        ));
     }
     String::from_utf8(buf).map_err(|e| input("$", "utf-8", &format!("stdin is not UTF-8: {e}")))
 }
@@ -80,8 +87,16 @@ fn record(
 ) -> Result<(), Failure> {
     let db = match db {
         Ok(p) => p.clone(),
-        Err(Failure::Input { field, rule, message }) => {
-            return Err(Failure::Input { field: field.clone(), rule: rule.clone(), message: message.clone() })
+        Err(Failure::Input {
+            field,
+            rule,
+            message,
+        }) => {
+            return Err(Failure::Input {
+                field: field.clone(),
+                rule: rule.clone(),
+                message: message.clone(),
+            })
         }
         Err(_) => return Err(input("db", "journal-location", "no journal location")),
     };
@@ -91,7 +106,11 @@ fn record(
     match &done.receipt {
         Some(r) => eprintln!(
             "cairn: recorded {} on {} (version {})",
-            done.events.iter().map(|e| <Park as cairn::Machine>::event_name(e)).collect::<Vec<_>>().join(", "),
+            done.events
+                .iter()
+                .map(|e| <Park as cairn::Machine>::event_name(e))
+                .collect::<Vec<_>>()
+                .join(", "),
             stream,
             r.last_version
         ),
@@ -101,15 +120,26 @@ fn record(
 }
 
 /// Runs one park verb.
-pub fn run(verb: &ParkCommand, db: &Result<PathBuf, Failure>, options: &Options) -> Result<u8, Failure> {
+pub fn run(
+    verb: &ParkCommand,
+    db: &Result<PathBuf, Failure>,
+    options: &Options,
+) -> Result<u8, Failure> {
     match verb {
         ParkCommand::PrepareAttempt => {
             let v = document()?;
             let ctx = context();
             let prepared = prepare::prepare(&v, &ctx)?;
             if prepared.action == prepare::PrepareAction::Evaluate {
-                let episode = EpisodeId::parse(&prepared.episode_id).map_err(|e| input("episode_id", "episode-id", &e.to_string()))?;
-                record(db, options, &episode, park::Command::PrepareAttempt { input: v }, &ctx)?;
+                let episode = EpisodeId::parse(&prepared.episode_id)
+                    .map_err(|e| input("episode_id", "episode-id", &e.to_string()))?;
+                record(
+                    db,
+                    options,
+                    &episode,
+                    park::Command::PrepareAttempt { input: v },
+                    &ctx,
+                )?;
             }
             output::json(&prepared);
         }
@@ -173,7 +203,11 @@ pub fn run(verb: &ParkCommand, db: &Result<PathBuf, Failure>, options: &Options)
         }
         ParkCommand::ObserveVcs { root } => {
             if !wire::is_normal_abs_path(root) {
-                return Err(input("root", "absolute-path", "--root must be an absolute, normalised path"));
+                return Err(input(
+                    "root",
+                    "absolute-path",
+                    "--root must be an absolute, normalised path",
+                ));
             }
             output::json(&json!({ "checks": cairn::observe::park_vcs_checks(root) }));
         }

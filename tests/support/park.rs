@@ -52,18 +52,28 @@ pub fn check(name: &str, category: &str, outcome: &str, evidence: Value) -> Valu
 }
 
 fn durable(name: &str) -> Value {
-    check(name, "preservation", "pass", json!({
-        "source": "git", "detail": "resolved", "backend": "git", "bound_root": ROOT, "workspace": ROOT,
-        "state": "durable", "reference": "refs/heads/feature/park", "resolved_head": HEAD,
-        "resolver_command": argv(&["cat-file", "-e", "refs/heads/feature/park^{commit}"])
-    }))
+    check(
+        name,
+        "preservation",
+        "pass",
+        json!({
+            "source": "git", "detail": "resolved", "backend": "git", "bound_root": ROOT, "workspace": ROOT,
+            "state": "durable", "reference": "refs/heads/feature/park", "resolved_head": HEAD,
+            "resolver_command": argv(&["cat-file", "-e", "refs/heads/feature/park^{commit}"])
+        }),
+    )
 }
 
 fn checkpointable(name: &str) -> Value {
-    check(name, "preservation", "pass", json!({
-        "source": "rsry_workspace_checkpoint", "detail": "a checkpoint can be taken", "backend": "git",
-        "bound_root": ROOT, "workspace": ROOT, "state": "checkpointable", "captured_head": HEAD, "checkpoint_available": true
-    }))
+    check(
+        name,
+        "preservation",
+        "pass",
+        json!({
+            "source": "rsry_workspace_checkpoint", "detail": "a checkpoint can be taken", "backend": "git",
+            "bound_root": ROOT, "workspace": ROOT, "state": "checkpointable", "captured_head": HEAD, "checkpoint_available": true
+        }),
+    )
 }
 
 /// A valid durable observation of a parked (non-terminal, not PR-backed) bead: eligible.
@@ -95,7 +105,11 @@ pub fn preflight() -> Value {
     let mut v = observation();
     v["protocol_phase"] = json!("preflight");
     set(&mut v, "tree_preserved", checkpointable("tree_preserved"));
-    set(&mut v, "commits_reachable_or_checkpoint_resolvable", checkpointable("commits_reachable_or_checkpoint_resolvable"));
+    set(
+        &mut v,
+        "commits_reachable_or_checkpoint_resolvable",
+        checkpointable("commits_reachable_or_checkpoint_resolvable"),
+    );
     v
 }
 
@@ -111,18 +125,29 @@ pub fn pr_backed(v: &mut Value, outcome: &str, response: Value) {
 /// Replaces the check named `name`.
 pub fn set(v: &mut Value, name: &str, new: Value) {
     let checks = v["checks"].as_array_mut().expect("checks");
-    let i = checks.iter().position(|c| c["name"] == name).expect("check present");
+    let i = checks
+        .iter()
+        .position(|c| c["name"] == name)
+        .expect("check present");
     checks[i] = new;
 }
 
 /// A mutable handle on the check named `name`.
 pub fn get<'a>(v: &'a mut Value, name: &str) -> &'a mut Value {
-    v["checks"].as_array_mut().expect("checks").iter_mut().find(|c| c["name"] == name).expect("check present")
+    v["checks"]
+        .as_array_mut()
+        .expect("checks")
+        .iter_mut()
+        .find(|c| c["name"] == name)
+        .expect("check present")
 }
 
 /// Removes the check named `name`.
 pub fn remove(v: &mut Value, name: &str) {
-    v["checks"].as_array_mut().expect("checks").retain(|c| c["name"] != name);
+    v["checks"]
+        .as_array_mut()
+        .expect("checks")
+        .retain(|c| c["name"] != name);
 }
 
 /// A valid parked receipt built from [`observation`].

@@ -131,8 +131,17 @@ pub fn canonical_remote(url: &str) -> Option<String> {
     if url.is_empty() || url.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return None;
     }
-    let schemes: [(&str, u16); 5] = [("ssh://", 22), ("git+ssh://", 22), ("git://", 9418), ("https://", 443), ("http://", 80)];
-    let (authority, path, default_port) = if let Some((scheme, port)) = schemes.iter().find(|(s, _)| url.len() > s.len() && url[..s.len()].eq_ignore_ascii_case(s)) {
+    let schemes: [(&str, u16); 5] = [
+        ("ssh://", 22),
+        ("git+ssh://", 22),
+        ("git://", 9418),
+        ("https://", 443),
+        ("http://", 80),
+    ];
+    let (authority, path, default_port) = if let Some((scheme, port)) = schemes
+        .iter()
+        .find(|(s, _)| url.len() > s.len() && url[..s.len()].eq_ignore_ascii_case(s))
+    {
         let rest = &url[scheme.len()..];
         let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
         (authority, path, Some(*port))
@@ -177,7 +186,17 @@ fn line(stdout: &str) -> &str {
 
 /// Parses a `bind-repository` input document.
 pub fn parse(v: &Value) -> Result<BindInput> {
-    wire::object(v, "", &["selector", "receipt_identity", "observations", "registrations"], &[])?;
+    wire::object(
+        v,
+        "",
+        &[
+            "selector",
+            "receipt_identity",
+            "observations",
+            "registrations",
+        ],
+        &[],
+    )?;
     wire::typed(v.clone(), "$")
 }
 
@@ -187,14 +206,22 @@ pub fn bind(input: &BindInput) -> Result<BindOutput> {
     super::EpisodeId::parse(&id.episode_id)
         .map_err(|e| InputError::new("receipt_identity.episode_id", "episode-id", e.to_string()))?;
     if id.anchor_bead.trim().is_empty() {
-        return Err(InputError::new("receipt_identity.anchor_bead", "nonempty-string", "the anchor is empty"));
+        return Err(InputError::new(
+            "receipt_identity.anchor_bead",
+            "nonempty-string",
+            "the anchor is empty",
+        ));
     }
     let want = match input.selector.kind {
         SelectorKind::Episode => &id.episode_id,
         SelectorKind::Bead => &id.anchor_bead,
     };
     if &input.selector.value != want {
-        return Err(InputError::new("selector.value", "selector-mismatch", "the selector does not name the receipt's episode or anchor"));
+        return Err(InputError::new(
+            "selector.value",
+            "selector-mismatch",
+            "the selector does not name the receipt's episode or anchor",
+        ));
     }
     if id.repository.vcs != Backend::Git {
         return Err(InputError::new(
@@ -205,7 +232,11 @@ pub fn bind(input: &BindInput) -> Result<BindOutput> {
     }
     let root = id.repository.path.as_str();
     if !is_normal_abs_path(root) {
-        return Err(InputError::new("receipt_identity.repository.path", "absolute-path", "expected an absolute, normalised path"));
+        return Err(InputError::new(
+            "receipt_identity.repository.path",
+            "absolute-path",
+            "expected an absolute, normalised path",
+        ));
     }
     let obs = &input.observations;
     let exact = |reading: &Reading, name: &str, rest: &[&str]| -> Result<String> {
@@ -221,13 +252,29 @@ pub fn bind(input: &BindInput) -> Result<BindOutput> {
     };
     let observed_root = exact(&obs.root, "root", &["rev-parse", "--show-toplevel"])?;
     if observed_root != root {
-        return Err(InputError::new("observations.root.stdout", "path-root-mismatch", "the receipt path is not the canonical observed root"));
+        return Err(InputError::new(
+            "observations.root.stdout",
+            "path-root-mismatch",
+            "the receipt path is not the canonical observed root",
+        ));
     }
-    let git_dir = exact(&obs.git_dir, "git_dir", &["rev-parse", "--path-format=absolute", "--git-dir"])?;
-    let common_dir = exact(&obs.common_dir, "common_dir", &["rev-parse", "--path-format=absolute", "--git-common-dir"])?;
+    let git_dir = exact(
+        &obs.git_dir,
+        "git_dir",
+        &["rev-parse", "--path-format=absolute", "--git-dir"],
+    )?;
+    let common_dir = exact(
+        &obs.common_dir,
+        "common_dir",
+        &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+    )?;
     for (name, p) in [("git_dir", &git_dir), ("common_dir", &common_dir)] {
         if !is_normal_abs_path(p) {
-            return Err(InputError::new(format!("observations.{name}.stdout"), "absolute-path", "expected an absolute, normalised path"));
+            return Err(InputError::new(
+                format!("observations.{name}.stdout"),
+                "absolute-path",
+                "expected an absolute, normalised path",
+            ));
         }
     }
     let dot_git = format!("{}/.git", root.trim_end_matches('/'));
@@ -244,12 +291,37 @@ pub fn bind(input: &BindInput) -> Result<BindOutput> {
         ));
     }
     let remote_url = exact(&obs.remote, "remote", &["remote", "get-url", "origin"])?;
-    let canonical = canonical_remote(&remote_url).ok_or_else(|| InputError::new("observations.remote.stdout", "remote-url", "the origin is not a recognisable remote URL"))?;
-    let matches: Vec<&Registration> = input.registrations.iter().filter(|r| canonical_remote(&r.url).as_deref() == Some(canonical.as_str())).collect();
+    let canonical = canonical_remote(&remote_url).ok_or_else(|| {
+        InputError::new(
+            "observations.remote.stdout",
+            "remote-url",
+            "the origin is not a recognisable remote URL",
+        )
+    })?;
+    let matches: Vec<&Registration> = input
+        .registrations
+        .iter()
+        .filter(|r| canonical_remote(&r.url).as_deref() == Some(canonical.as_str()))
+        .collect();
     let registration = match matches.as_slice() {
         [one] => *one,
-        [] => return Err(InputError::new("registrations", "registration-match", format!("no registered repository has the origin `{canonical}`"))),
-        _ => return Err(InputError::new("registrations", "registration-match", format!("{} registrations match the origin `{canonical}`; exactly one must", matches.len()))),
+        [] => {
+            return Err(InputError::new(
+                "registrations",
+                "registration-match",
+                format!("no registered repository has the origin `{canonical}`"),
+            ))
+        }
+        _ => {
+            return Err(InputError::new(
+                "registrations",
+                "registration-match",
+                format!(
+                    "{} registrations match the origin `{canonical}`; exactly one must",
+                    matches.len()
+                ),
+            ))
+        }
     };
     Ok(BindOutput {
         schema_version: 1,
@@ -283,7 +355,11 @@ pub fn check_output(b: &BindOutput, path: &str) -> Result<()> {
     })
     .map_err(|e| InputError::new(at(path, &e.field), e.rule, e.message))?;
     if &again != b {
-        return Err(InputError::new(path, "binding-consistent", "the binding does not follow from its own observations"));
+        return Err(InputError::new(
+            path,
+            "binding-consistent",
+            "the binding does not follow from its own observations",
+        ));
     }
     Ok(())
 }
@@ -307,9 +383,23 @@ mod tests {
         ] {
             assert_eq!(c(url), want, "{url}");
         }
-        assert_eq!(c("ssh://git@host.example:2222/team/repo.git").as_deref(), Some("host.example:2222/team/repo"));
-        assert_eq!(c("https://host.example:8443/team/repo").as_deref(), Some("host.example:8443/team/repo"));
-        for bad in ["", "github.com", "/local/path", "ftp://x/y", "https://github.com/", "git@github.com:", "https://h:notaport/x"] {
+        assert_eq!(
+            c("ssh://git@host.example:2222/team/repo.git").as_deref(),
+            Some("host.example:2222/team/repo")
+        );
+        assert_eq!(
+            c("https://host.example:8443/team/repo").as_deref(),
+            Some("host.example:8443/team/repo")
+        );
+        for bad in [
+            "",
+            "github.com",
+            "/local/path",
+            "ftp://x/y",
+            "https://github.com/",
+            "git@github.com:",
+            "https://h:notaport/x",
+        ] {
             assert_eq!(c(bad), None, "{bad}");
         }
     }

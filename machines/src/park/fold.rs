@@ -44,7 +44,10 @@ const BASE: [CheckName; 7] = [
     CheckName::CommitsReachableOrCheckpointResolvable,
 ];
 
-const PRESERVATION: [CheckName; 2] = [CheckName::TreePreserved, CheckName::CommitsReachableOrCheckpointResolvable];
+const PRESERVATION: [CheckName; 2] = [
+    CheckName::TreePreserved,
+    CheckName::CommitsReachableOrCheckpointResolvable,
+];
 
 /// Folds an observation. Pure and deterministic.
 pub fn evaluate(obs: &Observation) -> Evaluation {
@@ -56,12 +59,29 @@ pub fn evaluate(obs: &Observation) -> Evaluation {
     let phase = obs.protocol_phase;
     let unsafe_with = |mut reasons: Vec<String>, candidate: Option<Candidate>, why: &str| {
         reasons.push(why.to_owned());
-        Evaluation { action: None, candidate, eligible: false, protocol_phase: phase, reasons }
+        Evaluation {
+            action: None,
+            candidate,
+            eligible: false,
+            protocol_phase: phase,
+            reasons,
+        }
     };
 
-    let failing: Vec<&str> = BASE.iter().filter(|n| obs.outcome(**n) != Outcome::Pass).map(|n| n.as_str()).collect();
+    let failing: Vec<&str> = BASE
+        .iter()
+        .filter(|n| obs.outcome(**n) != Outcome::Pass)
+        .map(|n| n.as_str())
+        .collect();
     if !failing.is_empty() {
-        return unsafe_with(reasons, None, &format!("unsafe: base evidence not all pass ({})", failing.join(", ")));
+        return unsafe_with(
+            reasons,
+            None,
+            &format!(
+                "unsafe: base evidence not all pass ({})",
+                failing.join(", ")
+            ),
+        );
     }
     match obs.outcome(CheckName::BeadTerminal) {
         Outcome::Pass => {
@@ -83,27 +103,58 @@ pub fn evaluate(obs: &Observation) -> Evaluation {
     reasons.push(format!(
         "parked: bead non-terminal; close_condition_satisfied unavailable until {CLOSE_CONDITION_MECHANISM}"
     ));
-    let states: Vec<Option<PreservationState>> = PRESERVATION.iter().map(|n| obs.preservation(*n).map(|p| p.state)).collect();
+    let states: Vec<Option<PreservationState>> = PRESERVATION
+        .iter()
+        .map(|n| obs.preservation(*n).map(|p| p.state))
+        .collect();
     match phase {
         Phase::Preflight => {
-            if states.iter().all(|s| *s == Some(PreservationState::Checkpointable)) {
+            if states
+                .iter()
+                .all(|s| *s == Some(PreservationState::Checkpointable))
+            {
                 reasons.push("preflight: checkpoint the bound workspace, then re-observe preservation as durable".into());
-                Evaluation { action: Some(Action::Checkpoint), candidate: Some(Candidate::Parked), eligible: false, protocol_phase: phase, reasons }
+                Evaluation {
+                    action: Some(Action::Checkpoint),
+                    candidate: Some(Candidate::Parked),
+                    eligible: false,
+                    protocol_phase: phase,
+                    reasons,
+                }
             } else {
                 unsafe_with(reasons, Some(Candidate::Parked), "preflight is never receipt-eligible; no checkpoint: both preservation checks must be checkpointable")
             }
         }
         Phase::Durable => {
-            if !states.iter().all(|s| *s == Some(PreservationState::Durable)) {
-                return unsafe_with(reasons, Some(Candidate::Parked), "unsafe: both preservation checks must carry resolved durable references");
+            if !states
+                .iter()
+                .all(|s| *s == Some(PreservationState::Durable))
+            {
+                return unsafe_with(
+                    reasons,
+                    Some(Candidate::Parked),
+                    "unsafe: both preservation checks must carry resolved durable references",
+                );
             }
-            let heads: Vec<Option<&str>> = PRESERVATION.iter().map(|n| obs.preservation(*n).and_then(|p| p.resolved_head.as_deref())).collect();
+            let heads: Vec<Option<&str>> = PRESERVATION
+                .iter()
+                .map(|n| {
+                    obs.preservation(*n)
+                        .and_then(|p| p.resolved_head.as_deref())
+                })
+                .collect();
             let target = obs.resume_target().map(|t| t.resolved_head.as_str());
             if heads[0] != heads[1] || heads[0] != target {
                 return unsafe_with(reasons, Some(Candidate::Parked), "unsafe: the durable references and the resume target resolve to different heads");
             }
             reasons.push("durable: write the receipt".into());
-            Evaluation { action: Some(Action::WriteReceipt), candidate: Some(Candidate::Parked), eligible: true, protocol_phase: phase, reasons }
+            Evaluation {
+                action: Some(Action::WriteReceipt),
+                candidate: Some(Candidate::Parked),
+                eligible: true,
+                protocol_phase: phase,
+                reasons,
+            }
         }
     }
 }

@@ -24,8 +24,10 @@ pub struct Gate {
 /// answer: no verifiable claim primitive exists in v1.
 pub fn resume_gate(v: &Value) -> Result<Gate> {
     let map = wire::object(v, "", &["episode_id", "intent_id"], &["atomic_claim"])?;
-    EpisodeId::parse(&wire::nonempty(map, "", "episode_id")?).map_err(|e| InputError::new("episode_id", "episode-id", e.to_string()))?;
-    IntentId::parse(&wire::nonempty(map, "", "intent_id")?).map_err(|e| InputError::new("intent_id", "intent-id", e.to_string()))?;
+    EpisodeId::parse(&wire::nonempty(map, "", "episode_id")?)
+        .map_err(|e| InputError::new("episode_id", "episode-id", e.to_string()))?;
+    IntentId::parse(&wire::nonempty(map, "", "intent_id")?)
+        .map_err(|e| InputError::new("intent_id", "intent-id", e.to_string()))?;
     Ok(Gate {
         authorized: false,
         required_mechanism: CLAIM_MECHANISM,

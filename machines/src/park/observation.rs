@@ -10,7 +10,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::bind::{self, BindOutput};
-use super::wire::{self, at, idx, is_full_git_id, is_full_jj_change, is_http_url, is_normal_abs_path, InputError, Result};
+use super::wire::{
+    self, at, idx, is_full_git_id, is_full_jj_change, is_http_url, is_normal_abs_path, InputError,
+    Result,
+};
 use crate::{Outcome, Timestamp};
 
 /// The fixed check set, in canonical order.
@@ -63,8 +66,12 @@ impl CheckName {
             CheckName::NoActiveDispatch
             | CheckName::NoRunningChildOperation
             | CheckName::NoVcsOperationOrConflict => Category::Quiescence,
-            CheckName::TreePreserved | CheckName::CommitsReachableOrCheckpointResolvable => Category::Preservation,
-            CheckName::CloseConditionSatisfied | CheckName::BeadTerminal | CheckName::PrMerged => Category::Completion,
+            CheckName::TreePreserved | CheckName::CommitsReachableOrCheckpointResolvable => {
+                Category::Preservation
+            }
+            CheckName::CloseConditionSatisfied | CheckName::BeadTerminal | CheckName::PrMerged => {
+                Category::Completion
+            }
             CheckName::ResumeTargetResolvable => Category::Resume,
         }
     }
@@ -77,7 +84,9 @@ impl CheckName {
             CheckName::NoRunningChildOperation => "no_running_child_operation",
             CheckName::NoVcsOperationOrConflict => "no_vcs_operation_or_conflict",
             CheckName::TreePreserved => "tree_preserved",
-            CheckName::CommitsReachableOrCheckpointResolvable => "commits_reachable_or_checkpoint_resolvable",
+            CheckName::CommitsReachableOrCheckpointResolvable => {
+                "commits_reachable_or_checkpoint_resolvable"
+            }
             CheckName::CloseConditionSatisfied => "close_condition_satisfied",
             CheckName::BeadTerminal => "bead_terminal",
             CheckName::PrMerged => "pr_merged",
@@ -180,7 +189,7 @@ pub struct RepositoryEvidence {
     pub source: RepositorySource,
     pub detail: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub binding: Option<BindOutput>,
+    pub binding: Option<Box<BindOutput>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
@@ -411,7 +420,13 @@ pub struct Observation {
 }
 
 /// The observation's top-level keys.
-pub const OBSERVATION_KEYS: [&str; 5] = ["schema_version", "protocol_phase", "pr_backed", "bead", "checks"];
+pub const OBSERVATION_KEYS: [&str; 5] = [
+    "schema_version",
+    "protocol_phase",
+    "pr_backed",
+    "bead",
+    "checks",
+];
 
 /// The enumerated non-terminal bead statuses.
 pub const NONTERMINAL_STATUSES: [&str; 3] = ["open", "in_progress", "blocked"];
@@ -431,8 +446,11 @@ impl Observation {
 
     /// The binding of a passing `repository_resolved`.
     pub fn binding(&self) -> Option<&BindOutput> {
-        match self.check(CheckName::RepositoryResolved).map(|c| &c.evidence) {
-            Some(Evidence::Repository(r)) => r.binding.as_ref(),
+        match self
+            .check(CheckName::RepositoryResolved)
+            .map(|c| &c.evidence)
+        {
+            Some(Evidence::Repository(r)) => r.binding.as_deref(),
             _ => None,
         }
     }
@@ -455,7 +473,10 @@ impl Observation {
 
     /// The resume target of `resume_target_resolvable`.
     pub fn resume_target(&self) -> Option<&ResumeTarget> {
-        match self.check(CheckName::ResumeTargetResolvable).map(|c| &c.evidence) {
+        match self
+            .check(CheckName::ResumeTargetResolvable)
+            .map(|c| &c.evidence)
+        {
             Some(Evidence::Resume(r)) => r.target.as_ref(),
             _ => None,
         }
@@ -472,7 +493,11 @@ pub fn parse_at(v: &Value, path: &str, extra: &[&str]) -> Result<Observation> {
     let map = wire::object(v, path, &OBSERVATION_KEYS, extra)?;
     let schema_version: u32 = wire::field(map, path, "schema_version")?;
     if schema_version != 1 {
-        return Err(InputError::new(at(path, "schema_version"), "schema-version", "only schema_version 1 is understood"));
+        return Err(InputError::new(
+            at(path, "schema_version"),
+            "schema-version",
+            "only schema_version 1 is understood",
+        ));
     }
     let protocol_phase: Phase = wire::field(map, path, "protocol_phase")?;
     let pr_backed: bool = wire::field(map, path, "pr_backed")?;
@@ -495,29 +520,55 @@ pub fn parse_at(v: &Value, path: &str, extra: &[&str]) -> Result<Observation> {
         let p = idx(&checks_path, i);
         let item = parse_check(raw, &p, &bead)?;
         if checks.iter().any(|c| c.name == item.name) {
-            return Err(InputError::new(at(&p, "name"), "duplicate-check", format!("`{}` appears twice", item.name.as_str())));
+            return Err(InputError::new(
+                at(&p, "name"),
+                "duplicate-check",
+                format!("`{}` appears twice", item.name.as_str()),
+            ));
         }
         checks.push(item);
     }
     checks.sort_by_key(|c| c.name);
-    let obs = Observation { schema_version, protocol_phase, pr_backed, bead, checks };
+    let obs = Observation {
+        schema_version,
+        protocol_phase,
+        pr_backed,
+        bead,
+        checks,
+    };
     applicability(&obs, &checks_path)?;
     correlation(&obs, &checks_path)?;
     Ok(obs)
 }
 
 fn parse_check(raw: &Value, p: &str, bead: &Bead) -> Result<CheckItem> {
-    let map = wire::object(raw, p, &["name", "category", "outcome", "evidence", "observed_at"], &[])?;
-    let name: CheckName = wire::field(map, p, "name").map_err(|e| InputError { rule: "unknown-check", ..e })?;
+    let map = wire::object(
+        raw,
+        p,
+        &["name", "category", "outcome", "evidence", "observed_at"],
+        &[],
+    )?;
+    let name: CheckName = wire::field(map, p, "name").map_err(|e| InputError {
+        rule: "unknown-check",
+        ..e
+    })?;
     if name == CheckName::PrMerged && !bead.pr_url.as_deref().is_some_and(is_http_url) {
-        return Err(InputError::new(p, "inapplicable-check", "`pr_merged` is inapplicable: a bead that is not PR-backed must omit it"));
+        return Err(InputError::new(
+            p,
+            "inapplicable-check",
+            "`pr_merged` is inapplicable: a bead that is not PR-backed must omit it",
+        ));
     }
     let category: Category = wire::field(map, p, "category")?;
     if category != name.category() {
         return Err(InputError::new(
             at(p, "category"),
             "check-category",
-            format!("`{}` belongs to category `{}`", name.as_str(), format!("{:?}", name.category()).to_lowercase()),
+            format!(
+                "`{}` belongs to category `{}`",
+                name.as_str(),
+                format!("{:?}", name.category()).to_lowercase()
+            ),
         ));
     }
     let outcome: Outcome = wire::field(map, p, "outcome")?;
@@ -525,7 +576,11 @@ fn parse_check(raw: &Value, p: &str, bead: &Bead) -> Result<CheckItem> {
     let ep = at(p, "evidence");
     let raw_ev = map.get("evidence").cloned().unwrap_or(Value::Null);
     if !raw_ev.as_object().is_some_and(|o| !o.is_empty()) {
-        return Err(InputError::new(&ep, "typed-evidence", "evidence must be a non-empty typed object"));
+        return Err(InputError::new(
+            &ep,
+            "typed-evidence",
+            "evidence must be a non-empty typed object",
+        ));
     }
     let evidence = match name {
         CheckName::AnchorConfirmed => Evidence::Anchor(wire::typed(raw_ev, &ep)?),
@@ -550,11 +605,21 @@ fn parse_check(raw: &Value, p: &str, bead: &Bead) -> Result<CheckItem> {
                 "`{}` is `{}` but its evidence supports only {}",
                 name.as_str(),
                 outcome_str(outcome),
-                derived.iter().map(|o| format!("`{}`", outcome_str(*o))).collect::<Vec<_>>().join(" or ")
+                derived
+                    .iter()
+                    .map(|o| format!("`{}`", outcome_str(*o)))
+                    .collect::<Vec<_>>()
+                    .join(" or ")
             ),
         ));
     }
-    Ok(CheckItem { name, category, outcome, evidence, observed_at })
+    Ok(CheckItem {
+        name,
+        category,
+        outcome,
+        evidence,
+        observed_at,
+    })
 }
 
 pub fn outcome_str(o: Outcome) -> &'static str {
@@ -569,14 +634,26 @@ pub fn outcome_str(o: Outcome) -> &'static str {
 fn error_only(error: &Option<String>, positive: bool, ep: &str) -> Result<()> {
     match error {
         Some(e) if !e.trim().is_empty() && !positive => Ok(()),
-        Some(_) if positive => Err(InputError::new(ep, "contradictory-evidence", "evidence carries both a result and an error")),
-        _ => Err(InputError::new(at(ep, "error"), "nonempty-string", "evidence without a result must name its error")),
+        Some(_) if positive => Err(InputError::new(
+            ep,
+            "contradictory-evidence",
+            "evidence carries both a result and an error",
+        )),
+        _ => Err(InputError::new(
+            at(ep, "error"),
+            "nonempty-string",
+            "evidence without a result must name its error",
+        )),
     }
 }
 
 fn detail(d: &str, ep: &str) -> Result<()> {
     if d.trim().is_empty() {
-        return Err(InputError::new(at(ep, "detail"), "nonempty-string", "evidence needs a human detail"));
+        return Err(InputError::new(
+            at(ep, "detail"),
+            "nonempty-string",
+            "evidence needs a human detail",
+        ));
     }
     Ok(())
 }
@@ -595,7 +672,11 @@ fn bound_argv(argv: &[String], backend: Backend, root: &str, path: &str) -> Resu
 
 fn root(root: &str, path: &str) -> Result<()> {
     if !is_normal_abs_path(root) {
-        return Err(InputError::new(path, "absolute-path", "expected an absolute, normalised path"));
+        return Err(InputError::new(
+            path,
+            "absolute-path",
+            "expected an absolute, normalised path",
+        ));
     }
     Ok(())
 }
@@ -609,7 +690,13 @@ pub fn derive(evidence: &Evidence, bead: &Bead, ep: &str) -> Result<Vec<Outcome>
             detail(&a.detail, ep)?;
             match &a.anchor {
                 Some(s) if !s.trim().is_empty() && a.error.is_none() => vec![Pass],
-                Some(s) if s.trim().is_empty() => return Err(InputError::new(at(ep, "anchor"), "nonempty-string", "the anchor is empty")),
+                Some(s) if s.trim().is_empty() => {
+                    return Err(InputError::new(
+                        at(ep, "anchor"),
+                        "nonempty-string",
+                        "the anchor is empty",
+                    ))
+                }
                 _ => {
                     error_only(&a.error, a.anchor.is_some(), ep)?;
                     either
@@ -621,7 +708,11 @@ pub fn derive(evidence: &Evidence, bead: &Bead, ep: &str) -> Result<Vec<Outcome>
             match &r.binding {
                 Some(b) => {
                     if r.error.is_some() {
-                        return Err(InputError::new(ep, "contradictory-evidence", "evidence carries both a binding and an error"));
+                        return Err(InputError::new(
+                            ep,
+                            "contradictory-evidence",
+                            "evidence carries both a binding and an error",
+                        ));
                     }
                     bind::check_output(b, &at(ep, "binding"))?;
                     vec![Pass]
@@ -635,7 +726,9 @@ pub fn derive(evidence: &Evidence, bead: &Bead, ep: &str) -> Result<Vec<Outcome>
         Evidence::Dispatch(d) => {
             detail(&d.detail, ep)?;
             match &d.active_records {
-                Some(records) if d.error.is_none() => vec![if records.is_empty() { Pass } else { Fail }],
+                Some(records) if d.error.is_none() => {
+                    vec![if records.is_empty() { Pass } else { Fail }]
+                }
                 _ => {
                     error_only(&d.error, d.active_records.is_some(), ep)?;
                     vec![Unknown]
@@ -649,11 +742,23 @@ pub fn derive(evidence: &Evidence, bead: &Bead, ep: &str) -> Result<Vec<Outcome>
                 ChildSource::Claude => Provider::Claude,
             };
             if source_client != c.client {
-                return Err(InputError::new(at(ep, "client"), "child-source-client", "the client must be the one the source names"));
+                return Err(InputError::new(
+                    at(ep, "client"),
+                    "child-source-client",
+                    "the client must be the one the source names",
+                ));
             }
             match (&c.running, c.authoritative) {
-                (Some(running), true) if c.error.is_none() => vec![if running.is_empty() { Pass } else { Fail }],
-                (Some(_), true) => return Err(InputError::new(ep, "contradictory-evidence", "evidence carries both a result and an error")),
+                (Some(running), true) if c.error.is_none() => {
+                    vec![if running.is_empty() { Pass } else { Fail }]
+                }
+                (Some(_), true) => {
+                    return Err(InputError::new(
+                        ep,
+                        "contradictory-evidence",
+                        "evidence carries both a result and an error",
+                    ))
+                }
                 (Some(running), false) if !running.is_empty() => {
                     // A non-authoritative read that still shows a running child: it is running.
                     vec![Fail, Unknown]
@@ -667,7 +772,11 @@ pub fn derive(evidence: &Evidence, bead: &Bead, ep: &str) -> Result<Vec<Outcome>
         Evidence::Vcs(v) => {
             detail(&v.detail, ep)?;
             if v.source != v.backend {
-                return Err(InputError::new(at(ep, "source"), "vcs-source-backend", "source and backend must name the same VCS"));
+                return Err(InputError::new(
+                    at(ep, "source"),
+                    "vcs-source-backend",
+                    "source and backend must name the same VCS",
+                ));
             }
             root(&v.bound_root, &at(ep, "bound_root"))?;
             match (&v.commands, &v.conflicts, &v.operations) {
@@ -697,14 +806,22 @@ pub fn derive(evidence: &Evidence, bead: &Bead, ep: &str) -> Result<Vec<Outcome>
             detail(&p.detail, ep)?;
             root(&p.bound_root, &at(ep, "bound_root"))?;
             if p.workspace != p.bound_root {
-                return Err(InputError::new(at(ep, "workspace"), "bound-workspace", "the workspace must be the bound root"));
+                return Err(InputError::new(
+                    at(ep, "workspace"),
+                    "bound-workspace",
+                    "the workspace must be the bound root",
+                ));
             }
             preservation(p, ep)?
         }
         Evidence::Close(c) => {
             detail(&c.detail, ep)?;
             if c.error.trim().is_empty() {
-                return Err(InputError::new(at(ep, "error"), "nonempty-string", "name the missing mechanism"));
+                return Err(InputError::new(
+                    at(ep, "error"),
+                    "nonempty-string",
+                    "name the missing mechanism",
+                ));
             }
             // v1: the close condition cannot be proven mechanically (rosary-a6166d).
             vec![Unknown]
@@ -715,13 +832,19 @@ pub fn derive(evidence: &Evidence, bead: &Bead, ep: &str) -> Result<Vec<Outcome>
                 Some(s) if TERMINAL_STATUSES.contains(&s) && b.error.is_none() => vec![Pass],
                 Some(s) if NONTERMINAL_STATUSES.contains(&s) && b.error.is_none() => vec![Fail],
                 Some(s) if TERMINAL_STATUSES.contains(&s) || NONTERMINAL_STATUSES.contains(&s) => {
-                    return Err(InputError::new(ep, "contradictory-evidence", "evidence carries both a status and an error"))
+                    return Err(InputError::new(
+                        ep,
+                        "contradictory-evidence",
+                        "evidence carries both a status and an error",
+                    ))
                 }
                 Some(s) => {
                     return Err(InputError::new(
                         at(ep, "status"),
                         "bead-status",
-                        format!("`{s}` is not a bead status (open, in_progress, blocked, done, closed)"),
+                        format!(
+                            "`{s}` is not a bead status (open, in_progress, blocked, done, closed)"
+                        ),
                     ))
                 }
                 None => {
@@ -733,13 +856,33 @@ pub fn derive(evidence: &Evidence, bead: &Bead, ep: &str) -> Result<Vec<Outcome>
         Evidence::Pr(p) => {
             detail(&p.detail, ep)?;
             let url = bead.pr_url.clone().unwrap_or_default();
-            let want: Vec<String> = ["gh", "pr", "view", url.as_str(), "--json", "state,mergedAt,url"].iter().map(|s| s.to_string()).collect();
+            let want: Vec<String> = [
+                "gh",
+                "pr",
+                "view",
+                url.as_str(),
+                "--json",
+                "state,mergedAt,url",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
             if p.command != want {
-                return Err(InputError::new(at(ep, "command"), "pr-command", format!("expected exactly `{}`", want.join(" "))));
+                return Err(InputError::new(
+                    at(ep, "command"),
+                    "pr-command",
+                    format!("expected exactly `{}`", want.join(" ")),
+                ));
             }
             match &p.response {
                 Some(r) if p.error.is_none() => vec![pr_outcome(r, &url)],
-                Some(_) => return Err(InputError::new(ep, "contradictory-evidence", "evidence carries both a response and an error")),
+                Some(_) => {
+                    return Err(InputError::new(
+                        ep,
+                        "contradictory-evidence",
+                        "evidence carries both a response and an error",
+                    ))
+                }
                 None => {
                     error_only(&p.error, false, ep)?;
                     vec![Unknown]
@@ -749,7 +892,11 @@ pub fn derive(evidence: &Evidence, bead: &Bead, ep: &str) -> Result<Vec<Outcome>
         Evidence::Resume(r) => {
             detail(&r.detail, ep)?;
             if r.source != r.backend {
-                return Err(InputError::new(at(ep, "source"), "vcs-source-backend", "source and backend must name the same VCS"));
+                return Err(InputError::new(
+                    at(ep, "source"),
+                    "vcs-source-backend",
+                    "source and backend must name the same VCS",
+                ));
             }
             root(&r.bound_root, &at(ep, "bound_root"))?;
             match (&r.target, &r.resolver_command) {
@@ -782,20 +929,40 @@ pub fn derive(evidence: &Evidence, bead: &Bead, ep: &str) -> Result<Vec<Outcome>
 
 fn preservation(p: &PreservationEvidence, ep: &str) -> Result<Vec<Outcome>> {
     use Outcome::{Fail, Pass, Unknown};
-    let positive = p.captured_head.is_some() || p.checkpoint_available.is_some() || p.reference.is_some() || p.resolved_head.is_some() || p.resolver_command.is_some();
+    let positive = p.captured_head.is_some()
+        || p.checkpoint_available.is_some()
+        || p.reference.is_some()
+        || p.resolved_head.is_some()
+        || p.resolver_command.is_some();
     match p.state {
         PreservationState::Checkpointable => {
             if p.source != PreservationSource::RsryWorkspaceCheckpoint {
-                return Err(InputError::new(at(ep, "source"), "preservation-source", "checkpointable evidence comes from rsry_workspace_checkpoint"));
+                return Err(InputError::new(
+                    at(ep, "source"),
+                    "preservation-source",
+                    "checkpointable evidence comes from rsry_workspace_checkpoint",
+                ));
             }
             let head = p.captured_head.as_deref().unwrap_or("");
             if !p.backend.is_full_head(head) {
-                return Err(InputError::new(at(ep, "captured_head"), "full-head", "expected the full captured head"));
+                return Err(InputError::new(
+                    at(ep, "captured_head"),
+                    "full-head",
+                    "expected the full captured head",
+                ));
             }
             if p.checkpoint_available != Some(true) {
-                return Err(InputError::new(at(ep, "checkpoint_available"), "checkpoint-available", "checkpointable evidence needs checkpoint_available: true"));
+                return Err(InputError::new(
+                    at(ep, "checkpoint_available"),
+                    "checkpoint-available",
+                    "checkpointable evidence needs checkpoint_available: true",
+                ));
             }
-            if p.reference.is_some() || p.resolved_head.is_some() || p.resolver_command.is_some() || p.error.is_some() {
+            if p.reference.is_some()
+                || p.resolved_head.is_some()
+                || p.resolver_command.is_some()
+                || p.error.is_some()
+            {
                 return Err(InputError::new(ep, "preservation-shape", "checkpointable evidence carries no reference, resolved head, resolver or error"));
             }
             Ok(vec![Pass])
@@ -805,34 +972,84 @@ fn preservation(p: &PreservationEvidence, ep: &str) -> Result<Vec<Outcome>> {
                 PreservationSource::Git => Backend::Git,
                 PreservationSource::Jj => Backend::Jj,
                 PreservationSource::RsryWorkspaceCheckpoint => {
-                    return Err(InputError::new(at(ep, "source"), "preservation-source", "durable evidence is resolved by the VCS itself (git or jj)"))
+                    return Err(InputError::new(
+                        at(ep, "source"),
+                        "preservation-source",
+                        "durable evidence is resolved by the VCS itself (git or jj)",
+                    ))
                 }
             };
             if source_backend != p.backend {
-                return Err(InputError::new(at(ep, "source"), "vcs-source-backend", "source and backend must name the same VCS"));
+                return Err(InputError::new(
+                    at(ep, "source"),
+                    "vcs-source-backend",
+                    "source and backend must name the same VCS",
+                ));
             }
-            let reference = p.reference.as_deref().filter(|r| !r.trim().is_empty()).ok_or_else(|| InputError::new(at(ep, "reference"), "nonempty-string", "durable evidence names its reference"))?;
+            let reference = p
+                .reference
+                .as_deref()
+                .filter(|r| !r.trim().is_empty())
+                .ok_or_else(|| {
+                    InputError::new(
+                        at(ep, "reference"),
+                        "nonempty-string",
+                        "durable evidence names its reference",
+                    )
+                })?;
             let head = p.resolved_head.as_deref().unwrap_or("");
             if !p.backend.is_full_head(head) {
-                return Err(InputError::new(at(ep, "resolved_head"), "full-head", "expected the full resolved head"));
+                return Err(InputError::new(
+                    at(ep, "resolved_head"),
+                    "full-head",
+                    "expected the full resolved head",
+                ));
             }
-            let cmd = p.resolver_command.as_deref().ok_or_else(|| InputError::new(at(ep, "resolver_command"), "required", "durable evidence names its resolver command"))?;
+            let cmd = p.resolver_command.as_deref().ok_or_else(|| {
+                InputError::new(
+                    at(ep, "resolver_command"),
+                    "required",
+                    "durable evidence names its resolver command",
+                )
+            })?;
             if p.backend == Backend::Git {
-                let want: Vec<String> = ["git", "-C", p.bound_root.as_str(), "cat-file", "-e", &format!("{reference}^{{commit}}")].iter().map(|s| s.to_string()).collect();
+                let want: Vec<String> = [
+                    "git",
+                    "-C",
+                    p.bound_root.as_str(),
+                    "cat-file",
+                    "-e",
+                    &format!("{reference}^{{commit}}"),
+                ]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
                 if cmd != want.as_slice() {
-                    return Err(InputError::new(at(ep, "resolver_command"), "resolver-command", format!("expected exactly `{}`", want.join(" "))));
+                    return Err(InputError::new(
+                        at(ep, "resolver_command"),
+                        "resolver-command",
+                        format!("expected exactly `{}`", want.join(" ")),
+                    ));
                 }
             } else {
                 bound_argv(cmd, p.backend, &p.bound_root, &at(ep, "resolver_command"))?;
             }
             if p.captured_head.is_some() || p.checkpoint_available.is_some() || p.error.is_some() {
-                return Err(InputError::new(ep, "preservation-shape", "durable evidence carries no captured head, checkpoint flag or error"));
+                return Err(InputError::new(
+                    ep,
+                    "preservation-shape",
+                    "durable evidence carries no captured head, checkpoint flag or error",
+                ));
             }
             Ok(vec![Pass])
         }
         PreservationState::Unpreserved => {
             if p.source == PreservationSource::RsryWorkspaceCheckpoint {
-                return Err(InputError::new(at(ep, "source"), "preservation-source", "unpreserved state is read from the VCS (git or jj)"));
+                return Err(InputError::new(
+                    at(ep, "source"),
+                    "preservation-source",
+                    "unpreserved state is read from the VCS (git or jj)",
+                ));
             }
             error_only(&p.error, positive, ep)?;
             Ok(vec![Fail])
@@ -873,14 +1090,22 @@ fn applicability(obs: &Observation, checks_path: &str) -> Result<()> {
         };
         let present = obs.check(name).is_some();
         if required && !present {
-            return Err(InputError::new(checks_path, "missing-check", format!("`{}` is required here", name.as_str())));
+            return Err(InputError::new(
+                checks_path,
+                "missing-check",
+                format!("`{}` is required here", name.as_str()),
+            ));
         }
         if !required && present {
             let why = match name {
                 CheckName::PrMerged => "a bead that is not PR-backed must omit it",
                 _ => "it is present only when bead_terminal fails from a non-terminal status",
             };
-            return Err(InputError::new(checks_path, "inapplicable-check", format!("`{}` is inapplicable: {why}", name.as_str())));
+            return Err(InputError::new(
+                checks_path,
+                "inapplicable-check",
+                format!("`{}` is inapplicable: {why}", name.as_str()),
+            ));
         }
     }
     Ok(())
@@ -897,21 +1122,33 @@ fn correlation(obs: &Observation, checks_path: &str) -> Result<()> {
             _ => {}
         }
     }
-    let anchor: Option<(Backend, &str)> = obs.binding().map(|b| (b.backend, b.bound_root.as_str())).or_else(|| seen.first().map(|s| (s.1, s.2)));
+    let anchor: Option<(Backend, &str)> = obs
+        .binding()
+        .map(|b| (b.backend, b.bound_root.as_str()))
+        .or_else(|| seen.first().map(|s| (s.1, s.2)));
     if let Some((backend, root)) = anchor {
         for (name, b, r) in &seen {
             if *b != backend || *r != root {
                 return Err(InputError::new(
                     checks_path,
                     "bound-root-mismatch",
-                    format!("`{}` observed {} at `{r}`, the binding is {} at `{root}`", name.as_str(), b.as_str(), backend.as_str()),
+                    format!(
+                        "`{}` observed {} at `{r}`, the binding is {} at `{root}`",
+                        name.as_str(),
+                        b.as_str(),
+                        backend.as_str()
+                    ),
                 ));
             }
         }
     }
     if let (Some(binding), Some(anchor)) = (obs.binding(), obs.anchor()) {
         if binding.receipt_identity.anchor_bead != anchor {
-            return Err(InputError::new(checks_path, "anchor-binding-mismatch", "the binding was made for another anchor"));
+            return Err(InputError::new(
+                checks_path,
+                "anchor-binding-mismatch",
+                "the binding was made for another anchor",
+            ));
         }
     }
     Ok(())

@@ -43,7 +43,10 @@ pub struct Prepared {
 
 /// Quotes a word for a POSIX shell, only when it needs it.
 pub fn shell_quote(s: &str) -> String {
-    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "_./:@%+=,-".contains(c)) {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_./:@%+=,-".contains(c))
+    {
         s.to_owned()
     } else {
         format!("'{}'", s.replace('\'', r"'\''"))
@@ -52,23 +55,48 @@ pub fn shell_quote(s: &str) -> String {
 
 /// Runs `prepare-attempt`. Fresh ids come from the context: 0 episode, 1 intent, 2 attempt.
 pub fn prepare(v: &Value, ctx: &Context) -> Result<Prepared> {
-    let map = wire::object(v, "", &["mode", "anchor_bead", "episode_id", "intent_id", "prior_receipts"], &[])?;
+    let map = wire::object(
+        v,
+        "",
+        &[
+            "mode",
+            "anchor_bead",
+            "episode_id",
+            "intent_id",
+            "prior_receipts",
+        ],
+        &[],
+    )?;
     if map.get("mode").and_then(Value::as_str) != Some("park") {
-        return Err(InputError::new("mode", "mode", "prepare-attempt runs in mode `park`"));
+        return Err(InputError::new(
+            "mode",
+            "mode",
+            "prepare-attempt runs in mode `park`",
+        ));
     }
     let anchor = wire::nonempty(map, "", "anchor_bead")?;
     let fresh = |i: usize, field: &str| {
-        ctx.fresh_id(i).ok_or_else(|| InputError::new(field, "fresh-id", "the context minted no id"))
+        ctx.fresh_id(i)
+            .ok_or_else(|| InputError::new(field, "fresh-id", "the context minted no id"))
     };
     let episode = match wire::opt_nonempty(map, "", "episode_id")? {
-        Some(s) => Some(EpisodeId::parse(&s).map_err(|e| InputError::new("episode_id", "episode-id", e.to_string()))?),
+        Some(s) => Some(
+            EpisodeId::parse(&s)
+                .map_err(|e| InputError::new("episode_id", "episode-id", e.to_string()))?,
+        ),
         None => None,
     };
     let intent = match wire::opt_nonempty(map, "", "intent_id")? {
-        Some(s) => Some(IntentId::parse(&s).map_err(|e| InputError::new("intent_id", "intent-id", e.to_string()))?),
+        Some(s) => Some(
+            IntentId::parse(&s)
+                .map_err(|e| InputError::new("intent_id", "intent-id", e.to_string()))?,
+        ),
         None => None,
     };
-    let priors = map.get("prior_receipts").and_then(Value::as_array).ok_or_else(|| InputError::new("prior_receipts", "type", "expected an array"))?;
+    let priors = map
+        .get("prior_receipts")
+        .and_then(Value::as_array)
+        .ok_or_else(|| InputError::new("prior_receipts", "type", "expected an array"))?;
     let (episode, intent) = match (episode, intent) {
         (Some(e), Some(i)) => (e, i),
         (e, i) => {
@@ -79,7 +107,10 @@ pub fn prepare(v: &Value, ctx: &Context) -> Result<Prepared> {
                 action: PrepareAction::Retry,
                 episode_id: e.to_string(),
                 intent_id: i.to_string(),
-                retry_command: Some(format!("/park-work --episode-id {e} --intent-id {i} {}", shell_quote(&anchor))),
+                retry_command: Some(format!(
+                    "/park-work --episode-id {e} --intent-id {i} {}",
+                    shell_quote(&anchor)
+                )),
                 receipt: None,
                 prior_sources: None,
                 attempt_id: None,
@@ -97,34 +128,65 @@ pub fn prepare(v: &Value, ctx: &Context) -> Result<Prepared> {
             let bytes: String = wire::field(m, &p, "source_bytes")?;
             let comment_id = m.get("comment_id").cloned().unwrap_or(Value::Null);
             if !(comment_id.is_string() || comment_id.is_u64() || comment_id.is_i64()) {
-                return Err(InputError::new(at(&p, "comment_id"), "comment-id", "a comment id is a string or an integer"));
+                return Err(InputError::new(
+                    at(&p, "comment_id"),
+                    "comment-id",
+                    "a comment id is a string or an integer",
+                ));
             }
-            let parsed = wire::parse_document(&bytes).map_err(|e| InputError::new(at(&p, "source_bytes"), e.rule, e.message))?;
+            let parsed = wire::parse_document(&bytes)
+                .map_err(|e| InputError::new(at(&p, "source_bytes"), e.rule, e.message))?;
             if Some(&parsed) != m.get("receipt") {
-                return Err(InputError::new(at(&p, "source_bytes"), "source-bytes-match", "source_bytes do not parse to the receipt beside them"));
+                return Err(InputError::new(
+                    at(&p, "source_bytes"),
+                    "source-bytes-match",
+                    "source_bytes do not parse to the receipt beside them",
+                ));
             }
-            (parsed, Some(PriorSource { comment_id, source_bytes: bytes }))
+            (
+                parsed,
+                Some(PriorSource {
+                    comment_id,
+                    source_bytes: bytes,
+                }),
+            )
         } else {
             (item.clone(), None)
         };
-        if receipt_value.get("intent_id").and_then(Value::as_str) != Some(intent.to_string().as_str()) {
+        if receipt_value.get("intent_id").and_then(Value::as_str)
+            != Some(intent.to_string().as_str())
+        {
             continue;
         }
-        let r = receipt::validate(&receipt_value).map_err(|e| InputError::new(at(&p, &e.field), e.rule, format!("unsafe: {}", e.message)))?;
+        let r = receipt::validate(&receipt_value).map_err(|e| {
+            InputError::new(at(&p, &e.field), e.rule, format!("unsafe: {}", e.message))
+        })?;
         if r.episode_id != episode || r.anchor_bead != anchor {
-            return Err(InputError::new(p, "identity-conflict", "unsafe: a receipt for this intent names another episode or anchor"));
+            return Err(InputError::new(
+                p,
+                "identity-conflict",
+                "unsafe: a receipt for this intent names another episode or anchor",
+            ));
         }
         matching.push((r, receipt_value, source));
     }
     if let Some((first, _, _)) = matching.first() {
         let semantics = first.semantics();
         if matching.iter().any(|(r, _, _)| r.semantics() != semantics) {
-            return Err(InputError::new("prior_receipts", "prior-receipts-agree", "unsafe: prior successes for this intent disagree"));
+            return Err(InputError::new(
+                "prior_receipts",
+                "prior-receipts-agree",
+                "unsafe: prior successes for this intent disagree",
+            ));
         }
-        let mut sources: Vec<PriorSource> = matching.iter().filter_map(|(_, _, s)| s.clone()).collect();
+        let mut sources: Vec<PriorSource> =
+            matching.iter().filter_map(|(_, _, s)| s.clone()).collect();
         sources.sort_by_key(|s| id_key(&s.comment_id));
         let receipt = match sources.first() {
-            Some(s) => matching.iter().find(|(_, _, src)| src.as_ref() == Some(s)).map(|(_, v, _)| v.clone()),
+            Some(s) => matching
+                .iter()
+                .find(|(_, _, src)| src.as_ref() == Some(s))
+                .map(|(_, v, _)| v.clone()),
             None => matching.first().map(|(_, v, _)| v.clone()),
         };
         return Ok(Prepared {

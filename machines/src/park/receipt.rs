@@ -6,7 +6,9 @@ use serde_json::Value;
 
 use super::bind::Repository;
 use super::fold::{evaluate, Action, Candidate};
-use super::observation::{self, CheckName, Observation, Phase, Provider, TargetKind, OBSERVATION_KEYS};
+use super::observation::{
+    self, CheckName, Observation, Phase, Provider, TargetKind, OBSERVATION_KEYS,
+};
 use super::wire::{self, at, idx, is_normal_abs_path, InputError, Result};
 use super::{AttemptId, EpisodeId, IntentId};
 
@@ -85,7 +87,11 @@ pub fn fence(bytes: &str) -> String {
 /// Validates receipt bytes exactly as they will be fenced.
 pub fn validate_bytes(bytes: &str) -> Result<Receipt> {
     if bytes.contains("```") {
-        return Err(InputError::new("$", "fence-inside", "receipt bytes must not contain a code fence"));
+        return Err(InputError::new(
+            "$",
+            "fence-inside",
+            "receipt bytes must not contain a code fence",
+        ));
     }
     validate(&wire::parse_document(bytes)?)
 }
@@ -94,36 +100,68 @@ pub fn validate_bytes(bytes: &str) -> Result<Receipt> {
 pub fn validate(v: &Value) -> Result<Receipt> {
     let mut all: Vec<&str> = RECEIPT_KEYS.to_vec();
     all.push("resume");
-    let map = wire::object(v, "", &[OBSERVATION_KEYS.as_slice(), RECEIPT_KEYS.as_slice()].concat(), &["resume"])?;
+    let map = wire::object(
+        v,
+        "",
+        &[OBSERVATION_KEYS.as_slice(), RECEIPT_KEYS.as_slice()].concat(),
+        &["resume"],
+    )?;
     let obs = observation::parse_at(v, "", &all)?;
     if obs.protocol_phase != Phase::Durable {
-        return Err(InputError::new("protocol_phase", "receipt-phase", "a preflight observation is never receipt-eligible"));
+        return Err(InputError::new(
+            "protocol_phase",
+            "receipt-phase",
+            "a preflight observation is never receipt-eligible",
+        ));
     }
     let id = |key: &str| wire::nonempty(map, "", key);
-    let episode_id = EpisodeId::parse(&id("episode_id")?).map_err(|e| InputError::new("episode_id", "episode-id", e.to_string()))?;
-    let intent_id = IntentId::parse(&id("intent_id")?).map_err(|e| InputError::new("intent_id", "intent-id", e.to_string()))?;
-    let attempt_id = AttemptId::parse(&id("attempt_id")?).map_err(|e| InputError::new("attempt_id", "attempt-id", e.to_string()))?;
+    let episode_id = EpisodeId::parse(&id("episode_id")?)
+        .map_err(|e| InputError::new("episode_id", "episode-id", e.to_string()))?;
+    let intent_id = IntentId::parse(&id("intent_id")?)
+        .map_err(|e| InputError::new("intent_id", "intent-id", e.to_string()))?;
+    let attempt_id = AttemptId::parse(&id("attempt_id")?)
+        .map_err(|e| InputError::new("attempt_id", "attempt-id", e.to_string()))?;
     let anchor_bead = wire::nonempty(map, "", "anchor_bead")?;
     let outcome: Candidate = wire::field(map, "", "outcome")?;
     if map.get("safe_to_close") != Some(&Value::Bool(true)) {
-        return Err(InputError::new("safe_to_close", "safe-to-close-literal", "safe_to_close must be the literal true"));
+        return Err(InputError::new(
+            "safe_to_close",
+            "safe-to-close-literal",
+            "safe_to_close must be the literal true",
+        ));
     }
     let provider_sessions: Vec<ProviderSession> = wire::field(map, "", "provider_sessions")?;
     if provider_sessions.is_empty() {
-        return Err(InputError::new("provider_sessions", "provider-sessions", "name at least the current provider session"));
+        return Err(InputError::new(
+            "provider_sessions",
+            "provider-sessions",
+            "name at least the current provider session",
+        ));
     }
     for (i, s) in provider_sessions.iter().enumerate() {
         if s.id.trim().is_empty() {
-            return Err(InputError::new(at(&idx("provider_sessions", i), "id"), "nonempty-string", "a provider session id is empty"));
+            return Err(InputError::new(
+                at(&idx("provider_sessions", i), "id"),
+                "nonempty-string",
+                "a provider session id is empty",
+            ));
         }
         if provider_sessions[..i].contains(s) {
-            return Err(InputError::new(idx("provider_sessions", i), "unique-sessions", "provider sessions must be unique"));
+            return Err(InputError::new(
+                idx("provider_sessions", i),
+                "unique-sessions",
+                "provider sessions must be unique",
+            ));
         }
     }
     let repository: Repository = wire::field(map, "", "repository")?;
     let references: Vec<String> = wire::field(map, "", "references")?;
     if references.is_empty() || references.iter().any(|r| r.trim().is_empty()) {
-        return Err(InputError::new("references", "references", "references must be a non-empty list of non-empty strings"));
+        return Err(InputError::new(
+            "references",
+            "references",
+            "references must be a non-empty list of non-empty strings",
+        ));
     }
     let resume: Option<Resume> = match map.get("resume") {
         None => None,
@@ -133,53 +171,141 @@ pub fn validate(v: &Value) -> Result<Receipt> {
     // The claimed outcome must be the deterministic fold of the embedded checks.
     let evaluation = evaluate(&obs);
     if !(evaluation.eligible && evaluation.action == Some(Action::WriteReceipt)) {
-        return Err(InputError::new("checks", "receipt-eligible", format!("the embedded checks do not authorize a receipt: {}", evaluation.reasons.join("; "))));
+        return Err(InputError::new(
+            "checks",
+            "receipt-eligible",
+            format!(
+                "the embedded checks do not authorize a receipt: {}",
+                evaluation.reasons.join("; ")
+            ),
+        ));
     }
     if evaluation.candidate != Some(outcome) {
-        return Err(InputError::new("outcome", "outcome-equals-fold", "the outcome is not the fold of the embedded checks"));
+        return Err(InputError::new(
+            "outcome",
+            "outcome-equals-fold",
+            "the outcome is not the fold of the embedded checks",
+        ));
     }
     if outcome == Candidate::Completed {
-        return Err(InputError::new("outcome", "completed-unavailable", "v1 cannot validate a completed receipt (rosary-a6166d)"));
+        return Err(InputError::new(
+            "outcome",
+            "completed-unavailable",
+            "v1 cannot validate a completed receipt (rosary-a6166d)",
+        ));
     }
     if obs.anchor() != Some(anchor_bead.as_str()) {
-        return Err(InputError::new("anchor_bead", "anchor-equals-confirmed", "anchor_bead must equal anchor_confirmed's anchor"));
+        return Err(InputError::new(
+            "anchor_bead",
+            "anchor-equals-confirmed",
+            "anchor_bead must equal anchor_confirmed's anchor",
+        ));
     }
-    let binding = obs.binding().ok_or_else(|| InputError::new("checks", "binding", "repository_resolved carries no binding"))?;
+    let binding = obs.binding().ok_or_else(|| {
+        InputError::new(
+            "checks",
+            "binding",
+            "repository_resolved carries no binding",
+        )
+    })?;
     if !is_normal_abs_path(&repository.path) {
-        return Err(InputError::new("repository.path", "absolute-path", "expected an absolute, normalised path"));
+        return Err(InputError::new(
+            "repository.path",
+            "absolute-path",
+            "expected an absolute, normalised path",
+        ));
     }
     if repository.branch.trim().is_empty() {
-        return Err(InputError::new("repository.branch", "nonempty-string", "the branch is empty"));
+        return Err(InputError::new(
+            "repository.branch",
+            "nonempty-string",
+            "the branch is empty",
+        ));
     }
     if !repository.vcs.is_full_head(&repository.head) {
-        return Err(InputError::new("repository.head", "full-head", "expected a full immutable head (40/64 hex for git, a full change id for jj)"));
+        return Err(InputError::new(
+            "repository.head",
+            "full-head",
+            "expected a full immutable head (40/64 hex for git, a full change id for jj)",
+        ));
     }
-    if repository.path != binding.bound_root || repository.vcs != binding.backend || repository != binding.receipt_identity.repository {
-        return Err(InputError::new("repository", "repository-equals-binding", "the repository object must equal the validated repository_resolved binding"));
+    if repository.path != binding.bound_root
+        || repository.vcs != binding.backend
+        || repository != binding.receipt_identity.repository
+    {
+        return Err(InputError::new(
+            "repository",
+            "repository-equals-binding",
+            "the repository object must equal the validated repository_resolved binding",
+        ));
     }
-    if binding.receipt_identity.episode_id != episode_id.to_string() || binding.receipt_identity.anchor_bead != anchor_bead {
-        return Err(InputError::new("episode_id", "identity-equals-binding", "the binding was made for another episode or anchor"));
+    if binding.receipt_identity.episode_id != episode_id.to_string()
+        || binding.receipt_identity.anchor_bead != anchor_bead
+    {
+        return Err(InputError::new(
+            "episode_id",
+            "identity-equals-binding",
+            "the binding was made for another episode or anchor",
+        ));
     }
-    for name in [CheckName::TreePreserved, CheckName::CommitsReachableOrCheckpointResolvable] {
-        let head = obs.preservation(name).and_then(|p| p.resolved_head.as_deref());
+    for name in [
+        CheckName::TreePreserved,
+        CheckName::CommitsReachableOrCheckpointResolvable,
+    ] {
+        let head = obs
+            .preservation(name)
+            .and_then(|p| p.resolved_head.as_deref());
         if head != Some(repository.head.as_str()) {
-            return Err(InputError::new("repository.head", "preservation-equals-head", format!("`{}` does not resolve to repository.head", name.as_str())));
+            return Err(InputError::new(
+                "repository.head",
+                "preservation-equals-head",
+                format!("`{}` does not resolve to repository.head", name.as_str()),
+            ));
         }
     }
-    let target = obs.resume_target().ok_or_else(|| InputError::new("checks", "resume-target", "resume_target_resolvable carries no target"))?;
-    let resume_ref = resume.as_ref().ok_or_else(|| InputError::new("resume", "required", "a parked receipt carries resume"))?;
+    let target = obs.resume_target().ok_or_else(|| {
+        InputError::new(
+            "checks",
+            "resume-target",
+            "resume_target_resolvable carries no target",
+        )
+    })?;
+    let resume_ref = resume
+        .as_ref()
+        .ok_or_else(|| InputError::new("resume", "required", "a parked receipt carries resume"))?;
     if resume_ref.next_action.trim().is_empty() {
-        return Err(InputError::new("resume.next_action", "nonempty-string", "next_action is empty"));
+        return Err(InputError::new(
+            "resume.next_action",
+            "nonempty-string",
+            "next_action is empty",
+        ));
     }
     let (kind, value) = match (&resume_ref.branch, &resume_ref.checkpoint) {
         (Some(b), None) if !b.trim().is_empty() => (TargetKind::Branch, b),
         (None, Some(c)) if !c.trim().is_empty() => (TargetKind::Checkpoint, c),
-        _ => return Err(InputError::new("resume", "one-target", "exactly one non-empty `branch` or `checkpoint`")),
+        _ => {
+            return Err(InputError::new(
+                "resume",
+                "one-target",
+                "exactly one non-empty `branch` or `checkpoint`",
+            ))
+        }
     };
     if target.kind != kind || &target.value != value || target.resolved_head != repository.head {
         return Err(InputError::new("resume", "resume-equals-evidence", "the resume target and its head must equal resume_target_resolvable's target and repository.head"));
     }
-    Ok(Receipt { observation: obs, episode_id, intent_id, attempt_id, anchor_bead, provider_sessions, repository, outcome, references, resume })
+    Ok(Receipt {
+        observation: obs,
+        episode_id,
+        intent_id,
+        attempt_id,
+        anchor_bead,
+        provider_sessions,
+        repository,
+        outcome,
+        references,
+        resume,
+    })
 }
 
 /// One bead comment as read back.
@@ -214,7 +340,11 @@ pub fn parse_readback(v: &Value) -> Result<ReadbackInput> {
     let input: ReadbackInput = wire::typed(v.clone(), "$")?;
     for (i, c) in input.comments.iter().enumerate() {
         if !(c.id.is_string() || c.id.is_u64() || c.id.is_i64()) {
-            return Err(InputError::new(at(&idx("comments", i), "id"), "comment-id", "a comment id is a string or an integer"));
+            return Err(InputError::new(
+                at(&idx("comments", i), "id"),
+                "comment-id",
+                "a comment id is a string or an integer",
+            ));
         }
     }
     Ok(input)
@@ -249,7 +379,8 @@ fn fenced_blocks(body: &str) -> Vec<&str> {
 
 /// Confirms durability: exactly the fence around the exact bytes, as a whole comment.
 pub fn confirm(input: &ReadbackInput) -> Result<(Receipt, Readback)> {
-    let receipt = validate_bytes(&input.receipt_bytes).map_err(|e| InputError::new(format!("receipt_bytes.{}", e.field), e.rule, e.message))?;
+    let receipt = validate_bytes(&input.receipt_bytes)
+        .map_err(|e| InputError::new(format!("receipt_bytes.{}", e.field), e.rule, e.message))?;
     let want = fence(&input.receipt_bytes);
     let mut comments: Vec<&Comment> = input.comments.iter().collect();
     comments.sort_by_key(|c| id_key(&c.id));
@@ -263,28 +394,55 @@ pub fn confirm(input: &ReadbackInput) -> Result<(Receipt, Readback)> {
         }
         for inner in fenced_blocks(&c.body) {
             if inner == input.receipt_bytes {
-                reasons.push(format!("comment {} holds the receipt with other text around it: not proof", c.id));
+                reasons.push(format!(
+                    "comment {} holds the receipt with other text around it: not proof",
+                    c.id
+                ));
                 continue;
             }
             let same_intent = serde_json::from_str::<Value>(inner)
                 .ok()
-                .and_then(|v| v.get("intent_id").and_then(Value::as_str).map(str::to_owned))
+                .and_then(|v| {
+                    v.get("intent_id")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                })
                 .is_some_and(|i| i == receipt.intent_id.to_string());
             if same_intent {
                 conflicting = true;
-                reasons.push(format!("comment {} holds different bytes for the same intent", c.id));
+                reasons.push(format!(
+                    "comment {} holds different bytes for the same intent",
+                    c.id
+                ));
             }
         }
     }
     let readback = if conflicting {
         reasons.push("unsafe: conflicting same-intent receipts".into());
-        Readback { comment_id: None, durable: false, reasons, safe_to_close: false }
+        Readback {
+            comment_id: None,
+            durable: false,
+            reasons,
+            safe_to_close: false,
+        }
     } else if let Some(first) = exact.first() {
-        reasons.push(format!("comment {first} is exactly the fenced receipt bytes"));
-        Readback { comment_id: Some(first.clone()), durable: true, reasons, safe_to_close: true }
+        reasons.push(format!(
+            "comment {first} is exactly the fenced receipt bytes"
+        ));
+        Readback {
+            comment_id: Some(first.clone()),
+            durable: true,
+            reasons,
+            safe_to_close: true,
+        }
     } else {
         reasons.push("unsafe: no comment is exactly the fenced receipt bytes".into());
-        Readback { comment_id: None, durable: false, reasons, safe_to_close: false }
+        Readback {
+            comment_id: None,
+            durable: false,
+            reasons,
+            safe_to_close: false,
+        }
     };
     Ok((receipt, readback))
 }

@@ -33,7 +33,11 @@ impl InputError {
             super::NAME,
             command,
             state,
-            Violation::new(self.rule, Some(&self.field), format!("{}: {}", self.field, self.message)),
+            Violation::new(
+                self.rule,
+                Some(&self.field),
+                format!("{}: {}", self.field, self.message),
+            ),
         )
     }
 }
@@ -76,12 +80,20 @@ pub fn object<'a>(
     })?;
     for key in map.keys() {
         if !required.contains(&key.as_str()) && !optional.contains(&key.as_str()) {
-            return Err(InputError::new(at(path, key), "unknown-field", format!("unknown field `{key}`")));
+            return Err(InputError::new(
+                at(path, key),
+                "unknown-field",
+                format!("unknown field `{key}`"),
+            ));
         }
     }
     for key in required {
         if !map.contains_key(*key) {
-            return Err(InputError::new(at(path, key), "required", format!("missing field `{key}`")));
+            return Err(InputError::new(
+                at(path, key),
+                "required",
+                format!("missing field `{key}`"),
+            ));
         }
     }
     Ok(map)
@@ -102,7 +114,11 @@ pub fn typed<T: DeserializeOwned>(v: Value, path: &str) -> Result<T> {
 pub fn nonempty(map: &Map<String, Value>, path: &str, key: &str) -> Result<String> {
     match map.get(key) {
         Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.clone()),
-        _ => Err(InputError::new(at(path, key), "nonempty-string", "expected a non-empty string")),
+        _ => Err(InputError::new(
+            at(path, key),
+            "nonempty-string",
+            "expected a non-empty string",
+        )),
     }
 }
 
@@ -118,7 +134,11 @@ pub fn opt_nonempty(map: &Map<String, Value>, path: &str, key: &str) -> Result<O
 pub fn argv(map: &Map<String, Value>, path: &str, key: &str) -> Result<Vec<String>> {
     let v: Vec<String> = field(map, path, key)?;
     if v.is_empty() {
-        return Err(InputError::new(at(path, key), "argv", "expected a non-empty argv array"));
+        return Err(InputError::new(
+            at(path, key),
+            "argv",
+            "expected a non-empty argv array",
+        ));
     }
     Ok(v)
 }
@@ -153,7 +173,9 @@ pub fn is_http_url(s: &str) -> bool {
 
 /// 40 or 64 lower-case hex digits: a full git object id.
 pub fn is_full_git_id(s: &str) -> bool {
-    (s.len() == 40 || s.len() == 64) && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    (s.len() == 40 || s.len() == 64)
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// A full jj change id: 32 characters of jj's `k`–`z` alphabet.
@@ -168,7 +190,9 @@ pub fn is_normal_abs_path(s: &str) -> bool {
     }
     s.starts_with('/')
         && !s.ends_with('/')
-        && s[1..].split('/').all(|seg| !seg.is_empty() && seg != "." && seg != "..")
+        && s[1..]
+            .split('/')
+            .all(|seg| !seg.is_empty() && seg != "." && seg != "..")
         && !s.chars().any(|c| c.is_control())
 }
 
@@ -180,7 +204,15 @@ mod tests {
     fn urls_ids_paths() {
         assert!(is_http_url("https://github.com/o/r/pull/1"));
         assert!(is_http_url("HTTP://example.com"));
-        for bad in ["", "github.com/o/r", "ftp://x", "https://", "https:///x", "https://a b", "https://:80/x"] {
+        for bad in [
+            "",
+            "github.com/o/r",
+            "ftp://x",
+            "https://",
+            "https:///x",
+            "https://a b",
+            "https://:80/x",
+        ] {
             assert!(!is_http_url(bad), "{bad}");
         }
         assert!(is_full_git_id(&"a".repeat(40)) && is_full_git_id(&"0".repeat(64)));
