@@ -243,6 +243,37 @@ fn main() {
         "whole process `cairn journal log --stream S --limit 1 --format json`: median {:.2} ms (min {:.2}, max {:.2}) over {procs}",
         s.median.as_secs_f64() * 1e3, s.min.as_secs_f64() * 1e3, s.max.as_secs_f64() * 1e3
     );
+    // 5. Whole process: one `cairn state` of a 1,000-event park stream (replay included).
+    let episode = "ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b";
+    let mut journal = Journal::open(&db, &Options::default()).expect("journal");
+    let prepared = |i: u64| NewEvent {
+        event_type: "attempt-prepared".into(),
+        schema_version: 1,
+        payload: serde_json::json!({
+            "type": "attempt-prepared",
+            "episode_id": episode,
+            "intent_id": "park-1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f",
+            "anchor_bead": "rsry-42",
+            "attempt_id": format!("attempt-00000000-0000-4000-8000-{i:012}"),
+            "at": "2026-11-30T04:00:00Z"
+        })
+        .to_string(),
+    };
+    let mut a = append(
+        &format!("park/{episode}"),
+        0,
+        (0..1000).map(prepared).collect(),
+    );
+    a.machine = "park".into();
+    journal.append(&a).expect("park stream");
+    drop(journal);
+    let stream = format!("park/{episode}");
+    let samples: Vec<_> = (0..procs).map(|_| run(&["state", &stream], &db)).collect();
+    let s = stats(samples);
+    println!(
+        "whole process `cairn state park/ep-…` (1,000 events replayed): median {:.2} ms (min {:.2}, max {:.2}) over {procs}",
+        s.median.as_secs_f64() * 1e3, s.min.as_secs_f64() * 1e3, s.max.as_secs_f64() * 1e3
+    );
     println!(
         "reproduce: cargo bench -p cairn-cli --bench journal{}",
         if smoke { " -- --smoke" } else { "" }

@@ -1045,3 +1045,28 @@ fn the_resume_gate_never_authorizes() {
     );
     assert_eq!(code, 2);
 }
+
+#[test]
+fn the_readme_episode_script_reaches_safe_to_close() {
+    // The README's main-job command runs this script; keep it true.
+    let t = TempJournal::new();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/park-episode.sh");
+    let out = Command::new("bash")
+        .arg(script)
+        .env("CAIRN", env!("CARGO_BIN_EXE_cairn"))
+        .env("CAIRN_DB", t.path())
+        .output()
+        .expect("bash runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("\"state_name\":\"safe-to-close\""),
+        "{stdout}"
+    );
+    assert!(stdout.contains("\"redecided\":5"), "{stdout}");
+    assert!(stdout.contains("receipt-confirmed v1"), "{stdout}");
+}
