@@ -119,6 +119,22 @@ fn record(
     Ok(())
 }
 
+/// Records the command `make` builds from the journal identity, when one was given.
+fn record_with(
+    id: Option<Identity>,
+    db: &Result<PathBuf, Failure>,
+    options: &Options,
+    make: impl FnOnce(EpisodeId, IntentId, AttemptId) -> park::Command,
+) -> Result<(), Failure> {
+    match id {
+        Some(id) => {
+            let command = make(id.episode_id, id.intent_id, id.attempt_id);
+            record(db, options, &id.episode_id, command, &context())
+        }
+        None => Ok(()),
+    }
+}
+
 /// Runs one park verb.
 pub fn run(
     verb: &ParkCommand,
@@ -147,15 +163,14 @@ pub fn run(
             let id = identity(flags)?;
             let v = document()?;
             let evaluation = fold::evaluate(&observation::parse(&v)?);
-            if let Some(id) = id {
-                let command = park::Command::Evaluate {
-                    episode_id: id.episode_id,
-                    intent_id: id.intent_id,
-                    attempt_id: id.attempt_id,
+            record_with(id, db, options, |episode_id, intent_id, attempt_id| {
+                park::Command::Evaluate {
+                    episode_id,
+                    intent_id,
+                    attempt_id,
                     observation: v,
-                };
-                record(db, options, &id.episode_id, command, &context())?;
-            }
+                }
+            })?;
             output::json(&evaluation);
         }
         ParkCommand::Check => {
@@ -167,30 +182,28 @@ pub fn run(
             let text = read_stdin()?;
             let bytes = text.strip_suffix('\n').unwrap_or(&text).to_owned();
             receipt::validate_bytes(&bytes)?;
-            if let Some(id) = id {
-                let command = park::Command::ValidateReceipt {
-                    episode_id: id.episode_id,
-                    intent_id: id.intent_id,
-                    attempt_id: id.attempt_id,
+            record_with(id, db, options, |episode_id, intent_id, attempt_id| {
+                park::Command::ValidateReceipt {
+                    episode_id,
+                    intent_id,
+                    attempt_id,
                     receipt_bytes: bytes,
-                };
-                record(db, options, &id.episode_id, command, &context())?;
-            }
+                }
+            })?;
             output::json(&json!({ "valid": true }));
         }
         ParkCommand::ConfirmReadback(flags) => {
             let id = identity(flags)?;
             let v = document()?;
             let (_, readback) = receipt::confirm(&receipt::parse_readback(&v)?)?;
-            if let Some(id) = id {
-                let command = park::Command::ConfirmReadback {
-                    episode_id: id.episode_id,
-                    intent_id: id.intent_id,
-                    attempt_id: id.attempt_id,
+            record_with(id, db, options, |episode_id, intent_id, attempt_id| {
+                park::Command::ConfirmReadback {
+                    episode_id,
+                    intent_id,
+                    attempt_id,
                     input: v,
-                };
-                record(db, options, &id.episode_id, command, &context())?;
-            }
+                }
+            })?;
             output::json(&readback);
         }
         ParkCommand::BindRepository => {
