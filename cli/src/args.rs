@@ -63,8 +63,14 @@ pub enum Command {
     #[command(subcommand)]
     Journal(JournalCommand),
     /// The park-work lifecycle: a drop-in for the park skill's `fold.py` helper
-    #[command(subcommand)]
-    Park(ParkCommand),
+    Park {
+        /// Retry-safe recording: the same key with the same input returns the first
+        /// recorded result and writes nothing; with another input it is refused (exit 2)
+        #[arg(long, global = true, value_name = "KEY")]
+        idempotency_key: Option<String>,
+        #[command(subcommand)]
+        verb: ParkCommand,
+    },
 }
 
 /// Journal identity for a recorded park transition: all three, or none (then the
@@ -149,9 +155,13 @@ pub enum JournalCommand {
     },
     /// Check the hash chain, every stream's versions and every transition record
     #[command(
-        after_help = "Exit 0 when intact, 5 naming the first broken event otherwise.\n\nExample:\n  cairn journal verify"
+        after_help = "Exit 0 when intact, 5 naming the first broken event otherwise. A chain cannot\nprove its own tail: keep the reported head outside the journal and pass it back\nwith --expect-head to detect a truncated or rewritten tail.\n\nExample:\n  cairn journal verify --expect-head 42:5f1c…"
     )]
-    Verify,
+    Verify {
+        /// A head reported by an earlier verify, `SEQ:HASH`: the journal must still contain it
+        #[arg(long, value_name = "SEQ:HASH")]
+        expect_head: Option<String>,
+    },
     /// Replay every stream, check each event is an edge of its machine's graph,
     /// and re-decide every recorded transition
     #[command(

@@ -81,10 +81,11 @@ fn context() -> Context {
 fn record(
     db: &Result<PathBuf, Failure>,
     options: &Options,
+    key: Option<&str>,
     episode: &EpisodeId,
     command: park::Command,
     ctx: &Context,
-) -> Result<(), Failure> {
+) -> Result<Vec<park::Event>, Failure> {
     let db = match db {
         Ok(p) => p.clone(),
         Err(Failure::Input {
@@ -102,8 +103,12 @@ fn record(
     };
     let stream = StreamId::new(park::NAME, &episode.to_string())?;
     let mut engine = Engine::open(&db, options, Registry::builtin())?;
-    let done = engine.execute_with_context::<Park>(&stream, &command, ctx, None)?;
+    let done = engine.execute_with_context::<Park>(&stream, &command, ctx, key)?;
     match &done.receipt {
+        _ if done.replayed => eprintln!(
+            "cairn: idempotency key matched: returning the result recorded at version {} of {stream}; nothing written",
+            done.version
+        ),
         Some(r) => eprintln!(
             "cairn: recorded {} on {} (version {})",
             done.events
@@ -116,12 +121,13 @@ fn record(
         ),
         None => eprintln!("cairn: nothing recorded on {stream} (no transition)"),
     }
-    Ok(())
+    Ok(done.events)
 }
 
 /// Records the command `make` builds from the journal identity, when one was given.
 fn record_with(
     id: Option<Identity>,
+    key: Option<&str>,
     db: &Result<PathBuf, Failure>,
     options: &Options,
     make: impl FnOnce(EpisodeId, IntentId, AttemptId) -> park::Command,
@@ -129,8 +135,13 @@ fn record_with(
     match id {
         Some(id) => {
             let command = make(id.episode_id, id.intent_id, id.attempt_id);
-            record(db, options, &id.episode_id, command, &context())
+            record(db, options, key, &id.episode_id, command, &context()).map(|_| ())
         }
+        None if key.is_some() => Err(input(
+            "idempotency_key",
+            "identity-flags",
+            "--idempotency-key applies to a recorded transition: give --episode-id, --intent-id and --attempt-id",
+        )),
         None => Ok(()),
     }
 }
@@ -138,6 +149,7 @@ fn record_with(
 /// Runs one park verb.
 pub fn run(
     verb: &ParkCommand,
+    key: Option<&str>,
     db: &Result<PathBuf, Failure>,
     options: &Options,
 ) -> Result<u8, Failure> {
@@ -145,17 +157,24 @@ pub fn run(
         ParkCommand::PrepareAttempt => {
             let v = document()?;
             let ctx = context();
-            let prepared = prepare::prepare(&v, &ctx)?;
+            let mut prepared = prepare::prepare(&v, &ctx)?;
             if prepared.action == prepare::PrepareAction::Evaluate {
                 let episode = EpisodeId::parse(&prepared.episode_id)
                     .map_err(|e| input("episode_id", "episode-id", &e.to_string()))?;
-                record(
-                    db,
-                    options,
-                    &episode,
-                    park::Command::PrepareAttempt { input: v },
-                    &ctx,
-                )?;
+                let command = park::Command::PrepareAttempt { input: v };
+                let events = record(db, options, key, &episode, command, &ctx)?;
+                // The attempt is the recorded one: an idempotent retry returns the first attempt.
+                for e in events {
+                    if let park::Event::AttemptPrepared { attempt_id, .. } = e {
+                        prepared.attempt_id = Some(attempt_id.to_string());
+                    }
+                }
+            } else if key.is_some() {
+                return Err(input(
+                    "idempotency_key",
+                    "nothing-to-record",
+                    "this prepare-attempt records no transition",
+                ));
             }
             output::json(&prepared);
         }
@@ -163,7 +182,7 @@ pub fn run(
             let id = identity(flags)?;
             let v = document()?;
             let evaluation = fold::evaluate(&observation::parse(&v)?);
-            record_with(id, db, options, |episode_id, intent_id, attempt_id| {
+            record_with(id, key, db, options, |episode_id, intent_id, attempt_id| {
                 park::Command::Evaluate {
                     episode_id,
                     intent_id,
@@ -182,7 +201,7 @@ pub fn run(
             let text = read_stdin()?;
             let bytes = text.strip_suffix('\n').unwrap_or(&text).to_owned();
             receipt::validate_bytes(&bytes)?;
-            record_with(id, db, options, |episode_id, intent_id, attempt_id| {
+            record_with(id, key, db, options, |episode_id, intent_id, attempt_id| {
                 park::Command::ValidateReceipt {
                     episode_id,
                     intent_id,
@@ -196,7 +215,7 @@ pub fn run(
             let id = identity(flags)?;
             let v = document()?;
             let (_, readback) = receipt::confirm(&receipt::parse_readback(&v)?)?;
-            record_with(id, db, options, |episode_id, intent_id, attempt_id| {
+            record_with(id, key, db, options, |episode_id, intent_id, attempt_id| {
                 park::Command::ConfirmReadback {
                     episode_id,
                     intent_id,

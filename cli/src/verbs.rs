@@ -58,7 +58,15 @@ pub fn run(cli: Cli) -> Result<u8, Failure> {
             output::json(&engine.state_view(&stream, *at)?);
             Ok(code::OK)
         }
-        Command::Park(verb) => crate::park::run(verb, &db_path(&cli), &options(true)),
+        Command::Park {
+            idempotency_key,
+            verb,
+        } => crate::park::run(
+            verb,
+            idempotency_key.as_deref(),
+            &db_path(&cli),
+            &options(true),
+        ),
         Command::Journal(JournalCommand::Log {
             stream,
             since,
@@ -87,9 +95,13 @@ pub fn run(cli: Cli) -> Result<u8, Failure> {
             }
             Ok(code::OK)
         }
-        Command::Journal(JournalCommand::Verify) => {
+        Command::Journal(JournalCommand::Verify { expect_head }) => {
+            let expected = match expect_head {
+                None => None,
+                Some(text) => Some(parse_head(text)?),
+            };
             let journal = Journal::open(&db_path(&cli)?, &options(false))?;
-            let report = journal.verify()?;
+            let report = journal.verify_against(expected.as_ref())?;
             output::json(&report);
             match report.problems.first() {
                 None => {
@@ -137,6 +149,24 @@ pub fn run(cli: Cli) -> Result<u8, Failure> {
             }
         }
     }
+}
+
+/// `SEQ:HASH` as printed in a verify report's `head`.
+fn parse_head(text: &str) -> Result<cairn::journal::ChainHead, Failure> {
+    let bad = || Failure::Input {
+        field: "expect_head".into(),
+        rule: "head-format".into(),
+        message: "expected SEQ:HASH (a sequence number and 64 hex digits)".into(),
+    };
+    let (seq, hash) = text.split_once(':').ok_or_else(bad)?;
+    let seq: i64 = seq.parse().map_err(|_| bad())?;
+    if seq < 1 || hash.len() != 64 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(bad());
+    }
+    Ok(cairn::journal::ChainHead {
+        seq,
+        hash: hash.to_ascii_lowercase(),
+    })
 }
 
 /// `--db`, else `CAIRN_DB`, else `$XDG_STATE_HOME/cairn/journal.db`, else

@@ -35,6 +35,9 @@ pub enum ProblemKind {
     TransitionIncomplete,
     /// A row cannot be read as the schema says.
     Unreadable,
+    /// The head an auditor kept from an earlier verify is gone or changed: the tail
+    /// was truncated or rewritten.
+    HeadMissing,
 }
 
 /// One problem found by [`Journal::verify`].
@@ -113,6 +116,13 @@ struct OpenTransition {
 impl Journal {
     /// Walks the whole journal and reports every inconsistency it finds.
     pub fn verify(&self) -> Result<VerifyReport, Error> {
+        self.verify_against(None)
+    }
+
+    /// [`Journal::verify`], and also requires that the journal still contains
+    /// `expected` (a head reported earlier): the one check a self-contained chain
+    /// cannot make on its own tail.
+    pub fn verify_against(&self, expected: Option<&ChainHead>) -> Result<VerifyReport, Error> {
         let sql = |e| Error::sql(e, self.busy_ms);
         let mut problems = Collector {
             listed: Vec::new(),
@@ -341,6 +351,37 @@ impl Journal {
             .conn
             .query_row("SELECT count(*) FROM transitions", [], |r| r.get(0))
             .map_err(sql)?;
+        if let Some(want) = expected {
+            let stored: Option<String> = self
+                .conn
+                .query_row("SELECT hash FROM events WHERE seq = ?1", [want.seq], |r| {
+                    r.get(0)
+                })
+                .map(Some)
+                .or_else(|e| match e {
+                    rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                    other => Err(other),
+                })
+                .map_err(sql)?;
+            if stored.as_deref() != Some(want.hash.as_str()) {
+                problems.push(
+                    ProblemKind::HeadMissing,
+                    Some(want.seq),
+                    None,
+                    None,
+                    match stored {
+                        None => format!(
+                            "the expected head (seq {}) is gone: the tail was truncated",
+                            want.seq
+                        ),
+                        Some(_) => format!(
+                            "event {} no longer has the expected hash: the chain was rewritten",
+                            want.seq
+                        ),
+                    },
+                );
+            }
+        }
         problems.listed.sort_by_key(|p| (p.seq.is_none(), p.seq));
         Ok(VerifyReport {
             ok: problems.count == 0,

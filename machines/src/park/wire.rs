@@ -2,6 +2,7 @@
 //! field (a JSON path) and the rule it broke.
 
 use serde::de::DeserializeOwned;
+use serde::Deserialize as _;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -143,15 +144,92 @@ pub fn argv(map: &Map<String, Value>, path: &str, key: &str) -> Result<Vec<Strin
     Ok(v)
 }
 
-/// Parses stdin text as exactly one JSON document.
+/// Parses stdin text as exactly one JSON document. Stricter than JSON itself: a
+/// duplicate key in any object is refused (a second value must never silently win),
+/// and nesting deeper than serde_json's limit (128) is refused, never a stack overflow.
 pub fn parse_document(text: &str) -> Result<Value> {
-    serde_json::from_str(text).map_err(|e| {
-        InputError::new(
-            format!("$ (line {}, column {})", e.line(), e.column()),
-            "json",
-            format!("not one JSON document: {e}"),
-        )
-    })
+    let position = |e: &serde_json::Error| format!("$ (line {}, column {})", e.line(), e.column());
+    let mut de = serde_json::Deserializer::from_str(text);
+    let value = StrictValue::deserialize(&mut de)
+        .and_then(|v| de.end().map(|()| v.0))
+        .map_err(|e| {
+            let rule = if e.to_string().starts_with("duplicate key") {
+                "duplicate-key"
+            } else {
+                "json"
+            };
+            InputError::new(position(&e), rule, format!("not one JSON document: {e}"))
+        })?;
+    Ok(value)
+}
+
+/// A JSON value whose objects have unique keys.
+struct StrictValue(Value);
+
+impl<'de> serde::Deserialize<'de> for StrictValue {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        d.deserialize_any(StrictVisitor).map(StrictValue)
+    }
+}
+
+struct StrictVisitor;
+
+impl<'de> serde::de::Visitor<'de> for StrictVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> std::result::Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> std::result::Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> std::result::Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> std::result::Result<Value, E> {
+        serde_json::Number::from_f64(v)
+            .map(Value::Number)
+            .ok_or_else(|| E::custom("number out of range"))
+    }
+    fn visit_str<E>(self, v: &str) -> std::result::Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> std::result::Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> std::result::Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> std::result::Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> std::result::Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(StrictValue(v)) = seq.next_element()? {
+            items.push(v);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> std::result::Result<Value, A::Error> {
+        let mut object = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if object.contains_key(&key) {
+                return Err(serde::de::Error::custom(format!("duplicate key `{key}`")));
+            }
+            let StrictValue(v) = map.next_value()?;
+            object.insert(key, v);
+        }
+        Ok(Value::Object(object))
+    }
 }
 
 /// True for `http://` or `https://` URLs with a host and no whitespace.
@@ -199,6 +277,20 @@ pub fn is_normal_abs_path(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn documents_are_strict() {
+        assert_eq!(
+            parse_document(r#"{"a":[1,{"b":null}],"c":"d"}"#).unwrap()["a"][1]["b"],
+            Value::Null
+        );
+        let dup = parse_document(r#"{"a":1,"b":{"x":1,"x":2}}"#).unwrap_err();
+        assert_eq!(dup.rule, "duplicate-key");
+        assert!(dup.field.contains("line 1"), "{dup:?}");
+        assert_eq!(parse_document("{} {}").unwrap_err().rule, "json");
+        assert_eq!(parse_document(&"[".repeat(200)).unwrap_err().rule, "json");
+        assert_eq!(parse_document("1e999").unwrap_err().rule, "json");
+    }
 
     #[test]
     fn urls_ids_paths() {
