@@ -12,3 +12,4 @@ mod park_git;
 mod park_properties;
 mod park_snapshots;
 mod properties;
+mod reliability;

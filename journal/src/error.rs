@@ -71,6 +71,25 @@ pub enum Error {
     /// Run `cairn journal verify` (exit 1).
     #[error("stored event {seq} is unreadable: {reason}")]
     Corrupt { seq: i64, reason: String },
+    /// The disk (or the file system holding the journal) is full.
+    ///
+    /// ### Handling
+    /// The transaction was rolled back: nothing was written. Free space and retry (exit 1).
+    #[error("the disk holding the journal is full; nothing was written")]
+    DiskFull,
+    /// The journal (or its directory) cannot be written: a read-only file or file system.
+    ///
+    /// ### Handling
+    /// Nothing was written. Make it writable and retry (exit 1).
+    #[error("the journal is read-only; nothing was written")]
+    ReadOnly,
+    /// The operating system refused a read or write of the journal files (SQLite
+    /// I/O error, e.g. no space left for the WAL index).
+    ///
+    /// ### Handling
+    /// Nothing was committed. An environment problem (exit 1).
+    #[error("the disk refused a journal read or write (sqlite i/o error {extended_code}); nothing was committed")]
+    StorageIo { extended_code: i32 },
     /// File-system failure around the journal file.
     ///
     /// ### Handling
@@ -93,11 +112,18 @@ impl Error {
     /// Maps a SQLite error, recognising busy/locked as [`Error::Busy`].
     pub(crate) fn sql(e: rusqlite::Error, timeout_ms: u64) -> Self {
         if let rusqlite::Error::SqliteFailure(f, _) = &e {
-            if matches!(
-                f.code,
-                rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
-            ) {
-                return Error::Busy { timeout_ms };
+            match f.code {
+                rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked => {
+                    return Error::Busy { timeout_ms }
+                }
+                rusqlite::ErrorCode::DiskFull => return Error::DiskFull,
+                rusqlite::ErrorCode::ReadOnly => return Error::ReadOnly,
+                rusqlite::ErrorCode::SystemIoFailure => {
+                    return Error::StorageIo {
+                        extended_code: f.extended_code,
+                    }
+                }
+                _ => {}
             }
         }
         Error::Sqlite(e)

@@ -114,3 +114,41 @@ pub(crate) fn event_hash(prev: &str, e: &EventFields<'_>, transition_digest: &st
 pub fn sha256_hex(bytes: &[u8]) -> String {
     to_hex(&Sha256::digest(bytes))
 }
+
+/// The chain's definition, for auditors outside cairn: the hash an event must carry,
+/// given its predecessor's hash (64 zeros for the first event) and its transition record.
+pub fn chain_hash(
+    prev_hash: &str,
+    event: &crate::StoredEvent,
+    transition: &crate::StoredTransition,
+) -> String {
+    let digest = transition_digest(&TransitionFields {
+        id: transition.id,
+        stream: &transition.stream,
+        machine: &transition.machine,
+        rules_version: i64::from(transition.rules_version),
+        command_name: &transition.command_name,
+        command: &transition.command,
+        context: &transition.context,
+        idempotency_key: transition.idempotency_key.as_deref(),
+        fingerprint: transition.fingerprint.as_deref(),
+        first_version: transition.first_version as i64,
+        last_version: transition.last_version as i64,
+        recorded_at: &transition.recorded_at,
+    });
+    event_hash(
+        prev_hash,
+        &EventFields {
+            seq: event.seq,
+            stream: &event.stream,
+            version: event.version as i64,
+            machine: &event.machine,
+            event_type: &event.event_type,
+            schema_version: i64::from(event.schema_version),
+            payload: &event.payload,
+            recorded_at: &event.recorded_at,
+            transition_id: event.transition_id,
+        },
+        &digest,
+    )
+}

@@ -183,11 +183,20 @@ impl Journal {
                     other => Error::sql(other, self.busy_ms),
                 })
         };
-        Ok((
-            read("PRAGMA user_version")?,
-            read("PRAGMA application_id")?,
-            read("SELECT count(*) FROM sqlite_schema")?,
-        ))
+        // One read transaction: a consistent snapshot, so a concurrent first-time
+        // migration is seen either wholly (version and tables) or not at all.
+        self.conn
+            .execute_batch("BEGIN DEFERRED")
+            .map_err(|e| Error::sql(e, self.busy_ms))?;
+        let identity = (|| {
+            Ok((
+                read("PRAGMA user_version")?,
+                read("PRAGMA application_id")?,
+                read("SELECT count(*) FROM sqlite_schema")?,
+            ))
+        })();
+        let _ = self.conn.execute_batch("COMMIT");
+        identity
     }
 
     fn set_pragmas(&self, durability: Durability) -> Result<(), Error> {
