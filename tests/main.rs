@@ -6,6 +6,7 @@ mod support;
 
 mod cli;
 mod engine;
+mod fuzz;
 mod journal;
 mod park;
 mod park_git;
