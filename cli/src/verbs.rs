@@ -106,8 +106,17 @@ pub fn run(cli: Cli) -> Result<u8, Failure> {
             match report.problems.first() {
                 None => {
                     eprintln!(
-                        "cairn: journal intact: {} events in {} streams, {} transitions",
-                        report.events, report.streams, report.transitions
+                        "cairn: journal intact: {} events in {} streams, {} transitions{}",
+                        report.events,
+                        report.streams,
+                        report.transitions,
+                        match (&report.head, report.tail) {
+                            (Some(h), "unanchored") => format!(
+                                "; tail unanchored: keep --expect-head {}:{} to detect a truncated tail later",
+                                h.seq, h.hash
+                            ),
+                            _ => String::new(),
+                        }
                     );
                     Ok(code::OK)
                 }

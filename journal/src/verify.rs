@@ -73,6 +73,10 @@ pub struct VerifyReport {
     pub problems: Vec<Problem>,
     /// How many problems were found in all.
     pub problem_count: u64,
+    /// What this report can say about the tail: `anchored` when checked against a
+    /// head kept outside the journal, else `unanchored` — a chain cannot prove that
+    /// no events were removed from its end (a lost WAL, a truncated file).
+    pub tail: &'static str,
 }
 
 struct Collector {
@@ -391,6 +395,11 @@ impl Journal {
             head,
             problems: problems.listed,
             problem_count: problems.count,
+            tail: if expected.is_some() {
+                "anchored"
+            } else {
+                "unanchored"
+            },
         })
     }
 }
