@@ -22,6 +22,7 @@ impl Registry {
     pub fn builtin() -> Self {
         let mut r = Self::new();
         r.register::<cairn_machines::park::Park>();
+        r.register::<cairn_machines::pr_loop::PrLoop>();
         r
     }
 

@@ -87,6 +87,7 @@ fn valid(verb: u8) -> String {
         }
         3 => json!({"mode": "park", "anchor_bead": ANCHOR, "episode_id": EPISODE, "intent_id": INTENT, "prior_receipts": [receipt()]}).to_string(),
         4 => bind_input().to_string(),
+        6 => crate::support::pr::doc("approved-fresh", "merge").to_string(),
         _ => json!({"episode_id": EPISODE, "intent_id": INTENT, "atomic_claim": null}).to_string(),
     }
 }
@@ -200,6 +201,8 @@ proptest! {
     fn bind_repository_never_panics(input in garbage(4)) { let _ = answer(4, &input); }
     #[test]
     fn resume_gate_never_panics(input in garbage(5)) { let _ = answer(5, &input); }
+    #[test]
+    fn pr_classify_never_panics(input in garbage(6)) { let _ = answer(6, &input); }
 
     /// The machine's decide on garbage documents, in every state a real episode reaches.
     #[test]
@@ -217,13 +220,14 @@ proptest! {
     }
 }
 
-const VERBS: [&str; 6] = [
+const VERBS: [&str; 7] = [
     "evaluate",
     "validate-receipt",
     "confirm-readback",
     "prepare-attempt",
     "bind-repository",
     "resume-gate",
+    "observe",
 ];
 
 fn run_bytes(args: &[&str], stdin: &[u8], db: &std::path::Path) -> (i32, String, String) {
@@ -257,7 +261,7 @@ proptest! {
     /// mutation happened to stay valid) or 2 naming a field; never a panic or exit 1;
     /// on exit 2 the journal is byte-for-byte unchanged.
     #[test]
-    fn garbage_through_the_binary(verb in 0u8..6, input in (0u8..6).prop_flat_map(garbage)) {
+    fn garbage_through_the_binary(verb in 0u8..7, input in (0u8..7).prop_flat_map(garbage)) {
         let t = TempJournal::new();
         let db = t.path();
         let (code, out, _) = run_bytes(&["park", "prepare-attempt"], json!({"mode": "park", "anchor_bead": ANCHOR, "episode_id": EPISODE, "intent_id": INTENT, "prior_receipts": []}).to_string().as_bytes(), &db);
@@ -265,7 +269,7 @@ proptest! {
         let attempt = serde_json::from_str::<Value>(&out).unwrap()["attempt_id"].as_str().unwrap().to_owned();
         let before = t.bytes();
         let name = VERBS[verb as usize];
-        let mut args = vec!["park", name];
+        let mut args = vec![if name == "observe" { "pr" } else { "park" }, name];
         if matches!(name, "evaluate" | "validate-receipt" | "confirm-readback") {
             args.extend(["--episode-id", EPISODE, "--intent-id", INTENT, "--attempt-id", attempt.as_str()]);
         }

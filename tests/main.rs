@@ -12,5 +12,7 @@ mod park;
 mod park_git;
 mod park_properties;
 mod park_snapshots;
+mod pr_loop;
+mod pr_properties;
 mod properties;
 mod reliability;

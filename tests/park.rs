@@ -9,10 +9,7 @@ use std::process::{Command, Stdio};
 use serde_json::{json, Value};
 
 use crate::support::park::*;
-use crate::support::TempJournal;
-
-/// One named change to a document, for table tests.
-type Mutation = Box<dyn Fn(&mut Value)>;
+use crate::support::{Mutation, TempJournal};
 
 /// Runs `cairn` with `stdin`; (exit code, stdout JSON, stderr).
 pub fn park(args: &[&str], stdin: &str, db: Option<&Path>) -> (i32, Value, String) {

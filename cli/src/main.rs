@@ -9,6 +9,7 @@ mod args;
 mod failure;
 mod output;
 mod park;
+mod pr;
 mod verbs;
 
 use std::process::ExitCode;

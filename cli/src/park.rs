@@ -19,7 +19,7 @@ use crate::output;
 /// The largest stdin document accepted (bytes): a bound on memory for hostile input.
 pub const MAX_INPUT: u64 = 16 * 1024 * 1024;
 
-fn read_stdin() -> Result<String, Failure> {
+pub fn read_stdin() -> Result<String, Failure> {
     let mut buf = Vec::new();
     std::io::stdin()
         .take(MAX_INPUT + 1)
@@ -35,7 +35,7 @@ fn read_stdin() -> Result<String, Failure> {
     String::from_utf8(buf).map_err(|e| input("$", "utf-8", &format!("stdin is not UTF-8: {e}")))
 }
 
-fn input(field: &str, rule: &str, message: &str) -> Failure {
+pub fn input(field: &str, rule: &str, message: &str) -> Failure {
     Failure::Input {
         field: field.into(),
         rule: rule.into(),
@@ -43,7 +43,7 @@ fn input(field: &str, rule: &str, message: &str) -> Failure {
     }
 }
 
-fn document() -> Result<Value, Failure> {
+pub fn document() -> Result<Value, Failure> {
     Ok(wire::parse_document(&read_stdin()?)?)
 }
 

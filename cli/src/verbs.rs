@@ -67,6 +67,7 @@ pub fn run(cli: Cli) -> Result<u8, Failure> {
             &db_path(&cli),
             &options(true),
         ),
+        Command::Pr(verb) => crate::pr::run(verb, &db_path(&cli), &options(true)),
         Command::Journal(JournalCommand::Log {
             stream,
             since,

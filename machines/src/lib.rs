@@ -17,6 +17,7 @@ pub mod graph;
 pub mod id;
 pub mod machine;
 pub mod park;
+pub mod pr_loop;
 pub mod rejection;
 pub mod time;
 

@@ -2,6 +2,7 @@
 //! machine that exists only in the tests (it is not shipped).
 
 pub mod park;
+pub mod pr;
 pub mod ticket;
 
 use std::path::{Path, PathBuf};
@@ -9,6 +10,9 @@ use std::path::{Path, PathBuf};
 use cairn::journal::{Journal, Options};
 use cairn::{Context, Engine, Registry, Timestamp};
 use uuid::Uuid;
+
+/// One named change to a JSON document, for table tests.
+pub type Mutation = Box<dyn Fn(&mut serde_json::Value)>;
 
 /// A temp dir holding `journal.db`; removed on drop.
 pub struct TempJournal {

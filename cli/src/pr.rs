@@ -1,0 +1,259 @@
+//! `cairn pr <verb>`: the PR continuation loop.
+
+use std::path::PathBuf;
+
+use cairn::journal::Options;
+use cairn::machines::park::wire;
+use cairn::machines::pr_loop::{
+    self, classify_input, Command, Decision, Disposition, Mode, ObserveInput, Offer, PrLoop,
+};
+use cairn::{Engine, Machine, Registry, StreamId, Timestamp};
+use serde_json::{json, Value};
+
+use crate::args::{DecisionArg, DispositionArg, ModeArg, OfferArg, PrCommand};
+use crate::failure::{code, Failure};
+use crate::output;
+use crate::park::{document, input};
+
+fn stream(pr: &str) -> Result<StreamId, Failure> {
+    let instance = pr_loop::stream_instance(pr)
+        .ok_or_else(|| input("pr", "pr-url", "expected the PR's http(s) URL"))?;
+    Ok(StreamId::new(pr_loop::NAME, &instance)?)
+}
+
+/// Reads the observe document; with `repo`, counts the commits since the reviewed SHA itself.
+fn observe_input(repo: &Option<String>) -> Result<ObserveInput, Failure> {
+    let v = document()?;
+    wire::object(
+        &v,
+        "",
+        &["pr", "reading", "destination"],
+        &[
+            "reviewed_sha",
+            "commits_since_review",
+            "unresolved_threads",
+            "failure_shape",
+            "tiers",
+        ],
+    )?;
+    let mut doc: ObserveInput = wire::typed(v, "$")?;
+    if let Some(repo) = repo {
+        if !wire::is_normal_abs_path(repo) {
+            return Err(input(
+                "repo",
+                "absolute-path",
+                "--repo must be an absolute, normalised path",
+            ));
+        }
+        if doc.commits_since_review.is_some() {
+            return Err(input(
+                "commits_since_review",
+                "one-source",
+                "give commits_since_review or --repo, not both",
+            ));
+        }
+        let sha = doc.reviewed_sha.clone().ok_or_else(|| {
+            input(
+                "reviewed_sha",
+                "required",
+                "--repo counts commits since reviewed_sha: name it",
+            )
+        })?;
+        if !wire::is_full_git_id(&sha) {
+            return Err(input(
+                "reviewed_sha",
+                "full-head",
+                "expected a full 40/64-hex commit id",
+            ));
+        }
+        let argv: Vec<String> = [
+            "git",
+            "-C",
+            repo,
+            "rev-list",
+            &format!("{sha}..HEAD"),
+            "--count",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let run = cairn::observe::run(&argv);
+        let count = if run.exit_status == Some(0) {
+            run.stdout.trim().parse::<u64>().ok()
+        } else {
+            None
+        };
+        match count {
+            Some(n) => doc.commits_since_review = Some(n),
+            None => {
+                return Err(input(
+                    "reviewed_sha",
+                    "freshness-unreadable",
+                    &format!("`{}` failed: {}", argv.join(" "), run.stderr.trim()),
+                ))
+            }
+        }
+        doc.freshness_observation = Some(run);
+    }
+    Ok(doc)
+}
+
+fn record(
+    db: &Result<PathBuf, Failure>,
+    options: &Options,
+    pr: &str,
+    command: Command,
+) -> Result<Value, Failure> {
+    let db = match db {
+        Ok(p) => p.clone(),
+        Err(_) => {
+            return Err(input(
+                "db",
+                "journal-location",
+                "no journal location: pass --db or set CAIRN_DB",
+            ))
+        }
+    };
+    let stream = stream(pr)?;
+    let mut engine = Engine::open(&db, options, Registry::builtin())?;
+    let done = engine.execute::<PrLoop>(&stream, &command, &Default::default())?;
+    let names: Vec<&str> = done.events.iter().map(PrLoop::event_name).collect();
+    eprintln!(
+        "cairn: recorded {} on {stream} (version {})",
+        names.join(", "),
+        done.version
+    );
+    let l = done.state.looped();
+    Ok(json!({
+        "stream": stream.to_string(),
+        "version": done.version,
+        "events": names,
+        "state": PrLoop::state_name(&done.state),
+        "classification": l.map(|l| &l.last),
+        "rounds_seen": l.map(|l| l.rounds_seen.clone()).unwrap_or_default(),
+        "next_round": l.map_or(1, |l| l.next_round()),
+        "tier": l.and_then(|l| l.tier.clone()),
+    }))
+}
+
+pub fn run(
+    verb: &PrCommand,
+    db: &Result<PathBuf, Failure>,
+    options: &Options,
+) -> Result<u8, Failure> {
+    let out = match verb {
+        PrCommand::Classify { repo } => {
+            let doc = observe_input(repo)?;
+            let c = classify_input(&doc)?;
+            let mut v = json!(c);
+            v["commits_since_review"] = json!(doc.commits_since_review);
+            v
+        }
+        PrCommand::Observe { repo } => {
+            let doc = observe_input(repo)?;
+            // Classify first: a reading the table cannot place writes nothing.
+            classify_input(&doc)?;
+            let pr = doc.pr.clone();
+            record(
+                db,
+                options,
+                &pr,
+                Command::Observe {
+                    input: Box::new(doc),
+                },
+            )?
+        }
+        PrCommand::OfferReviewRequest(r) => {
+            record(db, options, &r.pr, Command::OfferReviewRequest)?
+        }
+        PrCommand::Confirm { pr, what, operator } => {
+            let what = match what {
+                OfferArg::Merge => Offer::Merge,
+                OfferArg::Ready => Offer::Ready,
+                OfferArg::ReviewRequest => Offer::ReviewRequest,
+            };
+            record(
+                db,
+                options,
+                &pr.pr,
+                Command::Confirm {
+                    what,
+                    operator: operator.clone(),
+                },
+            )?
+        }
+        PrCommand::ResolveEscalation {
+            pr,
+            mode,
+            decision,
+            approval_token,
+        } => {
+            let mode = match mode {
+                ModeArg::Attended => Mode::Attended,
+                ModeArg::Unattended => Mode::Unattended,
+            };
+            let decision = match decision {
+                DecisionArg::Apply => Decision::Apply,
+                DecisionArg::Decline => Decision::Decline,
+            };
+            record(
+                db,
+                options,
+                &pr.pr,
+                Command::ResolveEscalation {
+                    mode,
+                    decision,
+                    approval_token: approval_token.clone(),
+                },
+            )?
+        }
+        PrCommand::RecordMerge { pr, merged_at } => {
+            let merged_at = Timestamp::parse(merged_at)
+                .map_err(|e| input("merged_at", "timestamp", &e.to_string()))?;
+            record(db, options, &pr.pr, Command::RecordMerge { merged_at })?
+        }
+        PrCommand::Dispose {
+            pr,
+            disposition,
+            reason,
+            operator,
+        } => {
+            let disposition = match disposition {
+                DispositionArg::Paused => Disposition::Paused,
+                DispositionArg::Abandoned => Disposition::Abandoned,
+            };
+            record(
+                db,
+                options,
+                &pr.pr,
+                Command::Dispose {
+                    disposition,
+                    reason: reason.clone(),
+                    operator: operator.clone(),
+                },
+            )?
+        }
+        PrCommand::Fetch(r) => {
+            stream(&r.pr)?;
+            let argv: Vec<String> = ["gh", "pr", "view", &r.pr, "--json", "state,reviewDecision,mergeable,mergeStateStatus,statusCheckRollup,isDraft,mergedAt"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+            let run = cairn::observe::run(&argv);
+            if run.exit_status.is_none() {
+                return Err(input("gh", "gh-installed", "gh is not installed here: run `gh pr view` where it is and pipe its JSON to `cairn pr classify`"));
+            }
+            if run.exit_status != Some(0) {
+                return Err(input(
+                    "pr",
+                    "gh-read",
+                    &format!("`gh pr view` failed: {}", run.stderr.trim()),
+                ));
+            }
+            let reading = wire::parse_document(&run.stdout)?;
+            json!({ "pr": r.pr, "reading": reading, "observation": run })
+        }
+    };
+    output::json(&out);
+    Ok(code::OK)
+}

@@ -1,0 +1,190 @@
+//! Property tests of the PR loop; seeds in proptest-regressions/pr-loop.txt.
+
+use cairn::machines::pr_loop::classify::{self, Freshness, PrState};
+use cairn::machines::pr_loop::escalation::{self, Tiers};
+use cairn::machines::pr_loop::{
+    self, Command, Decision, Disposition, Event, Mode, ObserveInput, Offer, PrLoop, State,
+};
+use cairn::{Context, Machine, Timestamp};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, FileFailurePersistence};
+use serde_json::{json, Value};
+
+use crate::support::pr::*;
+
+fn config(cases: u32) -> Config {
+    Config {
+        cases,
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../proptest-regressions/pr-loop.txt"
+        )))),
+        ..Config::default()
+    }
+}
+
+/// A field value: valid enum values, plus missing, null and unknown ones.
+fn field(values: &'static [&'static str]) -> impl Strategy<Value = Option<Value>> {
+    prop_oneof![
+        8 => proptest::sample::select(values).prop_map(|v| Some(json!(v))),
+        1 => Just(None),
+        1 => Just(Some(Value::Null)),
+        1 => Just(Some(json!("SOMETHING_NEW"))),
+    ]
+}
+
+fn rollup() -> impl Strategy<Value = Option<Value>> {
+    let entry = prop_oneof![
+        (
+            proptest::sample::select(&["COMPLETED", "IN_PROGRESS", "QUEUED", "WEIRD"][..]),
+            proptest::sample::select(
+                &[
+                    "SUCCESS",
+                    "FAILURE",
+                    "NEUTRAL",
+                    "SKIPPED",
+                    "TIMED_OUT",
+                    "",
+                    "ODD"
+                ][..]
+            )
+        )
+            .prop_map(|(s, c)| check_run("t", s, c)),
+        proptest::sample::select(&["SUCCESS", "PENDING", "FAILURE", "ERROR", "ODD"][..])
+            .prop_map(|s| status_context("c", s)),
+    ];
+    prop_oneof![8 => proptest::collection::vec(entry, 0..4).prop_map(|v| Some(Value::Array(v))), 1 => Just(None), 1 => Just(Some(Value::Null))]
+}
+
+fn reading() -> impl Strategy<Value = Value> {
+    (
+        field(&["OPEN", "CLOSED", "MERGED"]),
+        field(&["APPROVED", "CHANGES_REQUESTED", "REVIEW_REQUIRED", ""]),
+        field(&["MERGEABLE", "CONFLICTING", "UNKNOWN"]),
+        field(&["BEHIND", "BLOCKED", "CLEAN", "DIRTY", "DRAFT", "HAS_HOOKS", "UNKNOWN", "UNSTABLE"]),
+        rollup(),
+        prop_oneof![8 => any::<bool>().prop_map(|b| Some(json!(b))), 1 => Just(None), 1 => Just(Some(json!("yes")))],
+        prop_oneof![4 => Just(Some(Value::Null)), 3 => Just(Some(json!("2026-11-30T05:00:00Z"))), 1 => Just(None), 1 => Just(Some(json!("soon")))],
+    )
+        .prop_map(|(state, decision, mergeable, mss, rollup, draft, merged_at)| {
+            let mut m = serde_json::Map::new();
+            for (k, v) in [("state", state), ("reviewDecision", decision), ("mergeable", mergeable), ("mergeStateStatus", mss), ("statusCheckRollup", rollup), ("isDraft", draft), ("mergedAt", merged_at)] {
+                if let Some(v) = v {
+                    m.insert(k.to_owned(), v);
+                }
+            }
+            Value::Object(m)
+        })
+}
+
+fn input(
+    reading: Value,
+    commits: Option<u64>,
+    threads: Option<u64>,
+    destination: &str,
+) -> ObserveInput {
+    serde_json::from_value(json!({"pr": PR, "reading": reading, "reviewed_sha": SHA, "commits_since_review": commits, "unresolved_threads": threads, "destination": destination})).unwrap()
+}
+
+proptest! {
+    #![proptest_config(config(512))]
+
+    /// Totality and exclusivity: every reading yields exactly one state or a typed error.
+    #[test]
+    fn classification_is_total_and_exclusive(r in reading(), commits in proptest::option::of(0u64..3), threads in proptest::option::of(0u64..2), dest in proptest::sample::select(&["plan-only", "pr", "merge", "nonprod-deploy"][..])) {
+        let doc = input(r.clone(), commits, threads, dest);
+        let result = pr_loop::classify_input(&doc);
+        if let Ok(parsed) = classify::parse_reading(&r, "reading") {
+            let f = Freshness { commits_since_review: commits, unresolved_threads: threads.unwrap_or(0) };
+            let matched = classify::guards(&parsed, &f).iter().filter(|(_, g)| *g).count();
+            prop_assert!(matched <= 1, "more than one row matched: {:?}", classify::guards(&parsed, &f));
+            if let Ok(c) = &result {
+                prop_assert_eq!(matched, 1);
+                // mergedAt set ⇒ merged.
+                if parsed.merged_at.is_some() { prop_assert_eq!(c.state, PrState::Merged); }
+                // A draft never yields a review request.
+                if c.state == PrState::Draft { prop_assert!(!c.request_review); }
+                // A merge is offered only for an approved, fresh PR whose destination includes a merge.
+                if c.merge_offer { prop_assert_eq!(c.state, PrState::ApprovedFresh); }
+            }
+        }
+    }
+
+    /// The proposed escalation is exactly one rung and never past the ceiling.
+    #[test]
+    fn escalation_is_one_rung_within_the_ceiling(n in 1usize..6, current in 0usize..6, ceiling in 0usize..6) {
+        let ladder: Vec<String> = (0..n).map(|i| format!("t{i}")).collect();
+        let t = Tiers { ladder: ladder.clone(), current: format!("t{current}"), ceiling: format!("t{ceiling}") };
+        match escalation::propose(&t) {
+            Err(_) => prop_assert!(current >= n || ceiling >= n),
+            Ok(Err(_clamped)) => prop_assert!(current >= ceiling),
+            Ok(Ok(p)) => {
+                let from = ladder.iter().position(|r| *r == p.from).unwrap();
+                let to = ladder.iter().position(|r| *r == p.to).unwrap();
+                prop_assert_eq!(to, from + 1);
+                prop_assert!(to <= ceiling);
+                prop_assert_eq!(p.cost_delta, 1);
+            }
+        }
+    }
+
+    /// No command sequence merges without a confirmation of the offered merge; rounds
+    /// go through rounds_seen only and next_round = max + 1.
+    #[test]
+    fn merges_need_confirmation_and_rounds_derive(prefix in 0usize..=3, rest in proptest::collection::vec((0u8..12, proptest::sample::select(&["draft", "await-review", "changes-requested", "pending-or-failing-checks", "conflicting", "approved-stale", "approved-fresh", "merged", "closed"][..])), 1..24)) {
+        // A prefix of the merge path (observe approved-fresh, confirm, record), then anything.
+        let happy = [(0u8, "approved-fresh"), (5, "approved-fresh"), (7, "approved-fresh")];
+        let steps: Vec<(u8, &str)> = happy[..prefix].iter().cloned().chain(rest).collect();
+        let mut merged = false;
+        let ctx = Context { now: Timestamp::parse("2026-11-30T04:00:00Z").unwrap(), fresh_ids: vec![], session: None };
+        let mut state = PrLoop::initial_state();
+        let mut last_confirmed = false;
+        let mut rounds: Vec<u32> = Vec::new();
+        for (kind, pr_state) in steps {
+            let command = match kind {
+                0..=4 => {
+                    let mut d = doc(pr_state, if kind % 2 == 0 { "merge" } else { "pr" });
+                    d["failure_shape"] = json!("depth");
+                    d["tiers"] = json!({"ladder": ["a", "b", "c"], "current": "a", "ceiling": "c"});
+                    Command::Observe { input: Box::new(serde_json::from_value(d).unwrap()) }
+                }
+                5 => Command::Confirm { what: Offer::Merge, operator: "op".into() },
+                6 => Command::Confirm { what: Offer::Ready, operator: "op".into() },
+                7 => Command::RecordMerge { merged_at: Timestamp::parse("2026-11-30T06:00:00Z").unwrap() },
+                8 => Command::OfferReviewRequest,
+                9 => Command::ResolveEscalation { mode: Mode::Attended, decision: Decision::Apply, approval_token: None },
+                10 => Command::ResolveEscalation { mode: Mode::Unattended, decision: Decision::Apply, approval_token: None },
+                _ => Command::Dispose { disposition: Disposition::Paused, reason: "r".into(), operator: "op".into() },
+            };
+            let Ok(events) = PrLoop::decide(&state, &command, &ctx) else { continue };
+            for e in &events {
+                match e {
+                    Event::MergeConfirmed { .. } => {
+                        prop_assert!(matches!(state, State::MergeOffered { .. }), "confirmed outside merge-offered: {:?}", state);
+                        last_confirmed = true;
+                    }
+                    Event::MergedByLoop { .. } => {
+                        prop_assert!(last_confirmed && matches!(state, State::MergeConfirmed { .. }), "merged without confirmation: {:?}", state);
+                        merged = true;
+                    }
+                    Event::Observed { .. } => last_confirmed = false,
+                    Event::RoundStarted { round } => {
+                        prop_assert_eq!(*round, pr_loop::next_round(&rounds));
+                        rounds.push(*round);
+                    }
+                    Event::EscalationApplied { .. } => prop_assert!(false, "applied without an approval token"),
+                    _ => {}
+                }
+            }
+            state = events.iter().fold(state, PrLoop::evolve);
+            if let Some(l) = state.looped() {
+                prop_assert_eq!(&l.rounds_seen, &rounds);
+                prop_assert_eq!(l.next_round(), rounds.iter().max().map_or(1, |m| m + 1));
+            }
+        }
+        // The full prefix must reach the merge: the property is not vacuous.
+        if prefix == 3 {
+            prop_assert!(merged);
+        }
+    }
+}
