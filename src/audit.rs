@@ -48,12 +48,17 @@ impl FindingKind {
 /// One audit finding.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Finding {
+    /// What is wrong (or, for `rules-changed`, what to know).
     pub kind: FindingKind,
+    /// The stream it is in.
     pub stream: String,
+    /// The transition record concerned, if one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub transition_id: Option<i64>,
+    /// The event concerned, if one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seq: Option<i64>,
+    /// A lower-case human sentence.
     pub detail: String,
 }
 
@@ -62,11 +67,15 @@ pub struct Finding {
 pub struct AuditReport {
     /// True when no finding is a failure.
     pub ok: bool,
+    /// Streams audited.
     pub streams: u64,
+    /// Transition records seen.
     pub transitions: u64,
+    /// Events replayed.
     pub events: u64,
     /// Transitions re-decided to exactly their recorded events.
     pub redecided: u64,
+    /// Every finding, in stream and version order.
     pub findings: Vec<Finding>,
 }
 

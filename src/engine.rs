@@ -24,6 +24,7 @@ pub struct Request {
 /// An executed command.
 #[derive(Clone)]
 pub struct Executed<M: Machine> {
+    /// The stream written (or read, for a replayed request).
     pub stream: StreamId,
     /// The events of this transition (empty when `decide` accepted with no change).
     pub events: Vec<M::Event>,
@@ -54,10 +55,15 @@ impl<M: Machine> std::fmt::Debug for Executed<M> {
 /// A stream's state, type-erased, for the CLI and auditors.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StateView {
+    /// The stream id.
     pub stream: String,
+    /// Its machine.
     pub machine: String,
+    /// How many events were replayed.
     pub version: u64,
+    /// The state's node in the machine's graph.
     pub state_name: String,
+    /// The state as JSON.
     pub state: Value,
 }
 
@@ -81,14 +87,17 @@ impl Engine {
         Self { journal, registry }
     }
 
+    /// The journal.
     pub fn journal(&self) -> &Journal {
         &self.journal
     }
 
+    /// The journal, for raw appends (tests, imports).
     pub fn journal_mut(&mut self) -> &mut Journal {
         &mut self.journal
     }
 
+    /// The machines this engine serves.
     pub fn registry(&self) -> &Registry {
         &self.registry
     }

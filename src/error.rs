@@ -22,21 +22,32 @@ pub enum Error {
     /// ### Handling
     /// Bad input (exit 2).
     #[error("stream id `{stream}`: {reason}")]
-    InvalidStream { stream: String, reason: String },
+    InvalidStream {
+        /// The stream id given.
+        stream: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// No machine of that name is registered.
     ///
     /// ### Handling
     /// Bad input (exit 2); `cairn machines` lists the registered ones.
     #[error("no machine named `{name}` is registered")]
-    UnknownMachine { name: String },
+    UnknownMachine {
+        /// The name asked for.
+        name: String,
+    },
     /// `--at` names a version the stream has not reached.
     ///
     /// ### Handling
     /// Bad input (exit 2).
     #[error("stream `{stream}` has {current} events; version {requested} does not exist")]
     NoSuchVersion {
+        /// The stream.
         stream: String,
+        /// The version asked for.
         requested: u64,
+        /// The stream's version.
         current: u64,
     },
     /// The stream has no events.
@@ -44,7 +55,10 @@ pub enum Error {
     /// ### Handling
     /// Bad input (exit 2): `cairn journal log` lists the streams.
     #[error("stream `{stream}` has no events")]
-    NoSuchStream { stream: String },
+    NoSuchStream {
+        /// The stream asked for.
+        stream: String,
+    },
     /// A stored event or record cannot be read by this build (corruption,
     /// tampering, or a journal written by a newer machine).
     ///

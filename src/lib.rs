@@ -6,6 +6,88 @@
 //! piece of logic that needs both, the [`Engine`]: load a stream, replay it,
 //! decide, append with the loaded version as the expected version; and the
 //! [`audit`] that re-decides every recorded transition.
+//!
+//! # Define a lifecycle in 60 lines
+//!
+//! A lifecycle is a [`Machine`]: a state, commands that carry their evidence,
+//! past-tense events, guards in `decide`, a total `evolve`, and the graph. This one
+//! ships a change only on a passing check; `unknown` evidence never opens the gate.
+//!
+//! ```
+//! use cairn::machines::{EdgeSpec, GraphSpec, StateSpec};
+//! use cairn::{Context, Engine, Machine, Outcome, Registry, Rejection, Request, StreamId, Violation};
+//! use serde::{Deserialize, Serialize};
+//!
+//! struct Ship;
+//!
+//! #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+//! enum State { Building, Shipped { by: String } }
+//!
+//! #[derive(Debug, Serialize, Deserialize)]
+//! enum Command { Ship { tests: Outcome, by: String } }
+//!
+//! #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+//! #[serde(tag = "type")]
+//! enum Event { Shipped { by: String } }
+//!
+//! impl Machine for Ship {
+//!     const NAME: &'static str = "ship-it";
+//!     const RULES_VERSION: u32 = 1;
+//!     type State = State;
+//!     type Command = Command;
+//!     type Event = Event;
+//!     fn initial_state() -> State { State::Building }
+//!     fn decide(state: &State, command: &Command, _: &Context) -> Result<Vec<Event>, Rejection> {
+//!         let Command::Ship { tests, by } = command;
+//!         let no = |p: &str, m: &str| Rejection::single("ship-it", "ship", Self::state_name(state), Violation::new(p, None, m));
+//!         match state {
+//!             State::Shipped { .. } => Err(no("building", "already shipped")),
+//!             State::Building if !tests.opens_gate() => Err(no("tests-pass", "only passing tests ship")),
+//!             State::Building => Ok(vec![Event::Shipped { by: by.clone() }]),
+//!         }
+//!     }
+//!     fn evolve(_: State, event: &Event) -> State {
+//!         let Event::Shipped { by } = event;
+//!         State::Shipped { by: by.clone() }
+//!     }
+//!     fn state_name(s: &State) -> &'static str {
+//!         match s { State::Building => "building", State::Shipped { .. } => "shipped" }
+//!     }
+//!     fn event_name(_: &Event) -> &'static str { "Shipped" }
+//!     fn command_name(_: &Command) -> &'static str { "ship" }
+//!     fn graph() -> GraphSpec {
+//!         GraphSpec {
+//!             machine: "ship-it",
+//!             initial: "building",
+//!             states: vec![StateSpec { name: "building", terminal: false }, StateSpec { name: "shipped", terminal: true }],
+//!             edges: vec![EdgeSpec { from: "building", event: "Shipped", to: "shipped" }],
+//!         }
+//!     }
+//! }
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let dir = std::env::temp_dir().join(format!("cairn-guide-{}", std::process::id()));
+//! let mut registry = Registry::builtin();
+//! registry.register::<Ship>();
+//! let mut engine = Engine::open(&dir.join("journal.db"), &Default::default(), registry)?;
+//! let stream = StreamId::new("ship-it", "release-1")?;
+//! let unknown = Command::Ship { tests: Outcome::Unknown, by: "ci".into() };
+//! assert!(engine.execute::<Ship>(&stream, &unknown, &Request::default()).is_err()); // nothing written
+//! let pass = Command::Ship { tests: Outcome::Pass, by: "ci".into() };
+//! engine.execute::<Ship>(&stream, &pass, &Request::default())?;
+//! assert_eq!(engine.load::<Ship>(&stream)?, (State::Shipped { by: "ci".into() }, 1)); // replayed
+//! assert!(engine.audit(None)?.ok);                                                   // re-decided
+//! assert_eq!(Ship::graph().defects(), vec![]);                                      // a sound graph
+//! # std::fs::remove_dir_all(&dir)?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Property-test it with [`testing::check`] (feature `testing`), serve it from your
+//! own `cairn` binary with `cairn_cli::main_with(registry)`, and see
+//! `examples/review-request` for a complete crate that does all three.
+
+#![deny(missing_docs)]
 
 pub mod audit;
 pub mod engine;
@@ -13,6 +95,8 @@ pub mod error;
 pub mod observe;
 pub mod registry;
 pub mod stream;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 pub use audit::{AuditReport, Finding, FindingKind};
 pub use engine::{Engine, Executed, Request, StateView};

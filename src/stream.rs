@@ -55,6 +55,7 @@ impl StreamId {
         self.0.split_once('/').map_or("", |(m, _)| m)
     }
 
+    /// The id as text.
     pub fn as_str(&self) -> &str {
         &self.0
     }

@@ -7,6 +7,7 @@ mod support;
 mod cli;
 mod engine;
 mod fuzz;
+mod harness;
 mod journal;
 mod park;
 mod park_git;

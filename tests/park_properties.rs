@@ -107,7 +107,7 @@ fn ctx(n: u128) -> Context {
 }
 
 #[derive(Debug, Clone)]
-enum Step {
+pub enum Step {
     Prepare {
         other_intent: bool,
     },
@@ -126,7 +126,7 @@ enum Step {
     },
 }
 
-fn step() -> impl Strategy<Value = Step> {
+pub fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
         any::<bool>().prop_map(|other_intent| Step::Prepare { other_intent }),
         (0u8..4, any::<bool>()).prop_map(|(obs, stale)| Step::Evaluate { obs, stale }),
@@ -148,6 +148,108 @@ fn receipt_bytes(attempt: &str, variant: bool) -> String {
         r["references"] = json!(["refs/heads/another"]);
     }
     r.to_string()
+}
+
+/// The park command a step stands for, given the current attempt; and, for a
+/// read-back, the bytes and comments it carries.
+pub fn park_command(current: &str, s: &Step) -> (Command, Option<(String, Vec<Value>)>) {
+    let current = current.to_owned();
+    let attempt = |stale: bool| {
+        if stale {
+            ATTEMPT.to_owned()
+        } else {
+            current.clone()
+        }
+    };
+    let ids = |stale: bool| {
+        (
+            park::EpisodeId::parse(EPISODE).unwrap(),
+            park::IntentId::parse(INTENT).unwrap(),
+            park::AttemptId::parse(&attempt(stale)).unwrap(),
+        )
+    };
+    let mut confirm_input: Option<(String, Vec<Value>)> = None;
+    let command = match s {
+        Step::Prepare { other_intent } => Command::PrepareAttempt {
+            input: json!({"mode": "park", "anchor_bead": ANCHOR, "episode_id": EPISODE,
+            "intent_id": if *other_intent { "park-99999999-6b7c-4d8e-9f0a-1b2c3d4e5f6a" } else { INTENT }, "prior_receipts": []}),
+        },
+        Step::Evaluate { obs, stale } => {
+            let mut v = match obs {
+                0 => observation(),
+                1 => preflight(),
+                _ => observation(),
+            };
+            if *obs == 2 {
+                set(
+                    &mut v,
+                    "no_active_dispatch",
+                    unknown_form("no_active_dispatch"),
+                );
+            }
+            if *obs == 3 {
+                v["schema_version"] = json!(9);
+            }
+            let (e, i, a) = ids(*stale);
+            Command::Evaluate {
+                episode_id: e,
+                intent_id: i,
+                attempt_id: a,
+                observation: v,
+            }
+        }
+        Step::Validate { good, stale } => {
+            let (e, i, a) = ids(*stale);
+            let bytes = if *good {
+                receipt_bytes(&a.to_string(), false)
+            } else {
+                "{\"not\":\"a receipt\"}".into()
+            };
+            Command::ValidateReceipt {
+                episode_id: e,
+                intent_id: i,
+                attempt_id: a,
+                receipt_bytes: bytes,
+            }
+        }
+        Step::Confirm {
+            comments,
+            other_bytes,
+            stale,
+        } => {
+            let (e, i, a) = ids(*stale);
+            let bytes = receipt_bytes(&a.to_string(), *other_bytes);
+            let list = match comments {
+                0 => vec![json!({"id": 1, "body": fence(&bytes)})],
+                1 => vec![json!({"id": 1, "body": format!("note\n{}", fence(&bytes))})],
+                2 => vec![],
+                _ => vec![
+                    json!({"id": 1, "body": fence(&bytes)}),
+                    json!({"id": 2, "body": fence(&receipt_bytes(&a.to_string(), !*other_bytes))}),
+                ],
+            };
+            confirm_input = Some((bytes.clone(), list.clone()));
+            Command::ConfirmReadback {
+                episode_id: e,
+                intent_id: i,
+                attempt_id: a,
+                input: json!({"receipt_bytes": bytes, "comments": list}),
+            }
+        }
+    };
+    (command, confirm_input)
+}
+
+/// The current attempt of a park state (the fixture's for a fresh episode).
+pub fn current_attempt(state: &State) -> String {
+    match state {
+        State::Fresh => ATTEMPT.to_owned(),
+        State::Prepared { episode }
+        | State::CheckpointAuthorized { episode, .. }
+        | State::ReceiptAuthorized { episode, .. }
+        | State::ReceiptValidated { episode, .. }
+        | State::SafeToClose { episode, .. } => episode.attempt_id.to_string(),
+    }
 }
 
 proptest! {
@@ -203,42 +305,8 @@ proptest! {
         let mut state = Park::initial_state();
         let mut validated: Vec<String> = Vec::new();
         for (n, s) in steps.iter().enumerate() {
-            let current = match &state {
-                State::Fresh => ATTEMPT.to_owned(),
-                State::Prepared { episode } | State::CheckpointAuthorized { episode, .. } | State::ReceiptAuthorized { episode, .. }
-                | State::ReceiptValidated { episode, .. } | State::SafeToClose { episode, .. } => episode.attempt_id.to_string(),
-            };
-            let attempt = |stale: bool| if stale { ATTEMPT.to_owned() } else { current.clone() };
-            let ids = |stale: bool| (park::EpisodeId::parse(EPISODE).unwrap(), park::IntentId::parse(INTENT).unwrap(), park::AttemptId::parse(&attempt(stale)).unwrap());
-            let mut confirm_input: Option<(String, Vec<Value>)> = None;
-            let command = match s {
-                Step::Prepare { other_intent } => Command::PrepareAttempt { input: json!({"mode": "park", "anchor_bead": ANCHOR, "episode_id": EPISODE,
-                    "intent_id": if *other_intent { "park-99999999-6b7c-4d8e-9f0a-1b2c3d4e5f6a" } else { INTENT }, "prior_receipts": []}) },
-                Step::Evaluate { obs, stale } => {
-                    let mut v = match obs { 0 => observation(), 1 => preflight(), _ => observation() };
-                    if *obs == 2 { set(&mut v, "no_active_dispatch", unknown_form("no_active_dispatch")); }
-                    if *obs == 3 { v["schema_version"] = json!(9); }
-                    let (e, i, a) = ids(*stale);
-                    Command::Evaluate { episode_id: e, intent_id: i, attempt_id: a, observation: v }
-                }
-                Step::Validate { good, stale } => {
-                    let (e, i, a) = ids(*stale);
-                    let bytes = if *good { receipt_bytes(&a.to_string(), false) } else { "{\"not\":\"a receipt\"}".into() };
-                    Command::ValidateReceipt { episode_id: e, intent_id: i, attempt_id: a, receipt_bytes: bytes }
-                }
-                Step::Confirm { comments, other_bytes, stale } => {
-                    let (e, i, a) = ids(*stale);
-                    let bytes = receipt_bytes(&a.to_string(), *other_bytes);
-                    let list = match comments {
-                        0 => vec![json!({"id": 1, "body": fence(&bytes)})],
-                        1 => vec![json!({"id": 1, "body": format!("note\n{}", fence(&bytes))})],
-                        2 => vec![],
-                        _ => vec![json!({"id": 1, "body": fence(&bytes)}), json!({"id": 2, "body": fence(&receipt_bytes(&a.to_string(), !*other_bytes))})],
-                    };
-                    confirm_input = Some((bytes.clone(), list.clone()));
-                    Command::ConfirmReadback { episode_id: e, intent_id: i, attempt_id: a, input: json!({"receipt_bytes": bytes, "comments": list}) }
-                }
-            };
+            let current = current_attempt(&state);
+            let (command, confirm_input) = park_command(&current, s);
             let Ok(events) = Park::decide(&state, &command, &ctx(n as u128 + 1)) else { continue };
             for ev in &events {
                 if let Event::ReceiptValidated { receipt_sha256, .. } = ev { validated.push(receipt_sha256.clone()); }

@@ -86,6 +86,47 @@ fn input(
     serde_json::from_value(json!({"pr": PR, "reading": reading, "reviewed_sha": SHA, "commits_since_review": commits, "unresolved_threads": threads, "destination": destination})).unwrap()
 }
 
+/// The pr-loop command a generated step stands for.
+pub fn pr_command(kind: u8, pr_state: &str) -> Command {
+    match kind {
+        0..=4 => {
+            let mut d = doc(pr_state, if kind % 2 == 0 { "merge" } else { "pr" });
+            d["failure_shape"] = json!("depth");
+            d["tiers"] = json!({"ladder": ["a", "b", "c"], "current": "a", "ceiling": "c"});
+            Command::Observe {
+                input: Box::new(serde_json::from_value(d).unwrap()),
+            }
+        }
+        5 => Command::Confirm {
+            what: Offer::Merge,
+            operator: "op".into(),
+        },
+        6 => Command::Confirm {
+            what: Offer::Ready,
+            operator: "op".into(),
+        },
+        7 => Command::RecordMerge {
+            merged_at: Timestamp::parse("2026-11-30T06:00:00Z").unwrap(),
+        },
+        8 => Command::OfferReviewRequest,
+        9 => Command::ResolveEscalation {
+            mode: Mode::Attended,
+            decision: Decision::Apply,
+            approval_token: None,
+        },
+        10 => Command::ResolveEscalation {
+            mode: Mode::Unattended,
+            decision: Decision::Apply,
+            approval_token: None,
+        },
+        _ => Command::Dispose {
+            disposition: Disposition::Paused,
+            reason: "r".into(),
+            operator: "op".into(),
+        },
+    }
+}
+
 proptest! {
     #![proptest_config(config(512))]
 
@@ -141,21 +182,7 @@ proptest! {
         let mut last_confirmed = false;
         let mut rounds: Vec<u32> = Vec::new();
         for (kind, pr_state) in steps {
-            let command = match kind {
-                0..=4 => {
-                    let mut d = doc(pr_state, if kind % 2 == 0 { "merge" } else { "pr" });
-                    d["failure_shape"] = json!("depth");
-                    d["tiers"] = json!({"ladder": ["a", "b", "c"], "current": "a", "ceiling": "c"});
-                    Command::Observe { input: Box::new(serde_json::from_value(d).unwrap()) }
-                }
-                5 => Command::Confirm { what: Offer::Merge, operator: "op".into() },
-                6 => Command::Confirm { what: Offer::Ready, operator: "op".into() },
-                7 => Command::RecordMerge { merged_at: Timestamp::parse("2026-11-30T06:00:00Z").unwrap() },
-                8 => Command::OfferReviewRequest,
-                9 => Command::ResolveEscalation { mode: Mode::Attended, decision: Decision::Apply, approval_token: None },
-                10 => Command::ResolveEscalation { mode: Mode::Unattended, decision: Decision::Apply, approval_token: None },
-                _ => Command::Dispose { disposition: Disposition::Paused, reason: "r".into(), operator: "op".into() },
-            };
+            let command = pr_command(kind, pr_state);
             let Ok(events) = PrLoop::decide(&state, &command, &ctx) else { continue };
             for e in &events {
                 match e {

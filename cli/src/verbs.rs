@@ -13,8 +13,7 @@ use crate::failure::{code, Failure};
 use crate::output;
 
 /// Runs one parsed command line; the exit code on success.
-pub fn run(cli: Cli) -> Result<u8, Failure> {
-    let registry = Registry::builtin();
+pub fn run(cli: Cli, registry: Registry) -> Result<u8, Failure> {
     let options = |create: bool| Options {
         busy_timeout: Duration::from_millis(cli.busy_timeout_ms),
         create,

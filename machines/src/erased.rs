@@ -11,8 +11,11 @@ use crate::{Context, Error, GraphSpec, Machine, Rejection};
 /// An event as the journal stores it: type name, schema version, JSON payload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RawEvent {
+    /// The event's type name (its edge label in the graph).
     pub event_type: String,
+    /// The schema version the payload was written with.
     pub schema_version: u32,
+    /// The event as JSON.
     pub payload: Value,
 }
 
@@ -41,7 +44,9 @@ impl RawEvent {
 /// What applying one event did, for the audit's edge check.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Step {
+    /// The state the event was applied in.
     pub from: &'static str,
+    /// The state it led to.
     pub to: &'static str,
     /// True when `from --event--> to` is an edge of the machine's graph.
     pub is_edge: bool,
@@ -72,9 +77,13 @@ pub trait DynFold {
 
 /// A machine, type-erased.
 pub trait DynMachine: Send + Sync {
+    /// [`Machine::NAME`].
     fn name(&self) -> &'static str;
+    /// [`Machine::RULES_VERSION`].
     fn rules_version(&self) -> u32;
+    /// [`Machine::FRESH_IDS`].
     fn fresh_ids(&self) -> usize;
+    /// [`Machine::graph`].
     fn graph(&self) -> GraphSpec;
     /// A fold at the initial state.
     fn start(&self) -> Box<dyn DynFold>;
@@ -84,6 +93,7 @@ pub trait DynMachine: Send + Sync {
 pub struct Erased<M>(PhantomData<fn() -> M>);
 
 impl<M: Machine> Erased<M> {
+    /// Wraps `M`.
     pub fn new() -> Self {
         Self(PhantomData)
     }

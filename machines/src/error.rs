@@ -9,18 +9,32 @@
 pub enum Error {
     /// A timestamp was not RFC3339 with an explicit offset.
     #[error("`{value}` is not an RFC3339 timestamp with an offset ({reason})")]
-    Timestamp { value: String, reason: String },
+    Timestamp {
+        /// The text given.
+        value: String,
+        /// Why it was refused.
+        reason: String,
+    },
     /// An id did not have the expected prefix followed by a canonical UUID.
     #[error("`{value}` is not `{prefix}` followed by a canonical lower-case UUID")]
-    Id { value: String, prefix: &'static str },
+    Id {
+        /// The text given.
+        value: String,
+        /// The prefix expected.
+        prefix: &'static str,
+    },
     /// A recorded event could not be read back as this machine's event type.
     #[error(
         "event `{event_type}` v{schema_version} of machine `{machine}` cannot be read: {reason}"
     )]
     Upcast {
+        /// The machine reading it.
         machine: &'static str,
+        /// The recorded type name.
         event_type: String,
+        /// The recorded schema version.
         schema_version: u32,
+        /// Why it cannot be read.
         reason: String,
     },
 }

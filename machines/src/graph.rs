@@ -20,23 +20,31 @@ pub struct StateSpec {
 /// An edge: `event` applied in `from` leads to `to`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct EdgeSpec {
+    /// The state the event is applied in.
     pub from: &'static str,
+    /// The event's type name.
     pub event: &'static str,
+    /// The state it leads to.
     pub to: &'static str,
 }
 
 /// A machine's transition graph, declared as data.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct GraphSpec {
+    /// The machine's name.
     pub machine: &'static str,
+    /// The state of a stream with no events.
     pub initial: &'static str,
+    /// Every state.
     pub states: Vec<StateSpec>,
+    /// Every allowed (state, event, state) triple.
     pub edges: Vec<EdgeSpec>,
 }
 
 /// Something wrong with a declared graph.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "defect", rename_all = "kebab-case")]
+#[allow(missing_docs)] // fields: the state, event and source state each variant names
 pub enum GraphDefect {
     /// An edge or the initial state names a state that is not declared.
     UndeclaredState { state: &'static str },

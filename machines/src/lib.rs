@@ -10,15 +10,23 @@
 //! what makes replay deterministic and lets the audit re-decide any recorded
 //! transition years later.
 
+#[deny(missing_docs)]
 pub mod erased;
+#[deny(missing_docs)]
 pub mod error;
+#[deny(missing_docs)]
 pub mod evidence;
+#[deny(missing_docs)]
 pub mod graph;
+#[deny(missing_docs)]
 pub mod id;
+#[deny(missing_docs)]
 pub mod machine;
 pub mod park;
 pub mod pr_loop;
+#[deny(missing_docs)]
 pub mod rejection;
+#[deny(missing_docs)]
 pub mod time;
 
 pub use erased::{DecideFailure, DynFold, DynMachine, Erased, RawEvent, Step};

@@ -42,8 +42,12 @@ impl Timestamp {
         })
     }
 
-    /// Wraps an instant produced by a clock outside this crate.
+    /// Wraps an instant produced by a clock outside this crate, at microsecond
+    /// precision: the instant is truncated to exactly what its text says, so a value
+    /// read back from the journal equals the one that was written.
     pub fn from_instant(instant: DateTime<FixedOffset>) -> Self {
+        use chrono::SubsecRound;
+        let instant = instant.trunc_subsecs(6);
         Self {
             text: instant.to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
             instant,
@@ -136,6 +140,17 @@ mod tests {
         ] {
             assert!(Timestamp::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn from_instant_round_trips_through_its_text() {
+        let t = DateTime::parse_from_rfc3339("2026-11-30T04:45:15.602375557Z").unwrap();
+        let ts = Timestamp::from_instant(t);
+        assert_eq!(ts.as_str(), "2026-11-30T04:45:15.602375Z");
+        assert_eq!(
+            Timestamp::parse(ts.as_str()).unwrap().instant(),
+            ts.instant()
+        );
     }
 
     #[test]

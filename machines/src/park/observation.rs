@@ -1,7 +1,7 @@
 //! The typed observation (`evaluate` / `check` input): the fixed check set, its
 //! categories, and one evidence type per check.
 //!
-//! Every check's outcome is a pure function of its evidence ([`derive`]); a
+//! Every check's outcome is a pure function of its evidence ([`derive`](fn@derive)); a
 //! stated outcome that disagrees with its evidence is contradictory evidence and
 //! refused (exit 2). So a truthy string, an empty list or a model summary can
 //! never stand in for evidence: the evidence has to say *why*.

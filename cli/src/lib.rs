@@ -1,0 +1,87 @@
+//! The `cairn` command line as a library: parse the command line, run one verb,
+//! map the outcome to an exit code in exactly one place (`Failure::classify`).
+//!
+//! The `cairn` binary is `main_with(Registry::builtin())`. A team with its own
+//! lifecycles builds its own binary the same way, with a registry that holds the
+//! built-in machines and theirs: `machines`, `graph`, `state` and `journal
+//! log|verify|audit` then serve every registered machine.
+//!
+//! ```no_run
+//! let mut registry = cairn::Registry::builtin();
+//! // registry.register::<my_crate::MyLifecycle>();
+//! std::process::exit(u8::from(cairn_cli::main_with(registry)).into());
+//! ```
+//!
+//! # Architecture invariant
+//!
+//! Only this crate knows clap, stdin, stdout and exit codes.
+
+mod args;
+mod failure;
+mod output;
+mod park;
+mod pr;
+mod verbs;
+
+use clap::Parser;
+
+use crate::args::Cli;
+use crate::failure::{code, Failure};
+
+/// The exit code of one run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Exit(pub u8);
+
+impl From<Exit> for u8 {
+    fn from(e: Exit) -> u8 {
+        e.0
+    }
+}
+
+impl From<Exit> for std::process::ExitCode {
+    fn from(e: Exit) -> Self {
+        std::process::ExitCode::from(e.0)
+    }
+}
+
+/// Runs the CLI on this process's arguments with `registry`; prints the answer and
+/// returns the exit code (see the README's table).
+pub fn main_with(registry: cairn::Registry) -> Exit {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+                let mut help = e.render().to_string();
+                if !help.ends_with('\n') {
+                    help.push('\n');
+                }
+                output::text(&help);
+                return Exit(code::OK);
+            }
+            let rendered = e.render().to_string();
+            let first = rendered
+                .lines()
+                .next()
+                .unwrap_or("invalid command line")
+                .trim_start_matches("error: ")
+                .to_owned();
+            let failure = Failure::Usage(first);
+            output::json(&failure.to_json());
+            eprint!("{rendered}");
+            return Exit(code::BAD_INPUT);
+        }
+    };
+    match verbs::run(cli, registry) {
+        Ok(code) => Exit(code),
+        Err(failure) => {
+            let (code, _, _) = failure.classify();
+            // An integrity failure already printed its report on stdout.
+            if !matches!(failure, Failure::Integrity(_)) {
+                output::json(&failure.to_json());
+            }
+            eprintln!("cairn: {}", failure.message());
+            Exit(code)
+        }
+    }
+}

@@ -1,0 +1,92 @@
+//! The built-in machines through cairn's generic harness (`cairn::testing`): the
+//! universal invariants on the real journal. Machine-specific invariants stay in
+//! their own modules. Seeds: proptest-regressions/<machine>-harness.txt.
+
+use cairn::machines::park::Park;
+use cairn::machines::pr_loop::PrLoop;
+use cairn::testing::{check, Config};
+use proptest::prelude::*;
+
+use crate::park_properties::{current_attempt, park_command, step};
+use crate::pr_properties::pr_command;
+
+#[test]
+fn park_keeps_the_universal_invariants() {
+    let happy = [
+        crate::park_properties::Step::Prepare {
+            other_intent: false,
+        },
+        crate::park_properties::Step::Evaluate {
+            obs: 1,
+            stale: false,
+        },
+        crate::park_properties::Step::Evaluate {
+            obs: 0,
+            stale: false,
+        },
+        crate::park_properties::Step::Validate {
+            good: true,
+            stale: false,
+        },
+        crate::park_properties::Step::Confirm {
+            comments: 0,
+            other_bytes: false,
+            stale: false,
+        },
+    ];
+    let steps = (0usize..=5, proptest::collection::vec(step(), 0..10))
+        .prop_map(move |(n, rest)| happy[..n].iter().cloned().chain(rest).collect::<Vec<_>>());
+    check::<Park, _, _>(
+        &Config {
+            cases: 48,
+            regressions: Some(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../proptest-regressions/park-harness.txt"
+            )),
+        },
+        steps,
+        |state, s| park_command(&current_attempt(state), s).0,
+    );
+}
+
+#[test]
+fn pr_loop_keeps_the_universal_invariants() {
+    let kinds = (
+        0u8..12,
+        proptest::sample::select(
+            &[
+                "draft",
+                "await-review",
+                "changes-requested",
+                "pending-or-failing-checks",
+                "conflicting",
+                "approved-stale",
+                "approved-fresh",
+                "merged",
+                "closed",
+            ][..],
+        ),
+    );
+    let steps = (0usize..=3, proptest::collection::vec(kinds, 0..16)).prop_map(|(n, rest)| {
+        [
+            (0u8, "approved-fresh"),
+            (5, "approved-fresh"),
+            (7, "approved-fresh"),
+        ][..n]
+            .iter()
+            .cloned()
+            .chain(rest)
+            .collect::<Vec<_>>()
+    });
+    check::<PrLoop, _, _>(
+        &Config {
+            cases: 48,
+            regressions: Some(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../proptest-regressions/pr-loop-harness.txt"
+            )),
+        },
+        steps,
+        |_state, (kind, pr_state)| pr_command(*kind, pr_state),
+    );
+}
