@@ -499,11 +499,20 @@ fn unattended_escalation_is_held_and_a_clamped_one_is_not_proposed() {
 }
 
 #[test]
-fn fetch_says_when_gh_is_missing() {
-    let (code, out, _) = cairn(&["pr", "fetch", "--pr", PR], "", None);
-    assert_eq!(code, 2, "{out}");
-    let rule = out["error"]["rule"].as_str().unwrap();
-    assert!(rule == "gh-installed" || rule == "gh-read", "{out}");
+fn fetch_and_observe_say_when_gh_is_missing() {
+    let t = TempJournal::new();
+    let mut d = doc("approved-fresh", "pr");
+    d.as_object_mut().unwrap().remove("reading");
+    for (args, stdin) in [
+        (vec!["pr", "fetch", "--pr", PR], String::new()),
+        (vec!["pr", "observe", "--pr", PR], d.to_string()),
+    ] {
+        let (code, out, _) = cairn(&args, &stdin, Some(&t.path()));
+        assert_eq!(code, 2, "{out}");
+        let rule = out["error"]["rule"].as_str().unwrap();
+        assert!(rule == "gh-installed" || rule == "gh-read", "{out}");
+    }
+    assert!(!t.path().exists(), "nothing was written");
 }
 
 #[test]

@@ -96,10 +96,15 @@ pub enum PrCommand {
         repo: Option<String>,
     },
     /// Classify and record: rounds, offers and escalation proposals follow from the state
-    #[command(after_help = "Example:\n  cairn pr observe --repo /abs/repo < observation.json")]
+    #[command(
+        after_help = "With --pr, cairn reads the PR with `gh pr view` itself (where gh is installed; exit 2\nwhere it is not) and stdin carries the rest of the document, without `reading`.\n\nExample:\n  cairn pr observe --repo /abs/repo < observation.json"
+    )]
     Observe {
         #[arg(long, value_name = "DIR")]
         repo: Option<String>,
+        /// Read the PR at this URL with gh instead of taking `reading` on stdin
+        #[arg(long, value_name = "URL")]
+        pr: Option<String>,
     },
     /// Offer to re-request review (never on a draft)
     #[command(

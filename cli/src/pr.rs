@@ -21,9 +21,54 @@ fn stream(pr: &str) -> Result<StreamId, Failure> {
     Ok(StreamId::new(pr_loop::NAME, &instance)?)
 }
 
-/// Reads the observe document; with `repo`, counts the commits since the reviewed SHA itself.
-fn observe_input(repo: &Option<String>) -> Result<ObserveInput, Failure> {
-    let v = document()?;
+/// Runs `gh pr view URL --json …`: the reading and the run.
+fn gh_reading(
+    pr: &str,
+) -> Result<(Value, cairn::machines::park::observation::CommandRun), Failure> {
+    stream(pr)?;
+    let argv: Vec<String> = [
+        "gh",
+        "pr",
+        "view",
+        pr,
+        "--json",
+        "state,reviewDecision,mergeable,mergeStateStatus,statusCheckRollup,isDraft,mergedAt",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let run = cairn::observe::run(&argv);
+    if run.exit_status.is_none() {
+        return Err(input("gh", "gh-installed", "gh is not installed here: run `gh pr view` where it is and pipe its JSON to cairn on stdin"));
+    }
+    if run.exit_status != Some(0) {
+        return Err(input(
+            "pr",
+            "gh-read",
+            &format!("`gh pr view` failed: {}", run.stderr.trim()),
+        ));
+    }
+    Ok((wire::parse_document(&run.stdout)?, run))
+}
+
+/// Reads the observe document; with `repo`, counts the commits since the reviewed SHA
+/// itself; with `pr`, reads the PR with gh.
+fn observe_input(repo: &Option<String>, pr: &Option<String>) -> Result<ObserveInput, Failure> {
+    let mut v = document()?;
+    if let Some(url) = pr {
+        if v.get("reading").is_some() {
+            return Err(input(
+                "reading",
+                "one-source",
+                "with --pr, cairn reads the PR itself: leave `reading` out",
+            ));
+        }
+        let (reading, _run) = gh_reading(url)?;
+        if let Some(obj) = v.as_object_mut() {
+            obj.insert("reading".into(), reading);
+            obj.insert("pr".into(), json!(url));
+        }
+    }
     wire::object(
         &v,
         "",
@@ -143,14 +188,14 @@ pub fn run(
 ) -> Result<u8, Failure> {
     let out = match verb {
         PrCommand::Classify { repo } => {
-            let doc = observe_input(repo)?;
+            let doc = observe_input(repo, &None)?;
             let c = classify_input(&doc)?;
             let mut v = json!(c);
             v["commits_since_review"] = json!(doc.commits_since_review);
             v
         }
-        PrCommand::Observe { repo } => {
-            let doc = observe_input(repo)?;
+        PrCommand::Observe { repo, pr } => {
+            let doc = observe_input(repo, pr)?;
             // Classify first: a reading the table cannot place writes nothing.
             classify_input(&doc)?;
             let pr = doc.pr.clone();
@@ -234,23 +279,7 @@ pub fn run(
             )?
         }
         PrCommand::Fetch(r) => {
-            stream(&r.pr)?;
-            let argv: Vec<String> = ["gh", "pr", "view", &r.pr, "--json", "state,reviewDecision,mergeable,mergeStateStatus,statusCheckRollup,isDraft,mergedAt"]
-                .iter()
-                .map(|s| s.to_string())
-                .collect();
-            let run = cairn::observe::run(&argv);
-            if run.exit_status.is_none() {
-                return Err(input("gh", "gh-installed", "gh is not installed here: run `gh pr view` where it is and pipe its JSON to `cairn pr classify`"));
-            }
-            if run.exit_status != Some(0) {
-                return Err(input(
-                    "pr",
-                    "gh-read",
-                    &format!("`gh pr view` failed: {}", run.stderr.trim()),
-                ));
-            }
-            let reading = wire::parse_document(&run.stdout)?;
+            let (reading, run) = gh_reading(&r.pr)?;
             json!({ "pr": r.pr, "reading": reading, "observation": run })
         }
     };
