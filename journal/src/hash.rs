@@ -115,6 +115,39 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     to_hex(&Sha256::digest(bytes))
 }
 
+/// The digest of a stored transition record.
+pub(crate) fn stored_transition_digest(t: &crate::StoredTransition) -> String {
+    transition_digest(&TransitionFields {
+        id: t.id,
+        stream: &t.stream,
+        machine: &t.machine,
+        rules_version: i64::from(t.rules_version),
+        command_name: &t.command_name,
+        command: &t.command,
+        context: &t.context,
+        idempotency_key: t.idempotency_key.as_deref(),
+        fingerprint: t.fingerprint.as_deref(),
+        first_version: t.first_version as i64,
+        last_version: t.last_version as i64,
+        recorded_at: &t.recorded_at,
+    })
+}
+
+/// The hashed columns of a stored event.
+pub(crate) fn stored_event_fields(e: &crate::StoredEvent) -> EventFields<'_> {
+    EventFields {
+        seq: e.seq,
+        stream: &e.stream,
+        version: e.version as i64,
+        machine: &e.machine,
+        event_type: &e.event_type,
+        schema_version: i64::from(e.schema_version),
+        payload: &e.payload,
+        recorded_at: &e.recorded_at,
+        transition_id: e.transition_id,
+    }
+}
+
 /// The chain's definition, for auditors outside cairn: the hash an event must carry,
 /// given its predecessor's hash (64 zeros for the first event) and its transition record.
 pub fn chain_hash(
@@ -122,33 +155,9 @@ pub fn chain_hash(
     event: &crate::StoredEvent,
     transition: &crate::StoredTransition,
 ) -> String {
-    let digest = transition_digest(&TransitionFields {
-        id: transition.id,
-        stream: &transition.stream,
-        machine: &transition.machine,
-        rules_version: i64::from(transition.rules_version),
-        command_name: &transition.command_name,
-        command: &transition.command,
-        context: &transition.context,
-        idempotency_key: transition.idempotency_key.as_deref(),
-        fingerprint: transition.fingerprint.as_deref(),
-        first_version: transition.first_version as i64,
-        last_version: transition.last_version as i64,
-        recorded_at: &transition.recorded_at,
-    });
     event_hash(
         prev_hash,
-        &EventFields {
-            seq: event.seq,
-            stream: &event.stream,
-            version: event.version as i64,
-            machine: &event.machine,
-            event_type: &event.event_type,
-            schema_version: i64::from(event.schema_version),
-            payload: &event.payload,
-            recorded_at: &event.recorded_at,
-            transition_id: event.transition_id,
-        },
-        &digest,
+        &stored_event_fields(event),
+        &stored_transition_digest(transition),
     )
 }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::hash::{event_hash, transition_digest, EventFields, TransitionFields, GENESIS};
+use crate::hash::{event_hash, stored_event_fields, stored_transition_digest, GENESIS};
 use crate::read::{
     event_from_row, transition_from_row, StoredTransition, EVENT_COLUMNS, TRANSITION_COLUMNS,
 };
@@ -202,20 +202,7 @@ impl Journal {
                     });
                 match record {
                     Ok(Some(record)) => {
-                        let digest = transition_digest(&TransitionFields {
-                            id: record.id,
-                            stream: &record.stream,
-                            machine: &record.machine,
-                            rules_version: i64::from(record.rules_version),
-                            command_name: &record.command_name,
-                            command: &record.command,
-                            context: &record.context,
-                            idempotency_key: record.idempotency_key.as_deref(),
-                            fingerprint: record.fingerprint.as_deref(),
-                            first_version: record.first_version as i64,
-                            last_version: record.last_version as i64,
-                            recorded_at: &record.recorded_at,
-                        });
+                        let digest = stored_transition_digest(&record);
                         open = Some(OpenTransition {
                             record,
                             digest,
@@ -270,21 +257,7 @@ impl Journal {
                 _ => String::new(),
             };
 
-            let expected_hash = event_hash(
-                &prev_hash,
-                &EventFields {
-                    seq: e.seq,
-                    stream: &e.stream,
-                    version: e.version as i64,
-                    machine: &e.machine,
-                    event_type: &e.event_type,
-                    schema_version: i64::from(e.schema_version),
-                    payload: &e.payload,
-                    recorded_at: &e.recorded_at,
-                    transition_id: e.transition_id,
-                },
-                &digest,
-            );
+            let expected_hash = event_hash(&prev_hash, &stored_event_fields(&e), &digest);
             if expected_hash != e.hash {
                 problems.push(
                     ProblemKind::HashMismatch,
