@@ -248,7 +248,7 @@ impl Engine {
         let mut fold = machine.start();
         self.journal
             .scan_stream(stream.as_str(), up_to as i64, &mut |e| {
-                fold.apply(&raw(&e)?)
+                fold.apply_stored(&e.event_type, e.schema_version, &e.payload)
                     .map(|_| ())
                     .map_err(|err| cairn_journal::Error::Corrupt {
                         seq: e.seq,
@@ -273,11 +273,12 @@ impl Engine {
         let mut version = 0;
         let limit = up_to.map_or(i64::MAX, |v| v.min(i64::MAX as u64) as i64);
         self.journal.scan_stream(stream.as_str(), limit, &mut |e| {
-            let event = raw(&e)?
-                .decode::<M>()
-                .map_err(|err| cairn_journal::Error::Corrupt {
-                    seq: e.seq,
-                    reason: err.to_string(),
+            let event =
+                M::decode_stored(&e.event_type, e.schema_version, &e.payload).map_err(|err| {
+                    cairn_journal::Error::Corrupt {
+                        seq: e.seq,
+                        reason: err.to_string(),
+                    }
                 })?;
             state = M::evolve(std::mem::replace(&mut state, M::initial_state()), &event);
             version = e.version;
@@ -300,8 +301,7 @@ impl Engine {
             .into_iter()
             .filter(|e| e.version >= first)
             .map(|e| {
-                raw(&e)?
-                    .decode::<M>()
+                M::decode_stored(&e.event_type, e.schema_version, &e.payload)
                     .map_err(|err| Error::Stored(err.to_string()))
             })
             .collect::<Result<Vec<_>, Error>>()?;

@@ -67,6 +67,13 @@ pub enum DecideFailure {
 pub trait DynFold {
     /// Applies one recorded event.
     fn apply(&mut self, event: &RawEvent) -> Result<Step, Error>;
+    /// Applies one stored event from its JSON text (the replay fast path).
+    fn apply_stored(
+        &mut self,
+        event_type: &str,
+        schema_version: u32,
+        payload: &str,
+    ) -> Result<Step, Error>;
     /// The current state's graph node.
     fn state_name(&self) -> &'static str;
     /// The current state as JSON.
@@ -110,18 +117,34 @@ struct Fold<M: Machine> {
     graph: GraphSpec,
 }
 
+impl<M: Machine> Fold<M> {
+    fn step(&mut self, typed: &M::Event) -> Step {
+        let from = M::state_name(&self.state);
+        let state = std::mem::replace(&mut self.state, M::initial_state());
+        self.state = M::evolve(state, typed);
+        let to = M::state_name(&self.state);
+        Step {
+            from,
+            to,
+            is_edge: self.graph.has_edge(from, M::event_name(typed), to),
+        }
+    }
+}
+
 impl<M: Machine> DynFold for Fold<M> {
     fn apply(&mut self, event: &RawEvent) -> Result<Step, Error> {
         let typed = event.decode::<M>()?;
-        let from = M::state_name(&self.state);
-        let state = std::mem::replace(&mut self.state, M::initial_state());
-        self.state = M::evolve(state, &typed);
-        let to = M::state_name(&self.state);
-        Ok(Step {
-            from,
-            to,
-            is_edge: self.graph.has_edge(from, M::event_name(&typed), to),
-        })
+        Ok(self.step(&typed))
+    }
+
+    fn apply_stored(
+        &mut self,
+        event_type: &str,
+        schema_version: u32,
+        payload: &str,
+    ) -> Result<Step, Error> {
+        let typed = M::decode_stored(event_type, schema_version, payload)?;
+        Ok(self.step(&typed))
     }
 
     fn state_name(&self) -> &'static str {

@@ -33,7 +33,9 @@ impl<K: IdKind> Id<K> {
         };
         let rest = text.strip_prefix(K::PREFIX).ok_or_else(bad)?;
         let uuid = Uuid::try_parse(rest).map_err(|_| bad())?;
-        if uuid.hyphenated().to_string() != rest {
+        // The canonical spelling, written to the stack: no allocation on the replay path.
+        let mut canonical = [0u8; uuid::fmt::Hyphenated::LENGTH];
+        if uuid.hyphenated().encode_lower(&mut canonical) != rest {
             return Err(bad());
         }
         Ok(Self::from_uuid(uuid))

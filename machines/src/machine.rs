@@ -113,6 +113,31 @@ pub trait Machine: 'static {
         Ok(event)
     }
 
+    /// Reads a stored event from its JSON text. The fast path decodes the text
+    /// straight into the typed event when it is of the current schema version; any
+    /// other version goes through [`Machine::upcast`]. Not meant to be overridden.
+    fn decode_stored(
+        event_type: &str,
+        schema_version: u32,
+        payload: &str,
+    ) -> Result<Self::Event, Error> {
+        if let Ok(event) = serde_json::from_str::<Self::Event>(payload) {
+            if Self::event_name(&event) == event_type
+                && Self::event_schema_version(&event) == schema_version
+            {
+                return Ok(event);
+            }
+        }
+        let value: serde_json::Value =
+            serde_json::from_str(payload).map_err(|e| Error::Upcast {
+                machine: Self::NAME,
+                event_type: event_type.to_owned(),
+                schema_version,
+                reason: format!("payload is not JSON: {e}"),
+            })?;
+        Self::upcast(event_type, schema_version, value)
+    }
+
     /// Replays events from the initial state.
     fn replay<'a, I: IntoIterator<Item = &'a Self::Event>>(events: I) -> Self::State {
         events
