@@ -153,6 +153,48 @@ impl Journal {
         Ok(())
     }
 
+    /// The replay path: a stream's events in version order, up to version `up_to`,
+    /// as `(seq, version, event_type, schema_version, payload)` borrowed from the row
+    /// (no per-row allocation).
+    pub fn replay_stream(
+        &self,
+        stream: &str,
+        up_to: i64,
+        f: &mut dyn FnMut(i64, u64, &str, u32, &str) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT seq, version, event_type, schema_version, payload FROM events
+                 WHERE stream = ?1 AND version <= ?2 ORDER BY version",
+            )
+            .map_err(self.sql_err())?;
+        let mut rows = stmt.query(params![stream, up_to]).map_err(self.sql_err())?;
+        while let Some(row) = rows.next().map_err(self.sql_err())? {
+            let seq: i64 = row.get(0).map_err(self.sql_err())?;
+            let bad = |reason: &str| Error::Corrupt {
+                seq,
+                reason: reason.to_owned(),
+            };
+            let version: i64 = row.get(1).map_err(self.sql_err())?;
+            let schema_version: i64 = row.get(3).map_err(self.sql_err())?;
+            let text = |i: usize| -> Result<&str, Error> {
+                row.get_ref(i)
+                    .map_err(|e| bad(&e.to_string()))?
+                    .as_str()
+                    .map_err(|e| bad(&e.to_string()))
+            };
+            f(
+                seq,
+                u64::try_from(version).map_err(|_| bad("negative version"))?,
+                text(2)?,
+                u32::try_from(schema_version).map_err(|_| bad("schema version out of range"))?,
+                text(4)?,
+            )?;
+        }
+        Ok(())
+    }
+
     /// Events with `seq > after`, optionally of one stream, at most `limit`.
     pub fn read_after(
         &self,
