@@ -246,18 +246,15 @@ impl Engine {
         check_version(stream, at, current)?;
         let up_to = at.unwrap_or(current);
         let mut fold = machine.start();
-        self.journal.replay_stream(
-            stream.as_str(),
-            up_to as i64,
-            &mut |seq, _, event_type, schema, payload| {
-                fold.apply_stored(event_type, schema, payload)
+        self.journal
+            .replay_stream(stream.as_str(), up_to as i64, &mut |r| {
+                fold.apply_stored(r.event_type, r.schema_version, r.payload)
                     .map(|_| ())
                     .map_err(|err| cairn_journal::Error::Corrupt {
-                        seq,
+                        seq: r.seq,
                         reason: err.to_string(),
                     })
-            },
-        )?;
+            })?;
         Ok(StateView {
             stream: stream.to_string(),
             machine: machine.name().to_owned(),
@@ -275,21 +272,19 @@ impl Engine {
         let mut state = M::initial_state();
         let mut version = 0;
         let limit = up_to.map_or(i64::MAX, |v| v.min(i64::MAX as u64) as i64);
-        self.journal.replay_stream(
-            stream.as_str(),
-            limit,
-            &mut |seq, v, event_type, schema, payload| {
-                let event = M::decode_stored(event_type, schema, payload).map_err(|err| {
-                    cairn_journal::Error::Corrupt {
-                        seq,
-                        reason: err.to_string(),
-                    }
-                })?;
+        self.journal
+            .replay_stream(stream.as_str(), limit, &mut |r| {
+                let event =
+                    M::decode_stored(r.event_type, r.schema_version, r.payload).map_err(|err| {
+                        cairn_journal::Error::Corrupt {
+                            seq: r.seq,
+                            reason: err.to_string(),
+                        }
+                    })?;
                 state = M::evolve(std::mem::replace(&mut state, M::initial_state()), &event);
-                version = v;
+                version = r.version;
                 Ok(())
-            },
-        )?;
+            })?;
         Ok((state, version))
     }
 

@@ -33,7 +33,7 @@ mod verify;
 pub use append::{Append, AppendOutcome, Idempotency, NewEvent, Receipt, TransitionRecord};
 pub use error::Error;
 pub use hash::{chain_hash, sha256_hex};
-pub use read::{StoredEvent, StoredTransition, StreamInfo};
+pub use read::{ReplayRow, StoredEvent, StoredTransition, StreamInfo};
 pub use schema::{Durability, Journal, Options, SCHEMA_VERSION};
 pub use verify::{ChainHead, Problem, ProblemKind, VerifyReport};
 

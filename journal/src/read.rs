@@ -39,6 +39,17 @@ pub struct StoredTransition {
     pub recorded_at: String,
 }
 
+/// One event on the replay path, borrowed from its row.
+#[derive(Debug, Clone, Copy)]
+pub struct ReplayRow<'a> {
+    pub seq: i64,
+    pub version: u64,
+    pub event_type: &'a str,
+    pub schema_version: u32,
+    /// The payload JSON text.
+    pub payload: &'a str,
+}
+
 /// One stream's summary.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct StreamInfo {
@@ -154,13 +165,12 @@ impl Journal {
     }
 
     /// The replay path: a stream's events in version order, up to version `up_to`,
-    /// as `(seq, version, event_type, schema_version, payload)` borrowed from the row
-    /// (no per-row allocation).
+    /// borrowed from their rows (no per-row allocation).
     pub fn replay_stream(
         &self,
         stream: &str,
         up_to: i64,
-        f: &mut dyn FnMut(i64, u64, &str, u32, &str) -> Result<(), Error>,
+        f: &mut dyn FnMut(ReplayRow<'_>) -> Result<(), Error>,
     ) -> Result<(), Error> {
         let mut stmt = self
             .conn
@@ -184,13 +194,14 @@ impl Journal {
                     .as_str()
                     .map_err(|e| bad(&e.to_string()))
             };
-            f(
+            f(ReplayRow {
                 seq,
-                u64::try_from(version).map_err(|_| bad("negative version"))?,
-                text(2)?,
-                u32::try_from(schema_version).map_err(|_| bad("schema version out of range"))?,
-                text(4)?,
-            )?;
+                version: u64::try_from(version).map_err(|_| bad("negative version"))?,
+                event_type: text(2)?,
+                schema_version: u32::try_from(schema_version)
+                    .map_err(|_| bad("schema version out of range"))?,
+                payload: text(4)?,
+            })?;
         }
         Ok(())
     }
