@@ -324,3 +324,16 @@ fn audit_reports_an_unregistered_machine() {
 fn the_ticket_graph_is_sound() {
     assert_eq!(Ticket::graph().defects(), vec![]);
 }
+
+#[test]
+fn audit_names_transition_records_whose_events_are_gone() {
+    let t = TempJournal::new();
+    drop(lifecycle(&t));
+    // Delete the closing event (transition 3's only event): its record stays behind.
+    tamper(&t.raw(), "DELETE FROM events WHERE seq = 3");
+    let report = t.engine().audit(None).unwrap();
+    assert!(!report.ok);
+    let kinds: Vec<_> = report.findings.iter().map(|f| f.kind).collect();
+    assert_eq!(kinds, [FindingKind::UnrecordedEvent], "{report:?}");
+    assert!(report.findings[0].detail.starts_with("1 of the stream's 3 transition records"), "{report:?}");
+}

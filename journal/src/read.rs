@@ -245,6 +245,26 @@ impl Journal {
         rows.collect::<Result<_, _>>().map_err(self.sql_err())
     }
 
+    /// One transition record by id.
+    pub fn transition(&self, id: i64) -> Result<Option<StoredTransition>, Error> {
+        self.conn
+            .prepare_cached(&format!(
+                "SELECT {TRANSITION_COLUMNS} FROM transitions WHERE id = ?1"
+            ))
+            .and_then(|mut s| s.query_row([id], transition_from_row).optional())
+            .map_err(self.sql_err())
+    }
+
+    /// How many transition records a stream has.
+    pub fn transition_count(&self, stream: &str) -> Result<u64, Error> {
+        let n: i64 = self
+            .conn
+            .prepare_cached("SELECT count(*) FROM transitions WHERE stream = ?1")
+            .and_then(|mut s| s.query_row([stream], |r| r.get(0)))
+            .map_err(self.sql_err())?;
+        Ok(n.max(0) as u64)
+    }
+
     /// The transition recorded under an idempotency key on a stream.
     pub fn transition_by_key(
         &self,
