@@ -335,5 +335,10 @@ fn audit_names_transition_records_whose_events_are_gone() {
     assert!(!report.ok);
     let kinds: Vec<_> = report.findings.iter().map(|f| f.kind).collect();
     assert_eq!(kinds, [FindingKind::UnrecordedEvent], "{report:?}");
-    assert!(report.findings[0].detail.starts_with("1 of the stream's 3 transition records"), "{report:?}");
+    assert!(
+        report.findings[0]
+            .detail
+            .starts_with("1 of the stream's 3 transition records"),
+        "{report:?}"
+    );
 }

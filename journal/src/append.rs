@@ -118,7 +118,7 @@ struct Head {
 
 fn chain_head(tx: &Transaction<'_>, busy: u64) -> Result<Head, Error> {
     let row: Option<(i64, String)> = tx
-        .prepare_cached("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1")
+        .prepare_cached(crate::sql::HEAD)
         .and_then(|mut s| s.query_row([], |r| Ok((r.get(0)?, r.get(1)?))).optional())
         .map_err(|e| Error::sql(e, busy))?;
     Ok(match row {
@@ -161,10 +161,7 @@ fn append_one(
     let sql = |e| Error::sql(e, busy);
     if let Some(idem) = &a.idempotency {
         let found: Option<(i64, Option<String>, i64, i64)> = tx
-            .prepare_cached(
-                "SELECT id, fingerprint, first_version, last_version FROM transitions
-                 WHERE stream = ?1 AND idempotency_key = ?2",
-            )
+            .prepare_cached(crate::sql::IDEMPOTENCY)
             .and_then(|mut s| {
                 s.query_row(params![a.stream, idem.key], |r| {
                     Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
@@ -180,8 +177,12 @@ fn append_one(
                 });
             }
             let (first_seq, last_seq): (i64, i64) = tx
-                .prepare_cached("SELECT min(seq), max(seq) FROM events WHERE transition_id = ?1")
-                .and_then(|mut s| s.query_row([id], |r| Ok((r.get(0)?, r.get(1)?))))
+                .prepare_cached(crate::sql::TRANSITION_SEQS)
+                .and_then(|mut s| {
+                    s.query_row(params![a.stream, first, last], |r| {
+                        Ok((r.get(0)?, r.get(1)?))
+                    })
+                })
                 .map_err(sql)?;
             return Ok(AppendOutcome::Duplicate(Receipt {
                 transition_id: id,
@@ -195,9 +196,7 @@ fn append_one(
     }
 
     let current: Option<(i64, String)> = tx
-        .prepare_cached(
-            "SELECT version, machine FROM events WHERE stream = ?1 ORDER BY version DESC LIMIT 1",
-        )
+        .prepare_cached(crate::sql::STREAM_TIP)
         .and_then(|mut s| {
             s.query_row([&a.stream], |r| Ok((r.get(0)?, r.get(1)?)))
                 .optional()

@@ -28,6 +28,7 @@ mod error;
 mod hash;
 mod read;
 mod schema;
+mod sql;
 mod verify;
 
 pub use append::{Append, AppendOutcome, Idempotency, NewEvent, Receipt, TransitionRecord};

@@ -119,7 +119,7 @@ impl Journal {
     pub fn stream_version(&self, stream: &str) -> Result<u64, Error> {
         let v: Option<i64> = self
             .conn
-            .prepare_cached("SELECT max(version) FROM events WHERE stream = ?1")
+            .prepare_cached(crate::sql::STREAM_VERSION)
             .and_then(|mut s| s.query_row([stream], |r| r.get(0)))
             .map_err(self.sql_err())?;
         Ok(v.unwrap_or(0).max(0) as u64)
@@ -128,7 +128,7 @@ impl Journal {
     /// The machine that owns a stream, if the stream exists.
     pub fn stream_machine(&self, stream: &str) -> Result<Option<String>, Error> {
         self.conn
-            .prepare_cached("SELECT machine FROM events WHERE stream = ?1 ORDER BY version LIMIT 1")
+            .prepare_cached(crate::sql::STREAM_MACHINE)
             .and_then(|mut s| s.query_row([stream], |r| r.get(0)).optional())
             .map_err(self.sql_err())
     }
@@ -174,10 +174,7 @@ impl Journal {
     ) -> Result<(), Error> {
         let mut stmt = self
             .conn
-            .prepare_cached(
-                "SELECT seq, version, event_type, schema_version, payload FROM events
-                 WHERE stream = ?1 AND version <= ?2 ORDER BY version",
-            )
+            .prepare_cached(crate::sql::REPLAY)
             .map_err(self.sql_err())?;
         let mut rows = stmt.query(params![stream, up_to]).map_err(self.sql_err())?;
         while let Some(row) = rows.next().map_err(self.sql_err())? {
@@ -216,14 +213,17 @@ impl Journal {
         let limit = int(limit, "limit")?;
         let mut stmt = self
             .conn
-            .prepare_cached(&format!(
-                "SELECT {EVENT_COLUMNS} FROM events
-                 WHERE seq > ?1 AND (?2 IS NULL OR stream = ?2) ORDER BY seq LIMIT ?3"
-            ))
+            .prepare_cached(if stream.is_some() {
+                crate::sql::LOG_STREAM_AFTER
+            } else {
+                crate::sql::LOG_AFTER
+            })
             .map_err(self.sql_err())?;
-        let mut rows = stmt
-            .query(params![after, stream, limit])
-            .map_err(self.sql_err())?;
+        let mut rows = match stream {
+            Some(s) => stmt.query(params![after, s, limit]),
+            None => stmt.query(params![after, limit]),
+        }
+        .map_err(self.sql_err())?;
         let mut out = Vec::new();
         while let Some(row) = rows.next().map_err(self.sql_err())? {
             out.push(event_from_row(row).map_err(|e| corrupt(row, e))?);
@@ -259,7 +259,7 @@ impl Journal {
     pub fn transition_count(&self, stream: &str) -> Result<u64, Error> {
         let n: i64 = self
             .conn
-            .prepare_cached("SELECT count(*) FROM transitions WHERE stream = ?1")
+            .prepare_cached(crate::sql::TRANSITION_COUNT)
             .and_then(|mut s| s.query_row([stream], |r| r.get(0)))
             .map_err(self.sql_err())?;
         Ok(n.max(0) as u64)
@@ -305,7 +305,7 @@ impl Journal {
     /// keep outside the journal to detect truncation later.
     pub fn head(&self) -> Result<Option<(i64, String)>, Error> {
         self.conn
-            .prepare_cached("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1")
+            .prepare_cached(crate::sql::HEAD)
             .and_then(|mut s| s.query_row([], |r| Ok((r.get(0)?, r.get(1)?))).optional())
             .map_err(self.sql_err())
     }

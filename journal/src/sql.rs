@@ -1,0 +1,76 @@
+//! The hot queries, named, so the test below can check every one uses an index.
+
+/// The chain head: one seek to the end of the rowid B-tree.
+pub(crate) const HEAD: &str =
+    "SELECT seq, hash FROM events WHERE seq = (SELECT max(seq) FROM events)";
+/// An idempotency key on a stream.
+pub(crate) const IDEMPOTENCY: &str = "SELECT id, fingerprint, first_version, last_version FROM transitions WHERE stream = ?1 AND idempotency_key = ?2";
+/// The sequence range of a transition's events, by their stream versions.
+pub(crate) const TRANSITION_SEQS: &str =
+    "SELECT min(seq), max(seq) FROM events WHERE stream = ?1 AND version BETWEEN ?2 AND ?3";
+/// A stream's last version and its machine.
+pub(crate) const STREAM_TIP: &str =
+    "SELECT version, machine FROM events WHERE stream = ?1 ORDER BY version DESC LIMIT 1";
+/// A stream's version.
+pub(crate) const STREAM_VERSION: &str = "SELECT max(version) FROM events WHERE stream = ?1";
+/// A stream's machine.
+pub(crate) const STREAM_MACHINE: &str =
+    "SELECT machine FROM events WHERE stream = ?1 ORDER BY version LIMIT 1";
+/// The replay path.
+pub(crate) const REPLAY: &str = "SELECT seq, version, event_type, schema_version, payload FROM events WHERE stream = ?1 AND version <= ?2 ORDER BY version";
+/// How many transition records a stream has.
+pub(crate) const TRANSITION_COUNT: &str = "SELECT count(*) FROM transitions WHERE stream = ?1";
+/// Events after a sequence number, all streams.
+pub(crate) const LOG_AFTER: &str = "SELECT seq, stream, version, machine, event_type, schema_version, payload, recorded_at, transition_id, hash FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2";
+/// Events after a sequence number, one stream (its version order is its sequence order).
+pub(crate) const LOG_STREAM_AFTER: &str = "SELECT seq, stream, version, machine, event_type, schema_version, payload, recorded_at, transition_id, hash FROM events WHERE stream = ?2 AND seq > ?1 ORDER BY version LIMIT ?3";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Journal, Options};
+
+    /// Every hot query is answered through an index or the rowid, never a table scan
+    /// (a test of structure, not of time).
+    #[test]
+    fn every_hot_query_uses_an_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let j = Journal::open(&dir.path().join("j.db"), &Options::default()).unwrap();
+        for sql in [
+            HEAD,
+            IDEMPOTENCY,
+            TRANSITION_SEQS,
+            STREAM_TIP,
+            STREAM_VERSION,
+            STREAM_MACHINE,
+            REPLAY,
+            TRANSITION_COUNT,
+            LOG_AFTER,
+            LOG_STREAM_AFTER,
+        ] {
+            let mut stmt = j
+                .conn
+                .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+                .unwrap();
+            let plan: Vec<String> = stmt
+                .query_map(
+                    rusqlite::params_from_iter(std::iter::repeat_n(
+                        rusqlite::types::Value::Null,
+                        stmt.parameter_count(),
+                    )),
+                    |r| r.get::<_, String>(3),
+                )
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            let text = plan.join(" | ");
+            // Every table access is a SEARCH (an index, the rowid, or a min/max seek);
+            // none is a SCAN, and nothing is sorted in a temporary B-tree.
+            assert!(
+                plan.iter()
+                    .all(|step| !step.starts_with("SCAN") && !step.contains("TEMP B-TREE")),
+                "`{sql}` plans `{text}`"
+            );
+        }
+    }
+}
