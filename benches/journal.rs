@@ -8,106 +8,12 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use cairn::journal::{Append, Journal, NewEvent, Options, TransitionRecord};
-use cairn::machines::{EdgeSpec, GraphSpec, StateSpec};
-use cairn::{Context, Engine, Machine, Registry, Rejection, StreamId};
-use serde::{Deserialize, Serialize};
+use cairn::journal::{Journal, NewEvent, Options};
+use cairn::{Engine, Registry, StreamId};
 
-/// A bench-only machine: a counter whose events carry a ~300-byte payload.
-struct Counter;
+mod common;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-struct Tally {
-    n: u64,
-    bytes: u64,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-struct Bump {
-    note: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "kebab-case")]
-enum Bumped {
-    Bumped { note: String },
-}
-
-impl Machine for Counter {
-    const NAME: &'static str = "counter";
-    const RULES_VERSION: u32 = 1;
-    type State = Tally;
-    type Command = Bump;
-    type Event = Bumped;
-    fn initial_state() -> Tally {
-        Tally { n: 0, bytes: 0 }
-    }
-    fn decide(_: &Tally, c: &Bump, _: &Context) -> Result<Vec<Bumped>, Rejection> {
-        Ok(vec![Bumped::Bumped {
-            note: c.note.clone(),
-        }])
-    }
-    fn evolve(s: Tally, e: &Bumped) -> Tally {
-        let Bumped::Bumped { note } = e;
-        Tally {
-            n: s.n + 1,
-            bytes: s.bytes + note.len() as u64,
-        }
-    }
-    fn state_name(_: &Tally) -> &'static str {
-        "counting"
-    }
-    fn event_name(_: &Bumped) -> &'static str {
-        "bumped"
-    }
-    fn command_name(_: &Bump) -> &'static str {
-        "bump"
-    }
-    fn graph() -> GraphSpec {
-        GraphSpec {
-            machine: "counter",
-            initial: "counting",
-            states: vec![StateSpec {
-                name: "counting",
-                terminal: false,
-            }],
-            edges: vec![EdgeSpec {
-                from: "counting",
-                event: "bumped",
-                to: "counting",
-            }],
-        }
-    }
-}
-
-fn note(i: u64) -> String {
-    format!("{i:08} {}", "evidence ".repeat(32))
-}
-
-fn event(i: u64) -> NewEvent {
-    NewEvent {
-        event_type: "bumped".into(),
-        schema_version: 1,
-        payload: serde_json::to_string(&Bumped::Bumped { note: note(i) }).unwrap_or_default(),
-    }
-}
-
-fn append(stream: &str, expected: u64, events: Vec<NewEvent>) -> Append {
-    Append {
-        stream: stream.into(),
-        machine: "counter".into(),
-        expected_version: expected,
-        events,
-        transition: TransitionRecord {
-            command_name: "bump".into(),
-            command: "{\"note\":\"bench\"}".into(),
-            context: "{\"now\":\"2026-11-30T00:00:00Z\",\"fresh_ids\":[]}".into(),
-            rules_version: 1,
-        },
-        idempotency: None,
-        recorded_at: cairn::journal::now_rfc3339(),
-    }
-}
+use common::{append, event, Counter};
 
 struct Stats {
     median: Duration,

@@ -1,0 +1,247 @@
+//! cairn's journal beside its floor, in one run: every cairn operation next to the raw
+//! rusqlite equivalent with identical pragmas (WAL, `synchronous=FULL`, 4 KiB pages)
+//! on the same rows, so each figure reads as a ratio measured on the same disk at the
+//! same moment.
+//!
+//! `cargo bench -p cairn-cli --bench floors` (100k/1M-event streams);
+//! `CAIRN_BENCH_SMOKE=1 cargo bench -p cairn-cli --bench floors -- --sample-count 2`
+//! is the CI smoke (small data, judges no timing).
+
+mod common;
+
+use std::cell::Cell;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use cairn::journal::{Journal, Options};
+use cairn::{Engine, Registry, StreamId};
+use common::{append, decided, event, note, Bumped, Counter};
+use rusqlite::{params, Connection, TransactionBehavior};
+
+fn main() {
+    divan::main();
+}
+
+fn smoke() -> bool {
+    std::env::var_os("CAIRN_BENCH_SMOKE").is_some()
+}
+
+fn replay_n() -> u64 {
+    if smoke() {
+        5_000
+    } else {
+        100_000
+    }
+}
+
+fn big_n() -> u64 {
+    if smoke() {
+        20_000
+    } else {
+        1_000_000
+    }
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("cairn-floors-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let p = dir.join(name);
+    let _ = std::fs::remove_file(&p);
+    let _ = std::fs::remove_file(p.with_extension("db-wal"));
+    p
+}
+
+/// The floor's schema: the same rows, no hash chain, no transition records.
+fn raw(path: &Path) -> Connection {
+    let c = Connection::open(path).expect("open");
+    c.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
+        .expect("wal");
+    c.execute_batch(
+        "PRAGMA synchronous=FULL;
+         CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY, stream TEXT NOT NULL, version INTEGER NOT NULL,
+             machine TEXT NOT NULL, event_type TEXT NOT NULL, schema_version INTEGER NOT NULL, payload TEXT NOT NULL,
+             recorded_at TEXT NOT NULL, UNIQUE (stream, version));",
+    )
+    .expect("schema");
+    c
+}
+
+/// The floor's append: one transaction, an expected-version check, the rows.
+fn raw_append(c: &mut Connection, stream: &str, expected: u64, n: u64, first_note: u64) {
+    let tx = c
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .expect("tx");
+    let v: i64 = tx
+        .prepare_cached("SELECT coalesce(max(version), 0) FROM events WHERE stream = ?1")
+        .and_then(|mut s| s.query_row([stream], |r| r.get(0)))
+        .expect("version");
+    assert_eq!(v as u64, expected);
+    {
+        let mut ins = tx
+            .prepare_cached("INSERT INTO events (stream, version, machine, event_type, schema_version, payload, recorded_at) VALUES (?1, ?2, 'counter', 'bumped', 1, ?3, ?4)")
+            .expect("insert");
+        for i in 0..n {
+            let payload = serde_json::to_string(&Bumped::Bumped {
+                note: note(first_note + i),
+            })
+            .expect("json");
+            ins.execute(params![
+                stream,
+                (expected + i + 1) as i64,
+                payload,
+                "2026-11-30T00:00:00.000000Z"
+            ])
+            .expect("row");
+        }
+    }
+    tx.commit().expect("commit");
+}
+
+mod append_durable {
+    use super::*;
+
+    #[divan::bench(args = [1, 100, 1000])]
+    fn cairn(bencher: divan::Bencher, n: u64) {
+        let mut j = Journal::open(
+            &scratch(&format!("cairn-append-{n}.db")),
+            &Options::default(),
+        )
+        .expect("journal");
+        let version = Cell::new(0u64);
+        bencher
+            .counter(divan::counter::ItemsCount::new(n))
+            .bench_local(|| {
+                let v = version.get();
+                j.append(&append(
+                    "counter/a",
+                    v,
+                    (0..n).map(|i| event(v + i)).collect(),
+                ))
+                .expect("append");
+                version.set(v + n);
+            });
+    }
+
+    #[divan::bench(args = [1, 100, 1000])]
+    fn raw_rusqlite(bencher: divan::Bencher, n: u64) {
+        let mut c = raw(&scratch(&format!("raw-append-{n}.db")));
+        let version = Cell::new(0u64);
+        bencher
+            .counter(divan::counter::ItemsCount::new(n))
+            .bench_local(|| {
+                let v = version.get();
+                raw_append(&mut c, "counter/a", v, n, v);
+                version.set(v + n);
+            });
+    }
+}
+
+/// A journal holding one stream of `n` events, built once per size.
+fn filled(n: u64) -> &'static PathBuf {
+    static SMALL: OnceLock<PathBuf> = OnceLock::new();
+    static BIG: OnceLock<PathBuf> = OnceLock::new();
+    let cell = if n == replay_n() { &SMALL } else { &BIG };
+    cell.get_or_init(|| {
+        let p = scratch(&format!("cairn-filled-{n}.db"));
+        let mut j = Journal::open(&p, &Options::default()).expect("journal");
+        let mut v = 0;
+        while v < n {
+            let k = 1000.min(n - v);
+            let batch: Vec<_> = (0..k).map(|i| decided("counter/long", v + i)).collect();
+            j.append_batch(&batch).expect("fill");
+            v += k;
+        }
+        p
+    })
+}
+
+fn raw_filled(n: u64) -> &'static PathBuf {
+    static SMALL: OnceLock<PathBuf> = OnceLock::new();
+    static BIG: OnceLock<PathBuf> = OnceLock::new();
+    let cell = if n == replay_n() { &SMALL } else { &BIG };
+    cell.get_or_init(|| {
+        let p = scratch(&format!("raw-filled-{n}.db"));
+        let mut c = raw(&p);
+        let mut v = 0;
+        while v < n {
+            let k = 1000.min(n - v);
+            raw_append(&mut c, "counter/long", v, k, v);
+            v += k;
+        }
+        p
+    })
+}
+
+fn engine(path: &Path) -> Engine {
+    let mut r = Registry::new();
+    r.register::<Counter>();
+    Engine::open(path, &Options::default(), r).expect("engine")
+}
+
+mod replay {
+    use super::*;
+
+    #[divan::bench(args = [replay_n(), big_n()], sample_count = 5, sample_size = 1)]
+    fn cairn(bencher: divan::Bencher, n: u64) {
+        let e = engine(filled(n));
+        let s = StreamId::parse("counter/long").expect("id");
+        bencher
+            .counter(divan::counter::ItemsCount::new(n))
+            .bench_local(|| {
+                let (state, v) = e.load::<Counter>(&s).expect("replay");
+                assert_eq!((state.n, v), (n, n));
+            });
+    }
+
+    #[divan::bench(args = [replay_n(), big_n()], sample_count = 5, sample_size = 1)]
+    fn raw_rusqlite(bencher: divan::Bencher, n: u64) {
+        let c = raw(raw_filled(n));
+        bencher
+            .counter(divan::counter::ItemsCount::new(n))
+            .bench_local(|| {
+                let mut stmt = c
+                    .prepare_cached("SELECT payload FROM events WHERE stream = ?1 ORDER BY version")
+                    .expect("select");
+                let mut rows = stmt.query(["counter/long"]).expect("query");
+                let mut count = 0u64;
+                while let Some(row) = rows.next().expect("row") {
+                    let text = row.get_ref(0).expect("payload").as_str().expect("text");
+                    let Bumped::Bumped { note } =
+                        serde_json::from_str::<Bumped>(text).expect("decode");
+                    count += u64::from(!note.is_empty());
+                }
+                assert_eq!(count, n);
+            });
+    }
+
+    #[divan::bench(sample_count = 10, sample_size = 1)]
+    fn cairn_state_at_middle(bencher: divan::Bencher) {
+        let n = big_n();
+        let e = engine(filled(n));
+        let s = StreamId::parse("counter/long").expect("id");
+        bencher.bench_local(|| e.state_at::<Counter>(&s, Some(n / 2)).expect("state_at"));
+    }
+}
+
+mod whole_journal {
+    use super::*;
+
+    #[divan::bench(sample_count = 3, sample_size = 1)]
+    fn cairn_verify(bencher: divan::Bencher) {
+        let j = Journal::open(filled(big_n()), &Options::default()).expect("journal");
+        bencher
+            .counter(divan::counter::ItemsCount::new(big_n()))
+            .bench_local(|| assert!(j.verify().expect("verify").ok));
+    }
+
+    #[divan::bench(sample_count = 3, sample_size = 1)]
+    fn cairn_audit(bencher: divan::Bencher) {
+        let e = engine(filled(big_n()));
+        bencher
+            .counter(divan::counter::ItemsCount::new(big_n()))
+            .bench_local(|| {
+                let report = e.audit(None).expect("audit");
+                assert!(report.ok, "{:?}", report.findings.first());
+            });
+    }
+}
