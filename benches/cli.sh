@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Whole-process cost of cairn's CLI beside its floors, with hyperfine, in one run:
+#   a durable park transition (`cairn park evaluate` with ids, eligible input),
+#   a read-only `cairn park check`, `cairn state` of a 1,000-event stream,
+#   (a) a minimal Rust binary that opens SQLite, inserts one row durably, prints JSON,
+#   (b) a Python 3 stdlib script doing the same (what the seeds' helpers cost).
+#
+#   benches/cli.sh [RUNS]     (CI smoke: benches/cli.sh 3)
+# Installs hyperfine from Debian's packages when missing. Writes target/bench-cli.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-200}
+if ! command -v hyperfine >/dev/null 2>&1; then
+  apt-get install -y -qq hyperfine >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq hyperfine; }
+fi
+cargo build -q --release -p cairn-cli --bin cairn --example floor
+C=$PWD/target/release/cairn
+FLOOR=$PWD/target/release/examples/floor
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export CAIRN_DB=$work/cairn.db
+
+# An episode ready for durable evaluations; each evaluate records receipt-authorized.
+docs=examples/park
+ep=ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b
+intent=park-1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f
+binding=$(sed -e "s/__EPISODE__/$ep/" "$docs/bind.json" | "$C" park bind-repository)
+attempt=$(printf '{"mode":"park","anchor_bead":"rsry-42","episode_id":"%s","intent_id":"%s","prior_receipts":[]}' "$ep" "$intent" \
+  | "$C" park prepare-attempt 2>/dev/null | sed -n 's/.*"attempt_id":"\([^"]*\)".*/\1/p')
+obs=$(cat "$docs/observation-durable.json")
+obs=${obs//__EPISODE__/$ep}
+obs=${obs//\"__BINDING__\"/$binding}
+printf '%s' "$obs" > "$work/observation.json"
+# A 1,000-event stream for `cairn state`.
+for _ in $(seq 1 999); do
+  printf '{"mode":"park","anchor_bead":"rsry-42","episode_id":"ep-00000000-0000-4000-8000-000000000001","intent_id":"%s","prior_receipts":[]}' "$intent" \
+    | "$C" park prepare-attempt >/dev/null 2>&1
+done
+printf '{"mode":"park","anchor_bead":"rsry-42","episode_id":"ep-00000000-0000-4000-8000-000000000001","intent_id":"%s","prior_receipts":[]}' "$intent" \
+  | "$C" park prepare-attempt >/dev/null 2>&1
+
+# Debian's hyperfine has no --input: stdin comes by redirection in hyperfine's shell,
+# whose start-up hyperfine measures and subtracts (the same for every command).
+in=$work/observation.json
+hyperfine --warmup 5 --runs "$runs" --export-markdown target/bench-cli.md \
+  -n "cairn park evaluate (durable transition)" "$C park evaluate --episode-id $ep --intent-id $intent --attempt-id $attempt < $in > /dev/null 2>&1" \
+  -n "cairn park check (read-only)" "$C park check < $in > /dev/null" \
+  -n "cairn state (1,000 events)" "$C state park/ep-00000000-0000-4000-8000-000000000001 > /dev/null" \
+  -n "floor: minimal Rust durable insert" "$FLOOR $work/floor.db < $in > /dev/null" \
+  -n "python3 stdlib helper" "python3 benches/python_baseline.py $work/python.db < $in > /dev/null"
+echo "written: target/bench-cli.md"
