@@ -308,11 +308,6 @@ fn main() {
         v += k;
     }
     drop(journal);
-    let mut registry = Registry::new();
-    registry.register::<Counter>();
-    let engine = Engine::open(&mem_db, &Options::default(), registry).expect("engine");
-    let stream = StreamId::parse("counter/mem").expect("stream id");
-    drop(engine);
     // Each measurement in a fresh process (this bench binary, re-executed), so the
     // peak is only the open, the replay or audit, and the process itself.
     let exe = std::env::current_exe().expect("bench binary");
