@@ -1067,3 +1067,49 @@ fn the_readme_episode_script_reaches_safe_to_close() {
     assert!(stdout.contains("\"redecided\":5"), "{stdout}");
     assert!(stdout.contains("receipt-confirmed v1"), "{stdout}");
 }
+
+#[test]
+fn a_refused_transition_creates_no_journal() {
+    // No journal yet: a refusal (no prepared attempt) and an unsafe evaluation must not
+    // leave even an empty file behind.
+    let t = TempJournal::new();
+    let db = t.path();
+    let ids = [
+        "--episode-id",
+        EPISODE,
+        "--intent-id",
+        INTENT,
+        "--attempt-id",
+        ATTEMPT,
+    ];
+    let (code, out, _) = park(
+        &[&["park", "evaluate"][..], &ids].concat(),
+        &observation().to_string(),
+        Some(&db),
+    );
+    assert_eq!(
+        (code, out["error"]["violations"][0]["predicate"].clone()),
+        (2, json!("attempt-prepared")),
+        "{out}"
+    );
+    let (code, _, _) = park(
+        &[
+            "pr",
+            "confirm",
+            "--pr",
+            crate::support::pr::PR,
+            "--what",
+            "merge",
+            "--operator",
+            "a",
+        ],
+        "",
+        Some(&db),
+    );
+    assert_eq!(code, 2);
+    assert!(
+        !db.exists(),
+        "a refused transition created {}",
+        db.display()
+    );
+}

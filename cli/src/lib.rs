@@ -21,6 +21,7 @@ mod failure;
 mod output;
 mod park;
 mod pr;
+mod record;
 mod verbs;
 
 use clap::Parser;

@@ -9,7 +9,7 @@ use cairn::machines::park::{
     self, bind, fold, gate, observation, prepare, receipt, wire, AttemptId, EpisodeId, IntentId,
     Park,
 };
-use cairn::{Context, Engine, Registry, StreamId, Timestamp};
+use cairn::{Context, StreamId};
 use serde_json::{json, Value};
 
 use crate::args::{ParkCommand, ParkIdentity};
@@ -70,11 +70,7 @@ fn identity(flags: &ParkIdentity) -> Result<Option<Identity>, Failure> {
 }
 
 fn context() -> Context {
-    Context {
-        now: Timestamp::from_instant(chrono::Utc::now().fixed_offset()),
-        fresh_ids: (0..3).map(|_| uuid::Uuid::new_v4()).collect(),
-        session: None,
-    }
+    crate::record::context::<Park>()
 }
 
 /// Records `command` on the episode's stream with `ctx`; a report line on stderr.
@@ -86,24 +82,8 @@ fn record(
     command: park::Command,
     ctx: &Context,
 ) -> Result<Vec<park::Event>, Failure> {
-    let db = match db {
-        Ok(p) => p.clone(),
-        Err(Failure::Input {
-            field,
-            rule,
-            message,
-        }) => {
-            return Err(Failure::Input {
-                field: field.clone(),
-                rule: rule.clone(),
-                message: message.clone(),
-            })
-        }
-        Err(_) => return Err(input("db", "journal-location", "no journal location")),
-    };
     let stream = StreamId::new(park::NAME, &episode.to_string())?;
-    let mut engine = Engine::open(&db, options, Registry::builtin())?;
-    let done = engine.execute_with_context::<Park>(&stream, &command, ctx, key)?;
+    let done = crate::record::execute::<Park>(db, options, &stream, &command, ctx, key)?;
     match &done.receipt {
         _ if done.replayed => eprintln!(
             "cairn: idempotency key matched: returning the result recorded at version {} of {stream}; nothing written",

@@ -7,7 +7,7 @@ use cairn::machines::park::wire;
 use cairn::machines::pr_loop::{
     self, classify_input, Command, Decision, Disposition, Mode, ObserveInput, Offer, PrLoop,
 };
-use cairn::{Engine, Machine, Registry, StreamId, Timestamp};
+use cairn::{Machine, StreamId, Timestamp};
 use serde_json::{json, Value};
 
 use crate::args::{DecisionArg, DispositionArg, ModeArg, OfferArg, PrCommand};
@@ -149,19 +149,15 @@ fn record(
     pr: &str,
     command: Command,
 ) -> Result<Value, Failure> {
-    let db = match db {
-        Ok(p) => p.clone(),
-        Err(_) => {
-            return Err(input(
-                "db",
-                "journal-location",
-                "no journal location: pass --db or set CAIRN_DB",
-            ))
-        }
-    };
     let stream = stream(pr)?;
-    let mut engine = Engine::open(&db, options, Registry::builtin())?;
-    let done = engine.execute::<PrLoop>(&stream, &command, &Default::default())?;
+    let done = crate::record::execute::<PrLoop>(
+        db,
+        options,
+        &stream,
+        &command,
+        &crate::record::context::<PrLoop>(),
+        None,
+    )?;
     let names: Vec<&str> = done.events.iter().map(PrLoop::event_name).collect();
     eprintln!(
         "cairn: recorded {} on {stream} (version {})",
