@@ -18,7 +18,8 @@ C=$PWD/target/release/cairn
 FLOOR=$PWD/target/release/examples/floor
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-export CAIRN_DB=$work/cairn.db
+mkdir -p "$work/template"
+export CAIRN_DB=$work/template/cairn.db
 
 # An episode ready for durable evaluations; each evaluate records receipt-authorized.
 docs=examples/park
@@ -31,7 +32,10 @@ obs=$(cat "$docs/observation-durable.json")
 obs=${obs//__EPISODE__/$ep}
 obs=${obs//\"__BINDING__\"/$binding}
 printf '%s' "$obs" > "$work/observation.json"
-# A 1,000-event stream for `cairn state`.
+# The floor's template: its table exists, one row in it.
+"$FLOOR" "$work/template/floor.db" < "$work/observation.json" > /dev/null
+# A 1,000-event stream for `cairn state` (in its own journal, only read).
+export CAIRN_DB=$work/state.db
 for _ in $(seq 1 999); do
   printf '{"mode":"park","anchor_bead":"rsry-42","episode_id":"ep-00000000-0000-4000-8000-000000000001","intent_id":"%s","prior_receipts":[]}' "$intent" \
     | "$C" park prepare-attempt >/dev/null 2>&1
@@ -41,11 +45,15 @@ printf '{"mode":"park","anchor_bead":"rsry-42","episode_id":"ep-00000000-0000-40
 
 # Debian's hyperfine has no --input: stdin comes by redirection in hyperfine's shell,
 # whose start-up hyperfine measures and subtracts (the same for every command).
+# Before every timed run, fresh copies of the small templates: each durable write lands
+# on an episode with one prepared attempt (a real episode's size), and the floor on a
+# table with one row — the runs do not pile up on one stream.
 in=$work/observation.json
-hyperfine --warmup 5 --runs "$runs" --export-markdown target/bench-cli.md \
-  -n "cairn park evaluate (durable transition)" "$C park evaluate --episode-id $ep --intent-id $intent --attempt-id $attempt < $in > /dev/null 2>&1" \
+fresh="cp $work/template/cairn.db $work/cairn.db && cp $work/template/floor.db $work/floor.db && rm -f $work/cairn.db-wal $work/cairn.db-shm $work/floor.db-wal $work/floor.db-shm"
+hyperfine --warmup 5 --runs "$runs" --export-markdown target/bench-cli.md --prepare "$fresh" \
+  -n "cairn park evaluate (durable transition)" "$C --db $work/cairn.db park evaluate --episode-id $ep --intent-id $intent --attempt-id $attempt < $in > /dev/null 2>&1" \
   -n "cairn park check (read-only)" "$C park check < $in > /dev/null" \
-  -n "cairn state (1,000 events)" "$C state park/ep-00000000-0000-4000-8000-000000000001 > /dev/null" \
+  -n "cairn state (1,000 events)" "$C --db $work/state.db state park/ep-00000000-0000-4000-8000-000000000001 > /dev/null" \
   -n "floor: minimal Rust durable insert" "$FLOOR $work/floor.db < $in > /dev/null" \
-  -n "python3 stdlib helper" "python3 benches/python_baseline.py $work/python.db < $in > /dev/null"
+  -n "python3 stdlib helper" "python3 benches/python_baseline.py $work/floor.db < $in > /dev/null"
 echo "written: target/bench-cli.md"
