@@ -7,6 +7,8 @@ use cairn::machines::pr_loop::PrLoop;
 use cairn::testing::{check, Config};
 use proptest::prelude::*;
 
+use crate::support::pr::STATES;
+
 use crate::park_properties::{current_attempt, park_command, step};
 use crate::pr_properties::pr_command;
 
@@ -51,22 +53,7 @@ fn park_keeps_the_universal_invariants() {
 
 #[test]
 fn pr_loop_keeps_the_universal_invariants() {
-    let kinds = (
-        0u8..12,
-        proptest::sample::select(
-            &[
-                "draft",
-                "await-review",
-                "changes-requested",
-                "pending-or-failing-checks",
-                "conflicting",
-                "approved-stale",
-                "approved-fresh",
-                "merged",
-                "closed",
-            ][..],
-        ),
-    );
+    let kinds = (0u8..12, proptest::sample::select(&STATES[..]));
     let steps = (0usize..=3, proptest::collection::vec(kinds, 0..16)).prop_map(|(n, rest)| {
         [
             (0u8, "approved-fresh"),

@@ -11,18 +11,6 @@ use crate::park::park as cairn;
 use crate::support::pr::*;
 use crate::support::{Mutation, TempJournal};
 
-const STATES: [&str; 9] = [
-    "draft",
-    "await-review",
-    "changes-requested",
-    "pending-or-failing-checks",
-    "conflicting",
-    "approved-stale",
-    "approved-fresh",
-    "merged",
-    "closed",
-];
-
 fn classify(doc: &Value) -> (i32, Value) {
     let (code, out, _) = cairn(&["pr", "classify"], &doc.to_string(), None);
     (code, out)

@@ -172,7 +172,7 @@ proptest! {
     /// No command sequence merges without a confirmation of the offered merge; rounds
     /// go through rounds_seen only and next_round = max + 1.
     #[test]
-    fn merges_need_confirmation_and_rounds_derive(prefix in 0usize..=3, rest in proptest::collection::vec((0u8..12, proptest::sample::select(&["draft", "await-review", "changes-requested", "pending-or-failing-checks", "conflicting", "approved-stale", "approved-fresh", "merged", "closed"][..])), 1..24)) {
+    fn merges_need_confirmation_and_rounds_derive(prefix in 0usize..=3, rest in proptest::collection::vec((0u8..12, proptest::sample::select(&STATES[..])), 1..24)) {
         // A prefix of the merge path (observe approved-fresh, confirm, record), then anything.
         let happy = [(0u8, "approved-fresh"), (5, "approved-fresh"), (7, "approved-fresh")];
         let steps: Vec<(u8, &str)> = happy[..prefix].iter().cloned().chain(rest).collect();

@@ -5,6 +5,19 @@
 use serde_json::{json, Value};
 
 pub const PR: &str = "https://github.com/example/project/pull/7";
+/// The nine PR states, in the table's order.
+pub const STATES: [&str; 9] = [
+    "draft",
+    "await-review",
+    "changes-requested",
+    "pending-or-failing-checks",
+    "conflicting",
+    "approved-stale",
+    "approved-fresh",
+    "merged",
+    "closed",
+];
+
 pub const SHA: &str = "89abcdef0123456789abcdef0123456789abcdef";
 
 pub fn check_run(name: &str, status: &str, conclusion: &str) -> Value {
