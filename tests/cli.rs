@@ -79,14 +79,37 @@ fn help_lists_every_verb() {
 
 #[test]
 fn every_verb_has_help_with_an_example() {
-    for verb in [
-        &["machines"][..],
-        &["graph"],
-        &["state"],
-        &["journal", "log"],
-        &["journal", "verify"],
-        &["journal", "audit"],
-    ] {
+    let park = [
+        "prepare-attempt",
+        "evaluate",
+        "check",
+        "validate-receipt",
+        "confirm-readback",
+        "bind-repository",
+        "resume-gate",
+        "observe-vcs",
+    ];
+    let pr = [
+        "classify",
+        "observe",
+        "offer-review-request",
+        "confirm",
+        "resolve-escalation",
+        "record-merge",
+        "dispose",
+        "fetch",
+    ];
+    let mut verbs: Vec<Vec<&str>> = vec![
+        vec!["machines"],
+        vec!["graph"],
+        vec!["state"],
+        vec!["journal", "log"],
+        vec!["journal", "verify"],
+        vec!["journal", "audit"],
+    ];
+    verbs.extend(park.iter().map(|v| vec!["park", *v]));
+    verbs.extend(pr.iter().map(|v| vec!["pr", *v]));
+    for verb in &verbs {
         let mut args = verb.to_vec();
         args.push("--help");
         let (code, stdout, _) = run(&args, None);
