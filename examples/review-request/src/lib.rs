@@ -118,12 +118,13 @@ impl Machine for ReviewRequest {
                 v,
             )
         };
-        let not_now = || {
-            refuse(vec![Violation::new(
-                "allowed-here",
-                None,
-                "not allowed in this state",
-            )])
+        let single = |predicate: &str, field: Option<&str>, message: &str| {
+            Rejection::single(
+                Self::NAME,
+                Self::command_name(command),
+                Self::state_name(state),
+                Violation::new(predicate, field, message),
+            )
         };
         match (state, command) {
             (State::Draft, Command::Open { title }) if !title.trim().is_empty() => {
@@ -131,12 +132,9 @@ impl Machine for ReviewRequest {
                     title: title.clone(),
                 }])
             }
-            (State::Draft, Command::Open { .. }) => Err(refuse(vec![Violation::new(
-                "title",
-                Some("title"),
-                "a title is required",
-            )])
-            .expect("one violation")),
+            (State::Draft, Command::Open { .. }) => {
+                Err(single("title", Some("title"), "a title is required"))
+            }
             (State::Open { .. }, Command::Approve { review }) => {
                 match refuse(gate(review, Gate::Review, "review")) {
                     Some(r) => Err(r),
@@ -156,7 +154,7 @@ impl Machine for ReviewRequest {
             (State::Open { .. } | State::Approved { .. }, Command::Withdraw) => {
                 Ok(vec![Event::Withdrawn])
             }
-            _ => Err(not_now().expect("one violation")),
+            _ => Err(single("allowed-here", None, "not allowed in this state")),
         }
     }
 
