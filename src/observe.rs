@@ -301,3 +301,71 @@ pub fn park_vcs_checks(root: &str) -> Vec<Value> {
     };
     vec![vcs, tree, commits]
 }
+
+/// The parameters of a ship preflight.
+#[derive(Debug, Clone)]
+pub struct ShipParams {
+    /// `REPO_ROOT` (absolute).
+    pub repo_root: String,
+    /// `EXPECTED_REPO_BASENAME`.
+    pub expected_basename: String,
+    /// `BRANCH`.
+    pub branch: String,
+    /// `WORKTREE_PATH` (absolute).
+    pub worktree_path: String,
+    /// `TARGET_BRANCH`.
+    pub target_branch: String,
+}
+
+/// Reads the §preflight-classifier facts with bound git commands (argv, exit status,
+/// output and time recorded) and classifies them.
+pub fn ship_preflight(
+    p: &ShipParams,
+) -> (cairn_machines::ship::preflight::Preflight, Vec<CommandRun>) {
+    use cairn_machines::ship::preflight::{classify, Facts};
+    let mut rec = Recorder { runs: Vec::new() };
+    let root = p.repo_root.as_str();
+    let ok = |r: &CommandRun| r.exit_status == Some(0);
+    let top = rec.run(git(root, &["rev-parse", "--show-toplevel"]));
+    let toplevel = ok(&top).then(|| line(&top.stdout).to_owned());
+    let status = rec.run(git(root, &["status", "--porcelain"]));
+    let primary_clean = ok(&status).then(|| status.stdout.trim().is_empty());
+    let current = rec.run(git(root, &["branch", "--show-current"]));
+    let current_branch = ok(&current).then(|| line(&current.stdout).to_owned());
+    let show = rec.run(git(
+        root,
+        &[
+            "show-ref",
+            "--verify",
+            "--quiet",
+            &format!("refs/heads/{}", p.branch),
+        ],
+    ));
+    let branch_exists = match show.exit_status {
+        Some(0) => Some(true),
+        Some(1) => Some(false),
+        _ => None,
+    };
+    let list = rec.run(git(root, &["worktree", "list", "--porcelain"]));
+    let want = format!("branch refs/heads/{}", p.branch);
+    let worktree_on_branch = ok(&list).then(|| list.stdout.lines().any(|l| l == want));
+    let path_exists = match std::fs::symlink_metadata(&p.worktree_path) {
+        Ok(_) => Some(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(false),
+        Err(_) => None,
+    };
+    let facts = Facts {
+        repo_root: p.repo_root.clone(),
+        expected_basename: p.expected_basename.clone(),
+        toplevel,
+        primary_clean,
+        current_branch,
+        target_branch: p.target_branch.clone(),
+        branch: p.branch.clone(),
+        worktree_path: p.worktree_path.clone(),
+        branch_exists,
+        worktree_on_branch,
+        path_exists,
+    };
+    (classify(&facts), rec.runs)
+}

@@ -109,6 +109,7 @@ fn every_verb_has_help_with_an_example() {
     ];
     verbs.extend(park.iter().map(|v| vec!["park", *v]));
     verbs.extend(pr.iter().map(|v| vec!["pr", *v]));
+    verbs.push(vec!["ship", "preflight"]);
     for verb in &verbs {
         let mut args = verb.to_vec();
         args.push("--help");

@@ -17,3 +17,4 @@ mod pr_loop;
 mod pr_properties;
 mod properties;
 mod reliability;
+mod ship_preflight;

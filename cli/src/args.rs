@@ -62,6 +62,9 @@ pub enum Command {
     /// Read, verify and audit the journal
     #[command(subcommand)]
     Journal(JournalCommand),
+    /// The worktree ship pipeline (so far: its preflight classifier)
+    #[command(subcommand)]
+    Ship(ShipCommand),
     /// The PR continuation loop: classify readings, rounds, confirmed offers
     #[command(subcommand)]
     Pr(PrCommand),
@@ -73,6 +76,31 @@ pub enum Command {
         idempotency_key: Option<String>,
         #[command(subcommand)]
         verb: ParkCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ShipCommand {
+    /// §preflight-classifier: read-only debris check, exactly one outcome, first match wins
+    #[command(
+        after_help = "Runs `git -C REPO_ROOT …` itself (argv, exit status, output and time recorded). Exit 0 with\nthe outcome; only `clean` may proceed to `git worktree add`.\n\nExample:\n  cairn ship preflight --repo-root /srv/consumer-repo --expected-basename consumer-repo \\\n    --branch worktree-abc --worktree-path /srv/consumer-repo/.claude/worktrees/abc --target-branch main"
+    )]
+    Preflight {
+        /// REPO_ROOT, captured from `git rev-parse --show-toplevel` (absolute)
+        #[arg(long, value_name = "DIR")]
+        repo_root: String,
+        /// EXPECTED_REPO_BASENAME
+        #[arg(long, value_name = "NAME")]
+        expected_basename: String,
+        /// BRANCH
+        #[arg(long)]
+        branch: String,
+        /// WORKTREE_PATH (absolute)
+        #[arg(long, value_name = "DIR")]
+        worktree_path: String,
+        /// TARGET_BRANCH
+        #[arg(long)]
+        target_branch: String,
     },
 }
 

@@ -66,6 +66,54 @@ pub fn run(cli: Cli, registry: Registry) -> Result<u8, Failure> {
             &db_path(&cli),
             &options(true),
         ),
+        Command::Ship(crate::args::ShipCommand::Preflight {
+            repo_root,
+            expected_basename,
+            branch,
+            worktree_path,
+            target_branch,
+        }) => {
+            use cairn::machines::park::wire::is_normal_abs_path;
+            for (field, value) in [("repo_root", repo_root), ("worktree_path", worktree_path)] {
+                if !is_normal_abs_path(value) {
+                    return Err(Failure::Input {
+                        field: field.into(),
+                        rule: "absolute-path".into(),
+                        message: format!(
+                            "--{} must be an absolute, normalised path",
+                            field.replace('_', "-")
+                        ),
+                    });
+                }
+            }
+            for (field, value) in [
+                ("expected_basename", expected_basename),
+                ("branch", branch),
+                ("target_branch", target_branch),
+            ] {
+                if value.trim().is_empty() {
+                    return Err(Failure::Input {
+                        field: field.into(),
+                        rule: "nonempty-string".into(),
+                        message: format!("--{} is empty", field.replace('_', "-")),
+                    });
+                }
+            }
+            let (outcome, runs) = cairn::observe::ship_preflight(&cairn::observe::ShipParams {
+                repo_root: repo_root.clone(),
+                expected_basename: expected_basename.clone(),
+                branch: branch.clone(),
+                worktree_path: worktree_path.clone(),
+                target_branch: target_branch.clone(),
+            });
+            output::json(&json!({
+                "outcome": outcome.code(),
+                "may_create_worktree": outcome.may_create_worktree(),
+                "action": outcome.action(),
+                "observations": runs,
+            }));
+            Ok(code::OK)
+        }
         Command::Pr(verb) => crate::pr::run(verb, &db_path(&cli), &options(true)),
         Command::Journal(JournalCommand::Log {
             stream,
