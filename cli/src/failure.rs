@@ -19,6 +19,58 @@ pub enum Failure {
     Integrity(String),
 }
 
+/// An input error naming the field and the rule it broke.
+pub fn input(field: &str, rule: &str, message: &str) -> Failure {
+    Failure::Input {
+        field: field.into(),
+        rule: rule.into(),
+        message: message.into(),
+    }
+}
+
+/// A flag (`--some-flag`, field `some_flag`) that must be an absolute, normalised path.
+pub fn require_abs_path(field: &str, value: &str) -> Result<(), Failure> {
+    if cairn::machines::park::wire::is_normal_abs_path(value) {
+        Ok(())
+    } else {
+        Err(input(
+            field,
+            "absolute-path",
+            &format!(
+                "--{} must be an absolute, normalised path",
+                field.replace('_', "-")
+            ),
+        ))
+    }
+}
+
+/// A flag that must not be empty or blank.
+pub fn require_nonempty(field: &str, value: &str) -> Result<(), Failure> {
+    if value.trim().is_empty() {
+        Err(input(
+            field,
+            "nonempty-string",
+            &format!("--{} is empty", field.replace('_', "-")),
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// No journal location could be resolved (no `--db`, `CAIRN_DB`, `XDG_STATE_HOME` or `HOME`).
+#[derive(Debug, Clone, Copy)]
+pub struct NoJournalLocation;
+
+impl From<NoJournalLocation> for Failure {
+    fn from(_: NoJournalLocation) -> Self {
+        input(
+            "db",
+            "journal-location",
+            "no journal location: pass --db, or set CAIRN_DB, XDG_STATE_HOME or HOME",
+        )
+    }
+}
+
 impl From<cairn::Error> for Failure {
     fn from(e: cairn::Error) -> Self {
         Failure::Cairn(e)

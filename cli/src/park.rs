@@ -13,7 +13,7 @@ use cairn::{Context, StreamId};
 use serde_json::{json, Value};
 
 use crate::args::{ParkCommand, ParkIdentity};
-use crate::failure::{code, Failure};
+use crate::failure::{code, input, require_abs_path, Failure, NoJournalLocation};
 use crate::output;
 
 /// The largest stdin document accepted (bytes): a bound on memory for hostile input.
@@ -33,14 +33,6 @@ pub fn read_stdin() -> Result<String, Failure> {
         ));
     }
     String::from_utf8(buf).map_err(|e| input("$", "utf-8", &format!("stdin is not UTF-8: {e}")))
-}
-
-pub fn input(field: &str, rule: &str, message: &str) -> Failure {
-    Failure::Input {
-        field: field.into(),
-        rule: rule.into(),
-        message: message.into(),
-    }
 }
 
 pub fn document() -> Result<Value, Failure> {
@@ -75,7 +67,7 @@ fn context() -> Context {
 
 /// Records `command` on the episode's stream with `ctx`; a report line on stderr.
 fn record(
-    db: &Result<PathBuf, Failure>,
+    db: &Result<PathBuf, NoJournalLocation>,
     options: &Options,
     key: Option<&str>,
     episode: &EpisodeId,
@@ -108,7 +100,7 @@ fn record(
 fn record_with(
     id: Option<Identity>,
     key: Option<&str>,
-    db: &Result<PathBuf, Failure>,
+    db: &Result<PathBuf, NoJournalLocation>,
     options: &Options,
     make: impl FnOnce(EpisodeId, IntentId, AttemptId) -> park::Command,
 ) -> Result<(), Failure> {
@@ -130,7 +122,7 @@ fn record_with(
 pub fn run(
     verb: &ParkCommand,
     key: Option<&str>,
-    db: &Result<PathBuf, Failure>,
+    db: &Result<PathBuf, NoJournalLocation>,
     options: &Options,
 ) -> Result<u8, Failure> {
     match verb {
@@ -214,13 +206,7 @@ pub fn run(
             output::json(&gate::resume_gate(&v)?);
         }
         ParkCommand::ObserveVcs { root } => {
-            if !wire::is_normal_abs_path(root) {
-                return Err(input(
-                    "root",
-                    "absolute-path",
-                    "--root must be an absolute, normalised path",
-                ));
-            }
+            require_abs_path("root", root)?;
             output::json(&json!({ "checks": cairn::observe::park_vcs_checks(root) }));
         }
     }

@@ -11,9 +11,9 @@ use cairn::{Machine, StreamId, Timestamp};
 use serde_json::{json, Value};
 
 use crate::args::{DecisionArg, DispositionArg, ModeArg, OfferArg, PrCommand};
-use crate::failure::{code, Failure};
+use crate::failure::{code, input, require_abs_path, Failure, NoJournalLocation};
 use crate::output;
-use crate::park::{document, input};
+use crate::park::document;
 
 fn stream(pr: &str) -> Result<StreamId, Failure> {
     let instance = pr_loop::stream_instance(pr)
@@ -83,13 +83,7 @@ fn observe_input(repo: &Option<String>, pr: &Option<String>) -> Result<ObserveIn
     )?;
     let mut doc: ObserveInput = wire::typed(v, "$")?;
     if let Some(repo) = repo {
-        if !wire::is_normal_abs_path(repo) {
-            return Err(input(
-                "repo",
-                "absolute-path",
-                "--repo must be an absolute, normalised path",
-            ));
-        }
+        require_abs_path("repo", repo)?;
         if doc.commits_since_review.is_some() {
             return Err(input(
                 "commits_since_review",
@@ -144,7 +138,7 @@ fn observe_input(repo: &Option<String>, pr: &Option<String>) -> Result<ObserveIn
 }
 
 fn record(
-    db: &Result<PathBuf, Failure>,
+    db: &Result<PathBuf, NoJournalLocation>,
     options: &Options,
     pr: &str,
     command: Command,
@@ -179,7 +173,7 @@ fn record(
 
 pub fn run(
     verb: &PrCommand,
-    db: &Result<PathBuf, Failure>,
+    db: &Result<PathBuf, NoJournalLocation>,
     options: &Options,
 ) -> Result<u8, Failure> {
     let out = match verb {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use cairn::journal::Options;
 use cairn::{Context, Engine, Executed, Machine, Registry, StreamId, Timestamp};
 
-use crate::failure::Failure;
+use crate::failure::{Failure, NoJournalLocation};
 
 /// A fresh decision context: the time now and `M::FRESH_IDS` random ids.
 pub fn context<M: Machine>() -> Context {
@@ -20,34 +20,14 @@ pub fn context<M: Machine>() -> Context {
 /// command is decided against the initial state first, so a refusal or a command
 /// with no events creates no file: bad input changes nothing, not even the disk.
 pub fn execute<M: Machine>(
-    db: &Result<PathBuf, Failure>,
+    db: &Result<PathBuf, NoJournalLocation>,
     options: &Options,
     stream: &StreamId,
     command: &M::Command,
     ctx: &Context,
     key: Option<&str>,
 ) -> Result<Executed<M>, Failure> {
-    let db = match db {
-        Ok(p) => p.clone(),
-        Err(Failure::Input {
-            field,
-            rule,
-            message,
-        }) => {
-            return Err(Failure::Input {
-                field: field.clone(),
-                rule: rule.clone(),
-                message: message.clone(),
-            })
-        }
-        Err(_) => {
-            return Err(Failure::Input {
-                field: "db".into(),
-                rule: "journal-location".into(),
-                message: "no journal location: pass --db or set CAIRN_DB".into(),
-            })
-        }
-    };
+    let db = db.clone()?;
     if std::fs::symlink_metadata(&db).is_err() {
         let initial = M::initial_state();
         let events = M::decide(&initial, command, ctx).map_err(cairn::Error::Rejected)?;

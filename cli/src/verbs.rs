@@ -9,7 +9,7 @@ use cairn::{Engine, Registry, StreamId};
 use serde_json::json;
 
 use crate::args::{Cli, Command, GraphFormat, JournalCommand, LogFormat};
-use crate::failure::{code, Failure};
+use crate::failure::{code, input, require_abs_path, require_nonempty, Failure, NoJournalLocation};
 use crate::output;
 
 /// Runs one parsed command line; the exit code on success.
@@ -73,32 +73,11 @@ pub fn run(cli: Cli, registry: Registry) -> Result<u8, Failure> {
             worktree_path,
             target_branch,
         }) => {
-            use cairn::machines::park::wire::is_normal_abs_path;
-            for (field, value) in [("repo_root", repo_root), ("worktree_path", worktree_path)] {
-                if !is_normal_abs_path(value) {
-                    return Err(Failure::Input {
-                        field: field.into(),
-                        rule: "absolute-path".into(),
-                        message: format!(
-                            "--{} must be an absolute, normalised path",
-                            field.replace('_', "-")
-                        ),
-                    });
-                }
-            }
-            for (field, value) in [
-                ("expected_basename", expected_basename),
-                ("branch", branch),
-                ("target_branch", target_branch),
-            ] {
-                if value.trim().is_empty() {
-                    return Err(Failure::Input {
-                        field: field.into(),
-                        rule: "nonempty-string".into(),
-                        message: format!("--{} is empty", field.replace('_', "-")),
-                    });
-                }
-            }
+            require_abs_path("repo_root", repo_root)?;
+            require_abs_path("worktree_path", worktree_path)?;
+            require_nonempty("expected_basename", expected_basename)?;
+            require_nonempty("branch", branch)?;
+            require_nonempty("target_branch", target_branch)?;
             let (outcome, runs) = cairn::observe::ship_preflight(&cairn::observe::ShipParams {
                 repo_root: repo_root.clone(),
                 expected_basename: expected_basename.clone(),
@@ -210,10 +189,12 @@ pub fn run(cli: Cli, registry: Registry) -> Result<u8, Failure> {
 
 /// `SEQ:HASH` as printed in a verify report's `head`.
 fn parse_head(text: &str) -> Result<cairn::journal::ChainHead, Failure> {
-    let bad = || Failure::Input {
-        field: "expect_head".into(),
-        rule: "head-format".into(),
-        message: "expected SEQ:HASH (a sequence number and 64 hex digits)".into(),
+    let bad = || {
+        input(
+            "expect_head",
+            "head-format",
+            "expected SEQ:HASH (a sequence number and 64 hex digits)",
+        )
     };
     let (seq, hash) = text.split_once(':').ok_or_else(bad)?;
     let seq: i64 = seq.parse().map_err(|_| bad())?;
@@ -228,7 +209,7 @@ fn parse_head(text: &str) -> Result<cairn::journal::ChainHead, Failure> {
 
 /// `--db`, else `CAIRN_DB`, else `$XDG_STATE_HOME/cairn/journal.db`, else
 /// `~/.local/state/cairn/journal.db`.
-pub fn db_path(cli: &Cli) -> Result<PathBuf, Failure> {
+pub fn db_path(cli: &Cli) -> Result<PathBuf, NoJournalLocation> {
     if let Some(p) = &cli.db {
         return Ok(p.clone());
     }
@@ -246,11 +227,7 @@ pub fn db_path(cli: &Cli) -> Result<PathBuf, Failure> {
     if let Some(home) = env("HOME") {
         return Ok(home.join(".local/state/cairn/journal.db"));
     }
-    Err(Failure::Input {
-        field: "db".into(),
-        rule: "journal-location".into(),
-        message: "no journal location: pass --db, or set CAIRN_DB, XDG_STATE_HOME or HOME".into(),
-    })
+    Err(NoJournalLocation)
 }
 
 fn log_table(events: &[cairn::journal::StoredEvent]) -> String {
