@@ -1,35 +1,12 @@
 //! `cairn park observe-vcs` on real git repositories made in temp dirs, with each
 //! in-progress operation created for real.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 
 use serde_json::{json, Value};
 
 use crate::park::park;
-
-fn git(dir: &Path, args: &[&str]) -> std::process::Output {
-    Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .env("GIT_EDITOR", "true")
-        .output()
-        .expect("git runs")
-}
-
-fn ok(dir: &Path, args: &[&str]) {
-    let o = git(dir, args);
-    assert!(
-        o.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
+use crate::support::git::{git, try_git};
 
 /// A repository with an origin (a bare repo) and `main` pushed and tracked.
 struct Repo {
@@ -44,7 +21,7 @@ impl Repo {
         let origin = base.join("origin.git");
         let root = base.join("work");
         std::fs::create_dir_all(&root).unwrap();
-        ok(
+        git(
             &base,
             &[
                 "init",
@@ -55,16 +32,16 @@ impl Repo {
                 origin.to_str().unwrap(),
             ],
         );
-        ok(&root, &["init", "-q", "-b", "main"]);
-        ok(&root, &["config", "commit.gpgsign", "false"]);
+        git(&root, &["init", "-q", "-b", "main"]);
+        git(&root, &["config", "commit.gpgsign", "false"]);
         std::fs::write(root.join("file.txt"), "one\n").unwrap();
-        ok(&root, &["add", "."]);
-        ok(&root, &["commit", "-q", "-m", "one"]);
-        ok(
+        git(&root, &["add", "."]);
+        git(&root, &["commit", "-q", "-m", "one"]);
+        git(
             &root,
             &["remote", "add", "origin", origin.to_str().unwrap()],
         );
-        ok(&root, &["push", "-q", "-u", "origin", "main"]);
+        git(&root, &["push", "-q", "-u", "origin", "main"]);
         Self { _tmp: tmp, root }
     }
 
@@ -74,15 +51,15 @@ impl Repo {
 
     fn commit(&self, file: &str, text: &str, msg: &str) {
         std::fs::write(self.root.join(file), text).unwrap();
-        ok(&self.root, &["add", "."]);
-        ok(&self.root, &["commit", "-q", "-m", msg]);
+        git(&self.root, &["add", "."]);
+        git(&self.root, &["commit", "-q", "-m", msg]);
     }
 
     /// Two branches that change the same line: `main` and `other`.
     fn diverge(&self) {
-        ok(&self.root, &["checkout", "-q", "-b", "other"]);
+        git(&self.root, &["checkout", "-q", "-b", "other"]);
         self.commit("file.txt", "other\n", "other");
-        ok(&self.root, &["checkout", "-q", "main"]);
+        git(&self.root, &["checkout", "-q", "main"]);
         self.commit("file.txt", "main\n", "main");
     }
 }
@@ -137,7 +114,7 @@ fn a_clean_pushed_checkout_passes_with_recorded_argv() {
             "{run}"
         );
     }
-    let head = String::from_utf8(git(&repo.root, &["rev-parse", "HEAD"]).stdout).unwrap();
+    let head = String::from_utf8(try_git(&repo.root, &["rev-parse", "HEAD"]).stdout).unwrap();
     assert_eq!(checks[1].2["resolved_head"], head.trim());
     assert_eq!(checks[1].2["state"], "durable");
 }
@@ -179,7 +156,7 @@ fn unpushed_commits_fail_reachability() {
     let repo = Repo::new();
     repo.commit("file.txt", "two\n", "two");
     assert_eq!(outcomes(repo.path()), ["pass", "pass", "fail"]);
-    ok(&repo.root, &["branch", "--unset-upstream"]);
+    git(&repo.root, &["branch", "--unset-upstream"]);
     let checks = observe(repo.path());
     assert_eq!(checks[2].1, "fail");
     assert!(checks[2].2["error"]
@@ -192,7 +169,7 @@ fn unpushed_commits_fail_reachability() {
 fn a_conflicting_merge_fails() {
     let repo = Repo::new();
     repo.diverge();
-    assert!(!git(&repo.root, &["merge", "other"]).status.success());
+    assert!(!try_git(&repo.root, &["merge", "other"]).status.success());
     let checks = observe(repo.path());
     assert_eq!(checks[0].1, "fail");
     assert_eq!(checks[0].2["operations"], json!(["merge"]));
@@ -203,7 +180,7 @@ fn a_conflicting_merge_fails() {
 fn a_stopped_rebase_fails() {
     let repo = Repo::new();
     repo.diverge();
-    assert!(!git(&repo.root, &["rebase", "other"]).status.success());
+    assert!(!try_git(&repo.root, &["rebase", "other"]).status.success());
     let checks = observe(repo.path());
     assert_eq!(checks[0].1, "fail");
     assert!(
@@ -220,7 +197,9 @@ fn a_stopped_rebase_fails() {
 fn a_cherry_pick_conflict_fails() {
     let repo = Repo::new();
     repo.diverge();
-    assert!(!git(&repo.root, &["cherry-pick", "other"]).status.success());
+    assert!(!try_git(&repo.root, &["cherry-pick", "other"])
+        .status
+        .success());
     let checks = observe(repo.path());
     assert_eq!(checks[0].1, "fail");
     assert_eq!(checks[0].2["operations"], json!(["cherry-pick"]));
@@ -231,7 +210,7 @@ fn a_revert_in_progress_fails() {
     let repo = Repo::new();
     repo.commit("file.txt", "two\n", "two");
     repo.commit("file.txt", "three\n", "three");
-    assert!(!git(&repo.root, &["revert", "--no-edit", "HEAD~1"])
+    assert!(!try_git(&repo.root, &["revert", "--no-edit", "HEAD~1"])
         .status
         .success());
     let checks = observe(repo.path());
@@ -243,7 +222,7 @@ fn a_revert_in_progress_fails() {
 fn a_linked_worktree_is_observed_at_its_own_root() {
     let repo = Repo::new();
     let wt = repo.root.parent().unwrap().join("linked");
-    ok(
+    git(
         &repo.root,
         &["worktree", "add", "-q", "-b", "side", wt.to_str().unwrap()],
     );
@@ -255,7 +234,7 @@ fn a_linked_worktree_is_observed_at_its_own_root() {
     assert_eq!(checks[2].1, "fail");
     assert_eq!(checks[0].2["bound_root"], wt.to_str().unwrap());
     // And a binding proves the linked-worktree relationship from real git output.
-    let read = |args: &[&str]| String::from_utf8(git(&wt, args).stdout).unwrap();
+    let read = |args: &[&str]| String::from_utf8(try_git(&wt, args).stdout).unwrap();
     let root = wt.to_str().unwrap();
     let argv = |rest: &[&str]| {
         let mut v = vec!["git", "-C", root];
@@ -281,7 +260,7 @@ fn a_linked_worktree_is_observed_at_its_own_root() {
         (2, json!("remote-url")),
         "{out}"
     );
-    ok(
+    git(
         &repo.root,
         &[
             "remote",

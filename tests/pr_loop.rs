@@ -3,11 +3,11 @@
 //! confirmation-only merge.
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::{json, Value};
 
 use crate::park::park as cairn;
+use crate::support::git::git;
 use crate::support::pr::*;
 use crate::support::{Mutation, TempJournal};
 
@@ -162,25 +162,6 @@ fn readings_the_table_cannot_place_are_typed_errors() {
             "{out}"
         );
     }
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@e")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@e")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim().to_owned()
 }
 
 #[test]
