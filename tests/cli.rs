@@ -268,3 +268,43 @@ fn the_journal_location_falls_back_to_the_state_directory() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+#[test]
+fn a_malformed_expected_head_is_refused() {
+    let t = lifecycle_journal();
+    let good_hash = "ae690bab4591331a0f421caa912fe883e2b3109e442a3129fe97da2ce9e19a63";
+    for head in [
+        "4",
+        "x:abc",
+        &format!("0:{good_hash}"),
+        &format!("4:{}", &good_hash[..63]),
+        &format!("4:{}g", &good_hash[..63]),
+    ] {
+        let (code, stdout, _) = run(
+            &["journal", "verify", "--expect-head", head],
+            Some(&t.path()),
+        );
+        let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!(
+            (
+                code,
+                v["error"]["field"].as_str(),
+                v["error"]["rule"].as_str()
+            ),
+            (2, Some("expect_head"), Some("head-format")),
+            "{head}: {stdout}"
+        );
+    }
+    // The well-formed head of this journal anchors the tail.
+    let (code, stdout, _) = run(
+        &[
+            "journal",
+            "verify",
+            "--expect-head",
+            &format!("4:{good_hash}"),
+        ],
+        Some(&t.path()),
+    );
+    assert_eq!(code, 0, "{stdout}");
+    assert!(stdout.contains("\"tail\":\"anchored\""), "{stdout}");
+}
