@@ -302,7 +302,12 @@ pub fn park_vcs_checks(root: &str) -> Vec<Value> {
     vec![vcs, tree, commits]
 }
 
-/// The parameters of a ship preflight.
+/// Runs every argv of a plan, in order, recording each.
+pub fn run_all(plan: &[Vec<String>]) -> Vec<CommandRun> {
+    plan.iter().map(|argv| run(argv)).collect()
+}
+
+/// The parameters of a read-only ship preflight.
 #[derive(Debug, Clone)]
 pub struct ShipParams {
     /// `REPO_ROOT` (absolute).
@@ -317,55 +322,27 @@ pub struct ShipParams {
     pub target_branch: String,
 }
 
-/// Reads the §preflight-classifier facts with bound git commands (argv, exit status,
-/// output and time recorded) and classifies them.
+/// Reads the §preflight-classifier facts with the bound git commands of the ship
+/// machine's plan (argv, exit status, output and time recorded) and classifies them.
 pub fn ship_preflight(
     p: &ShipParams,
 ) -> (cairn_machines::ship::preflight::Preflight, Vec<CommandRun>) {
-    use cairn_machines::ship::preflight::{classify, Facts};
-    let mut rec = Recorder { runs: Vec::new() };
-    let root = p.repo_root.as_str();
-    let ok = |r: &CommandRun| r.exit_status == Some(0);
-    let top = rec.run(git(root, &["rev-parse", "--show-toplevel"]));
-    let toplevel = ok(&top).then(|| line(&top.stdout).to_owned());
-    let status = rec.run(git(root, &["status", "--porcelain"]));
-    let primary_clean = ok(&status).then(|| status.stdout.trim().is_empty());
-    let current = rec.run(git(root, &["branch", "--show-current"]));
-    let current_branch = ok(&current).then(|| line(&current.stdout).to_owned());
-    let show = rec.run(git(
-        root,
-        &[
-            "show-ref",
-            "--verify",
-            "--quiet",
-            &format!("refs/heads/{}", p.branch),
-        ],
-    ));
-    let branch_exists = match show.exit_status {
-        Some(0) => Some(true),
-        Some(1) => Some(false),
-        _ => None,
-    };
-    let list = rec.run(git(root, &["worktree", "list", "--porcelain"]));
-    let want = format!("branch refs/heads/{}", p.branch);
-    let worktree_on_branch = ok(&list).then(|| list.stdout.lines().any(|l| l == want));
-    let path_exists = match std::fs::symlink_metadata(&p.worktree_path) {
-        Ok(_) => Some(true),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(false),
-        Err(_) => None,
-    };
-    let facts = Facts {
-        repo_root: p.repo_root.clone(),
+    use cairn_machines::ship::{gates, preflight::classify, Params};
+    // Only the preflight's parameters are read by its plan and facts.
+    let params = Params {
+        short_id: "classify".into(),
         expected_basename: p.expected_basename.clone(),
-        toplevel,
-        primary_clean,
-        current_branch,
-        target_branch: p.target_branch.clone(),
         branch: p.branch.clone(),
         worktree_path: p.worktree_path.clone(),
-        branch_exists,
-        worktree_on_branch,
-        path_exists,
+        target_branch: p.target_branch.clone(),
+        intent_field: "intent_excerpt".into(),
+        files_max: 0,
+        deletions_max: 0,
+        tiebreaker_4: "n/a".into(),
+        tiebreaker_5: false,
+        close_step: "n/a".into(),
     };
-    (classify(&facts), rec.runs)
+    let runs = run_all(&gates::preflight_plan(&params, &p.repo_root));
+    let facts = gates::preflight_facts(&params, &p.repo_root, &runs);
+    (classify(&facts), runs)
 }

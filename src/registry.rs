@@ -23,6 +23,7 @@ impl Registry {
         let mut r = Self::new();
         r.register::<cairn_machines::park::Park>();
         r.register::<cairn_machines::pr_loop::PrLoop>();
+        r.register::<cairn_machines::ship::Ship>();
         r
     }
 

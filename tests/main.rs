@@ -17,4 +17,5 @@ mod pr_loop;
 mod pr_properties;
 mod properties;
 mod reliability;
+mod ship;
 mod ship_preflight;

@@ -1,10 +1,10 @@
-//! `cairn ship preflight` on real repositories: every classifier outcome produced for
+//! `cairn ship classify` on real repositories: every classifier outcome produced for
 //! real (a live linked worktree, dead-lock debris, branch only, path only, a dirty
 //! primary, the primary on another branch, a drifted anchor, the wrong repository).
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::park::park as cairn;
 use crate::support::git::git;
@@ -34,7 +34,7 @@ impl Primary {
         let (code, out, _) = cairn(
             &[
                 "ship",
-                "preflight",
+                "classify",
                 "--repo-root",
                 root.to_str().unwrap(),
                 "--expected-basename",
@@ -72,11 +72,13 @@ fn a_clean_primary_may_create_the_worktree_and_records_its_readings() {
         (Some("clean"), Some(true))
     );
     for run in out["observations"].as_array().unwrap() {
-        assert_eq!(
-            run["argv"][2],
-            p.root.to_str().unwrap(),
-            "bound to REPO_ROOT: {run}"
-        );
+        // Every git reading is `git -C REPO_ROOT …`; the path probe is `test -e WORKTREE_PATH`.
+        let bound = if run["argv"][0] == "git" {
+            (&run["argv"][1], &run["argv"][2]) == (&json!("-C"), &json!(p.root.to_str().unwrap()))
+        } else {
+            run["argv"] == json!(["test", "-e", p.wt().to_str().unwrap()])
+        };
+        assert!(bound, "bound to REPO_ROOT: {run}");
         assert!(
             run["started_at"].is_string() && run["exit_status"].is_i64(),
             "{run}"
@@ -183,7 +185,7 @@ fn bad_parameters_exit_2() {
     let (code, out, _) = cairn(
         &[
             "ship",
-            "preflight",
+            "classify",
             "--repo-root",
             "relative",
             "--expected-basename",
@@ -205,7 +207,7 @@ fn bad_parameters_exit_2() {
     let (code, out, _) = cairn(
         &[
             "ship",
-            "preflight",
+            "classify",
             "--repo-root",
             "/r",
             "--expected-basename",

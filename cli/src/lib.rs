@@ -22,6 +22,7 @@ mod output;
 mod park;
 mod pr;
 mod record;
+mod ship;
 mod verbs;
 
 use clap::Parser;

@@ -9,7 +9,7 @@ use cairn::{Engine, Registry, StreamId};
 use serde_json::json;
 
 use crate::args::{Cli, Command, GraphFormat, JournalCommand, LogFormat};
-use crate::failure::{code, input, require_abs_path, require_nonempty, Failure, NoJournalLocation};
+use crate::failure::{code, input, Failure, NoJournalLocation};
 use crate::output;
 
 /// Runs one parsed command line; the exit code on success.
@@ -66,33 +66,7 @@ pub fn run(cli: Cli, registry: Registry) -> Result<u8, Failure> {
             &db_path(&cli),
             &options(true),
         ),
-        Command::Ship(crate::args::ShipCommand::Preflight {
-            repo_root,
-            expected_basename,
-            branch,
-            worktree_path,
-            target_branch,
-        }) => {
-            require_abs_path("repo_root", repo_root)?;
-            require_abs_path("worktree_path", worktree_path)?;
-            require_nonempty("expected_basename", expected_basename)?;
-            require_nonempty("branch", branch)?;
-            require_nonempty("target_branch", target_branch)?;
-            let (outcome, runs) = cairn::observe::ship_preflight(&cairn::observe::ShipParams {
-                repo_root: repo_root.clone(),
-                expected_basename: expected_basename.clone(),
-                branch: branch.clone(),
-                worktree_path: worktree_path.clone(),
-                target_branch: target_branch.clone(),
-            });
-            output::json(&json!({
-                "outcome": outcome.code(),
-                "may_create_worktree": outcome.may_create_worktree(),
-                "action": outcome.action(),
-                "observations": runs,
-            }));
-            Ok(code::OK)
-        }
+        Command::Ship(verb) => crate::ship::run_verb(verb, &db_path(&cli), &options(true)),
         Command::Pr(verb) => crate::pr::run(verb, &db_path(&cli), &options(true)),
         Command::Journal(JournalCommand::Log {
             stream,

@@ -57,6 +57,9 @@ pub enum Preflight {
     PathOnly(String),
     /// `stopped:unreadable:<fact>`: git could not report a fact the classification needs.
     Unreadable(String),
+    /// `stopped:not-shipped:review-status-<fail|unknown>`: §preflight-shared gate 3,
+    /// the review tool's status (an observation in the input), did not pass.
+    ReviewStatus(crate::Outcome),
     /// `clean`: the only outcome that may proceed to `git worktree add`.
     Clean,
 }
@@ -74,6 +77,13 @@ impl Preflight {
             Preflight::BranchOnly(b) => format!("reclaimable:branch-only:{b}"),
             Preflight::PathOnly(p) => format!("reclaimable:path-only:{p}"),
             Preflight::Unreadable(what) => format!("stopped:unreadable:{what}"),
+            Preflight::ReviewStatus(o) => format!(
+                "stopped:not-shipped:review-status-{}",
+                match o {
+                    crate::Outcome::Fail => "fail",
+                    _ => "unknown",
+                }
+            ),
             Preflight::Clean => "clean".into(),
         }
     }
@@ -86,6 +96,9 @@ impl Preflight {
                 "halt: the anchor cannot be trusted; surface it, never cd"
             }
             Preflight::PrimaryDirty => "halt: the primary checkout must be clean",
+            Preflight::ReviewStatus(_) => {
+                "halt: the review tool's status must exit 0 before any side effect"
+            }
             Preflight::PrimaryOffBranch => {
                 "halt: the primary checkout must be on the target branch"
             }
@@ -105,6 +118,27 @@ impl Preflight {
     /// True only for `clean`.
     pub fn may_create_worktree(&self) -> bool {
         matches!(self, Preflight::Clean)
+    }
+}
+
+impl Preflight {
+    /// §preflight-shared gate 3 between the primary gates and the debris checks:
+    /// a pass of every earlier gate with a review status that did not pass stops.
+    pub fn with_review_status(self, review: crate::Outcome) -> Preflight {
+        match self {
+            Preflight::WrongRepo(_)
+            | Preflight::RepoAnchorDrift
+            | Preflight::PrimaryDirty
+            | Preflight::PrimaryOffBranch
+            | Preflight::Unreadable(_) => self,
+            _ if review != crate::Outcome::Pass => Preflight::ReviewStatus(review),
+            _ => self,
+        }
+    }
+
+    /// Whether this outcome is a hard stop (`stopped:*`) rather than reclaimable debris.
+    pub fn is_stop(&self) -> bool {
+        self.code().starts_with("stopped:")
     }
 }
 

@@ -1,0 +1,942 @@
+//! `cairn ship` end to end on real git: a consumer repository with `.claude/`
+//! ignored, a real linked worktree, real commits, a target that moves, real
+//! `merge --ff-only` rejections and a real teardown. Every step is a real `cairn`
+//! process on a real journal file.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use crate::park::park as cairn;
+use crate::support::git::{git, try_git};
+use crate::support::TempJournal;
+
+struct Repo {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    journal: TempJournal,
+}
+
+const ID: &str = "abc";
+
+impl Repo {
+    fn new() -> Self {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap().join("consumer-repo");
+        std::fs::create_dir(&root).unwrap();
+        git(&root, &["init", "-q", "-b", "main"]);
+        // The seed assumes `.claude/` is ignored; `.run-ship/` packets are git-invisible.
+        std::fs::write(root.join(".gitignore"), ".claude/\n.run-ship/\n").unwrap();
+        std::fs::write(root.join("a.txt"), "a\n").unwrap();
+        git(&root, &["add", "."]);
+        git(&root, &["commit", "-q", "-m", "init"]);
+        Self {
+            _tmp: tmp,
+            root,
+            journal: TempJournal::new(),
+        }
+    }
+    fn wt(&self) -> PathBuf {
+        self.root.join(".claude/worktrees/abc")
+    }
+    fn run(&self, args: &[&str], stdin: &str) -> (i32, Value) {
+        let mut full = vec!["ship"];
+        full.extend_from_slice(args);
+        let (code, out, _) = cairn(&full, stdin, Some(&self.journal.path()));
+        (code, out)
+    }
+    fn verb(&self, verb: &str, stdin: &str) -> (i32, Value) {
+        self.run(&[verb, "--short-id", ID], stdin)
+    }
+    fn open_with(&self, extra: &[&str]) -> (i32, Value) {
+        let root = self.root.to_str().unwrap().to_owned();
+        let wt = self.wt().to_str().unwrap().to_owned();
+        let mut args = vec![
+            "open",
+            "--repo",
+            &root,
+            "--short-id",
+            ID,
+            "--expected-basename",
+            "consumer-repo",
+            "--branch",
+            "worktree-abc",
+            "--worktree-path",
+            &wt,
+            "--target-branch",
+            "main",
+            "--tiebreaker-4",
+            "ask-user",
+            "--close-step",
+            "echo",
+            "--review-status",
+            "pass",
+        ];
+        // Each `--flag value` pair of `extra` replaces the default or is added.
+        for pair in extra.chunks(2) {
+            match args.iter().position(|a| *a == pair[0]) {
+                Some(i) if pair.len() == 2 => args[i + 1] = pair[1],
+                _ => args.extend_from_slice(pair),
+            }
+        }
+        self.run(&args, "")
+    }
+    fn commit_in(&self, dir: &Path, files: &[(&str, &str)], msg: &str) -> String {
+        for (f, body) in files {
+            let p = dir.join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, body).unwrap();
+        }
+        git(dir, &["add", "-A"]);
+        let out = try_git(dir, &["commit", "-q", "-m", msg]);
+        assert!(out.status.success(), "{out:?}");
+        git(dir, &["rev-parse", "HEAD"])
+    }
+    /// Open, create, one in-scope commit, verify: phase 2.
+    fn to_phase2(&self) -> String {
+        assert_eq!(self.open_with(&[]).0, 0);
+        assert_eq!(self.verb("create", "").0, 0);
+        let head = self.commit_in(&self.wt(), &[("src.txt", "fix\n")], "fix: the thing");
+        let (code, out) = self.verb("verify", &phase1(&head, Some(&["src.txt"])).to_string());
+        assert_eq!((code, out["state"].as_str()), (0, Some("phase-2")), "{out}");
+        head
+    }
+    /// … refine passed, pre-merge checked: merge-ready.
+    fn to_merge_ready(&self) {
+        self.to_phase2();
+        let tip = git(&self.wt(), &["rev-parse", "HEAD"]);
+        let (code, out) = self.verb("refine", &refine(&tip).to_string());
+        assert_eq!((code, out["state"].as_str()), (0, Some("phase-3")), "{out}");
+        let (code, out) = self.verb("pre-merge", &premerge().to_string());
+        assert_eq!(
+            (code, out["state"].as_str()),
+            (0, Some("merge-ready")),
+            "{out}"
+        );
+    }
+    fn main_head(&self) -> String {
+        git(&self.root, &["rev-parse", "main"])
+    }
+    fn audit_ok(&self) {
+        let (code, out, _) = cairn(&["journal", "audit"], "", Some(&self.journal.path()));
+        assert_eq!(code, 0, "{out}");
+        let (code, out, _) = cairn(&["journal", "verify"], "", Some(&self.journal.path()));
+        assert_eq!(code, 0, "{out}");
+    }
+}
+
+fn phase1(head: &str, in_scope: Option<&[&str]>) -> Value {
+    let mut v = json!({
+        "verdict": "ok",
+        "worktree_path": ".claude/worktrees/abc",
+        "branch": "worktree-abc",
+        "head_sha": &head[..7],
+        "commit_subject": "fix: the thing",
+        "intent_excerpt": "Fix the thing the kata names.",
+        "cited_refs": [],
+    });
+    if let Some(p) = in_scope {
+        v["in_scope_paths"] = json!(p);
+    }
+    v
+}
+
+fn refine(tip: &str) -> Value {
+    json!({
+        "verdict": "passed",
+        "rebase_outcome": "clean",
+        "iterations_run": 2,
+        "tip_sha": &tip[..7],
+        "commits_added": [format!("{} fix: the thing", &tip[..7])],
+        "dismissed_findings": ["job 12 HIGH nil deref — guarded at src.txt::load since the fix"],
+        "lint_clean": true,
+        "tiebreakers": [{"number": 1, "context": "HIGH finding looked like a false positive", "disposition": "dismissed", "grounding": "RDR-3 §2 scopes it out"}],
+    })
+}
+
+fn premerge() -> Value {
+    json!({
+        "rebase_outcome_3_2": "unchanged",
+        "tests_pass": true,
+        "lint_clean": true,
+        "squash": "n/a",
+        "open_review_jobs": 0,
+    })
+}
+
+fn gate<'a>(out: &'a Value, name: &str) -> &'a Value {
+    out["gates"]
+        .as_array()
+        .and_then(|g| g.iter().find(|g| g["name"] == name))
+        .unwrap_or_else(|| panic!("no gate {name}: {out}"))
+}
+
+#[test]
+fn happy_path_creates_verifies_rebases_onto_a_moved_target_merges_and_tears_down() {
+    let r = Repo::new();
+    let (code, out) = r.open_with(&[]);
+    assert_eq!((code, out["code"].as_str()), (0, Some("clean")), "{out}");
+    assert_eq!(out["repo_root"], r.root.to_str().unwrap());
+    let (code, out) = r.verb("create", "");
+    assert_eq!((code, out["state"].as_str()), (0, Some("phase-1")), "{out}");
+    assert!(r.wt().is_dir());
+    assert_eq!(git(&r.wt(), &["branch", "--show-current"]), "worktree-abc");
+
+    let head = r.commit_in(&r.wt(), &[("src.txt", "fix\n")], "fix: the thing");
+    let (code, out) = r.verb("verify", &phase1(&head, Some(&["src.txt"])).to_string());
+    assert_eq!((code, out["state"].as_str()), (0, Some("phase-2")), "{out}");
+    assert_eq!(gate(&out, "in-scope-paths")["outcome"], "pass");
+    assert_eq!(gate(&out, "isolation-linked")["outcome"], "pass");
+
+    // The target moves (a peer's ff-merge); the leaf rebases onto it.
+    r.commit_in(&r.root, &[("peer.txt", "peer\n")], "peer: lands first");
+    git(&r.wt(), &["rebase", "-q", "main"]);
+    let tip = git(&r.wt(), &["rev-parse", "HEAD"]);
+    let (code, out) = r.verb("refine", &refine(&tip).to_string());
+    assert_eq!((code, out["state"].as_str()), (0, Some("phase-3")), "{out}");
+    let (code, out) = r.verb("pre-merge", &premerge().to_string());
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (0, Some("merge-ready")),
+        "{out}"
+    );
+
+    let (code, out) = r.verb("merge", "");
+    assert_eq!((code, out["state"].as_str()), (0, Some("merged")), "{out}");
+    assert_eq!(r.main_head(), tip, "main fast-forwarded to the tip");
+    assert_eq!(out["merged_sha"], tip.as_str());
+
+    let (code, out) = r.verb("teardown", "");
+    assert_eq!((code, out["state"].as_str()), (0, Some("shipped")), "{out}");
+    assert!(!r.wt().exists(), "the worktree is removed");
+    assert!(!try_git(
+        &r.root,
+        &["show-ref", "--verify", "--quiet", "refs/heads/worktree-abc"]
+    )
+    .status
+    .success());
+    assert_eq!(out["action"], format!("CLOSE_STEP: echo --commit {tip}"));
+    assert_eq!(out["next"], json!([]));
+    r.audit_ok();
+
+    // Every git gate was recorded with argv, exit status, output and time.
+    let (_, log, _) = cairn(
+        &["journal", "log", "--stream", "ship/abc", "--format", "json"],
+        "",
+        Some(&r.journal.path()),
+    );
+    let text = log.to_string();
+    for needle in [
+        "\"merge\",\"--ff-only\",\"worktree-abc\"",
+        "\"worktree\",\"add\",\"-b\"",
+        "\"exit_status\"",
+        "\"started_at\"",
+    ] {
+        assert!(text.contains(needle), "{needle} recorded");
+    }
+}
+
+#[test]
+fn one_out_of_scope_file_under_the_floor_trips_the_scope_gate_and_abort_tears_down() {
+    let r = Repo::new();
+    assert_eq!(r.open_with(&[]).0, 0);
+    assert_eq!(r.verb("create", "").0, 0);
+    let head = r.commit_in(
+        &r.wt(),
+        &[("src.txt", "fix\n"), ("tests/weakened.txt", "loosened\n")],
+        "fix: the thing",
+    );
+    let (code, out) = r.verb("verify", &phase1(&head, Some(&["src.txt"])).to_string());
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (4, Some("scope-tripped")),
+        "{out}"
+    );
+    assert_eq!(
+        out["stage"]["trip"]["floor_tripped"], false,
+        "2 files is under the floor"
+    );
+    assert_eq!(
+        out["stage"]["trip"]["out_of_scope"],
+        json!(["tests/weakened.txt"])
+    );
+    assert_eq!(out["next"], json!(["answer-scope", "resume"]));
+
+    // Proceeding is refused without an operator; abort removes worktree and branch.
+    let (code, _) = r.run(
+        &[
+            "answer-scope",
+            "--short-id",
+            ID,
+            "--answer",
+            "abort",
+            "--operator",
+            " ",
+        ],
+        "",
+    );
+    assert_eq!(code, 2);
+    let (code, out) = r.run(
+        &[
+            "answer-scope",
+            "--short-id",
+            ID,
+            "--answer",
+            "abort",
+            "--operator",
+            "ana",
+        ],
+        "",
+    );
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (0, Some("teardown-pending")),
+        "{out}"
+    );
+    let (code, out) = r.verb("teardown", "");
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (0, Some("torn-down")),
+        "{out}"
+    );
+    assert!(!r.wt().exists());
+    assert!(!try_git(
+        &r.root,
+        &["show-ref", "--verify", "--quiet", "refs/heads/worktree-abc"]
+    )
+    .status
+    .success());
+    r.audit_ok();
+}
+
+#[test]
+fn a_missing_in_scope_list_is_the_empty_set_and_trips() {
+    let r = Repo::new();
+    assert_eq!(r.open_with(&[]).0, 0);
+    assert_eq!(r.verb("create", "").0, 0);
+    let head = r.commit_in(&r.wt(), &[("src.txt", "fix\n")], "fix: the thing");
+    let (code, out) = r.verb("verify", &phase1(&head, None).to_string());
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (4, Some("scope-tripped")),
+        "{out}"
+    );
+    assert_eq!(out["stage"]["trip"]["out_of_scope"], json!(["src.txt"]));
+}
+
+#[test]
+fn the_count_floor_trips_and_needs_a_commit_body() {
+    let r = Repo::new();
+    assert_eq!(r.open_with(&["--files-max", "1"]).0, 0);
+    assert_eq!(r.verb("create", "").0, 0);
+    let files = [("x.txt", "x\n"), ("y.txt", "y\n")];
+    let head = r.commit_in(&r.wt(), &files, "fix: two files");
+    let report = phase1(&head, Some(&["x.txt", "y.txt"])).to_string();
+    let (code, out) = r.verb("verify", &report);
+    assert_eq!((code, out["state"].as_str()), (4, Some("stopped")), "{out}");
+    assert_eq!(
+        gate(&out, "body-when-floor-trips")["outcome"],
+        "fail",
+        "{out}"
+    );
+    assert_eq!(gate(&out, "scope-floor")["outcome"], "fail");
+
+    // With a body the same floor is a scope trip the user answers.
+    let r = Repo::new();
+    assert_eq!(r.open_with(&["--files-max", "1"]).0, 0);
+    assert_eq!(r.verb("create", "").0, 0);
+    let head = r.commit_in(
+        &r.wt(),
+        &files,
+        "fix: two files\n\nBoth files hold the same table.",
+    );
+    let (code, out) = r.verb(
+        "verify",
+        &phase1(&head, Some(&["x.txt", "y.txt"])).to_string(),
+    );
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (4, Some("scope-tripped")),
+        "{out}"
+    );
+    assert_eq!(out["stage"]["trip"]["floor_tripped"], true);
+    let (code, out) = r.run(
+        &[
+            "answer-scope",
+            "--short-id",
+            ID,
+            "--answer",
+            "proceed",
+            "--operator",
+            "ana",
+        ],
+        "",
+    );
+    assert_eq!((code, out["state"].as_str()), (0, Some("phase-2")), "{out}");
+}
+
+#[test]
+fn phase_1d_catches_a_wrong_head_no_commits_and_a_primary_path_claim() {
+    let r = Repo::new();
+    assert_eq!(r.open_with(&[]).0, 0);
+    assert_eq!(r.verb("create", "").0, 0);
+    // No commit yet: 0 ahead, and the reported head is the target's.
+    let base = r.main_head();
+    let (code, out) = r.verb("verify", &phase1(&base, Some(&[])).to_string());
+    assert_eq!((code, out["state"].as_str()), (4, Some("stopped")), "{out}");
+    assert_eq!(gate(&out, "commits-ahead")["outcome"], "fail");
+    assert!(
+        out["code"]
+            .as_str()
+            .unwrap()
+            .starts_with("stopped:phase-1d:"),
+        "{out}"
+    );
+
+    let r = Repo::new();
+    assert_eq!(r.open_with(&[]).0, 0);
+    assert_eq!(r.verb("create", "").0, 0);
+    r.commit_in(&r.wt(), &[("src.txt", "fix\n")], "fix");
+    let mut report = phase1("0000000deadbeef", Some(&["src.txt"]));
+    report["worktree_path"] = json!(r.root.to_str().unwrap());
+    let (code, out) = r.verb("verify", &report.to_string());
+    assert_eq!(code, 4, "{out}");
+    assert_eq!(gate(&out, "head-matches-report")["outcome"], "fail");
+    assert_eq!(
+        gate(&out, "report-worktree-path")["outcome"],
+        "fail",
+        "a report claiming the primary fails"
+    );
+}
+
+#[test]
+fn a_leaf_stop_for_an_empty_result_tears_down_and_others_stop_for_resume() {
+    let r = Repo::new();
+    assert_eq!(r.open_with(&[]).0, 0);
+    assert_eq!(r.verb("create", "").0, 0);
+    let mut report = phase1("0000000", None);
+    report["verdict"] = json!("stopped:empty-result");
+    let (code, out) = r.verb("verify", &report.to_string());
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (0, Some("teardown-pending")),
+        "{out}"
+    );
+    assert_eq!(r.verb("teardown", "").1["state"], "torn-down");
+    assert!(!r.wt().exists());
+
+    let r = Repo::new();
+    assert_eq!(r.open_with(&[]).0, 0);
+    assert_eq!(r.verb("create", "").0, 0);
+    let mut report = phase1("0000000", None);
+    report["verdict"] = json!("stopped:needs-triage:unclear");
+    let (code, out) = r.verb("verify", &report.to_string());
+    assert_eq!((code, out["state"].as_str()), (4, Some("stopped")), "{out}");
+    assert_eq!(out["action"], "stop; --resume");
+    assert!(
+        r.wt().is_dir(),
+        "branch and worktree stay intact for --resume"
+    );
+}
+
+#[test]
+fn an_ff_merge_rejected_once_is_retried_after_a_rerebase() {
+    let r = Repo::new();
+    r.to_merge_ready();
+    r.commit_in(
+        &r.root,
+        &[("peer.txt", "peer\n")],
+        "peer: lands during phase 3",
+    );
+    let before = r.main_head();
+    let (code, out) = r.verb("merge", "");
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (4, Some("merge-rejected")),
+        "{out}"
+    );
+    assert_eq!(r.main_head(), before, "a rejected ff-merge changes nothing");
+    git(&r.wt(), &["rebase", "-q", "main"]);
+    let (code, out) = r.verb("merge", "");
+    assert_eq!((code, out["state"].as_str()), (0, Some("merged")), "{out}");
+    assert_eq!(out["merge_attempts"], 2);
+    assert_eq!(r.main_head(), git(&r.wt(), &["rev-parse", "HEAD"]));
+    r.audit_ok();
+}
+
+#[test]
+fn an_ff_merge_rejected_twice_stops_and_a_third_attempt_is_refused() {
+    let r = Repo::new();
+    r.to_merge_ready();
+    r.commit_in(&r.root, &[("peer.txt", "peer\n")], "peer");
+    assert_eq!(r.verb("merge", "").1["state"], "merge-rejected");
+    let (code, out) = r.verb("merge", "");
+    assert_eq!((code, out["state"].as_str()), (4, Some("stopped")), "{out}");
+    assert_eq!(out["code"], "stopped:ff-rejected-twice");
+    let bytes = r.journal.bytes();
+    let (code, out) = r.verb("merge", "");
+    assert_eq!(
+        (code, out["error"]["kind"].as_str()),
+        (2, Some("rejected")),
+        "{out}"
+    );
+    assert_eq!(r.journal.bytes(), bytes, "a refused merge writes nothing");
+
+    // --resume: refine passed, so phase 3, with a fresh retry budget.
+    let (code, out) = r.verb("resume", "");
+    assert_eq!((code, out["state"].as_str()), (0, Some("phase-3")), "{out}");
+    assert_eq!(
+        (out["session"].as_u64(), out["merge_attempts"].as_u64()),
+        (Some(1), Some(0))
+    );
+    r.audit_ok();
+}
+
+#[test]
+fn create_is_refused_unless_the_preflight_said_clean() {
+    let r = Repo::new();
+    std::fs::write(r.root.join("dirt.txt"), "dirt\n").unwrap();
+    let (code, out) = r.open_with(&[]);
+    assert_eq!(
+        (code, out["code"].as_str()),
+        (4, Some("stopped:primary-dirty")),
+        "{out}"
+    );
+    let bytes = r.journal.bytes();
+    let (code, out) = r.verb("create", "");
+    assert_eq!(code, 2, "{out}");
+    assert_eq!(out["error"]["violations"][0]["predicate"], "stage-admits");
+    assert_eq!(r.journal.bytes(), bytes);
+    assert!(!r.wt().exists(), "git worktree add never ran");
+
+    std::fs::remove_file(r.root.join("dirt.txt")).unwrap();
+    let (code, out) = r.run(
+        &["preflight", "--short-id", ID, "--review-status", "unknown"],
+        "",
+    );
+    assert_eq!(
+        (code, out["code"].as_str()),
+        (4, Some("stopped:not-shipped:review-status-unknown")),
+        "{out}"
+    );
+    let (code, out) = r.run(
+        &["preflight", "--short-id", ID, "--review-status", "pass"],
+        "",
+    );
+    assert_eq!((code, out["code"].as_str()), (0, Some("clean")), "{out}");
+    assert_eq!(r.verb("create", "").0, 0);
+}
+
+#[test]
+fn a_drifted_anchor_stops_creation_before_git_worktree_add() {
+    let r = Repo::new();
+    assert_eq!(r.open_with(&[]).0, 0);
+    let moved = r.root.with_file_name("moved-repo");
+    std::fs::rename(&r.root, &moved).unwrap();
+    let (code, out) = r.verb("create", "");
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (4, Some("preflight-blocked")),
+        "{out}"
+    );
+    assert_eq!(out["events"], json!(["anchor-drifted"]));
+    assert_eq!(out["code"], "stopped:repo-anchor-drift");
+    assert!(!moved.join(".claude/worktrees/abc").exists());
+    assert!(!try_git(
+        &moved,
+        &["show-ref", "--verify", "--quiet", "refs/heads/worktree-abc"]
+    )
+    .status
+    .success());
+}
+
+#[test]
+fn a_creation_that_fails_is_not_resumable_and_never_removes_what_is_not_ours() {
+    let r = Repo::new();
+    assert_eq!(r.open_with(&[]).0, 0);
+    // A race after the preflight: another session takes the branch.
+    git(&r.root, &["branch", "worktree-abc"]);
+    let (code, out) = r.verb("create", "");
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (4, Some("creation-failed")),
+        "{out}"
+    );
+    assert!(
+        try_git(
+            &r.root,
+            &["show-ref", "--verify", "--quiet", "refs/heads/worktree-abc"]
+        )
+        .status
+        .success(),
+        "the other session's branch is kept"
+    );
+    assert_eq!(out["next"], json!([]));
+    assert_eq!(r.verb("resume", "").0, 2);
+}
+
+#[test]
+fn resume_reattaches_a_branch_without_worktree_and_reruns_phase_1d() {
+    let r = Repo::new();
+    r.to_phase2();
+    // A crash lost the worktree directory; the branch survives.
+    git(
+        &r.root,
+        &["worktree", "remove", "--force", r.wt().to_str().unwrap()],
+    );
+    let (code, out) = r.verb("resume", "");
+    assert_eq!((code, out["state"].as_str()), (0, Some("phase-2")), "{out}");
+    assert_eq!(out["events"], json!(["resumed", "phase-1-verified"]));
+    assert!(r.wt().is_dir(), "re-attached");
+    assert_eq!(out["session"], 1);
+
+    // A runaway commit made before the next resume is not amnestied.
+    r.commit_in(&r.wt(), &[("unrelated.txt", "cleanup\n")], "chore: tidy");
+    let (code, out) = r.verb("resume", "");
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (4, Some("scope-tripped")),
+        "{out}"
+    );
+    assert_eq!(
+        out["stage"]["trip"]["out_of_scope"],
+        json!(["unrelated.txt"])
+    );
+
+    // Worktree and branch both gone: resume is blocked (recorded, nothing created).
+    git(
+        &r.root,
+        &["worktree", "remove", "--force", r.wt().to_str().unwrap()],
+    );
+    git(&r.root, &["branch", "-D", "worktree-abc"]);
+    let (code, out) = r.verb("resume", "");
+    assert_eq!(
+        (code, out["events"].clone()),
+        (4, json!(["resume-blocked"])),
+        "{out}"
+    );
+    assert!(!r.wt().exists());
+    r.audit_ok();
+}
+
+#[test]
+fn resume_with_no_commits_goes_back_to_phase_1() {
+    let r = Repo::new();
+    assert_eq!(r.open_with(&[]).0, 0);
+    assert_eq!(r.verb("create", "").0, 0);
+    let (code, out) = r.verb("resume", "");
+    assert_eq!((code, out["state"].as_str()), (0, Some("phase-1")), "{out}");
+}
+
+#[test]
+fn a_rebase_conflict_is_tiebreaker_3_and_the_answer_respawns_phase_2() {
+    let r = Repo::new();
+    let head = r.to_phase2();
+    let mut report = refine(&head);
+    report["verdict"] = json!("stopped:tiebreaker-3");
+    report["rebase_outcome"] = json!("conflict");
+    report["tiebreakers"] = json!([{"number": 3, "context": "src.txt conflicts with the peer's rename", "disposition": "keep ours, re-apply the rename"}]);
+    let (code, out) = r.verb("refine", &report.to_string());
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (4, Some("tiebreaker-pending")),
+        "{out}"
+    );
+    let (code, _) = r.run(
+        &[
+            "answer-tiebreaker",
+            "--short-id",
+            ID,
+            "--number",
+            "5",
+            "--disposition",
+            "x",
+            "--operator",
+            "ana",
+        ],
+        "",
+    );
+    assert_eq!(code, 2, "only the pending tiebreaker is answered");
+    let (code, out) = r.run(
+        &[
+            "answer-tiebreaker",
+            "--short-id",
+            ID,
+            "--number",
+            "3",
+            "--disposition",
+            "keep ours",
+            "--operator",
+            "ana",
+        ],
+        "",
+    );
+    assert_eq!((code, out["state"].as_str()), (0, Some("phase-2")), "{out}");
+
+    // `passed` with a conflict is contradictory evidence: refused, nothing written.
+    let bytes = r.journal.bytes();
+    let mut bad = refine(&head);
+    bad["rebase_outcome"] = json!("conflict");
+    let (code, out) = r.verb("refine", &bad.to_string());
+    assert_eq!(
+        (code, out["error"]["violations"][0]["predicate"].as_str()),
+        (2, Some("consistent-evidence")),
+        "{out}"
+    );
+    // A dismissal without grounding is refused.
+    let mut bad = refine(&head);
+    bad["dismissed_findings"] = json!(["job 12 HIGH"]);
+    let (code, out) = r.verb("refine", &bad.to_string());
+    assert_eq!(
+        (code, out["error"]["violations"][0]["predicate"].as_str()),
+        (2, Some("dismissal-grounding")),
+        "{out}"
+    );
+    assert_eq!(r.journal.bytes(), bytes);
+}
+
+#[test]
+fn flapping_stops_and_broadening_is_a_new_run_without_a_second_rebase() {
+    let r = Repo::new();
+    let head = r.to_phase2();
+    let mut report = refine(&head);
+    report["verdict"] = json!("flapping");
+    report["remaining_findings"] = json!(["job 14 MEDIUM"]);
+    let (code, out) = r.verb("refine", &report.to_string());
+    assert_eq!((code, out["code"].as_str()), (4, Some("flapping")), "{out}");
+    let (code, out) = r.verb("refine", &refine(&head).to_string());
+    assert_eq!(
+        (code, out["error"]["violations"][0]["predicate"].as_str()),
+        (2, Some("one-rebase")),
+        "{out}"
+    );
+    let mut broadened = refine(&head);
+    broadened["rebase_already_done"] = json!(true);
+    let (code, out) = r.verb("refine", &broadened.to_string());
+    assert_eq!((code, out["state"].as_str()), (0, Some("phase-3")), "{out}");
+}
+
+#[test]
+fn squash_post_checks_are_observed() {
+    let r = Repo::new();
+    r.to_phase2();
+    r.commit_in(
+        &r.wt(),
+        &[("src.txt", "fix, reviewed\n")],
+        "fix(Low): follow-up",
+    );
+    let pre = git(&r.wt(), &["rev-parse", "HEAD"]);
+    let tip = pre.clone();
+    assert_eq!(r.verb("refine", &refine(&tip).to_string()).0, 0);
+    // The leaf squashed into one commit with the same tree.
+    git(&r.wt(), &["reset", "-q", "--soft", "main"]);
+    r.commit_in(&r.wt(), &[], "fix: the thing");
+    let mut report = premerge();
+    report["squash"] = json!("squashed");
+    report["pre_squash_sha"] = json!(pre);
+    report["rollups"] = json!(["abc1234 fix: the thing"]);
+    let (code, out) = r.verb("pre-merge", &report.to_string());
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (0, Some("merge-ready")),
+        "{out}"
+    );
+    assert_eq!(gate(&out, "squash-diff-empty")["outcome"], "pass");
+}
+
+#[test]
+fn a_squash_that_changed_the_tree_stops_and_failing_tests_stop() {
+    let r = Repo::new();
+    r.to_phase2();
+    let pre = git(&r.wt(), &["rev-parse", "HEAD"]);
+    assert_eq!(r.verb("refine", &refine(&pre).to_string()).0, 0);
+    git(&r.wt(), &["reset", "-q", "--soft", "main"]);
+    r.commit_in(
+        &r.wt(),
+        &[("src.txt", "something else\n")],
+        "fix: the thing",
+    );
+    let mut report = premerge();
+    report["squash"] = json!("squashed");
+    report["pre_squash_sha"] = json!(pre);
+    report["rollups"] = json!(["abc1234 fix"]);
+    let (code, out) = r.verb("pre-merge", &report.to_string());
+    assert_eq!(
+        (code, out["code"].as_str()),
+        (4, Some("stopped:pre-merge:squash-diff-empty")),
+        "{out}"
+    );
+
+    let r = Repo::new();
+    r.to_phase2();
+    let tip = git(&r.wt(), &["rev-parse", "HEAD"]);
+    assert_eq!(r.verb("refine", &refine(&tip).to_string()).0, 0);
+    let mut report = premerge();
+    report["tests_pass"] = json!(false);
+    let (code, out) = r.verb("pre-merge", &report.to_string());
+    assert_eq!(
+        (code, out["code"].as_str()),
+        (4, Some("stopped:test_lint_fail")),
+        "{out}"
+    );
+}
+
+#[test]
+fn bad_reports_and_missing_packets_change_nothing() {
+    let r = Repo::new();
+    assert_eq!(r.open_with(&[]).0, 0);
+    assert_eq!(r.verb("create", "").0, 0);
+    let head = r.commit_in(&r.wt(), &[("src.txt", "fix\n")], "fix");
+    let bytes = r.journal.bytes();
+    let mut no_intent = phase1(&head, Some(&["src.txt"]));
+    no_intent.as_object_mut().unwrap().remove("intent_excerpt");
+    for (doc, field) in [
+        (no_intent.to_string(), "report.intent_excerpt"),
+        ("{\"verdict\": \"ok\"".to_owned(), "$ (line 1, column 16)"),
+        (
+            json!({"verdict": "maybe", "worktree_path": "x", "branch": "b", "intent_excerpt": "i"})
+                .to_string(),
+            "report.verdict",
+        ),
+    ] {
+        let (code, out) = r.verb("verify", &doc);
+        assert_eq!(code, 2, "{out}");
+        let named = out["error"]["field"]
+            .as_str()
+            .or(out["error"]["violations"][0]["field"].as_str());
+        assert_eq!(named, Some(field), "{out}");
+    }
+    let (code, out) = r.run(&["verify", "--short-id", ID, "--packet"], "");
+    assert_eq!(
+        (code, out["error"]["rule"].as_str()),
+        (2, Some("packet-readable")),
+        "{out}"
+    );
+    assert_eq!(r.journal.bytes(), bytes);
+
+    // The leaf's packet is read from the worktree.
+    let dir = r.wt().join(".run-ship");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("resolve-abc.json"),
+        phase1(&head, Some(&["src.txt"])).to_string(),
+    )
+    .unwrap();
+    let (code, out) = r.run(&["verify", "--short-id", ID, "--packet"], "");
+    assert_eq!((code, out["state"].as_str()), (0, Some("phase-2")), "{out}");
+}
+
+#[test]
+fn a_second_denial_of_an_external_operation_is_terminal() {
+    let r = Repo::new();
+    assert_eq!(r.open_with(&[]).0, 0);
+    let op = |denied: bool| {
+        let mut a = vec![
+            "external-op",
+            "--short-id",
+            ID,
+            "--class",
+            "tracker-write",
+            "--op",
+            "kata close nnv8",
+        ];
+        if denied {
+            a.push("--denied");
+        }
+        r.run(&a, "")
+    };
+    let (code, out) = op(true);
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (0, Some("preflight-clean")),
+        "{out}"
+    );
+    let (code, out) = op(true);
+    assert_eq!(
+        (code, out["code"].as_str()),
+        (4, Some("stopped:permission-boundary")),
+        "{out}"
+    );
+    assert_eq!(op(false).0, 2, "never loop after the boundary");
+}
+
+#[test]
+fn open_refuses_bad_parameters_and_a_wrong_repository_without_writing() {
+    let r = Repo::new();
+    let (code, out) = r.open_with(&["--branch", "main"]);
+    assert_eq!(
+        (code, out["error"]["rule"].as_str()),
+        (2, Some("distinct-branch")),
+        "{out}"
+    );
+    let (code, out) = r.run(
+        &[
+            "open",
+            "--repo",
+            "relative",
+            "--short-id",
+            ID,
+            "--expected-basename",
+            "x",
+            "--branch",
+            "b",
+            "--worktree-path",
+            "/x",
+            "--target-branch",
+            "main",
+            "--tiebreaker-4",
+            "t",
+            "--close-step",
+            "c",
+            "--review-status",
+            "pass",
+        ],
+        "",
+    );
+    assert_eq!(
+        (code, out["error"]["field"].as_str()),
+        (2, Some("repo")),
+        "{out}"
+    );
+    let elsewhere = tempfile::tempdir().unwrap();
+    let (code, out) = r.run(
+        &[
+            "open",
+            "--repo",
+            r.root.to_str().unwrap(),
+            "--short-id",
+            ID,
+            "--expected-basename",
+            "consumer-repo",
+            "--branch",
+            "b",
+            "--worktree-path",
+            elsewhere.path().to_str().unwrap(),
+            "--target-branch",
+            "main",
+            "--tiebreaker-4",
+            "t",
+            "--close-step",
+            "c",
+            "--review-status",
+            "pass",
+        ],
+        "",
+    );
+    assert_eq!(
+        (code, out["error"]["violations"][0]["predicate"].as_str()),
+        (2, Some("anchored-path")),
+        "{out}"
+    );
+    assert!(!r.journal.path().exists(), "no journal file was created");
+
+    let (code, out) = r.open_with(&["--expected-basename", "other-repo"]);
+    assert_eq!(code, 4, "{out}");
+    assert!(
+        out["code"]
+            .as_str()
+            .unwrap()
+            .starts_with("stopped:wrong-repo:"),
+        "{out}"
+    );
+}
