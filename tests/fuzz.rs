@@ -315,3 +315,29 @@ fn invalid_utf8_and_duplicate_keys_are_named() {
         "{out}"
     );
 }
+
+proptest! {
+    #![proptest_config(config(256, 100_000))]
+
+    /// The ship machine's report-reading verbs on garbage reports, in the state each
+    /// verb is admitted in (phase 1, 2, 3), with the runs the CLI would make.
+    #[test]
+    fn ship_reports_never_panic(doc in any_json(), which in 0u8..3) {
+        use cairn::machines::ship::{gates, Command, Ship};
+        use crate::support::ship::{happy, params, World, ROOT};
+        let mut state = Ship::initial_state();
+        for (step, w) in &happy()[..2 + which as usize] {
+            let c = crate::support::ship::command(&state, step, w);
+            let events = Ship::decide(&state, &c, &ctx()).expect("the happy prefix is accepted");
+            state = events.iter().fold(state, Ship::evolve);
+        }
+        let w = World::happy();
+        let p = params();
+        let command = match which {
+            0 => Command::Verify { report: doc, runs: w.runs(&gates::phase1d_plan(&p, ROOT)) },
+            1 => Command::Refine { report: doc, runs: w.runs(&gates::refine_plan(&p, ROOT)) },
+            _ => Command::PreMerge { report: doc, runs: w.runs(&gates::premerge_plan(&p, ROOT, None)) },
+        };
+        let _ = Ship::decide(&state, &command, &ctx());
+    }
+}

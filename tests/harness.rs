@@ -4,6 +4,7 @@
 
 use cairn::machines::park::Park;
 use cairn::machines::pr_loop::PrLoop;
+use cairn::machines::ship::Ship;
 use cairn::testing::{check, Config};
 use proptest::prelude::*;
 
@@ -75,5 +76,20 @@ fn pr_loop_keeps_the_universal_invariants() {
         },
         steps,
         |_state, (kind, pr_state)| pr_command(*kind, pr_state),
+    );
+}
+
+#[test]
+fn ship_keeps_the_universal_invariants() {
+    check::<Ship, _, _>(
+        &Config {
+            cases: 48,
+            regressions: Some(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../proptest-regressions/ship-harness.txt"
+            )),
+        },
+        crate::ship_properties::sequence(),
+        |state, (step, world)| crate::support::ship::command(state, step, world),
     );
 }

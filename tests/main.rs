@@ -19,3 +19,4 @@ mod properties;
 mod reliability;
 mod ship;
 mod ship_preflight;
+mod ship_properties;

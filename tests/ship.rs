@@ -586,7 +586,10 @@ fn resume_reattaches_a_branch_without_worktree_and_reruns_phase_1d() {
     );
     let (code, out) = r.verb("resume", "");
     assert_eq!((code, out["state"].as_str()), (0, Some("phase-2")), "{out}");
-    assert_eq!(out["events"], json!(["resumed", "phase-1-verified"]));
+    assert_eq!(
+        out["events"],
+        json!(["resumed-phase-2", "phase-1-verified"])
+    );
     assert!(r.wt().is_dir(), "re-attached");
     assert_eq!(out["session"], 1);
 
@@ -939,4 +942,53 @@ fn open_refuses_bad_parameters_and_a_wrong_repository_without_writing() {
             .starts_with("stopped:wrong-repo:"),
         "{out}"
     );
+}
+
+macro_rules! snap {
+    ($name:expr, $text:expr) => {
+        insta::with_settings!({filters => vec![
+            (r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})", "[TIME]"),
+            (r"/tmp/\.tmp[A-Za-z0-9]+", "[TMP]"),
+            (r"\b[0-9a-f]{40}\b", "[OID]"),
+            (r"\b[0-9a-f]{7}\b", "[SHORT]"),
+        ]}, {
+            insta::assert_snapshot!($name, $text);
+        });
+    };
+}
+
+fn pretty(code: i32, v: &Value) -> String {
+    format!(
+        "exit: {code}\n{}\n",
+        serde_json::to_string_pretty(v).unwrap()
+    )
+}
+
+#[test]
+fn snapshots_of_the_graph_a_scope_trip_and_status() {
+    let (code, out) = {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .args(["graph", "ship", "--format", "mermaid"])
+            .output()
+            .unwrap();
+        (
+            o.status.code().unwrap(),
+            String::from_utf8(o.stdout).unwrap(),
+        )
+    };
+    assert_eq!(code, 0);
+    snap!("ship_graph_mermaid", out);
+
+    let r = Repo::new();
+    assert_eq!(r.open_with(&[]).0, 0);
+    assert_eq!(r.verb("create", "").0, 0);
+    let head = r.commit_in(
+        &r.wt(),
+        &[("src.txt", "fix\n"), ("tests/weakened.txt", "x\n")],
+        "fix: the thing",
+    );
+    let (code, out) = r.verb("verify", &phase1(&head, Some(&["src.txt"])).to_string());
+    snap!("ship_verify_scope_trip", pretty(code, &out));
+    let (code, out) = r.verb("status", "");
+    snap!("ship_status_scope_trip", pretty(code, &out));
 }

@@ -108,6 +108,9 @@ pub enum ShipCommand {
     )]
     Open(ShipOpen),
     /// Re-run the recorded preflight (after a blocked outcome was dealt with)
+    #[command(
+        after_help = "Exit 0 when the outcome is `clean`, 4 when it is not (recorded either way).\n\nExample:\n  cairn ship preflight --short-id abc --review-status pass"
+    )]
     Preflight {
         #[command(flatten)]
         id: ShipId,
@@ -115,10 +118,19 @@ pub enum ShipCommand {
         review: ShipReview,
     },
     /// §phase-1b: `git worktree add -b BRANCH WORKTREE_PATH TARGET_BRANCH` and its four verifications
+    #[command(
+        after_help = "cairn re-asserts the anchor, runs `git -C REPO_ROOT worktree add -b BRANCH WORKTREE_PATH TARGET_BRANCH`\nand the four verifications; a failed verification removes the partial worktree (not resumable).\nAdmitted only after a `clean` preflight.\n\nExample:\n  cairn ship create --short-id abc"
+    )]
     Create(ShipId),
     /// The phase-1 report (stdin or --packet) and §phase-1d verification by cairn
+    #[command(
+        after_help = "Reads the phase-1 report ({verdict, worktree_path, branch, head_sha, in_scope_paths, <INTENT_FIELD>, …}).\nExit 0 when verified, 4 on a scope trip or a failed gate (recorded).\n\nExample:\n  cairn ship verify --short-id abc < resolve-abc.json\n  cairn ship verify --short-id abc --packet"
+    )]
     Verify(ShipReport),
     /// The user's answer to a scope-gate trip
+    #[command(
+        after_help = "Example:\n  cairn ship answer-scope --short-id abc --answer abort --operator ana"
+    )]
     AnswerScope {
         #[command(flatten)]
         id: ShipId,
@@ -129,16 +141,30 @@ pub enum ShipCommand {
         operator: String,
     },
     /// The phase-2 (rebase + refine) report and the worktree re-verify
+    #[command(
+        after_help = "Reads the phase-2 report ({verdict, rebase_outcome, iterations_run, tip_sha, dismissed_findings, …}).\n\nExample:\n  cairn ship refine --short-id abc --packet"
+    )]
     Refine(ShipReport),
     /// The phase-3 pre-merge report (re-rebase, tests, lint, squash) and cairn's pre-merge checks
+    #[command(
+        after_help = "Reads {rebase_outcome_3_2, tests_pass, lint_clean, squash, pre_squash_sha, rollups, open_review_jobs}.\n\nExample:\n  cairn ship pre-merge --short-id abc < ship-abc.json"
+    )]
     PreMerge(ShipReport),
     /// `git merge --ff-only BRANCH` in REPO_ROOT: one retry after a rejection, a stop on the second
+    #[command(
+        after_help = "Exit 0 merged, 4 rejected (re-rebase, then one retry) or stopped on the second rejection.\n\nExample:\n  cairn ship merge --short-id abc"
+    )]
     Merge(ShipId),
     /// `git worktree remove` and `git branch -d` (`-D` and `--force` on an abort teardown)
+    #[command(after_help = "Example:\n  cairn ship teardown --short-id abc")]
     Teardown(ShipId),
     /// §resume-mechanics: re-capture the anchor, locate or re-attach, pick the phase from the tip
+    #[command(after_help = "Example:\n  cairn ship resume --short-id abc")]
     Resume(ShipId),
     /// The operator's disposition of a stop tiebreaker (3 or 5)
+    #[command(
+        after_help = "Example:\n  cairn ship answer-tiebreaker --short-id abc --number 3 --disposition \"keep ours\" --operator ana"
+    )]
     AnswerTiebreaker {
         #[command(flatten)]
         id: ShipId,
@@ -150,6 +176,9 @@ pub enum ShipCommand {
         operator: String,
     },
     /// One attempt of an external operation (bounded retry: a second denial is terminal)
+    #[command(
+        after_help = "At most one retry after a denial; the second denial is terminal (exit 4).\n\nExample:\n  cairn ship external-op --short-id abc --class tracker-write --op \"kata close abc\" --denied"
+    )]
     ExternalOp {
         #[command(flatten)]
         id: ShipId,
@@ -163,6 +192,9 @@ pub enum ShipCommand {
         denied: bool,
     },
     /// Abandon a blocked preflight or a stopped run
+    #[command(
+        after_help = "Example:\n  cairn ship abandon --short-id abc --reason \"superseded\" --operator ana"
+    )]
     Abandon {
         #[command(flatten)]
         id: ShipId,
@@ -172,6 +204,7 @@ pub enum ShipCommand {
         operator: String,
     },
     /// The run's state, its stop code and what may happen next (writes nothing)
+    #[command(after_help = "Example:\n  cairn ship status --short-id abc")]
     Status(ShipId),
 }
 

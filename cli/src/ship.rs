@@ -160,7 +160,7 @@ fn not_green(state: &State, events: &[&str]) -> bool {
     ) || matches!(
         events.last(),
         Some(&"anchor-drifted") | Some(&"resume-blocked")
-    ) || (events.last() == Some(&"torn-down") && Ship::state_name(state) == "teardown-pending")
+    ) || events.last() == Some(&"teardown-partial")
 }
 
 fn record(db: &Db, options: &Options, stream: &StreamId, command: Command) -> Result<u8, Failure> {

@@ -4,6 +4,7 @@
 pub mod git;
 pub mod park;
 pub mod pr;
+pub mod ship;
 pub mod ticket;
 
 use std::path::{Path, PathBuf};

@@ -391,7 +391,14 @@ pub enum Event {
         repo_root: String,
         anchor: CommandRun,
     },
-    Preflighted {
+    /// Preflight said `clean`.
+    PreflightPassed {
+        outcome: Preflight,
+        review_status: ReviewStatus,
+        runs: Vec<CommandRun>,
+    },
+    /// Preflight said anything else.
+    PreflightBlocked {
         outcome: Preflight,
         review_status: ReviewStatus,
         runs: Vec<CommandRun>,
@@ -430,13 +437,22 @@ pub enum Event {
         runs: Vec<CommandRun>,
         gates: Vec<Gate>,
     },
+    /// A leaf stop the recovery table says to resume.
     LeafStopped {
         phase: u8,
         code: String,
         failure: Failure,
     },
-    ScopeAnswered {
-        answer: ScopeAnswer,
+    /// A leaf stop the recovery table says to tear down (empty by contract).
+    LeafStoppedForTeardown {
+        phase: u8,
+        code: String,
+        failure: Failure,
+    },
+    ScopeProceeded {
+        operator: String,
+    },
+    ScopeAborted {
         operator: String,
     },
     Refined {
@@ -458,7 +474,14 @@ pub enum Event {
         proposed: String,
         phase: u8,
     },
-    TiebreakerAnswered {
+    /// The operator answered; the phase-2 leaf is respawned with the disposition.
+    RespawnedPhase2 {
+        number: u8,
+        disposition: String,
+        operator: String,
+    },
+    /// The operator answered; the phase-3 leaf is respawned with the disposition.
+    RespawnedPhase3 {
         number: u8,
         disposition: String,
         operator: String,
@@ -475,29 +498,51 @@ pub enum Event {
         failure: Failure,
         code: String,
     },
-    MergeAttempted {
+    /// `merge --ff-only` succeeded and the primary's HEAD is the branch tip.
+    MergeAccepted {
         attempt: u8,
         anchor: CommandRun,
         merge: CommandRun,
         after: Vec<CommandRun>,
-        merged_sha: Option<String>,
+        merged_sha: String,
     },
+    /// The first rejection: re-rebase, then one retry.
+    MergeRejected {
+        attempt: u8,
+        anchor: CommandRun,
+        merge: CommandRun,
+    },
+    /// The second rejection, or a merge whose result could not be verified.
+    MergeStopped {
+        attempt: u8,
+        anchor: CommandRun,
+        merge: CommandRun,
+        after: Vec<CommandRun>,
+        code: String,
+    },
+    /// Teardown removed everything.
     TornDown {
+        anchor: CommandRun,
+        before: Vec<CommandRun>,
+        remove: Option<CommandRun>,
+        delete: Option<CommandRun>,
+    },
+    /// Teardown left something (`partial:<what>`).
+    TeardownPartial {
         anchor: CommandRun,
         before: Vec<CommandRun>,
         remove: Option<CommandRun>,
         delete: Option<CommandRun>,
         teardown: String,
     },
-    Resumed {
-        session: u32,
-        anchor: CommandRun,
-        runs: Vec<CommandRun>,
-        reattach: Option<CommandRun>,
-        ahead: CommandRun,
-        commits_ahead: u64,
-        phase: u8,
-    },
+    /// Resumed with 0 commits ahead: phase 1.
+    ResumedPhase1(Resumption),
+    /// Resumed with commits and refine not passed: phase-1d re-runs, then phase 2.
+    ResumedPhase2(Resumption),
+    /// Resumed after refine passed: phase 3.
+    ResumedPhase3(Resumption),
+    /// Resumed after the merge: the teardown.
+    ResumedTeardown(Resumption),
     ResumeBlocked {
         anchor: CommandRun,
         runs: Vec<CommandRun>,
@@ -518,6 +563,51 @@ pub enum Event {
         reason: String,
         operator: String,
     },
+}
+
+/// What a resume observed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resumption {
+    /// The new session number.
+    pub session: u32,
+    /// The re-captured anchor.
+    pub anchor: CommandRun,
+    /// The primary's state and the worktree's whereabouts.
+    pub runs: Vec<CommandRun>,
+    /// The re-attach, when the worktree was gone and the branch was not.
+    pub reattach: Option<CommandRun>,
+    /// `git rev-list --count TARGET..HEAD` in the worktree.
+    pub ahead: CommandRun,
+    /// Its count.
+    pub commits_ahead: u64,
+}
+
+impl Event {
+    /// The resume's observation, for any of the four resume events.
+    pub fn resumption(&self) -> Option<(&Resumption, u8)> {
+        match self {
+            Event::ResumedPhase1(r) => Some((r, 1)),
+            Event::ResumedPhase2(r) => Some((r, 2)),
+            Event::ResumedPhase3(r) | Event::ResumedTeardown(r) => Some((r, 3)),
+            _ => None,
+        }
+    }
+}
+
+fn preflighted(outcome: Preflight, review_status: ReviewStatus, runs: Vec<CommandRun>) -> Event {
+    if outcome.may_create_worktree() {
+        Event::PreflightPassed {
+            outcome,
+            review_status,
+            runs,
+        }
+    } else {
+        Event::PreflightBlocked {
+            outcome,
+            review_status,
+            runs,
+        }
+    }
 }
 
 /// The machine.
@@ -878,11 +968,7 @@ impl Machine for Ship {
                         repo_root: root,
                         anchor: anchor.clone(),
                     },
-                    Event::Preflighted {
-                        outcome,
-                        review_status: review_status.clone(),
-                        runs: runs.clone(),
-                    },
+                    preflighted(outcome, review_status.clone(), runs.clone()),
                 ])
             }
             Command::Preflight {
@@ -902,11 +988,11 @@ impl Machine for Ship {
                 let outcome =
                     preflight::classify(&gates::preflight_facts(&run.params, &run.repo_root, runs))
                         .with_review_status(review_status.outcome);
-                Ok(vec![Event::Preflighted {
+                Ok(vec![preflighted(
                     outcome,
-                    review_status: review_status.clone(),
-                    runs: runs.clone(),
-                }])
+                    review_status.clone(),
+                    runs.clone(),
+                )])
             }
             Command::Create {
                 anchor,
@@ -1042,10 +1128,18 @@ impl Machine for Ship {
                     let failure = failure_of_leaf(reason);
                     return Ok(vec![
                         Event::Phase1Reported { report: r.clone() },
-                        Event::LeafStopped {
-                            phase: 1,
-                            code: r.verdict.clone(),
-                            failure,
+                        if recovery::action(failure) == Action::Teardown {
+                            Event::LeafStoppedForTeardown {
+                                phase: 1,
+                                code: r.verdict.clone(),
+                                failure,
+                            }
+                        } else {
+                            Event::LeafStopped {
+                                phase: 1,
+                                code: r.verdict.clone(),
+                                failure,
+                            }
                         },
                     ]);
                 }
@@ -1129,9 +1223,10 @@ impl Machine for Ship {
             }
             Command::AnswerScope { answer, operator } => {
                 nonempty(state, v, "operator", operator)?;
-                Ok(vec![Event::ScopeAnswered {
-                    answer: *answer,
-                    operator: operator.clone(),
+                let operator = operator.clone();
+                Ok(vec![match answer {
+                    ScopeAnswer::Proceed => Event::ScopeProceeded { operator },
+                    ScopeAnswer::Abort => Event::ScopeAborted { operator },
                 }])
             }
             Command::Refine { report, runs } => {
@@ -1465,12 +1560,34 @@ impl Machine for Ship {
                     }
                     None
                 };
-                Ok(vec![Event::MergeAttempted {
-                    attempt,
-                    anchor: anchor.clone(),
-                    merge: m.clone(),
-                    after: after.clone(),
-                    merged_sha,
+                let (anchor, merge, after) = (anchor.clone(), m.clone(), after.clone());
+                Ok(vec![match merged_sha {
+                    Some(merged_sha) => Event::MergeAccepted {
+                        attempt,
+                        anchor,
+                        merge,
+                        after,
+                        merged_sha,
+                    },
+                    None if merge.exit_status == Some(0) => Event::MergeStopped {
+                        attempt,
+                        anchor,
+                        merge,
+                        after,
+                        code: "stopped:merge-unverified".into(),
+                    },
+                    None if attempt >= 2 => Event::MergeStopped {
+                        attempt,
+                        anchor,
+                        merge,
+                        after,
+                        code: "stopped:ff-rejected-twice".into(),
+                    },
+                    None => Event::MergeRejected {
+                        attempt,
+                        anchor,
+                        merge,
+                    },
                 }])
             }
             Command::Teardown {
@@ -1554,12 +1671,27 @@ impl Machine for Ship {
                     (true, false) => "partial:branch".to_owned(),
                     (false, false) => "partial:worktree,branch".to_owned(),
                 };
-                Ok(vec![Event::TornDown {
-                    anchor: anchor.clone(),
-                    before: before.clone(),
-                    remove: remove.clone(),
-                    delete: delete.clone(),
-                    teardown,
+                let (anchor, before, remove, delete) = (
+                    anchor.clone(),
+                    before.clone(),
+                    remove.clone(),
+                    delete.clone(),
+                );
+                Ok(vec![if teardown == "clean" {
+                    Event::TornDown {
+                        anchor,
+                        before,
+                        remove,
+                        delete,
+                    }
+                } else {
+                    Event::TeardownPartial {
+                        anchor,
+                        before,
+                        remove,
+                        delete,
+                        teardown,
+                    }
                 }])
             }
             Command::Resume {
@@ -1697,14 +1829,19 @@ impl Machine for Ship {
                     }]);
                 };
                 let phase = resume_phase(run, count);
-                let mut events = vec![Event::Resumed {
+                let resumption = Resumption {
                     session: run.session + 1,
                     anchor: anchor.clone(),
                     runs: runs.clone(),
                     reattach: reattach.clone(),
                     ahead: ahead.clone(),
                     commits_ahead: count,
-                    phase,
+                };
+                let mut events = vec![match phase {
+                    1 => Event::ResumedPhase1(resumption),
+                    2 => Event::ResumedPhase2(resumption),
+                    _ if run.merged_sha.is_some() => Event::ResumedTeardown(resumption),
+                    _ => Event::ResumedPhase3(resumption),
                 }];
                 if phase == 2 {
                     // §resume-mechanics 6: a runaway commit from the prior session is not amnestied.
@@ -1749,10 +1886,19 @@ impl Machine for Ship {
                 }
                 nonempty(state, v, "disposition", disposition)?;
                 nonempty(state, v, "operator", operator)?;
-                Ok(vec![Event::TiebreakerAnswered {
-                    number: *number,
-                    disposition: disposition.clone(),
-                    operator: operator.clone(),
+                let (number, disposition, operator) =
+                    (*number, disposition.clone(), operator.clone());
+                Ok(vec![match state.stage() {
+                    Some(Stage::Tiebreaker { phase: 3, .. }) => Event::RespawnedPhase3 {
+                        number,
+                        disposition,
+                        operator,
+                    },
+                    _ => Event::RespawnedPhase2 {
+                        number,
+                        disposition,
+                        operator,
+                    },
                 }])
             }
             Command::ExternalOp { class, op, denied } => {
@@ -1829,9 +1975,11 @@ impl Machine for Ship {
         };
         let stage = match event {
             Event::Opened { .. } => stage,
-            Event::Preflighted { outcome, .. } => Stage::Preflighted {
-                outcome: outcome.clone(),
-            },
+            Event::PreflightPassed { outcome, .. } | Event::PreflightBlocked { outcome, .. } => {
+                Stage::Preflighted {
+                    outcome: outcome.clone(),
+                }
+            }
             Event::AnchorDrifted { .. } => match stage {
                 Stage::Preflighted { .. } => Stage::Preflighted {
                     outcome: Preflight::RepoAnchorDrift,
@@ -1857,12 +2005,17 @@ impl Machine for Ship {
                 phase,
                 code,
                 failure,
-            } => stop(*failure, code.clone(), *phase),
-            Event::ScopeAnswered { answer, .. } => match answer {
-                ScopeAnswer::Proceed => Stage::Phase2,
-                ScopeAnswer::Abort => Stage::TeardownPending {
-                    reason: "scope gate: the user aborted".into(),
-                },
+            } => Stage::Stopped {
+                failure: *failure,
+                code: code.clone(),
+                phase: *phase,
+            },
+            Event::LeafStoppedForTeardown { code, .. } => Stage::TeardownPending {
+                reason: code.clone(),
+            },
+            Event::ScopeProceeded { .. } => Stage::Phase2,
+            Event::ScopeAborted { .. } => Stage::TeardownPending {
+                reason: "scope gate: the user aborted".into(),
             },
             Event::Refined { .. } => {
                 run.rebase_done = true;
@@ -1890,50 +2043,51 @@ impl Machine for Ship {
                 proposed: proposed.clone(),
                 phase: *phase,
             },
-            Event::TiebreakerAnswered { .. } => match stage {
-                Stage::Tiebreaker { phase: 3, .. } => Stage::Phase3,
-                Stage::Tiebreaker { .. } => Stage::Phase2,
-                other => other,
-            },
+            Event::RespawnedPhase2 { .. } => Stage::Phase2,
+            Event::RespawnedPhase3 { .. } => Stage::Phase3,
             Event::PreMergeChecked { .. } => Stage::MergeReady,
             Event::PreMergeStopped { failure, code, .. } => stop(*failure, code.clone(), 3),
-            Event::MergeAttempted {
+            Event::MergeAccepted {
                 attempt,
                 merged_sha,
-                merge,
                 ..
             } => {
                 run.merge_attempts = *attempt;
-                match merged_sha {
-                    Some(sha) => {
-                        run.merged_sha = Some(sha.clone());
-                        Stage::Merged
-                    }
-                    None if merge.exit_status == Some(0) => {
-                        stop(Failure::PreMerge, "stopped:merge-unverified".into(), 3)
-                    }
-                    None if *attempt >= 2 => stop(
-                        Failure::FfRejectedTwice,
-                        "stopped:ff-rejected-twice".into(),
-                        3,
-                    ),
-                    None => Stage::MergeRejected,
-                }
+                run.merged_sha = Some(merged_sha.clone());
+                Stage::Merged
             }
-            Event::TornDown { teardown, .. } => match (stage, teardown.as_str()) {
-                (Stage::TeardownPending { reason }, "clean") => Stage::TornDown { reason },
-                (s @ Stage::TeardownPending { .. }, _) => s,
-                (_, "clean") => Stage::Shipped,
-                (_, partial) => stop(Failure::TeardownPartial, partial.to_owned(), 3),
+            Event::MergeRejected { attempt, .. } => {
+                run.merge_attempts = *attempt;
+                Stage::MergeRejected
+            }
+            Event::MergeStopped { attempt, code, .. } => {
+                run.merge_attempts = *attempt;
+                let failure = if code == "stopped:ff-rejected-twice" {
+                    Failure::FfRejectedTwice
+                } else {
+                    Failure::PreMerge
+                };
+                stop(failure, code.clone(), 3)
+            }
+            Event::TornDown { .. } => match stage {
+                Stage::TeardownPending { reason } => Stage::TornDown { reason },
+                _ => Stage::Shipped,
             },
-            Event::Resumed { session, phase, .. } => {
-                run.session = *session;
+            Event::TeardownPartial { teardown, .. } => match stage {
+                s @ Stage::TeardownPending { .. } => s,
+                _ => stop(Failure::TeardownPartial, teardown.clone(), 3),
+            },
+            Event::ResumedPhase1(r)
+            | Event::ResumedPhase2(r)
+            | Event::ResumedPhase3(r)
+            | Event::ResumedTeardown(r) => {
+                run.session = r.session;
                 run.merge_attempts = 0;
                 run.denials.clear();
-                match phase {
-                    1 | 2 => Stage::Phase1,
-                    _ if run.merged_sha.is_some() => Stage::Merged,
-                    _ => Stage::Phase3,
+                match event {
+                    Event::ResumedPhase3(_) => Stage::Phase3,
+                    Event::ResumedTeardown(_) => Stage::Merged,
+                    _ => Stage::Phase1,
                 }
             }
             Event::ResumeBlocked { .. } => stage,
@@ -1985,7 +2139,8 @@ impl Machine for Ship {
     fn event_name(event: &Event) -> &'static str {
         match event {
             Event::Opened { .. } => "opened",
-            Event::Preflighted { .. } => "preflighted",
+            Event::PreflightPassed { .. } => "preflight-passed",
+            Event::PreflightBlocked { .. } => "preflight-blocked",
             Event::AnchorDrifted { .. } => "anchor-drifted",
             Event::WorktreeCreated { .. } => "worktree-created",
             Event::WorktreeCreationFailed { .. } => "worktree-creation-failed",
@@ -1994,16 +2149,25 @@ impl Machine for Ship {
             Event::ScopeTripped { .. } => "scope-tripped",
             Event::Phase1dFailed { .. } => "phase-1d-failed",
             Event::LeafStopped { .. } => "leaf-stopped",
-            Event::ScopeAnswered { .. } => "scope-answered",
+            Event::LeafStoppedForTeardown { .. } => "leaf-stopped-for-teardown",
+            Event::ScopeProceeded { .. } => "scope-proceeded",
+            Event::ScopeAborted { .. } => "scope-aborted",
             Event::Refined { .. } => "refined",
             Event::RefineStopped { .. } => "refine-stopped",
             Event::TiebreakerRaised { .. } => "tiebreaker-raised",
-            Event::TiebreakerAnswered { .. } => "tiebreaker-answered",
+            Event::RespawnedPhase2 { .. } => "respawned-phase-2",
+            Event::RespawnedPhase3 { .. } => "respawned-phase-3",
             Event::PreMergeChecked { .. } => "pre-merge-checked",
             Event::PreMergeStopped { .. } => "pre-merge-stopped",
-            Event::MergeAttempted { .. } => "merge-attempted",
+            Event::MergeAccepted { .. } => "merge-accepted",
+            Event::MergeRejected { .. } => "merge-rejected",
+            Event::MergeStopped { .. } => "merge-stopped",
             Event::TornDown { .. } => "torn-down",
-            Event::Resumed { .. } => "resumed",
+            Event::TeardownPartial { .. } => "teardown-partial",
+            Event::ResumedPhase1(_) => "resumed-phase-1",
+            Event::ResumedPhase2(_) => "resumed-phase-2",
+            Event::ResumedPhase3(_) => "resumed-phase-3",
+            Event::ResumedTeardown(_) => "resumed-teardown",
             Event::ResumeBlocked { .. } => "resume-blocked",
             Event::ExternalOpRecorded { .. } => "external-op-recorded",
             Event::PermissionBoundaryReached { .. } => "permission-boundary-reached",
@@ -2048,9 +2212,9 @@ impl Machine for Ship {
             e("phase-1", "scope-tripped", "scope-tripped"),
             e("phase-1", "phase-1d-failed", "stopped"),
             e("phase-1", "leaf-stopped", "stopped"),
-            e("phase-1", "leaf-stopped", "teardown-pending"),
-            e("scope-tripped", "scope-answered", "phase-2"),
-            e("scope-tripped", "scope-answered", "teardown-pending"),
+            e("phase-1", "leaf-stopped-for-teardown", "teardown-pending"),
+            e("scope-tripped", "scope-proceeded", "phase-2"),
+            e("scope-tripped", "scope-aborted", "teardown-pending"),
             e("phase-2", "refined", "phase-3"),
             e("stopped", "refined", "phase-3"),
             e("phase-2", "refine-stopped", "stopped"),
@@ -2058,33 +2222,25 @@ impl Machine for Ship {
             e("phase-2", "tiebreaker-raised", "tiebreaker-pending"),
             e("stopped", "tiebreaker-raised", "tiebreaker-pending"),
             e("phase-3", "tiebreaker-raised", "tiebreaker-pending"),
-            e("tiebreaker-pending", "tiebreaker-answered", "phase-2"),
-            e("tiebreaker-pending", "tiebreaker-answered", "phase-3"),
+            e("tiebreaker-pending", "respawned-phase-2", "phase-2"),
+            e("tiebreaker-pending", "respawned-phase-3", "phase-3"),
             e("phase-3", "pre-merge-checked", "merge-ready"),
             e("phase-3", "pre-merge-stopped", "stopped"),
-            e("merge-ready", "merge-attempted", "merged"),
-            e("merge-ready", "merge-attempted", "merge-rejected"),
-            e("merge-ready", "merge-attempted", "stopped"),
-            e("merge-rejected", "merge-attempted", "merged"),
-            e("merge-rejected", "merge-attempted", "stopped"),
+            e("merge-ready", "merge-accepted", "merged"),
+            e("merge-ready", "merge-rejected", "merge-rejected"),
+            e("merge-ready", "merge-stopped", "stopped"),
+            e("merge-rejected", "merge-accepted", "merged"),
+            e("merge-rejected", "merge-stopped", "stopped"),
             e("merged", "torn-down", "shipped"),
-            e("merged", "torn-down", "stopped"),
+            e("merged", "teardown-partial", "stopped"),
             e("teardown-pending", "torn-down", "torn-down"),
-            e("teardown-pending", "torn-down", "teardown-pending"),
+            e("teardown-pending", "teardown-partial", "teardown-pending"),
+            e("teardown-pending", "anchor-drifted", "teardown-pending"),
             e("stopped", "abandoned", "abandoned"),
         ];
         for from in ["preflight-clean", "preflight-blocked"] {
-            for to in ["preflight-clean", "preflight-blocked"] {
-                edges.push(e(from, "preflighted", to));
-            }
-        }
-        for from in [
-            "merge-ready",
-            "merge-rejected",
-            "merged",
-            "teardown-pending",
-        ] {
-            edges.push(e(from, "anchor-drifted", from));
+            edges.push(e(from, "preflight-passed", "preflight-clean"));
+            edges.push(e(from, "preflight-blocked", "preflight-blocked"));
         }
         for from in [
             "phase-1",
@@ -2099,9 +2255,10 @@ impl Machine for Ship {
         ] {
             edges.push(e(from, "anchor-drifted", from));
             edges.push(e(from, "resume-blocked", from));
-            for to in ["phase-1", "phase-3", "merged"] {
-                edges.push(e(from, "resumed", to));
-            }
+            edges.push(e(from, "resumed-phase-1", "phase-1"));
+            edges.push(e(from, "resumed-phase-2", "phase-1"));
+            edges.push(e(from, "resumed-phase-3", "phase-3"));
+            edges.push(e(from, "resumed-teardown", "merged"));
         }
         for from in LIVE.iter().filter(|s| **s != "idle") {
             edges.push(e(from, "external-op-recorded", from));

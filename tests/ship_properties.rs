@@ -1,0 +1,141 @@
+//! Property tests of the ship machine over generated event sequences (every
+//! combination of git facts, fed through the plans' exact argv). Seeds in
+//! proptest-regressions/ship.txt.
+
+use cairn::machines::ship::{preflight::Preflight, Event, Ship, Stage, State};
+use cairn::{Context, Machine, Timestamp};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, FileFailurePersistence};
+
+use crate::support::ship::{command, happy, step, world, Step, World};
+
+fn config(cases: u32) -> Config {
+    Config {
+        cases,
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../proptest-regressions/ship.txt"
+        )))),
+        ..Config::default()
+    }
+}
+
+/// A happy prefix of random length, then random steps in random worlds.
+pub fn sequence() -> impl Strategy<Value = Vec<(Step, World)>> {
+    (
+        0usize..=7,
+        proptest::collection::vec((step(), world()), 0..24),
+    )
+        .prop_map(|(n, rest)| happy()[..n].iter().cloned().chain(rest).collect::<Vec<_>>())
+}
+
+fn ctx() -> Context {
+    Context {
+        now: Timestamp::parse("2026-01-01T00:00:00Z").expect("a fixed timestamp parses"),
+        fresh_ids: vec![],
+        session: None,
+    }
+}
+
+proptest! {
+    #![proptest_config(config(512))]
+
+    /// `git worktree add` is never recorded unless the preflight said `clean`; never
+    /// more than one ff-merge retry per session; resume always picks the phase the
+    /// tip implies; `shipped` only after every gate of every phase.
+    #[test]
+    fn ship_keeps_its_lifecycle_invariants(seq in sequence()) {
+        let mut state = Ship::initial_state();
+        let mut attempts_this_session = 0u32;
+        let (mut refined, mut merged, mut verified, mut checked) = (false, false, false, false);
+        for (step, w) in &seq {
+            let c = command(&state, step, w);
+            let Ok(events) = Ship::decide(&state, &c, &ctx()) else { continue };
+            for e in &events {
+                match e {
+                    Event::WorktreeCreated { .. } => prop_assert!(
+                        matches!(state.stage(), Some(Stage::Preflighted { outcome: Preflight::Clean })),
+                        "worktree-created from {:?}", state.stage()
+                    ),
+                    Event::MergeAccepted { .. } | Event::MergeRejected { .. } | Event::MergeStopped { .. } => {
+                        attempts_this_session += 1;
+                        prop_assert!(attempts_this_session <= 2, "a second ff-merge retry");
+                        merged |= matches!(e, Event::MergeAccepted { .. });
+                    }
+                    Event::ResumedPhase1(r) | Event::ResumedPhase2(r) | Event::ResumedPhase3(r) | Event::ResumedTeardown(r) => {
+                        let phase = e.resumption().map(|(_, p)| p);
+                        let want = if merged || refined { 3 } else if r.commits_ahead == 0 { 1 } else { 2 };
+                        prop_assert_eq!(phase, Some(want));
+                        prop_assert_eq!(matches!(e, Event::ResumedTeardown(_)), merged, "teardown resumes only after the merge");
+                        attempts_this_session = 0;
+                    }
+                    Event::Refined { .. } => refined = true,
+                    Event::Phase1Verified { .. } => verified = true,
+                    Event::ScopeProceeded { .. } => verified = true,
+                    Event::PreMergeChecked { .. } => checked = true,
+                    _ => {}
+                }
+                state = Ship::evolve(state, e);
+                if matches!(state.stage(), Some(Stage::Shipped)) {
+                    prop_assert!(verified && refined && checked && merged, "shipped without every gate");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn only_clean_admits_creation() {
+    use cairn::machines::ship::{admits, Verb};
+    let run = match Ship::evolve(
+        State::Idle,
+        &match command(&State::Idle, &Step::Open(true), &World::happy()) {
+            cairn::machines::ship::Command::Open { params, anchor, .. } => Event::Opened {
+                params,
+                repo_root: crate::support::ship::ROOT.into(),
+                anchor,
+            },
+            _ => unreachable!("an open step makes an open command"),
+        },
+    ) {
+        State::Active { run, .. } => run,
+        State::Idle => unreachable!("opened makes a run"),
+    };
+    let outcomes = [
+        Preflight::WrongRepo("/x".into()),
+        Preflight::RepoAnchorDrift,
+        Preflight::PrimaryDirty,
+        Preflight::PrimaryOffBranch,
+        Preflight::WorktreeLive("b".into()),
+        Preflight::DeadLock("b".into()),
+        Preflight::BranchOnly("b".into()),
+        Preflight::PathOnly("/p".into()),
+        Preflight::Unreadable("x".into()),
+        Preflight::ReviewStatus(cairn::Outcome::Unknown),
+        Preflight::Clean,
+    ];
+    for o in outcomes {
+        let s = State::Active {
+            run: run.clone(),
+            stage: Stage::Preflighted { outcome: o.clone() },
+        };
+        assert_eq!(
+            admits(&s, Verb::Create).is_ok(),
+            o == Preflight::Clean,
+            "{o:?}"
+        );
+    }
+}
+
+/// The generated worlds can reach the end: the happy prefix ships (so the
+/// properties above are exercised on deep sequences, not only refusals).
+#[test]
+fn the_happy_world_ships() {
+    let mut state = Ship::initial_state();
+    for (step, w) in happy() {
+        let c = command(&state, &step, &w);
+        let events = Ship::decide(&state, &c, &ctx()).unwrap_or_else(|r| panic!("{step:?}: {r:?}"));
+        state = events.iter().fold(state, Ship::evolve);
+    }
+    assert_eq!(Ship::state_name(&state), "shipped");
+}

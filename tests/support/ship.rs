@@ -1,0 +1,466 @@
+//! Ship commands for property tests: each step carries the facts git would report,
+//! and the runs are built for the exact argv the machine's plans bind, so `decide`
+//! reads them the way it reads real runs. (The real-git behaviour of every gate is
+//! tested end to end in `tests/ship.rs`; these feed the machine's rules with every
+//! combination of facts.)
+
+use cairn::machines::park::observation::CommandRun;
+use cairn::machines::ship::{gates, Command, Params, ReviewStatus, ScopeAnswer, State};
+use cairn::{Outcome, Timestamp};
+use proptest::prelude::*;
+use serde_json::json;
+
+pub const ROOT: &str = "/srv/consumer-repo";
+pub const WT: &str = "/srv/consumer-repo/.claude/worktrees/abc";
+const BASE: &str = "1111111111111111111111111111111111111111";
+const TIP: &str = "2222222222222222222222222222222222222222";
+
+pub fn params() -> Params {
+    Params {
+        short_id: "abc".into(),
+        expected_basename: "consumer-repo".into(),
+        branch: "worktree-abc".into(),
+        worktree_path: WT.into(),
+        target_branch: "main".into(),
+        intent_field: "intent_excerpt".into(),
+        files_max: 10,
+        deletions_max: 300,
+        tiebreaker_4: "ask-user".into(),
+        tiebreaker_5: false,
+        close_step: "echo".into(),
+    }
+}
+
+/// What git would say, for one step.
+#[derive(Debug, Clone)]
+pub struct World {
+    pub anchor_ok: bool,
+    pub dirty: bool,
+    pub on_target: bool,
+    pub branch_exists: bool,
+    pub listed: bool,
+    pub path_exists: bool,
+    pub op_ok: bool,
+    pub ahead: u64,
+    pub out_of_scope: bool,
+}
+
+impl World {
+    pub fn happy() -> Self {
+        World {
+            anchor_ok: true,
+            dirty: false,
+            on_target: true,
+            branch_exists: true,
+            listed: true,
+            path_exists: true,
+            op_ok: true,
+            ahead: 1,
+            out_of_scope: false,
+        }
+    }
+    /// Answers one argv.
+    pub fn answer(&self, argv: &[String]) -> (Option<i32>, String) {
+        let a: Vec<&str> = argv.iter().map(String::as_str).collect();
+        let dir = a.get(2).copied().unwrap_or("");
+        let at_wt = dir == WT;
+        let ok = |s: &str| (Some(0), format!("{s}\n"));
+        let yes_no = |b: bool| (Some(if b { 0 } else { 1 }), String::new());
+        match &a[..] {
+            ["test", "-e", _] => yes_no(self.path_exists),
+            [_, _, _, "rev-parse", "--show-toplevel"] if self.anchor_ok => ok(ROOT),
+            [_, _, _, "rev-parse", "--show-toplevel"] => (Some(128), String::new()),
+            [_, _, _, "status", "--porcelain"] if at_wt => ok(""),
+            [_, _, _, "status", "--porcelain"] => (
+                Some(0),
+                if self.dirty {
+                    " M a.txt\n".into()
+                } else {
+                    String::new()
+                },
+            ),
+            [_, _, _, "branch", "--show-current"] if at_wt => ok("worktree-abc"),
+            [_, _, _, "branch", "--show-current"] => {
+                ok(if self.on_target { "main" } else { "other" })
+            }
+            [_, _, _, "show-ref", ..] => yes_no(self.branch_exists),
+            [_, _, _, "worktree", "list", "--porcelain"] => {
+                let mut s = format!("worktree {ROOT}\nHEAD {BASE}\nbranch refs/heads/main\n");
+                if self.listed {
+                    s.push_str(&format!(
+                        "\nworktree {WT}\nHEAD {TIP}\nbranch refs/heads/worktree-abc\n"
+                    ));
+                }
+                (Some(0), s)
+            }
+            [_, _, _, "worktree", "add", ..]
+            | [_, _, _, "merge", ..]
+            | [_, _, _, "worktree", "remove", ..]
+            | [_, _, _, "branch", "-d" | "-D", _] => {
+                (Some(if self.op_ok { 0 } else { 128 }), String::new())
+            }
+            [_, _, _, "rev-parse", "--git-dir"] if at_wt => {
+                ok(&format!("{ROOT}/.git/worktrees/abc"))
+            }
+            [_, _, _, "rev-parse", "--git-dir"] => ok(".git"),
+            [_, _, _, "rev-parse", "--git-common-dir"] => ok(&format!("{ROOT}/.git")),
+            [_, _, _, "rev-parse", "--path-format=absolute", "--git-common-dir"] => {
+                ok(&format!("{ROOT}/.git"))
+            }
+            [_, _, _, "rev-parse", "HEAD"] => ok(TIP),
+            [_, _, _, "rev-parse", "--verify", r] if r.ends_with("/main") => {
+                ok(if self.op_ok { TIP } else { BASE })
+            }
+            [_, _, _, "rev-parse", "--verify", _] => ok(TIP),
+            [_, _, _, "rev-list", "--count", _] => ok(&self.ahead.to_string()),
+            [_, _, _, "diff", "--shortstat", _] => ok(" 1 file changed, 1 insertion(+)"),
+            [_, _, _, "log", ..] => ok("fix: the thing\n\nwhy"),
+            [_, _, _, "diff", "--name-only", _] => ok(if self.out_of_scope {
+                "src.txt\nother.txt"
+            } else {
+                "src.txt"
+            }),
+            [_, _, _, "diff", _] => ok(""),
+            _ => (Some(2), format!("unexpected argv {a:?}")),
+        }
+    }
+    pub fn run(&self, argv: Vec<String>) -> CommandRun {
+        let (exit_status, stdout) = self.answer(&argv);
+        let at = Timestamp::parse("2026-01-01T00:00:00Z").expect("a fixed timestamp parses");
+        CommandRun {
+            argv,
+            exit_status,
+            stdout,
+            stderr: String::new(),
+            started_at: at.clone(),
+            finished_at: at,
+        }
+    }
+    pub fn runs(&self, plan: &[Vec<String>]) -> Vec<CommandRun> {
+        plan.iter().map(|a| self.run(a.clone())).collect()
+    }
+}
+
+/// One generated step.
+#[derive(Debug, Clone)]
+pub enum Step {
+    Open(bool),
+    Preflight(bool),
+    Create,
+    Verify(u8),
+    AnswerScope(bool),
+    Refine(u8),
+    PreMerge(bool),
+    Merge,
+    Teardown,
+    Resume,
+    AnswerTiebreaker,
+    ExternalOp(bool),
+    Abandon,
+}
+
+pub fn world() -> impl Strategy<Value = World> {
+    (
+        prop::bool::weighted(0.9),
+        prop::bool::weighted(0.15),
+        prop::bool::weighted(0.9),
+        any::<bool>(),
+        any::<bool>(),
+        any::<bool>(),
+        prop::bool::weighted(0.7),
+        0u64..3,
+        prop::bool::weighted(0.2),
+    )
+        .prop_map(
+            |(
+                anchor_ok,
+                dirty,
+                on_target,
+                branch_exists,
+                listed,
+                path_exists,
+                op_ok,
+                ahead,
+                out_of_scope,
+            )| World {
+                anchor_ok,
+                dirty,
+                on_target,
+                branch_exists,
+                listed,
+                path_exists,
+                op_ok,
+                ahead,
+                out_of_scope,
+            },
+        )
+}
+
+pub fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        any::<bool>().prop_map(Step::Open),
+        any::<bool>().prop_map(Step::Preflight),
+        Just(Step::Create),
+        (0u8..4).prop_map(Step::Verify),
+        any::<bool>().prop_map(Step::AnswerScope),
+        (0u8..6).prop_map(Step::Refine),
+        any::<bool>().prop_map(Step::PreMerge),
+        Just(Step::Merge),
+        Just(Step::Merge),
+        Just(Step::Teardown),
+        Just(Step::Resume),
+        Just(Step::AnswerTiebreaker),
+        any::<bool>().prop_map(Step::ExternalOp),
+        Just(Step::Abandon),
+    ]
+}
+
+/// The happy path's steps, in order (with a clean world at each).
+pub fn happy() -> Vec<(Step, World)> {
+    let clean = World {
+        branch_exists: false,
+        listed: false,
+        path_exists: false,
+        ..World::happy()
+    };
+    vec![
+        (Step::Open(true), clean.clone()),
+        (
+            Step::Create,
+            World {
+                branch_exists: false,
+                listed: true,
+                path_exists: false,
+                ..World::happy()
+            },
+        ),
+        (Step::Verify(0), World::happy()),
+        (Step::Refine(0), World::happy()),
+        (Step::PreMerge(true), World::happy()),
+        (Step::Merge, World::happy()),
+        (Step::Teardown, World::happy()),
+    ]
+}
+
+fn review(ok: bool) -> ReviewStatus {
+    ReviewStatus {
+        outcome: if ok { Outcome::Pass } else { Outcome::Unknown },
+        detail: String::new(),
+    }
+}
+
+/// The command a step makes in `state`, with runs for exactly the argv the plans bind
+/// (as the CLI makes them: only what the facts let it run).
+pub fn command(state: &State, step: &Step, w: &World) -> Command {
+    let p = params();
+    let p = state.run().map_or(p, |r| r.params.clone());
+    let root = ROOT;
+    let anchor = w.run(gates::anchor_argv(root));
+    match step {
+        Step::Open(ok) => Command::Open {
+            params: p.clone(),
+            anchor,
+            runs: w.runs(&gates::preflight_plan(&p, root)),
+            review_status: review(*ok),
+        },
+        Step::Preflight(ok) => Command::Preflight {
+            runs: w.runs(&gates::preflight_plan(&p, root)),
+            review_status: review(*ok),
+        },
+        Step::Create => {
+            if !w.anchor_ok {
+                return Command::Create {
+                    anchor,
+                    add: None,
+                    verify: vec![],
+                    cleanup: vec![],
+                };
+            }
+            let add = w.run(gates::create_argv(&p, root));
+            if add.exit_status != Some(0) {
+                return Command::Create {
+                    anchor,
+                    add: Some(add),
+                    verify: vec![],
+                    cleanup: vec![],
+                };
+            }
+            let verify = w.runs(&gates::create_verify_plan(&p, root));
+            let ok = gates::create_gates(&p, root, &verify)
+                .iter()
+                .all(|g| g.outcome == Outcome::Pass);
+            let cleanup = if ok {
+                vec![]
+            } else {
+                w.runs(&gates::create_cleanup_plan(&p, root))
+            };
+            Command::Create {
+                anchor,
+                add: Some(add),
+                verify,
+                cleanup,
+            }
+        }
+        Step::Verify(k) => {
+            let mut report = json!({"verdict": "ok", "worktree_path": WT, "branch": "worktree-abc", "head_sha": &TIP[..7], "in_scope_paths": ["src.txt"], "intent_excerpt": "Fix it."});
+            match k {
+                1 => report["verdict"] = json!("stopped:empty-result"),
+                2 => report["verdict"] = json!("stopped:needs-triage:x"),
+                _ => {}
+            }
+            let runs = if *k == 1 || *k == 2 {
+                vec![]
+            } else {
+                w.runs(&gates::phase1d_plan(&p, root))
+            };
+            Command::Verify { report, runs }
+        }
+        Step::AnswerScope(proceed) => Command::AnswerScope {
+            answer: if *proceed {
+                ScopeAnswer::Proceed
+            } else {
+                ScopeAnswer::Abort
+            },
+            operator: "ana".into(),
+        },
+        Step::Refine(k) => {
+            let verdict = [
+                "passed",
+                "flapping",
+                "daemon_unhealthy",
+                "stopped:crash",
+                "passed",
+                "passed",
+            ][*k as usize];
+            let mut report = json!({"verdict": verdict, "rebase_outcome": "clean", "iterations_run": 1, "tip_sha": &TIP[..7], "lint_clean": true});
+            if *k == 4 {
+                report["verdict"] = json!("stopped:tiebreaker-3");
+                report["rebase_outcome"] = json!("conflict");
+            }
+            if *k == 5
+                || matches!(
+                    state.stage(),
+                    Some(cairn::machines::ship::Stage::Stopped { .. })
+                )
+            {
+                report["rebase_already_done"] = json!(true);
+            }
+            let runs = if verdict == "passed" && *k != 4 {
+                w.runs(&gates::refine_plan(&p, root))
+            } else {
+                vec![]
+            };
+            Command::Refine { report, runs }
+        }
+        Step::PreMerge(tests) => Command::PreMerge {
+            report: json!({"rebase_outcome_3_2": "unchanged", "tests_pass": tests, "lint_clean": true, "squash": "n/a", "open_review_jobs": 0}),
+            runs: w.runs(&gates::premerge_plan(&p, root, None)),
+        },
+        Step::Merge => {
+            if !w.anchor_ok {
+                return Command::Merge {
+                    anchor,
+                    merge: None,
+                    after: vec![],
+                };
+            }
+            let m = w.run(gates::merge_argv(&p, root));
+            let after = if m.exit_status == Some(0) {
+                w.runs(&gates::merge_after_plan(&p, root))
+            } else {
+                vec![]
+            };
+            Command::Merge {
+                anchor,
+                merge: Some(m),
+                after,
+            }
+        }
+        Step::Teardown => {
+            if !w.anchor_ok {
+                return Command::Teardown {
+                    anchor,
+                    before: vec![],
+                    remove: None,
+                    delete: None,
+                };
+            }
+            let force = matches!(
+                state.stage(),
+                Some(cairn::machines::ship::Stage::TeardownPending { .. })
+            );
+            let before = w.runs(&gates::teardown_before_plan(&p, root));
+            let (listed, branch) = gates::teardown_present(&p, root, &before);
+            Command::Teardown {
+                anchor,
+                before,
+                remove: (listed == Some(true))
+                    .then(|| w.run(gates::teardown_remove_argv(&p, root, force))),
+                delete: (branch == Some(true))
+                    .then(|| w.run(gates::teardown_delete_argv(&p, root, force))),
+            }
+        }
+        Step::Resume => {
+            if !w.anchor_ok {
+                return Command::Resume {
+                    anchor,
+                    runs: vec![],
+                    reattach: None,
+                    ahead: None,
+                    phase1d: vec![],
+                };
+            }
+            let runs = w.runs(&gates::resume_plan(&p, root));
+            let blocked = w.dirty || !w.on_target || (!w.listed && !w.branch_exists);
+            if blocked {
+                return Command::Resume {
+                    anchor,
+                    runs,
+                    reattach: None,
+                    ahead: None,
+                    phase1d: vec![],
+                };
+            }
+            let reattach = (!w.listed).then(|| w.run(gates::reattach_argv(&p, root)));
+            if reattach.as_ref().is_some_and(|r| r.exit_status != Some(0)) {
+                return Command::Resume {
+                    anchor,
+                    runs,
+                    reattach,
+                    ahead: None,
+                    phase1d: vec![],
+                };
+            }
+            let ahead = w.run(gates::ahead_argv(&p));
+            let phase = state
+                .run()
+                .map_or(1, |r| cairn::machines::ship::resume_phase(r, w.ahead));
+            let phase1d = if phase == 2 {
+                w.runs(&gates::phase1d_plan(&p, root))
+            } else {
+                vec![]
+            };
+            Command::Resume {
+                anchor,
+                runs,
+                reattach,
+                ahead: Some(ahead),
+                phase1d,
+            }
+        }
+        Step::AnswerTiebreaker => Command::AnswerTiebreaker {
+            number: 3,
+            disposition: "keep ours".into(),
+            operator: "ana".into(),
+        },
+        Step::ExternalOp(denied) => Command::ExternalOp {
+            class: cairn::machines::ship::recovery::OpClass::TrackerWrite,
+            op: "kata close abc".into(),
+            denied: *denied,
+        },
+        Step::Abandon => Command::Abandon {
+            reason: "skip".into(),
+            operator: "ana".into(),
+        },
+    }
+}
