@@ -326,7 +326,7 @@ proptest! {
         use cairn::machines::ship::{gates, Command, Ship};
         use crate::support::ship::{happy, params, World, ROOT};
         let mut state = Ship::initial_state();
-        for (step, w) in &happy()[..2 + which as usize] {
+        for (step, w) in &happy()[..3 + which as usize] {
             let c = crate::support::ship::command(&state, step, w);
             let events = Ship::decide(&state, &c, &ctx()).expect("the happy prefix is accepted");
             state = events.iter().fold(state, Ship::evolve);

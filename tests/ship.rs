@@ -992,3 +992,144 @@ fn snapshots_of_the_graph_a_scope_trip_and_status() {
     let (code, out) = r.verb("status", "");
     snap!("ship_status_scope_trip", pretty(code, &out));
 }
+
+/// Racing `cairn ship create` processes on one SHORT_ID: the step is announced in
+/// the journal before git runs, so exactly one process runs `git worktree add`; the
+/// others are refused (exit 2: in flight) or lose the append race (exit 3) and
+/// touch nothing. The journal never says `creation-failed` for a worktree that exists.
+#[test]
+fn racing_creates_run_git_worktree_add_once() {
+    for _ in 0..4 {
+        let r = Repo::new();
+        assert_eq!(r.open_with(&[]).0, 0);
+        let children: Vec<_> = (0..4)
+            .map(|_| {
+                std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+                    .args(["ship", "create", "--short-id", ID, "--db"])
+                    .arg(r.journal.path())
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let codes: Vec<i32> = children
+            .into_iter()
+            .map(|c| c.wait_with_output().unwrap().status.code().unwrap())
+            .collect();
+        assert_eq!(codes.iter().filter(|c| **c == 0).count(), 1, "{codes:?}");
+        assert!(codes.iter().all(|c| [0, 2, 3].contains(c)), "{codes:?}");
+        let (_, log, _) = cairn(
+            &["journal", "log", "--stream", "ship/abc", "--format", "json"],
+            "",
+            Some(&r.journal.path()),
+        );
+        let types: Vec<&str> = log["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["event_type"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            types,
+            [
+                "opened",
+                "preflight-passed",
+                "step-begun",
+                "worktree-created"
+            ],
+            "{log}"
+        );
+        assert!(r.wt().is_dir());
+        r.audit_ok();
+    }
+}
+
+/// A process that announced `create` and died (before or after `git worktree add`):
+/// `create` is not re-run blindly; `resume` observes what git has.
+#[test]
+fn a_crashed_create_is_recovered_by_resume() {
+    use cairn::machines::ship::{Command, Mutation, Ship};
+    let begin = |r: &Repo| {
+        let mut engine = cairn::Engine::open(
+            &r.journal.path(),
+            &cairn::journal::Options::default(),
+            cairn::Registry::builtin(),
+        )
+        .unwrap();
+        let stream = cairn::StreamId::new("ship", ID).unwrap();
+        engine
+            .execute::<Ship>(
+                &stream,
+                &Command::Begin {
+                    step: Mutation::Create,
+                },
+                &Default::default(),
+            )
+            .unwrap();
+    };
+    // Died after the add.
+    let r = Repo::new();
+    assert_eq!(r.open_with(&[]).0, 0);
+    begin(&r);
+    git(
+        &r.root,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "worktree-abc",
+            r.wt().to_str().unwrap(),
+            "main",
+        ],
+    );
+    let (code, out) = r.verb("create", "");
+    assert_eq!(
+        (code, out["error"]["rule"].as_str()),
+        (2, Some("create-in-flight")),
+        "{out}"
+    );
+    let (code, out) = r.verb("resume", "");
+    assert_eq!((code, out["state"].as_str()), (0, Some("phase-1")), "{out}");
+    r.audit_ok();
+
+    // Died before the add: nothing to adopt; the clean preflight stands and create runs.
+    let r = Repo::new();
+    assert_eq!(r.open_with(&[]).0, 0);
+    begin(&r);
+    let (code, out) = r.verb("resume", "");
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (4, Some("preflight-clean")),
+        "{out}"
+    );
+    assert_eq!(r.verb("create", "").1["state"], "phase-1");
+    r.audit_ok();
+}
+
+#[test]
+fn preflight_surfaces_local_and_upstream_divergence_without_fetching() {
+    let r = Repo::new();
+    let remote = r.root.with_file_name("remote.git");
+    git(&r.root, &["init", "-q", "--bare", remote.to_str().unwrap()]);
+    git(
+        &r.root,
+        &["remote", "add", "origin", remote.to_str().unwrap()],
+    );
+    git(&r.root, &["push", "-q", "-u", "origin", "main"]);
+    r.commit_in(&r.root, &[("local.txt", "1\n")], "local only");
+    let (code, out) = r.open_with(&[]);
+    assert_eq!(code, 0, "a divergence is an advisory, not a gate: {out}");
+    assert_eq!(
+        out["note"],
+        "note: local main 1 ahead / 0 behind origin/main (local is truth; no fetch)"
+    );
+    // In step: no note.
+    git(&r.root, &["push", "-q", "origin", "main"]);
+    let (code, out) = r.run(
+        &["preflight", "--short-id", ID, "--review-status", "pass"],
+        "",
+    );
+    assert_eq!((code, out.get("note")), (0, None), "{out}");
+}

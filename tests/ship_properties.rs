@@ -2,7 +2,7 @@
 //! combination of git facts, fed through the plans' exact argv). Seeds in
 //! proptest-regressions/ship.txt.
 
-use cairn::machines::ship::{preflight::Preflight, Event, Ship, Stage, State};
+use cairn::machines::ship::{preflight::Preflight, Event, Mutation, Ship, Stage, State};
 use cairn::{Context, Machine, Timestamp};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence};
@@ -52,6 +52,20 @@ proptest! {
             let c = command(&state, step, w);
             let Ok(events) = Ship::decide(&state, &c, &ctx()) else { continue };
             for e in &events {
+                // A git mutation's result is recorded only after the step was announced.
+                let begun = state.run().and_then(|r| r.begun);
+                let needs = match e {
+                    Event::WorktreeCreated { .. } | Event::WorktreeCreationFailed { .. } => Some(vec![Mutation::Create]),
+                    Event::MergeAccepted { .. } | Event::MergeRejected { .. } | Event::MergeStopped { .. } => Some(vec![Mutation::Merge]),
+                    Event::TornDown { .. } | Event::TeardownPartial { .. } => Some(vec![Mutation::Teardown]),
+                    Event::ResumeBlocked { .. } | Event::ResumedPhase1(_) | Event::ResumedPhase2(_) | Event::ResumedPhase3(_) | Event::ResumedTeardown(_) => {
+                        Some(vec![Mutation::Resume, Mutation::Create, Mutation::Merge, Mutation::Teardown])
+                    }
+                    _ => None,
+                };
+                if let Some(allowed) = needs {
+                    prop_assert!(begun.is_some_and(|b| allowed.contains(&b)), "{} without its begin ({:?})", Ship::event_name(e), begun);
+                }
                 match e {
                     Event::WorktreeCreated { .. } => prop_assert!(
                         matches!(state.stage(), Some(Stage::Preflighted { outcome: Preflight::Clean })),
@@ -120,10 +134,11 @@ fn only_clean_admits_creation() {
             stage: Stage::Preflighted { outcome: o.clone() },
         };
         assert_eq!(
-            admits(&s, Verb::Create).is_ok(),
+            admits(&s, Verb::Begin(Mutation::Create)).is_ok(),
             o == Preflight::Clean,
             "{o:?}"
         );
+        assert!(admits(&s, Verb::Create).is_err(), "never without its begin");
     }
 }
 

@@ -8,8 +8,8 @@ use cairn::journal::Options;
 use cairn::machines::park::observation::CommandRun;
 use cairn::machines::park::wire;
 use cairn::machines::ship::{
-    self, admits, gates, recovery, Command, Params, ReviewStatus, ScopeAnswer, Ship, Stage, State,
-    Verb,
+    self, admits, gates, recovery, Command, Mutation, Params, ReviewStatus, ScopeAnswer, Ship,
+    Stage, State, Verb,
 };
 use cairn::observe::{run as exec, run_all};
 use cairn::{Engine, Machine, Outcome, Registry, StreamId};
@@ -75,7 +75,16 @@ fn next(state: &State) -> Vec<&'static str> {
         (Verb::Abandon, "abandon"),
     ]
     .into_iter()
-    .filter(|(v, _)| admits(state, *v).is_ok())
+    .filter(|(v, _)| {
+        let begun = match v {
+            Verb::Create => Some(Mutation::Create),
+            Verb::Merge => Some(Mutation::Merge),
+            Verb::Teardown => Some(Mutation::Teardown),
+            Verb::Resume => Some(Mutation::Resume),
+            _ => None,
+        };
+        admits(state, *v).is_ok() || begun.is_some_and(|m| admits(state, Verb::Begin(m)).is_ok())
+    })
     .map(|(_, n)| n)
     .collect()
 }
@@ -182,6 +191,15 @@ fn record(db: &Db, options: &Options, stream: &StreamId, command: Command) -> Re
     out["stream"] = json!(stream.to_string());
     out["version"] = json!(done.version);
     out["events"] = json!(names);
+    if let Some(note) = done.events.iter().find_map(|e| match e {
+        ship::Event::PreflightPassed { note, .. } | ship::Event::PreflightBlocked { note, .. } => {
+            note.clone()
+        }
+        _ => None,
+    }) {
+        eprintln!("{note}");
+        out["note"] = json!(note);
+    }
     if let Some(gates) = done.events.iter().rev().find_map(|e| match e {
         ship::Event::Phase1Verified { gates, .. }
         | ship::Event::ScopeTripped { gates, .. }
@@ -223,6 +241,53 @@ fn report(r: &ShipReport, run: &ship::Run, phase: &str) -> Result<Value, Failure
         return Err(input("packet", "input-size", "the packet is too large"));
     }
     Ok(wire::parse_document(&text)?)
+}
+
+/// Announces a git mutation in the journal before git runs (an append at the version
+/// just read: of two racing processes one conflicts, exit 3, and touches nothing).
+/// A merge, teardown or resume already in flight (a crash between the git step and
+/// its record) is re-run as is: each re-reads git and is idempotent. A crashed
+/// `create` is not re-run (the add may have happened): `resume` observes it.
+fn begin(
+    db: &Db,
+    options: &Options,
+    stream: &StreamId,
+    step: Mutation,
+) -> Result<ship::Run, Failure> {
+    let state = current(db, options, stream)?;
+    let begun = state.run().and_then(|r| r.begun);
+    match begun {
+        Some(Mutation::Create) if step == Mutation::Create => return Err(input(
+            "short_id",
+            "create-in-flight",
+            "a `create` was begun and never recorded: `cairn ship resume` observes what it left",
+        )),
+        Some(m) if m == step || step == Mutation::Resume => return admitted(&state, step.verb()),
+        _ => {}
+    }
+    admitted(&state, Verb::Begin(step))?;
+    let done = crate::record::execute::<Ship>(
+        db,
+        options,
+        stream,
+        &Command::Begin { step },
+        &crate::record::context::<Ship>(),
+        None,
+    )?;
+    done.state
+        .run()
+        .cloned()
+        .ok_or_else(|| input("short_id", "opened", "no ship run is open on this SHORT_ID"))
+}
+
+/// The §repo-anchor divergence advisory's readings (no fetch: the stored remote ref).
+fn advisory(p: &Params, root: &str) -> Vec<CommandRun> {
+    let mut runs = vec![exec(&gates::upstream_argv(p, root))];
+    let plan = gates::advisory_plan(p, root, &runs);
+    if let Some(count) = plan.get(1) {
+        runs.push(exec(count));
+    }
+    runs
 }
 
 fn anchor(run: &ship::Run) -> (CommandRun, bool) {
@@ -283,10 +348,13 @@ pub fn run_verb(verb: &ShipCommand, db: &Db, options: &Options) -> Result<u8, Fa
                 .line(&capture.argv)
                 .unwrap_or_default();
             // An anchor that names no repository is refused by the machine; run nothing more.
-            let runs = if wire::is_normal_abs_path(&root) {
-                run_all(&gates::preflight_plan(&params, &root))
+            let (runs, advisory) = if wire::is_normal_abs_path(&root) {
+                (
+                    run_all(&gates::preflight_plan(&params, &root)),
+                    advisory(&params, &root),
+                )
             } else {
-                vec![]
+                (vec![], vec![])
             };
             record(
                 db,
@@ -297,6 +365,7 @@ pub fn run_verb(verb: &ShipCommand, db: &Db, options: &Options) -> Result<u8, Fa
                     anchor: capture,
                     runs,
                     review_status: review(&o.review),
+                    advisory,
                 },
             )
         }
@@ -304,6 +373,7 @@ pub fn run_verb(verb: &ShipCommand, db: &Db, options: &Options) -> Result<u8, Fa
             let stream = stream(id)?;
             let run = admitted(&current(db, options, &stream)?, Verb::Preflight)?;
             let runs = run_all(&gates::preflight_plan(&run.params, &run.repo_root));
+            let advisory = advisory(&run.params, &run.repo_root);
             record(
                 db,
                 options,
@@ -311,12 +381,13 @@ pub fn run_verb(verb: &ShipCommand, db: &Db, options: &Options) -> Result<u8, Fa
                 Command::Preflight {
                     runs,
                     review_status: review(r),
+                    advisory,
                 },
             )
         }
         ShipCommand::Create(id) => {
             let stream = stream(id)?;
-            let run = admitted(&current(db, options, &stream)?, Verb::Create)?;
+            let run = begin(db, options, &stream, Mutation::Create)?;
             let (p, root) = (&run.params, run.repo_root.as_str());
             let (a, held) = anchor(&run);
             let command = if !held {
@@ -433,7 +504,7 @@ pub fn run_verb(verb: &ShipCommand, db: &Db, options: &Options) -> Result<u8, Fa
         }
         ShipCommand::Merge(id) => {
             let stream = stream(id)?;
-            let run = admitted(&current(db, options, &stream)?, Verb::Merge)?;
+            let run = begin(db, options, &stream, Mutation::Merge)?;
             let (p, root) = (&run.params, run.repo_root.as_str());
             let (a, held) = anchor(&run);
             let command = if !held {
@@ -459,8 +530,8 @@ pub fn run_verb(verb: &ShipCommand, db: &Db, options: &Options) -> Result<u8, Fa
         }
         ShipCommand::Teardown(id) => {
             let stream = stream(id)?;
+            let run = begin(db, options, &stream, Mutation::Teardown)?;
             let state = current(db, options, &stream)?;
-            let run = admitted(&state, Verb::Teardown)?;
             let (p, root) = (&run.params, run.repo_root.as_str());
             let force = matches!(state.stage(), Some(Stage::TeardownPending { .. }));
             let (a, held) = anchor(&run);
@@ -489,7 +560,7 @@ pub fn run_verb(verb: &ShipCommand, db: &Db, options: &Options) -> Result<u8, Fa
         }
         ShipCommand::Resume(id) => {
             let stream = stream(id)?;
-            let run = admitted(&current(db, options, &stream)?, Verb::Resume)?;
+            let run = begin(db, options, &stream, Mutation::Resume)?;
             let (p, root) = (&run.params, run.repo_root.as_str());
             let (a, held) = anchor(&run);
             let empty = |a| Command::Resume {

@@ -5,7 +5,7 @@
 //! combination of facts.)
 
 use cairn::machines::park::observation::CommandRun;
-use cairn::machines::ship::{gates, Command, Params, ReviewStatus, ScopeAnswer, State};
+use cairn::machines::ship::{gates, Command, Mutation, Params, ReviewStatus, ScopeAnswer, State};
 use cairn::{Outcome, Timestamp};
 use proptest::prelude::*;
 use serde_json::json;
@@ -144,6 +144,7 @@ impl World {
 /// One generated step.
 #[derive(Debug, Clone)]
 pub enum Step {
+    Begin(Mutation),
     Open(bool),
     Preflight(bool),
     Create,
@@ -198,20 +199,21 @@ pub fn world() -> impl Strategy<Value = World> {
 
 pub fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
-        any::<bool>().prop_map(Step::Open),
-        any::<bool>().prop_map(Step::Preflight),
-        Just(Step::Create),
-        (0u8..4).prop_map(Step::Verify),
-        any::<bool>().prop_map(Step::AnswerScope),
-        (0u8..6).prop_map(Step::Refine),
-        any::<bool>().prop_map(Step::PreMerge),
-        Just(Step::Merge),
-        Just(Step::Merge),
-        Just(Step::Teardown),
-        Just(Step::Resume),
-        Just(Step::AnswerTiebreaker),
-        any::<bool>().prop_map(Step::ExternalOp),
-        Just(Step::Abandon),
+        4 => prop_oneof![Just(Mutation::Create), Just(Mutation::Merge), Just(Mutation::Teardown), Just(Mutation::Resume)].prop_map(Step::Begin),
+        1 => any::<bool>().prop_map(Step::Open),
+        1 => any::<bool>().prop_map(Step::Preflight),
+        1 => Just(Step::Create),
+        1 => (0u8..4).prop_map(Step::Verify),
+        1 => any::<bool>().prop_map(Step::AnswerScope),
+        1 => (0u8..6).prop_map(Step::Refine),
+        1 => any::<bool>().prop_map(Step::PreMerge),
+        1 => Just(Step::Merge),
+        1 => Just(Step::Merge),
+        1 => Just(Step::Teardown),
+        1 => Just(Step::Resume),
+        1 => Just(Step::AnswerTiebreaker),
+        1 => any::<bool>().prop_map(Step::ExternalOp),
+        1 => Just(Step::Abandon),
     ]
 }
 
@@ -225,6 +227,7 @@ pub fn happy() -> Vec<(Step, World)> {
     };
     vec![
         (Step::Open(true), clean.clone()),
+        (Step::Begin(Mutation::Create), World::happy()),
         (
             Step::Create,
             World {
@@ -237,7 +240,9 @@ pub fn happy() -> Vec<(Step, World)> {
         (Step::Verify(0), World::happy()),
         (Step::Refine(0), World::happy()),
         (Step::PreMerge(true), World::happy()),
+        (Step::Begin(Mutation::Merge), World::happy()),
         (Step::Merge, World::happy()),
+        (Step::Begin(Mutation::Teardown), World::happy()),
         (Step::Teardown, World::happy()),
     ]
 }
@@ -257,15 +262,18 @@ pub fn command(state: &State, step: &Step, w: &World) -> Command {
     let root = ROOT;
     let anchor = w.run(gates::anchor_argv(root));
     match step {
+        Step::Begin(m) => Command::Begin { step: *m },
         Step::Open(ok) => Command::Open {
             params: p.clone(),
             anchor,
             runs: w.runs(&gates::preflight_plan(&p, root)),
             review_status: review(*ok),
+            advisory: w.runs(&[gates::upstream_argv(&p, root)]),
         },
         Step::Preflight(ok) => Command::Preflight {
             runs: w.runs(&gates::preflight_plan(&p, root)),
             review_status: review(*ok),
+            advisory: w.runs(&[gates::upstream_argv(&p, root)]),
         },
         Step::Create => {
             if !w.anchor_ok {

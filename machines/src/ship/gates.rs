@@ -167,6 +167,61 @@ pub fn preflight_facts(p: &Params, root: &str, runs: &[CommandRun]) -> Facts {
     }
 }
 
+/// §repo-anchor divergence advisory, first reading: the target's upstream (no fetch).
+pub fn upstream_argv(p: &Params, root: &str) -> Vec<String> {
+    git(
+        root,
+        &[
+            "rev-parse",
+            "--abbrev-ref",
+            &format!("{}@{{upstream}}", p.target_branch),
+        ],
+    )
+}
+
+/// Second reading, when there is an upstream: `rev-list --left-right --count TARGET...UP`.
+pub fn divergence_argv(p: &Params, root: &str, upstream: &str) -> Vec<String> {
+    git(
+        root,
+        &[
+            "rev-list",
+            "--left-right",
+            "--count",
+            &format!("{}...{upstream}", p.target_branch),
+        ],
+    )
+}
+
+/// The advisory plan as run: the upstream reading, then the count when it named one.
+pub fn advisory_plan(p: &Params, root: &str, runs: &[CommandRun]) -> Vec<Vec<String>> {
+    let mut plan = vec![upstream_argv(p, root)];
+    if let Some(up) = Runs(runs).line(&plan[0]).filter(|u| !u.is_empty()) {
+        plan.push(divergence_argv(p, root, &up));
+    }
+    plan
+}
+
+/// The non-fatal note: `local TARGET a ahead / b behind UP (local is truth; no fetch)`,
+/// only when both counts were read and are not `0 0` (the seed's `$# -eq 2` guard).
+pub fn divergence_note(p: &Params, root: &str, runs: &[CommandRun]) -> Option<String> {
+    let r = Runs(runs);
+    let up = r.line(&upstream_argv(p, root)).filter(|u| !u.is_empty())?;
+    let counts = r.line(&divergence_argv(p, root, &up))?;
+    let n: Vec<u64> = counts
+        .split_whitespace()
+        .map(str::parse)
+        .collect::<Result<_, _>>()
+        .ok()?;
+    match n[..] {
+        [0, 0] => None,
+        [a, b] => Some(format!(
+            "note: local {} {a} ahead / {b} behind {up} (local is truth; no fetch)",
+            p.target_branch
+        )),
+        _ => None,
+    }
+}
+
 /// §phase-1b step 1: `git -C REPO_ROOT worktree add -b BRANCH WORKTREE_PATH TARGET_BRANCH`.
 pub fn create_argv(p: &Params, root: &str) -> Vec<String> {
     git(

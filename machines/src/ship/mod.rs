@@ -181,6 +181,38 @@ pub struct Run {
     pub merged_sha: Option<String>,
     /// Denials per external operation class this session.
     pub denials: BTreeMap<OpClass, u8>,
+    /// A git mutation announced (recorded) before it ran, until its result is recorded.
+    #[serde(default)]
+    pub begun: Option<Mutation>,
+}
+
+/// A step that mutates git. It is announced with `begin` (an append at the version
+/// the caller read) before git runs, so two processes can never both run it: the
+/// second append conflicts (exit 3) and that process touches nothing. Only the
+/// step's result (or `resume`, which re-observes after a crash) may follow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mutation {
+    /// `git worktree add -b`.
+    Create,
+    /// `git merge --ff-only`.
+    Merge,
+    /// `git worktree remove` and `git branch -d|-D`.
+    Teardown,
+    /// A re-attach `git worktree add` (when needed).
+    Resume,
+}
+
+impl Mutation {
+    /// The verb that records this step's result.
+    pub fn verb(self) -> Verb {
+        match self {
+            Mutation::Create => Verb::Create,
+            Mutation::Merge => Verb::Merge,
+            Mutation::Teardown => Verb::Teardown,
+            Mutation::Resume => Verb::Resume,
+        }
+    }
 }
 
 /// Where a run is.
@@ -311,12 +343,18 @@ pub enum Command {
         anchor: CommandRun,
         runs: Vec<CommandRun>,
         review_status: ReviewStatus,
+        #[serde(default)]
+        advisory: Vec<CommandRun>,
     },
     /// Re-run preflight (after the operator dealt with a blocked outcome).
     Preflight {
         runs: Vec<CommandRun>,
         review_status: ReviewStatus,
+        #[serde(default)]
+        advisory: Vec<CommandRun>,
     },
+    /// Announce a git mutation before running it.
+    Begin { step: Mutation },
     /// §phase-1b: the anchor, `git worktree add`, its verifications and cleanup.
     Create {
         anchor: CommandRun,
@@ -396,12 +434,20 @@ pub enum Event {
         outcome: Preflight,
         review_status: ReviewStatus,
         runs: Vec<CommandRun>,
+        advisory: Vec<CommandRun>,
+        note: Option<String>,
     },
     /// Preflight said anything else.
     PreflightBlocked {
         outcome: Preflight,
         review_status: ReviewStatus,
         runs: Vec<CommandRun>,
+        advisory: Vec<CommandRun>,
+        note: Option<String>,
+    },
+    /// A git mutation was announced; its result follows.
+    StepBegun {
+        step: Mutation,
     },
     AnchorDrifted {
         step: String,
@@ -594,20 +640,44 @@ impl Event {
     }
 }
 
-fn preflighted(outcome: Preflight, review_status: ReviewStatus, runs: Vec<CommandRun>) -> Event {
-    if outcome.may_create_worktree() {
+/// The preflight event: the classification, gate 3, and the divergence advisory.
+fn preflighted(
+    state: &State,
+    verb: &str,
+    (p, root): (&Params, &str),
+    runs: &[CommandRun],
+    review_status: &ReviewStatus,
+    advisory: &[CommandRun],
+) -> Result<Event, Rejection> {
+    exact(state, verb, "runs", runs, &gates::preflight_plan(p, root))?;
+    exact(
+        state,
+        verb,
+        "advisory",
+        advisory,
+        &gates::advisory_plan(p, root, advisory),
+    )?;
+    let outcome = preflight::classify(&gates::preflight_facts(p, root, runs))
+        .with_review_status(review_status.outcome);
+    let note = gates::divergence_note(p, root, advisory);
+    let (review_status, runs, advisory) = (review_status.clone(), runs.to_vec(), advisory.to_vec());
+    Ok(if outcome.may_create_worktree() {
         Event::PreflightPassed {
             outcome,
             review_status,
             runs,
+            advisory,
+            note,
         }
     } else {
         Event::PreflightBlocked {
             outcome,
             review_status,
             runs,
+            advisory,
+            note,
         }
-    }
+    })
 }
 
 /// The machine.
@@ -617,6 +687,7 @@ pub struct Ship;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[allow(missing_docs)]
 pub enum Verb {
+    Begin(Mutation),
     Open,
     Preflight,
     Create,
@@ -635,6 +706,7 @@ pub enum Verb {
 impl Verb {
     fn of(c: &Command) -> Verb {
         match c {
+            Command::Begin { step } => Verb::Begin(*step),
             Command::Open { .. } => Verb::Open,
             Command::Preflight { .. } => Verb::Preflight,
             Command::Create { .. } => Verb::Create,
@@ -652,6 +724,7 @@ impl Verb {
     }
     fn name(self) -> &'static str {
         match self {
+            Verb::Begin(_) => "begin",
             Verb::Open => "open",
             Verb::Preflight => "preflight",
             Verb::Create => "create",
@@ -701,7 +774,7 @@ pub fn is_terminal(stage: &Stage) -> bool {
 pub fn admits(state: &State, verb: Verb) -> Result<(), Rejection> {
     let no =
         |predicate: &str, message: &str| Err(reject(state, verb.name(), predicate, None, message));
-    let stage = match (state, verb) {
+    let (run, stage) = match (state, verb) {
         (State::Idle, Verb::Open) => return Ok(()),
         (State::Idle, _) => {
             return no(
@@ -715,13 +788,35 @@ pub fn admits(state: &State, verb: Verb) -> Result<(), Rejection> {
                 "this SHORT_ID already has a ship run; re-run `cairn ship preflight`",
             )
         }
-        (State::Active { stage, .. }, _) => stage,
+        (State::Active { run, stage }, _) => (run, stage),
     };
     if is_terminal(stage) {
         return no("run-open", "this ship run has ended");
     }
-    let ok = match verb {
-        Verb::Open => false,
+    let mutating = matches!(
+        verb,
+        Verb::Create | Verb::Merge | Verb::Teardown | Verb::Resume
+    );
+    let verb_ok = match (run.begun, verb) {
+        // The announced step's result, or a resume that re-observes after a crash.
+        (Some(m), v) if v == m.verb() || v == Verb::Resume => return Ok(()),
+        (Some(_), _) => {
+            return no(
+                "nothing-in-flight",
+                "a git mutation is in flight: record its result, or `cairn ship resume`",
+            )
+        }
+        (None, v) if mutating => {
+            return no(
+                "begun-first",
+                &format!("announce the step first: `begin` `{}`", v.name()),
+            )
+        }
+        (None, Verb::Begin(m)) => m.verb(),
+        (None, v) => v,
+    };
+    let ok = match verb_ok {
+        Verb::Open | Verb::Begin(_) => false,
         Verb::Preflight => matches!(stage, Stage::Preflighted { .. }),
         Verb::Create => {
             matches!(stage, Stage::Preflighted { outcome } if outcome.may_create_worktree())
@@ -749,7 +844,7 @@ pub fn admits(state: &State, verb: Verb) -> Result<(), Rejection> {
     if ok {
         return Ok(());
     }
-    let why = match verb {
+    let why = match verb_ok {
         Verb::Create => "only a `clean` preflight may lead to `git worktree add`",
         Verb::Verify => "phase-1 verification needs a created worktree awaiting its report",
         Verb::AnswerScope => "no scope trip is pending",
@@ -913,11 +1008,13 @@ impl Machine for Ship {
         let v = verb.name();
         admits(state, verb)?;
         match command {
+            Command::Begin { step } => Ok(vec![Event::StepBegun { step: *step }]),
             Command::Open {
                 params,
                 anchor,
                 runs,
                 review_status,
+                advisory,
             } => {
                 params
                     .check()
@@ -953,46 +1050,33 @@ impl Machine for Ship {
                         &format!("WORKTREE_PATH must be under REPO_ROOT `{root}`"),
                     ));
                 }
-                exact(
-                    state,
-                    v,
-                    "runs",
-                    runs,
-                    &gates::preflight_plan(params, &root),
-                )?;
-                let outcome = preflight::classify(&gates::preflight_facts(params, &root, runs))
-                    .with_review_status(review_status.outcome);
+                let preflight =
+                    preflighted(state, v, (params, &root), runs, review_status, advisory)?;
                 Ok(vec![
                     Event::Opened {
                         params: params.clone(),
                         repo_root: root,
                         anchor: anchor.clone(),
                     },
-                    preflighted(outcome, review_status.clone(), runs.clone()),
+                    preflight,
                 ])
             }
             Command::Preflight {
                 runs,
                 review_status,
+                advisory,
             } => {
                 let run = state
                     .run()
                     .ok_or_else(|| bad(state, v, "state", "opened", "no run"))?;
-                exact(
+                Ok(vec![preflighted(
                     state,
                     v,
-                    "runs",
+                    (&run.params, &run.repo_root),
                     runs,
-                    &gates::preflight_plan(&run.params, &run.repo_root),
-                )?;
-                let outcome =
-                    preflight::classify(&gates::preflight_facts(&run.params, &run.repo_root, runs))
-                        .with_review_status(review_status.outcome);
-                Ok(vec![preflighted(
-                    outcome,
-                    review_status.clone(),
-                    runs.clone(),
-                )])
+                    review_status,
+                    advisory,
+                )?])
             }
             Command::Create {
                 anchor,
@@ -1952,6 +2036,7 @@ impl Machine for Ship {
                     merge_attempts: 0,
                     merged_sha: None,
                     denials: BTreeMap::new(),
+                    begun: None,
                 };
                 return State::Active {
                     run: Box::new(run),
@@ -1973,8 +2058,25 @@ impl Machine for Ship {
                 phase,
             },
         };
+        run.begun = match event {
+            Event::StepBegun { step } => Some(*step),
+            Event::WorktreeCreated { .. }
+            | Event::WorktreeCreationFailed { .. }
+            | Event::AnchorDrifted { .. }
+            | Event::MergeAccepted { .. }
+            | Event::MergeRejected { .. }
+            | Event::MergeStopped { .. }
+            | Event::TornDown { .. }
+            | Event::TeardownPartial { .. }
+            | Event::ResumedPhase1(_)
+            | Event::ResumedPhase2(_)
+            | Event::ResumedPhase3(_)
+            | Event::ResumedTeardown(_)
+            | Event::ResumeBlocked { .. } => None,
+            _ => run.begun,
+        };
         let stage = match event {
-            Event::Opened { .. } => stage,
+            Event::Opened { .. } | Event::StepBegun { .. } => stage,
             Event::PreflightPassed { outcome, .. } | Event::PreflightBlocked { outcome, .. } => {
                 Stage::Preflighted {
                     outcome: outcome.clone(),
@@ -2141,6 +2243,7 @@ impl Machine for Ship {
             Event::Opened { .. } => "opened",
             Event::PreflightPassed { .. } => "preflight-passed",
             Event::PreflightBlocked { .. } => "preflight-blocked",
+            Event::StepBegun { .. } => "step-begun",
             Event::AnchorDrifted { .. } => "anchor-drifted",
             Event::WorktreeCreated { .. } => "worktree-created",
             Event::WorktreeCreationFailed { .. } => "worktree-creation-failed",
@@ -2260,7 +2363,18 @@ impl Machine for Ship {
             edges.push(e(from, "resumed-phase-3", "phase-3"));
             edges.push(e(from, "resumed-teardown", "merged"));
         }
+        // A crashed `create` is recovered by `resume` from the clean preflight.
+        for (event, to) in [
+            ("resumed-phase-1", "phase-1"),
+            ("resumed-phase-2", "phase-1"),
+            ("resume-blocked", "preflight-clean"),
+        ] {
+            edges.push(e("preflight-clean", event, to));
+        }
         for from in LIVE.iter().filter(|s| **s != "idle") {
+            if *from != "preflight-blocked" {
+                edges.push(e(from, "step-begun", from));
+            }
             edges.push(e(from, "external-op-recorded", from));
             edges.push(e(
                 from,
