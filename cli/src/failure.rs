@@ -99,8 +99,7 @@ pub mod code {
     pub const INTERNAL: u8 = 1;
     pub const BAD_INPUT: u8 = 2;
     pub const CONFLICT: u8 = 3;
-    /// Not green yet (the build loop).
-    #[allow(dead_code)]
+    /// Recorded, but a gate stopped the lifecycle (not a refusal).
     pub const NOT_GREEN: u8 = 4;
     pub const INTEGRITY: u8 = 5;
 }
