@@ -38,13 +38,14 @@ fn ctx() -> Context {
 }
 
 proptest! {
-    #![proptest_config(config(512))]
+    #![proptest_config(config(2048))]
 
     /// `git worktree add` is never recorded unless the preflight said `clean`; never
     /// more than one ff-merge retry per session; resume always picks the phase the
     /// tip implies; `shipped` only after every gate of every phase.
     #[test]
     fn ship_keeps_its_lifecycle_invariants(seq in sequence()) {
+        let graph = Ship::graph();
         let mut state = Ship::initial_state();
         let mut attempts_this_session = 0u32;
         let (mut refined, mut merged, mut verified, mut checked) = (false, false, false, false);
@@ -89,7 +90,12 @@ proptest! {
                     Event::PreMergeChecked { .. } => checked = true,
                     _ => {}
                 }
+                let from = Ship::state_name(&state);
                 state = Ship::evolve(state, e);
+                prop_assert!(
+                    graph.has_edge(from, Ship::event_name(e), Ship::state_name(&state)),
+                    "`{}` from `{}` to `{}` is not an edge", Ship::event_name(e), from, Ship::state_name(&state)
+                );
                 if matches!(state.stage(), Some(Stage::Shipped)) {
                     prop_assert!(verified && refined && checked && merged, "shipped without every gate");
                 }

@@ -798,8 +798,13 @@ pub fn admits(state: &State, verb: Verb) -> Result<(), Rejection> {
         Verb::Create | Verb::Merge | Verb::Teardown | Verb::Resume
     );
     let verb_ok = match (run.begun, verb) {
-        // The announced step's result, or a resume that re-observes after a crash.
-        (Some(m), v) if v == m.verb() || v == Verb::Resume => return Ok(()),
+        // The announced step's result.
+        (Some(m), v) if v == m.verb() => return Ok(()),
+        // A crashed `create` is observed by `resume` (the add may or may not have run).
+        (Some(Mutation::Create), Verb::Resume) => return Ok(()),
+        // Any other crashed step: `resume` where the stage admits it (a crashed
+        // teardown is re-run instead: it is idempotent).
+        (Some(_), Verb::Resume) => Verb::Resume,
         (Some(_), _) => {
             return no(
                 "nothing-in-flight",
