@@ -97,6 +97,7 @@ pub mod registry;
 pub mod stream;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod work;
 
 pub use audit::{AuditReport, Finding, FindingKind};
 pub use engine::{Engine, Executed, Request, StateView};

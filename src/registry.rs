@@ -24,6 +24,7 @@ impl Registry {
         r.register::<cairn_machines::park::Park>();
         r.register::<cairn_machines::pr_loop::PrLoop>();
         r.register::<cairn_machines::ship::Ship>();
+        r.register::<cairn_machines::work::node::WorkNode>();
         r
     }
 

@@ -20,3 +20,5 @@ mod reliability;
 mod ship;
 mod ship_preflight;
 mod ship_properties;
+mod work_node;
+mod work_spec;

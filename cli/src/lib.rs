@@ -24,6 +24,7 @@ mod pr;
 mod record;
 mod ship;
 mod verbs;
+mod work;
 
 use clap::Parser;
 

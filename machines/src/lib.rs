@@ -29,6 +29,7 @@ pub mod rejection;
 pub mod ship;
 #[deny(missing_docs)]
 pub mod time;
+pub mod work;
 
 pub use erased::{DecideFailure, DynFold, DynMachine, Erased, RawEvent, Step};
 pub use error::Error;

@@ -1,0 +1,8 @@
+//! `work-node`: the work-execution seed (`001_3153f5e4699cf4ee`). So far: the
+//! workspec (YAML reading, schema, ids, dependencies, lints, addresses) and the
+//! lifecycle / ready-set computation, and the node machine (`node`).
+
+pub mod node;
+pub mod ready;
+pub mod spec;
+pub mod yaml;

@@ -1,0 +1,268 @@
+//! A workspec's YAML read into JSON values, with the YAML-level findings the
+//! schema cannot see: syntax, more than one document, unknown tags, tags on the
+//! wrong kind of node, duplicate keys. Built on yaml-rust2's event parser (pure
+//! Rust, YAML 1.2, maintained) so tags, scalar styles and positions are visible.
+
+use serde_json::{Map, Number, Value};
+use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser, Tag};
+use yaml_rust2::scanner::{Marker, TScalarStyle};
+
+use super::spec::{Finding, Seg};
+
+/// The local tags a block scalar may carry (a language hint, nothing more).
+pub const LANGUAGE_TAGS: &[&str] = &[
+    "md",
+    "markdown",
+    "py",
+    "python",
+    "json",
+    "ts",
+    "typescript",
+    "rs",
+    "rust",
+    "bash",
+    "sh",
+    "shell",
+    "rb",
+    "ruby",
+    "diff",
+    "patch",
+    "toml",
+];
+
+enum Frame {
+    Seq {
+        path: Vec<Seg>,
+        items: Vec<Value>,
+        anchor: usize,
+    },
+    Map {
+        path: Vec<Seg>,
+        map: Map<String, Value>,
+        key: Option<String>,
+        anchor: usize,
+    },
+}
+
+struct Builder {
+    stack: Vec<Frame>,
+    root: Option<Value>,
+    documents: usize,
+    anchors: std::collections::HashMap<usize, Value>,
+    findings: Vec<Finding>,
+}
+
+impl Builder {
+    fn child_path(&self) -> Vec<Seg> {
+        match self.stack.last() {
+            None => vec![],
+            Some(Frame::Seq { path, items, .. }) => {
+                let mut p = path.clone();
+                p.push(Seg::Index(items.len()));
+                p
+            }
+            Some(Frame::Map { path, key, .. }) => {
+                let mut p = path.clone();
+                if let Some(k) = key {
+                    p.push(Seg::Key(k.clone()));
+                }
+                p
+            }
+        }
+    }
+
+    fn expecting_key(&self) -> bool {
+        matches!(self.stack.last(), Some(Frame::Map { key: None, .. }))
+    }
+
+    fn deliver(&mut self, value: Value, anchor: usize) {
+        if anchor > 0 {
+            self.anchors.insert(anchor, value.clone());
+        }
+        match self.stack.last_mut() {
+            None => {
+                if self.root.is_none() {
+                    self.root = Some(value);
+                }
+            }
+            Some(Frame::Seq { items, .. }) => items.push(value),
+            Some(Frame::Map { map, key, .. }) => {
+                if let Some(k) = key.take() {
+                    map.insert(k, value);
+                }
+            }
+        }
+    }
+
+    fn key(&mut self, text: String) {
+        let path = self.child_path();
+        if let Some(Frame::Map { map, key, .. }) = self.stack.last_mut() {
+            if map.contains_key(&text) {
+                let mut p = path;
+                p.push(Seg::Key(text.clone()));
+                self.findings.push(Finding::error(
+                    "yaml-duplicate-key",
+                    p,
+                    format!("the key `{text}` appears twice"),
+                ));
+            }
+            *key = Some(text);
+        }
+    }
+
+    /// Tags: `!!` (core schema) tags pass; a listed language tag only on a `|`/`>` scalar.
+    fn tag(&mut self, tag: &Option<Tag>, block_scalar: bool) {
+        let Some(t) = tag else { return };
+        if t.handle == "tag:yaml.org,2002:" {
+            return;
+        }
+        let path = self.child_path();
+        let name = format!("{}{}", t.handle, t.suffix);
+        if t.handle == "!" && LANGUAGE_TAGS.contains(&t.suffix.as_str()) {
+            if !block_scalar {
+                self.findings.push(Finding::error(
+                    "yaml-tag-style",
+                    path,
+                    format!("`{name}` is allowed only on a `|` or `>` block scalar"),
+                ));
+            }
+        } else {
+            self.findings.push(Finding::error(
+                "yaml-unknown-tag",
+                path,
+                format!("`{name}` is not one of the listed language tags"),
+            ));
+        }
+    }
+}
+
+fn resolve(text: &str, style: TScalarStyle, tag: &Option<Tag>) -> Value {
+    let core = |s: &str| {
+        tag.as_ref()
+            .is_some_and(|t| t.handle == "tag:yaml.org,2002:" && t.suffix == s)
+    };
+    if style != TScalarStyle::Plain || core("str") || tag.as_ref().is_some_and(|t| t.handle == "!")
+    {
+        return Value::String(text.to_owned());
+    }
+    match text {
+        "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
+        "true" | "True" | "TRUE" => return Value::Bool(true),
+        "false" | "False" | "FALSE" => return Value::Bool(false),
+        _ => {}
+    }
+    let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        if let Ok(n) = text.parse::<i64>() {
+            return Value::Number(n.into());
+        }
+    }
+    let float_like = !digits.is_empty()
+        && digits
+            .bytes()
+            .all(|b| b.is_ascii_digit() || b"eE.+-".contains(&b))
+        && digits.bytes().any(|b| b.is_ascii_digit());
+    if float_like {
+        if let Some(n) = text.parse::<f64>().ok().and_then(Number::from_f64) {
+            return Value::Number(n);
+        }
+    }
+    Value::String(text.to_owned())
+}
+
+impl MarkedEventReceiver for Builder {
+    fn on_event(&mut self, ev: Event, _mark: Marker) {
+        match ev {
+            Event::DocumentStart => self.documents += 1,
+            Event::Scalar(text, style, anchor, tag) => {
+                if self.expecting_key() {
+                    self.key(text);
+                    return;
+                }
+                self.tag(
+                    &tag,
+                    matches!(style, TScalarStyle::Literal | TScalarStyle::Folded),
+                );
+                let v = resolve(&text, style, &tag);
+                self.deliver(v, anchor);
+            }
+            Event::Alias(id) => {
+                let v = self.anchors.get(&id).cloned().unwrap_or(Value::Null);
+                if self.expecting_key() {
+                    self.key(match v {
+                        Value::String(s) => s,
+                        other => other.to_string(),
+                    });
+                } else {
+                    self.deliver(v, 0);
+                }
+            }
+            Event::SequenceStart(anchor, tag) => {
+                self.tag(&tag, false);
+                let path = self.child_path();
+                self.stack.push(Frame::Seq {
+                    path,
+                    items: vec![],
+                    anchor,
+                });
+            }
+            Event::MappingStart(anchor, tag) => {
+                self.tag(&tag, false);
+                let path = self.child_path();
+                self.stack.push(Frame::Map {
+                    path,
+                    map: Map::new(),
+                    key: None,
+                    anchor,
+                });
+            }
+            Event::SequenceEnd | Event::MappingEnd => match self.stack.pop() {
+                Some(Frame::Seq { items, anchor, .. }) => self.deliver(Value::Array(items), anchor),
+                Some(Frame::Map { map, anchor, .. }) => self.deliver(Value::Object(map), anchor),
+                None => {}
+            },
+            _ => {}
+        }
+    }
+}
+
+/// Reads `text`: the value (if the document could be read) and the YAML findings.
+pub fn read(text: &str) -> (Option<Value>, Vec<Finding>) {
+    let mut b = Builder {
+        stack: vec![],
+        root: None,
+        documents: 0,
+        anchors: Default::default(),
+        findings: vec![],
+    };
+    let mut parser = Parser::new_from_str(text);
+    if let Err(e) = parser.load(&mut b, true) {
+        let m = e.marker();
+        return (
+            None,
+            vec![Finding::error(
+                "yaml-syntax",
+                vec![],
+                format!("line {}, column {}: {}", m.line(), m.col(), e.info()),
+            )],
+        );
+    }
+    if b.documents > 1 {
+        b.findings.push(Finding::error(
+            "yaml-multiple-documents",
+            vec![],
+            "a workspec is exactly one YAML document",
+        ));
+    }
+    match b.root {
+        None | Some(Value::Null) => {
+            b.findings.push(Finding::error(
+                "yaml-syntax",
+                vec![],
+                "the document is empty",
+            ));
+            (None, b.findings)
+        }
+        Some(v) => (Some(v), b.findings),
+    }
+}

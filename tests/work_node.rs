@@ -1,0 +1,505 @@
+//! `cairn work` end to end on real git repositories and worktrees, with real child
+//! processes for the criteria (a floor printed, a floor missing, a timeout that
+//! leaves a child behind — the group must be gone).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use crate::park::park as cairn;
+use crate::support::git::git;
+use crate::support::TempJournal;
+
+struct Work {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    lane: PathBuf,
+    spec: PathBuf,
+    journal: TempJournal,
+}
+
+fn spec_text(core_run: &str, core_floor: &str, timeout_ms: u64) -> String {
+    format!(
+        r#"title: Result cache
+description: Cache lookups.
+intent: Lower latency.
+work:
+  - id: core
+    task: Implement the cache module
+    touches: [src/cache/]
+    checklist: [describe eviction]
+    acceptance:
+      - id: C1
+        statement: Cache hits skip the backend
+        evidence:
+          kind: command
+          run: {core_run:?}
+          expect: {{ exit: 0, output_includes: {core_floor:?} }}
+          timeout_ms: {timeout_ms}
+  - id: docs
+    task: Document the cache
+    depends_on: [core]
+    acceptance:
+      - {{ id: C2, statement: Docs approved, evidence: {{ kind: user, prompt: Approve docs? }} }}
+"#
+    )
+}
+
+impl Work {
+    fn new(spec: &str) -> Self {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap().join("repo");
+        std::fs::create_dir_all(root.join(".work/specs")).unwrap();
+        git(&root, &["init", "-q", "-b", "main"]);
+        std::fs::write(root.join(".gitignore"), ".work/.cache/\n").unwrap();
+        std::fs::write(root.join(".work/specs/cache.yaml"), spec).unwrap();
+        git(&root, &["add", "."]);
+        git(&root, &["commit", "-q", "-m", "spec"]);
+        let lane = tmp.path().canonicalize().unwrap().join("lane");
+        git(
+            &root,
+            &[
+                "worktree",
+                "add",
+                "-q",
+                "-b",
+                "lane",
+                lane.to_str().unwrap(),
+            ],
+        );
+        Work {
+            spec: root.join(".work/specs/cache.yaml"),
+            _tmp: tmp,
+            root,
+            lane,
+            journal: TempJournal::new(),
+        }
+    }
+    fn run(&self, args: &[&str]) -> (i32, Value) {
+        let mut full = vec!["work"];
+        full.extend_from_slice(args);
+        let (code, out, _) = cairn(&full, "", Some(&self.journal.path()));
+        (code, out)
+    }
+    fn node(&self, verb: &str, node: &str, extra: &[&str]) -> (i32, Value) {
+        let spec = self.spec.to_str().unwrap().to_owned();
+        let mut a = vec![verb, "--spec", &spec, "--node", node];
+        a.extend_from_slice(extra);
+        self.run(&a)
+    }
+    fn head(&self, dir: &Path) -> String {
+        git(dir, &["rev-parse", "HEAD"])
+    }
+    fn commit_lane(&self) -> String {
+        std::fs::create_dir_all(self.lane.join("src/cache")).unwrap();
+        std::fs::write(self.lane.join("src/cache/mod.rs"), "// cache\n").unwrap();
+        git(&self.lane, &["add", "."]);
+        crate::support::git::try_git(&self.lane, &["commit", "-q", "-m", "cache"]);
+        self.head(&self.lane)
+    }
+    fn status(&self, session: &str) -> Value {
+        let (code, out) = self.run(&["status", self.spec.to_str().unwrap(), "--session", session]);
+        assert_eq!(code, 0, "{out}");
+        out
+    }
+    fn verify(&self, node: &str, tree: &Path, commit: &str, extra: &[&str]) -> (i32, Value) {
+        let t = tree.to_str().unwrap().to_owned();
+        let mut a = vec![
+            "--worktree",
+            &t,
+            "--expected-commit",
+            commit,
+            "--session",
+            "s1",
+        ];
+        a.extend_from_slice(extra);
+        self.node("verify", node, &a)
+    }
+    /// plan + dispatch into the lane.
+    fn dispatched(&self, node: &str) {
+        assert_eq!(self.node("plan", node, &[]).0, 0);
+        let lane = self.lane.to_str().unwrap().to_owned();
+        let base = self.head(&self.lane);
+        let (code, out) = self.node(
+            "dispatch",
+            node,
+            &[
+                "--run-id",
+                "r-1",
+                "--worktree",
+                &lane,
+                "--expected-commit",
+                &base,
+            ],
+        );
+        assert_eq!(
+            (code, out["state"].as_str()),
+            (0, Some("dispatched")),
+            "{out}"
+        );
+    }
+}
+
+fn lifecycle<'a>(status: &'a Value, id: &str) -> (&'a str, &'a str) {
+    let n = status["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["address"] == json!([id]))
+        .unwrap();
+    (
+        n["lifecycle"].as_str().unwrap(),
+        n["verification"].as_str().unwrap(),
+    )
+}
+
+const OK: &str = "printf 'test result: ok\\n'";
+
+#[test]
+fn a_node_goes_from_plan_to_done_and_unlocks_its_dependent_in_this_session_only() {
+    let w = Work::new(&spec_text(OK, "test result: ok", 30_000));
+    let (code, out) = w.run(&["validate", w.spec.to_str().unwrap()]);
+    assert_eq!((code, out["valid"].clone()), (0, json!(true)), "{out}");
+    let s = w.status("s1");
+    assert_eq!(s["ready"], json!([["core"]]));
+    assert_eq!(lifecycle(&s, "docs"), ("blocked", "unverified"));
+
+    let (code, out) = w.node("plan", "core", &[]);
+    assert_eq!(code, 0, "{out}");
+    let brief = out["plan"]["brief_path"].as_str().unwrap();
+    assert!(
+        brief.starts_with(w.root.join(".work/.cache/briefs").to_str().unwrap()),
+        "{brief}"
+    );
+    assert_eq!(out["plan"]["writable_roots"], json!(["src/cache/"]));
+    assert_eq!(
+        (
+            out["plan"]["confine_writes"].clone(),
+            out["plan"]["escalation"].clone()
+        ),
+        (json!(true), json!("off"))
+    );
+
+    // A degraded dispatch carries the plan back and advances nothing.
+    let (code, out) = w.node(
+        "dispatch",
+        "core",
+        &["--not-dispatched", "delegate-client-unavailable"],
+    );
+    assert_eq!(
+        (code, out["state"].as_str(), out["dispatchState"].as_str()),
+        (0, Some("planned"), Some("not-dispatched")),
+        "{out}"
+    );
+    let lane = w.lane.to_str().unwrap().to_owned();
+    let base = w.head(&w.lane);
+    assert_eq!(
+        w.node(
+            "dispatch",
+            "core",
+            &[
+                "--run-id",
+                "r-1",
+                "--worktree",
+                &lane,
+                "--expected-commit",
+                &base
+            ]
+        )
+        .0,
+        0
+    );
+
+    let commit = w.commit_lane();
+    // HEAD mismatch: refused, nothing run, nothing written.
+    let bytes = w.journal.bytes();
+    let (code, out) = w.verify(
+        "core",
+        &w.lane,
+        &base,
+        &["--checklist", r#"[{"index":0,"done":true}]"#],
+    );
+    assert_eq!(
+        (code, out["error"]["rule"].as_str()),
+        (2, Some("tree-at-commit")),
+        "{out}"
+    );
+    assert_eq!(w.journal.bytes(), bytes);
+
+    // The checklist item needs exactly one `done` report.
+    let (code, out) = w.verify("core", &w.lane, &commit, &[]);
+    assert_eq!(code, 4, "{out}");
+    assert!(
+        out["verification"]["failures"]
+            .to_string()
+            .contains("checklist[0]"),
+        "{out}"
+    );
+    let (code, out) = w.node(
+        "remediate",
+        "core",
+        &["--run-id", "r-2", "--worktree", &lane],
+    );
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = w.verify(
+        "core",
+        &w.lane,
+        &commit,
+        &["--checklist", r#"[{"index":0,"done":true}]"#],
+    );
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (0, Some("verified")),
+        "{out}"
+    );
+    let proof = &out["verification"];
+    assert_eq!(
+        (
+            proof["session"].as_str(),
+            proof["worktree_path"].as_str(),
+            proof["commit"].as_str()
+        ),
+        (Some("s1"), Some(lane.as_str()), Some(commit.as_str()))
+    );
+    assert_eq!(
+        w.status("s1")["nodes"][0]["verification_words"],
+        "verified this session"
+    );
+    assert_eq!(
+        lifecycle(&w.status("s2"), "core").1,
+        "observed-green-not-verified-this-session"
+    );
+
+    // Done is refused before the merge and the integration evidence, naming each item.
+    let (code, out) = w.node("done", "core", &["--session", "s1"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out["error"]["violations"]
+            .to_string()
+            .contains("integration evidence ran again after the merge"),
+        "{out}"
+    );
+
+    // Merge into main; the pre-merge green stops counting.
+    git(&w.root, &["merge", "-q", "--ff-only", "lane"]);
+    let merged = w.head(&w.root);
+    let root = w.root.to_str().unwrap().to_owned();
+    assert_eq!(
+        w.node(
+            "merge",
+            "core",
+            &["--merged-tree", &root, "--commit", &merged]
+        )
+        .0,
+        0
+    );
+    assert_eq!(lifecycle(&w.status("s1"), "core").1, "stale-observation");
+    let (code, _) = w.verify(
+        "core",
+        &w.lane,
+        &commit,
+        &["--checklist", r#"[{"index":0,"done":true}]"#],
+    );
+    assert_eq!(code, 2, "after the merge only the merged tree counts");
+    let (code, out) = w.verify(
+        "core",
+        &w.root,
+        &merged,
+        &["--checklist", r#"[{"index":0,"done":true}]"#],
+    );
+    assert_eq!(
+        (code, out["verification"]["integration"].clone()),
+        (0, json!(true)),
+        "{out}"
+    );
+    let (code, out) = w.node("done", "core", &["--session", "s1"]);
+    assert_eq!((code, out["state"].as_str()), (0, Some("done")), "{out}");
+
+    // Only this session's `done` satisfies the dependency.
+    let s = w.status("s1");
+    assert_eq!(
+        (lifecycle(&s, "core").0, s["ready"].clone()),
+        ("done", json!([["docs"]]))
+    );
+    assert_eq!(lifecycle(&w.status("s2"), "docs").0, "blocked");
+    let (code, out, _) = cairn(&["journal", "audit"], "", Some(&w.journal.path()));
+    assert_eq!(code, 0, "{out}");
+}
+
+#[test]
+fn a_criterion_that_does_not_print_its_floor_fails() {
+    let w = Work::new(&spec_text(
+        "printf 'tests passed\\n'",
+        "test result: ok",
+        30_000,
+    ));
+    w.dispatched("core");
+    let commit = w.commit_lane();
+    let (code, out) = w.verify(
+        "core",
+        &w.lane,
+        &commit,
+        &["--checklist", r#"[{"index":0,"done":true}]"#],
+    );
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (4, Some("rejected")),
+        "{out}"
+    );
+    assert_eq!(
+        out["verification"]["criteria"][0]["failure"],
+        "floor-missing"
+    );
+}
+
+#[test]
+fn a_timeout_kills_the_whole_process_group() {
+    let w = Work::new(&spec_text(
+        "sleep 60 & echo $! > straggler.pid; sleep 60",
+        "never",
+        1_000,
+    ));
+    w.dispatched("core");
+    let commit = w.commit_lane();
+    // The straggler's pid file is written into the tree: keep it out of `status`.
+    let exclude = git(&w.lane, &["rev-parse", "--git-path", "info/exclude"]);
+    let exclude = if Path::new(&exclude).is_absolute() {
+        PathBuf::from(exclude)
+    } else {
+        w.lane.join(exclude)
+    };
+    std::fs::create_dir_all(exclude.parent().unwrap()).unwrap();
+    std::fs::write(&exclude, "straggler.pid\n").unwrap();
+    let started = std::time::Instant::now();
+    let (code, out) = w.verify(
+        "core",
+        &w.lane,
+        &commit,
+        &["--checklist", r#"[{"index":0,"done":true}]"#],
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "the timeout was enforced"
+    );
+    assert_eq!(code, 4, "{out}");
+    assert_eq!(
+        out["verification"]["criteria"][0]["failure"], "timeout",
+        "{out}"
+    );
+    let pid = std::fs::read_to_string(w.lane.join("straggler.pid")).unwrap();
+    // Gone, or a zombie (killed; the container's init has not reaped it yet).
+    let state = std::fs::read_to_string(format!("/proc/{}/status", pid.trim())).unwrap_or_default();
+    let running = state
+        .lines()
+        .any(|l| l.starts_with("State:") && !l.contains("zombie"));
+    assert!(
+        !running,
+        "the background child {pid} was killed with its group: {state}"
+    );
+}
+
+#[test]
+fn user_and_agent_criteria() {
+    let text = spec_text(OK, "test result: ok", 30_000).replace(
+        "  - id: docs\n    task: Document the cache\n    depends_on: [core]\n",
+        "  - id: docs\n    task: Document the cache\n",
+    ) + "  - id: judge\n    task: t\n    acceptance:\n      - { id: C3, statement: s, evidence: { kind: agent, agent: critic, inputs: [src], rubric: r } }\n";
+    let w = Work::new(&text);
+    for n in ["docs", "judge"] {
+        w.dispatched(n);
+    }
+    let head = w.head(&w.lane);
+    let (code, out) = w.verify("docs", &w.lane, &head, &[]);
+    assert_eq!(
+        (code, out["verification"]["criteria"][0]["failure"].as_str()),
+        (4, Some("user-confirmation-missing")),
+        "{out}"
+    );
+    let (code, out) = w.verify("judge", &w.lane, &head, &[]);
+    assert_eq!(
+        (code, out["verification"]["criteria"][0]["failure"].as_str()),
+        (4, Some("agent-unavailable")),
+        "{out}"
+    );
+    // A review never mints verification: approval leaves the agent criterion failed.
+    let (code, out) = w.node("review", "judge", &["--verdict", "approve"]);
+    assert_eq!(
+        code, 2,
+        "a failed node is rejected, not reviewable into green: {out}"
+    );
+    let (code, out) = w.node(
+        "remediate",
+        "docs",
+        &["--run-id", "r-2", "--worktree", w.lane.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = w.verify(
+        "docs",
+        &w.lane,
+        &head,
+        &["--confirm", "C2=I confirm the docs"],
+    );
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (0, Some("verified")),
+        "{out}"
+    );
+}
+
+#[test]
+fn remediation_is_bounded_and_then_only_escalation_remains() {
+    let w = Work::new(&spec_text("exit 1", "x", 30_000));
+    w.dispatched("core");
+    let lane = w.lane.to_str().unwrap().to_owned();
+    let head = w.head(&w.lane);
+    for round in 1..=2 {
+        assert_eq!(
+            w.verify(
+                "core",
+                &w.lane,
+                &head,
+                &["--checklist", r#"[{"index":0,"done":true}]"#]
+            )
+            .0,
+            4
+        );
+        let (code, out) = w.node(
+            "remediate",
+            "core",
+            &["--run-id", &format!("r-{round}"), "--worktree", &lane],
+        );
+        assert_eq!(code, 0, "round {round}: {out}");
+    }
+    assert_eq!(
+        w.verify(
+            "core",
+            &w.lane,
+            &head,
+            &["--checklist", r#"[{"index":0,"done":true}]"#]
+        )
+        .0,
+        4
+    );
+    let (code, out) = w.node(
+        "remediate",
+        "core",
+        &["--run-id", "r-3", "--worktree", &lane],
+    );
+    assert_eq!(
+        (code, out["error"]["violations"][0]["predicate"].as_str()),
+        (2, Some("budget")),
+        "{out}"
+    );
+    let (code, out) = w.node(
+        "remediate",
+        "core",
+        &["--run-id", "r-3", "--worktree", "/elsewhere"],
+    );
+    assert_eq!(code, 2, "{out}");
+    let (code, out) = w.node("escalate", "core", &["--reason", "two rounds spent"]);
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (0, Some("escalated")),
+        "{out}"
+    );
+}
