@@ -44,7 +44,7 @@
 //! # }
 //! // Steps are the commands themselves here; 0 is always rejected.
 //! check::<Counter, u32, _>(
-//!     &Config { cases: 8, regressions: None },
+//!     &Config { cases: 8, regressions: None, session: None },
 //!     proptest::collection::vec(0u32..4, 1..10),
 //!     |_state, step| *step,
 //! );
@@ -68,6 +68,9 @@ pub struct Config {
     pub cases: u32,
     /// A file for failing seeds (e.g. `proptest-regressions/park-harness.txt`), or none.
     pub regressions: Option<&'static str>,
+    /// The session every generated context carries (machines that bind evidence to
+    /// a session need one), or none.
+    pub session: Option<&'static str>,
 }
 
 /// What one sequence did.
@@ -105,7 +108,7 @@ where
         ..RunnerConfig::default()
     });
     let result = runner.run(&steps, |seq| {
-        run_sequence::<M, P>(&seq, &to_command)
+        run_sequence_in::<M, P>(&seq, &to_command, config.session)
             .map(|_| ())
             .map_err(TestCaseError::fail)
     });
@@ -127,6 +130,15 @@ impl Drop for Scratch {
 pub fn run_sequence<M: Machine, P>(
     steps: &[P],
     to_command: &impl Fn(&M::State, &P) -> M::Command,
+) -> Result<Outcome, String> {
+    run_sequence_in::<M, P>(steps, to_command, None)
+}
+
+/// [`run_sequence`] with every context in `session`.
+pub fn run_sequence_in<M: Machine, P>(
+    steps: &[P],
+    to_command: &impl Fn(&M::State, &P) -> M::Command,
+    session: Option<&str>,
 ) -> Result<Outcome, String> {
     let dir = Scratch(std::env::temp_dir().join(format!("cairn-harness-{}", uuid::Uuid::new_v4())));
     let mut registry = Registry::builtin();
@@ -151,7 +163,7 @@ pub fn run_sequence<M: Machine, P>(
             fresh_ids: (0..M::FRESH_IDS)
                 .map(|k| uuid::Uuid::from_u128(((i as u128) << 32) + k as u128 + 1))
                 .collect(),
-            session: None,
+            session: session.map(str::to_owned),
         };
         let version_before = engine
             .journal()

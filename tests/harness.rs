@@ -5,6 +5,7 @@
 use cairn::machines::park::Park;
 use cairn::machines::pr_loop::PrLoop;
 use cairn::machines::ship::Ship;
+use cairn::machines::work::node::WorkNode;
 use cairn::testing::{check, Config};
 use proptest::prelude::*;
 
@@ -46,6 +47,7 @@ fn park_keeps_the_universal_invariants() {
                 env!("CARGO_MANIFEST_DIR"),
                 "/../proptest-regressions/park-harness.txt"
             )),
+            session: None,
         },
         steps,
         |state, s| park_command(&current_attempt(state), s).0,
@@ -73,6 +75,7 @@ fn pr_loop_keeps_the_universal_invariants() {
                 env!("CARGO_MANIFEST_DIR"),
                 "/../proptest-regressions/pr-loop-harness.txt"
             )),
+            session: None,
         },
         steps,
         |_state, (kind, pr_state)| pr_command(*kind, pr_state),
@@ -88,8 +91,26 @@ fn ship_keeps_the_universal_invariants() {
                 env!("CARGO_MANIFEST_DIR"),
                 "/../proptest-regressions/ship-harness.txt"
             )),
+            session: None,
         },
         crate::ship_properties::sequence(),
         |state, (step, world)| crate::support::ship::command(state, step, world),
+    );
+}
+
+#[test]
+fn work_node_keeps_the_universal_invariants() {
+    check::<WorkNode, _, _>(
+        &Config {
+            cases: 48,
+            regressions: Some(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../proptest-regressions/work-node-harness.txt"
+            )),
+            session: Some("s1"),
+        },
+        crate::work_properties::sequence()
+            .prop_map(|seq| seq.into_iter().map(|(s, _)| s).collect::<Vec<_>>()),
+        crate::support::work::command,
     );
 }

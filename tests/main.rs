@@ -21,4 +21,5 @@ mod ship;
 mod ship_preflight;
 mod ship_properties;
 mod work_node;
+mod work_properties;
 mod work_spec;

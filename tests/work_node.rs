@@ -503,3 +503,54 @@ fn remediation_is_bounded_and_then_only_escalation_remains() {
         "{out}"
     );
 }
+
+macro_rules! snap {
+    ($name:expr, $text:expr) => {
+        insta::with_settings!({filters => vec![
+            (r"/tmp/\.tmp[A-Za-z0-9]+", "[TMP]"),
+            (r"\b[0-9a-f]{64}\b", "[SHA256]"),
+            (r"\b[0-9a-f]{40}\b", "[OID]"),
+            (r"\b[0-9a-f]{16}:", "[SPEC]:"),
+        ]}, {
+            insta::assert_snapshot!($name, $text);
+        });
+    };
+}
+
+#[test]
+fn snapshots_of_validate_and_status() {
+    let bad = "title: t\ndescription: d\nintent: i\nwork:\n  - id: a\n    task: t\n    depends_on: [b]\n    touches: ['src/**']\n    acceptance: [{id: A, statement: s, evidence: {kind: command, run: make, expect: {exit: 0, output_includes: ''}}}]\n  - id: b\n    task: t\n    depends_on: [a]\n    acceptance: [{id: B, statement: s, evidence: {kind: user, prompt: p}}]\n";
+    let w = Work::new(bad);
+    let (code, out) = w.run(&["validate", w.spec.to_str().unwrap()]);
+    snap!(
+        "work_validate_errors",
+        format!(
+            "exit: {code}\n{}\n",
+            serde_json::to_string_pretty(&out).unwrap()
+        )
+    );
+
+    let w = Work::new(&spec_text(OK, "test result: ok", 30_000));
+    w.dispatched("core");
+    let commit = w.commit_lane();
+    assert_eq!(
+        w.verify(
+            "core",
+            &w.lane,
+            &commit,
+            &["--checklist", r#"[{"index":0,"done":true}]"#]
+        )
+        .0,
+        0
+    );
+    let out = w.status("s1");
+    snap!(
+        "work_status_verified",
+        serde_json::to_string_pretty(&out).unwrap()
+    );
+    let out = w.status("s2");
+    snap!(
+        "work_status_other_session",
+        serde_json::to_string_pretty(&out).unwrap()
+    );
+}

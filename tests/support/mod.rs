@@ -6,6 +6,7 @@ pub mod park;
 pub mod pr;
 pub mod ship;
 pub mod ticket;
+pub mod work;
 
 use std::path::{Path, PathBuf};
 

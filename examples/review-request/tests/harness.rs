@@ -36,6 +36,7 @@ fn review_request_keeps_the_universal_invariants() {
                 env!("CARGO_MANIFEST_DIR"),
                 "/../../proptest-regressions/review-request.txt"
             )),
+            session: None,
         },
         proptest::collection::vec(command(), 1..12),
         |_state, c| c.clone(),
