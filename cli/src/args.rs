@@ -443,7 +443,79 @@ pub enum WorkCommand {
         #[arg(long, value_name = "SHA")]
         commit: String,
     },
-    /// Record done, only when every terminal-truth item holds (else each failing item, exit 4)
+    /// Change one criterion's accepted text, with its authority: a chain entry in the spec
+    #[command(
+        after_help = "Refuses a stale `before`, an unknown criterion, a no-op, an invalid prior chain, an\nunavailable draft (criterion-draft-unavailable) or one lacking the criterion, and splitting or\nmerging criteria (not-an-amendment). The spec is rewritten as block YAML (the draft marker\nline is kept; other comments are not).\n\nExample:\n  cairn work amend-criterion --spec s.yaml --criterion A1 --before 'The exact current statement' \\\n    --after 'The replacement' --reason 'Why it changed' --authority 'ADR-7'"
+    )]
+    AmendCriterion {
+        #[arg(long, value_name = "FILE")]
+        spec: String,
+        #[arg(long, value_name = "ID")]
+        criterion: String,
+        /// The exact current text
+        #[arg(long, allow_hyphen_values = true)]
+        before: String,
+        /// The authority-approved replacement
+        #[arg(long, allow_hyphen_values = true)]
+        after: String,
+        #[arg(long)]
+        reason: String,
+        #[arg(long)]
+        authority: String,
+    },
+    /// Raise a scope amendment: a worker needs literal paths outside `touches`
+    #[command(
+        after_help = "Example:\n  cairn work raise-scope --spec s.yaml --node core --target lane-1 --add-touch reports/published \\\n    --change 'Add reports/published to touches' --rationale 'The publication step writes there'"
+    )]
+    RaiseScope {
+        #[command(flatten)]
+        node: WorkNodeRef,
+        #[arg(long)]
+        target: String,
+        /// A literal relative path the change adds to `touches` (repeatable)
+        #[arg(long = "add-touch", value_name = "PATH")]
+        add_touches: Vec<String>,
+        #[arg(long)]
+        change: String,
+        #[arg(long)]
+        rationale: String,
+    },
+    /// Pass a pending scope amendment up to the user, with context and a recommendation
+    #[command(
+        after_help = "Example:\n  cairn work pass-up --spec s.yaml --node core --request-id amend-… --context '…' --recommendation '…'"
+    )]
+    PassUp {
+        #[command(flatten)]
+        node: WorkNodeRef,
+        #[arg(long)]
+        request_id: String,
+        #[arg(long)]
+        context: String,
+        #[arg(long)]
+        recommendation: String,
+    },
+    /// Resolve a scope amendment: 0 Approve, 1 Approve with modifications (see note), 2 Reject, 3 custom
+    #[command(
+        after_help = "A user-held request needs --on-behalf-of-user and the operator's explicit choice. Approval adds\nthe touches to the spec; then re-validate, re-plan and redispatch in the same worktree.\n\nExample:\n  cairn work resolve-scope --spec s.yaml --node core --request-id amend-… --selected 0 --operator ana"
+    )]
+    ResolveScope {
+        #[command(flatten)]
+        node: WorkNodeRef,
+        #[arg(long)]
+        request_id: String,
+        /// The zero-based option index (no default: an explicit choice)
+        #[arg(long, required = true)]
+        selected: Vec<usize>,
+        #[arg(long, default_value = "")]
+        note: String,
+        #[arg(long)]
+        custom_instruction: Option<String>,
+        #[arg(long)]
+        on_behalf_of_user: bool,
+        #[arg(long)]
+        operator: String,
+    },
+    /// Record done, only when every terminal-truth item holds (else each failing item, exit 2)
     #[command(after_help = "Example:\n  cairn work done --spec s.yaml --node core --session s-42")]
     Done {
         #[command(flatten)]

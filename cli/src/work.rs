@@ -6,11 +6,14 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use cairn::journal::Options;
+use cairn::machines::work::amend;
 use cairn::machines::work::node::{
     self, provenance, ChecklistReport, Command, PlanReceipt, ReviewVerdict, State, WorkNode,
 };
 use cairn::machines::work::ready::lifecycles;
-use cairn::machines::work::spec::{render_path, validate, Evidence, Node, Severity, Spec};
+use cairn::machines::work::spec::{
+    render_path, validate, validate_with_draft, Draft, Evidence, Node, Severity, Spec,
+};
 use cairn::{Engine, Machine, Registry, StreamId};
 use serde_json::{json, Value};
 
@@ -192,7 +195,7 @@ pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<u8, Failure
     match verb {
         WorkCommand::Validate { spec } => {
             let f = read_spec(spec)?;
-            let v = validate(&f.text);
+            let v = validate_with_draft(&f.text, &read_draft(&f));
             let findings: Vec<Value> = v
                 .findings
                 .iter()
@@ -477,6 +480,139 @@ pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<u8, Failure
             output::json(&out);
             Ok(code::OK)
         }
+        WorkCommand::AmendCriterion {
+            spec,
+            criterion,
+            before,
+            after,
+            reason,
+            authority,
+        } => {
+            let f = read_spec(spec)?;
+            let s = valid_spec(&f)?;
+            let owner = s
+                .nodes
+                .iter()
+                .find(|n| n.acceptance.iter().any(|c| &c.id == criterion))
+                .ok_or_else(|| {
+                    input(
+                        "criterion",
+                        "criterion-not-found",
+                        "no criterion has this id in the spec",
+                    )
+                })?;
+            let st = stream(&f, &owner.address)?;
+            let draft = match read_draft(&f) {
+                Draft::Text(t) => Some(t),
+                _ => None,
+            };
+            let request = amend::AmendRequest {
+                criterion_id: criterion.clone(),
+                before: before.clone(),
+                after: after.clone(),
+                reason: reason.clone(),
+                authority: authority.clone(),
+            };
+            let ctx = crate::record::context::<WorkNode>();
+            let new_text =
+                amend::amend_criterion(&f.text, draft.as_deref(), &request, &ctx.now.to_string())
+                    .map_err(|(code, m)| input("criterion", code, &m))?;
+            let out = edit_and_record(
+                db,
+                options,
+                &f,
+                &st,
+                Command::AmendCriterion {
+                    spec: f.text.clone(),
+                    draft,
+                    request,
+                },
+                ctx,
+                &new_text,
+            )?;
+            output::json(&out);
+            Ok(code::OK)
+        }
+        WorkCommand::RaiseScope {
+            node: r,
+            target: t,
+            add_touches,
+            change,
+            rationale,
+        } => {
+            let (f, n) = target(r)?;
+            let (done, mut out) = record(
+                db,
+                options,
+                &stream(&f, &n.address)?,
+                Command::RaiseScope {
+                    target: t.clone(),
+                    add_touches: add_touches.clone(),
+                    change: change.clone(),
+                    rationale: rationale.clone(),
+                },
+                None,
+            )?;
+            out["request"] = json!(done.state.run().and_then(|r| r.scope.clone()));
+            output::json(&out);
+            Ok(code::OK)
+        }
+        WorkCommand::PassUp {
+            node: r,
+            request_id,
+            context,
+            recommendation,
+        } => {
+            let (f, n) = target(r)?;
+            let (_, out) = record(
+                db,
+                options,
+                &stream(&f, &n.address)?,
+                Command::PassUp {
+                    request_id: request_id.clone(),
+                    context: context.clone(),
+                    recommendation: recommendation.clone(),
+                },
+                None,
+            )?;
+            output::json(&out);
+            Ok(code::OK)
+        }
+        WorkCommand::ResolveScope {
+            node: r,
+            request_id,
+            selected,
+            note,
+            custom_instruction,
+            on_behalf_of_user,
+            operator,
+        } => {
+            let (f, n) = target(r)?;
+            let st = stream(&f, &n.address)?;
+            let command = Command::ResolveScope {
+                request_id: request_id.clone(),
+                selected: selected.clone(),
+                note: note.clone(),
+                custom_instruction: custom_instruction.clone(),
+                on_behalf_of_user: *on_behalf_of_user,
+                operator: operator.clone(),
+            };
+            let state = load(&engine(db, options)?, &st)?;
+            let ctx = crate::record::context::<WorkNode>();
+            let events =
+                WorkNode::decide(&state, &command, &ctx).map_err(cairn::Error::Rejected)?;
+            let out = match events.first() {
+                // Approval updates `touches` in the spec.
+                Some(node::Event::ScopeApproved { add_touches, .. }) => {
+                    let new_text = amend::add_touches(&f.text, &n.address, add_touches)
+                        .map_err(|(code, m)| input("spec", code, &m))?;
+                    edit_and_record(db, options, &f, &st, command, ctx, &new_text)?
+                }
+                _ => record(db, options, &st, command, None)?.1,
+            };
+            output::json(&out);
+            Ok(code::OK)
+        }
         WorkCommand::Done { node: r, session } => {
             let (f, n) = target(r)?;
             let s = valid_spec(&f)?;
@@ -497,6 +633,94 @@ pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<u8, Failure
             )?;
             output::json(&out);
             Ok(code::OK)
+        }
+    }
+}
+
+/// The draft a spec declares: read relative to the spec's git toplevel (else the
+/// nearest directory holding `.work/`), and only from inside it.
+fn read_draft(f: &SpecFile) -> Draft {
+    let Some(rel) = amend::declared_draft(&f.text) else {
+        return Draft::NotDeclared;
+    };
+    let dir = f
+        .path
+        .parent()
+        .unwrap_or(Path::new("/"))
+        .to_string_lossy()
+        .into_owned();
+    let top = cairn::observe::run(&[
+        "git".into(),
+        "-C".into(),
+        dir.clone(),
+        "rev-parse".into(),
+        "--show-toplevel".into(),
+    ]);
+    let root = if top.exit_status == Some(0) {
+        PathBuf::from(top.stdout.trim())
+    } else {
+        let mut d = Some(Path::new(&dir));
+        loop {
+            match d {
+                Some(p) if p.join(".work").is_dir() => break p.to_path_buf(),
+                Some(p) => d = p.parent(),
+                None => return Draft::Unavailable,
+            }
+        }
+    };
+    let path = root.join(&rel);
+    match (std::fs::canonicalize(&path), std::fs::canonicalize(&root)) {
+        (Ok(p), Ok(r)) if p.starts_with(&r) => {
+            std::fs::read_to_string(p).map_or(Draft::Unavailable, Draft::Text)
+        }
+        _ => Draft::Unavailable,
+    }
+}
+
+/// Writes the spec atomically (a temp file in the same directory, renamed over it).
+fn write_spec(f: &SpecFile, text: &str) -> Result<(), Failure> {
+    let tmp = f.path.with_extension("cairn-tmp");
+    std::fs::write(&tmp, text)
+        .and_then(|_| std::fs::rename(&tmp, &f.path))
+        .map_err(|e| {
+            input(
+                "spec",
+                "write-error",
+                &format!("`{}`: {e}", f.path.display()),
+            )
+        })
+}
+
+/// Decides first (nothing written on a refusal), then writes the new spec, then
+/// appends; if the append fails the spec is put back.
+fn edit_and_record(
+    db: &Db,
+    options: &Options,
+    f: &SpecFile,
+    s: &StreamId,
+    command: Command,
+    ctx: cairn::Context,
+    new_text: &str,
+) -> Result<Value, Failure> {
+    let state = load(&engine(db, options)?, s)?;
+    WorkNode::decide(&state, &command, &ctx).map_err(cairn::Error::Rejected)?;
+    write_spec(f, new_text)?;
+    match crate::record::execute::<WorkNode>(db, options, s, &command, &ctx, None) {
+        Ok(done) => {
+            let names: Vec<&str> = done.events.iter().map(WorkNode::event_name).collect();
+            eprintln!(
+                "cairn: recorded {} on {s} (version {}); {} rewritten",
+                names.join(", "),
+                done.version,
+                f.path.display()
+            );
+            Ok(
+                json!({"stream": s.to_string(), "version": done.version, "events": names, "state": WorkNode::state_name(&done.state), "spec": f.path}),
+            )
+        }
+        Err(e) => {
+            let _ = write_spec(f, &f.text);
+            Err(e)
         }
     }
 }

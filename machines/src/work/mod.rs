@@ -2,6 +2,7 @@
 //! workspec (YAML reading, schema, ids, dependencies, lints, addresses) and the
 //! lifecycle / ready-set computation, and the node machine (`node`).
 
+pub mod amend;
 pub mod node;
 pub mod ready;
 pub mod spec;

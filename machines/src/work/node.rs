@@ -268,7 +268,49 @@ pub struct NodeRun {
     pub merge_mark: usize,
     /// The session `done` was recorded in.
     pub done_session: Option<String>,
+    /// A pending scope-amendment request.
+    #[serde(default)]
+    pub scope: Option<ScopeRequest>,
+    /// The touches an approved scope amendment added (until the re-plan).
+    #[serde(default)]
+    pub approved_touches: Option<Vec<String>>,
 }
+
+/// Who holds a scope-amendment request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Holder {
+    /// The root (within its declared authority).
+    Root,
+    /// Passed up: only the operator's explicit choice resolves it.
+    User,
+}
+
+/// A scope-amendment request (a worker needs a path outside `touches`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScopeRequest {
+    /// Its id (minted when raised).
+    pub request_id: String,
+    /// The opaque target reference.
+    pub target: String,
+    /// The literal paths the change adds to `touches`.
+    pub add_touches: Vec<String>,
+    /// The exact proposed change.
+    pub change: String,
+    /// Why it is needed.
+    pub rationale: String,
+    /// Who holds it.
+    pub holder: Holder,
+}
+
+/// The bounded options of an amendment decision, by zero-based index; the last is
+/// the structural custom option (`custom: true`).
+pub const SCOPE_OPTIONS: [&str; 4] = [
+    "Approve",
+    "Approve with modifications (see note)",
+    "Reject",
+    "Custom",
+];
 
 /// The machine's state.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -306,6 +348,11 @@ pub enum State {
         /// The run.
         run: Box<NodeRun>,
     },
+    /// A scope amendment was approved: re-validate, re-plan, redispatch in the same worktree.
+    AmendmentApproved {
+        /// The run.
+        run: Box<NodeRun>,
+    },
     /// Every terminal-truth item held.
     Done {
         /// The run.
@@ -324,6 +371,7 @@ impl State {
             | State::Rejected { run }
             | State::Escalated { run }
             | State::Merged { run }
+            | State::AmendmentApproved { run }
             | State::Done { run } => Some(run),
         }
     }
@@ -334,6 +382,31 @@ impl State {
 #[serde(tag = "command", rename_all = "kebab-case", deny_unknown_fields)]
 #[allow(missing_docs)]
 pub enum Command {
+    /// `amend-criterion`: the spec and its draft as read, and the request.
+    AmendCriterion {
+        spec: String,
+        draft: Option<String>,
+        request: super::amend::AmendRequest,
+    },
+    RaiseScope {
+        target: String,
+        add_touches: Vec<String>,
+        change: String,
+        rationale: String,
+    },
+    PassUp {
+        request_id: String,
+        context: String,
+        recommendation: String,
+    },
+    ResolveScope {
+        request_id: String,
+        selected: Vec<usize>,
+        note: String,
+        custom_instruction: Option<String>,
+        on_behalf_of_user: bool,
+        operator: String,
+    },
     Plan {
         spec: String,
         address: Vec<String>,
@@ -382,6 +455,37 @@ pub enum Command {
 #[serde(tag = "type", rename_all = "kebab-case")]
 #[allow(missing_docs)]
 pub enum Event {
+    CriterionAmended {
+        request: super::amend::AmendRequest,
+        at: String,
+        spec_sha256_before: String,
+        spec_sha256_after: String,
+    },
+    ScopeRaised {
+        request: ScopeRequest,
+    },
+    ScopePassedUp {
+        request_id: String,
+        context: String,
+        recommendation: String,
+    },
+    ScopeApproved {
+        request_id: String,
+        selected: usize,
+        add_touches: Vec<String>,
+        note: String,
+        operator: String,
+        on_behalf_of_user: bool,
+    },
+    /// Rejected (or answered with a custom instruction): nothing changes.
+    ScopeNotApproved {
+        request_id: String,
+        selected: usize,
+        note: String,
+        custom_instruction: Option<String>,
+        operator: String,
+        on_behalf_of_user: bool,
+    },
     Planned {
         address: Vec<String>,
         receipt: PlanReceipt,
@@ -428,6 +532,21 @@ pub enum Event {
 
 /// The machine.
 pub struct WorkNode;
+
+/// The same stage as `state`, carrying `run`.
+fn state_with(state: State, run: Box<NodeRun>) -> State {
+    match state {
+        State::Unplanned => State::Unplanned,
+        State::Planned { .. } => State::Planned { run },
+        State::Dispatched { .. } => State::Dispatched { run },
+        State::Verified { .. } => State::Verified { run },
+        State::Rejected { .. } => State::Rejected { run },
+        State::Escalated { .. } => State::Escalated { run },
+        State::Merged { .. } => State::Merged { run },
+        State::AmendmentApproved { .. } => State::AmendmentApproved { run },
+        State::Done { .. } => State::Done { run },
+    }
+}
 
 fn reject(
     state: &State,
@@ -700,6 +819,12 @@ pub fn terminal_truth(
             spec.open_decisions.join(", ")
         ));
     }
+    if let Some(r) = &run.scope {
+        missing.push(format!(
+            "no v1 limitation is routed around: the scope amendment {} is pending",
+            r.request_id
+        ));
+    }
     let worker = run.worktree.clone();
     if worker.is_none() {
         missing.push(
@@ -739,6 +864,8 @@ pub fn terminal_truth(
 impl Machine for WorkNode {
     const NAME: &'static str = NAME;
     const RULES_VERSION: u32 = 1;
+    /// The id of a raised scope-amendment request.
+    const FRESH_IDS: usize = 1;
     type State = State;
     type Command = Command;
     type Event = Event;
@@ -764,15 +891,261 @@ impl Machine for WorkNode {
             _ => {}
         }
         match command {
+            Command::AmendCriterion {
+                spec,
+                draft,
+                request,
+            } => {
+                let at = ctx.now.to_string();
+                let amended =
+                    super::amend::amend_criterion(spec, draft.as_deref(), request, &at)
+                        .map_err(|(code, m)| reject(state, name, code, Some("criterion"), &m))?;
+                if let Some(run) = state.run() {
+                    let (_, node) = spec_node(state, name, spec, &run.address)?;
+                    if !node.acceptance.iter().any(|c| c.id == request.criterion_id) {
+                        return no(
+                            "criterion-of-node",
+                            Some("criterion"),
+                            "the criterion belongs to another node",
+                        );
+                    }
+                }
+                Ok(vec![Event::CriterionAmended {
+                    request: request.clone(),
+                    at,
+                    spec_sha256_before: sha256_hex(spec.as_bytes()),
+                    spec_sha256_after: sha256_hex(amended.as_bytes()),
+                }])
+            }
+            Command::RaiseScope {
+                target,
+                add_touches,
+                change,
+                rationale,
+            } => {
+                let Some(run) = state.run() else {
+                    return no(
+                        "dispatched",
+                        None,
+                        "a scope amendment is raised for a dispatched node",
+                    );
+                };
+                if !matches!(
+                    state,
+                    State::Dispatched { .. }
+                        | State::Verified { .. }
+                        | State::Rejected { .. }
+                        | State::Merged { .. }
+                ) {
+                    return no(
+                        "dispatched",
+                        None,
+                        "a scope amendment is raised for a dispatched node",
+                    );
+                }
+                if run.scope.is_some() {
+                    return no("one-pending", None, "a scope amendment is already pending");
+                }
+                if [target, change, rationale]
+                    .iter()
+                    .any(|x| x.trim().is_empty())
+                {
+                    return no(
+                        "nonempty-string",
+                        Some("change"),
+                        "target, change and rationale are required",
+                    );
+                }
+                if add_touches.is_empty()
+                    || add_touches.iter().any(|t| {
+                        t.contains(['*', '?', '[', '{'])
+                            || t.starts_with('/')
+                            || t.split('/').any(|x| x == "..")
+                    })
+                {
+                    return no(
+                        "literal-touches",
+                        Some("add_touches"),
+                        "the literal relative paths the change adds to touches (no globs)",
+                    );
+                }
+                let id = ctx.fresh_ids.first().ok_or_else(|| {
+                    reject(state, name, "fresh-id", None, "the context minted no id")
+                })?;
+                Ok(vec![Event::ScopeRaised {
+                    request: ScopeRequest {
+                        request_id: format!("amend-{id}"),
+                        target: target.clone(),
+                        add_touches: add_touches.clone(),
+                        change: change.clone(),
+                        rationale: rationale.clone(),
+                        holder: Holder::Root,
+                    },
+                }])
+            }
+            Command::PassUp {
+                request_id,
+                context,
+                recommendation,
+            } => {
+                let pending = state.run().and_then(|r| r.scope.as_ref());
+                match pending {
+                    Some(r) if &r.request_id == request_id && r.holder == Holder::Root => {}
+                    Some(r) if &r.request_id == request_id => {
+                        return no("root-held", None, "the request is already with the user")
+                    }
+                    _ => {
+                        return no(
+                            "pending-request",
+                            Some("request_id"),
+                            "no such pending request (never fabricate a request id)",
+                        )
+                    }
+                }
+                if context.trim().is_empty() || recommendation.trim().is_empty() {
+                    return no(
+                        "nonempty-string",
+                        Some("context"),
+                        "pass up with context and a recommendation",
+                    );
+                }
+                Ok(vec![Event::ScopePassedUp {
+                    request_id: request_id.clone(),
+                    context: context.clone(),
+                    recommendation: recommendation.clone(),
+                }])
+            }
+            Command::ResolveScope {
+                request_id,
+                selected,
+                note,
+                custom_instruction,
+                on_behalf_of_user,
+                operator,
+            } => {
+                let Some(r) = state
+                    .run()
+                    .and_then(|r| r.scope.as_ref())
+                    .filter(|r| &r.request_id == request_id)
+                else {
+                    return no(
+                        "pending-request",
+                        Some("request_id"),
+                        "no such pending request (never fabricate a resolution)",
+                    );
+                };
+                let custom = SCOPE_OPTIONS.len() - 1;
+                let one = match selected.as_slice() {
+                    [one] if *one < SCOPE_OPTIONS.len() => *one,
+                    [one] => {
+                        return no(
+                            "option-index",
+                            Some("selected"),
+                            &format!("option {one} does not exist (0..{custom})"),
+                        )
+                    }
+                    [] => {
+                        return no(
+                            "explicit-choice",
+                            Some("selected"),
+                            "an explicit choice: never a default or silence",
+                        )
+                    }
+                    _ if selected.contains(&custom) => {
+                        return no(
+                            "custom-alone",
+                            Some("selected"),
+                            "the custom option is selected alone",
+                        )
+                    }
+                    _ => {
+                        return no(
+                            "single-select",
+                            Some("selected"),
+                            "an amendment decision selects exactly one option",
+                        )
+                    }
+                };
+                if one == custom
+                    && custom_instruction
+                        .as_deref()
+                        .map_or(true, |c| c.trim().is_empty())
+                {
+                    return no(
+                        "custom-instruction",
+                        Some("custom_instruction"),
+                        "the custom option needs a non-empty customInstruction",
+                    );
+                }
+                if one != custom && custom_instruction.is_some() {
+                    return no(
+                        "custom-instruction",
+                        Some("custom_instruction"),
+                        "a customInstruction goes only with the custom option",
+                    );
+                }
+                if operator.trim().is_empty() {
+                    return no("nonempty-string", Some("operator"), "who chose");
+                }
+                if r.holder == Holder::User && !on_behalf_of_user {
+                    return no("on-behalf-of-user", Some("on_behalf_of_user"), "a user-held request is resolved only with onBehalfOfUser: true, after the operator actually chose");
+                }
+                if r.holder == Holder::Root && *on_behalf_of_user {
+                    return no(
+                        "on-behalf-of-user",
+                        Some("on_behalf_of_user"),
+                        "the root resolves within its own authority; pass up to act for the user",
+                    );
+                }
+                let (request_id, note, operator) =
+                    (request_id.clone(), note.clone(), operator.clone());
+                Ok(vec![if one <= 1 {
+                    Event::ScopeApproved {
+                        request_id,
+                        selected: one,
+                        add_touches: r.add_touches.clone(),
+                        note,
+                        operator,
+                        on_behalf_of_user: *on_behalf_of_user,
+                    }
+                } else {
+                    Event::ScopeNotApproved {
+                        request_id,
+                        selected: one,
+                        note,
+                        custom_instruction: custom_instruction.clone(),
+                        operator,
+                        on_behalf_of_user: *on_behalf_of_user,
+                    }
+                }])
+            }
             Command::Plan {
                 spec,
                 address,
                 receipt,
             } => {
-                if !matches!(state, State::Unplanned | State::Planned { .. }) {
-                    return no("plannable", None, "a node is planned before its dispatch (re-plan an amended node with a new stream run)");
+                if !matches!(
+                    state,
+                    State::Unplanned | State::Planned { .. } | State::AmendmentApproved { .. }
+                ) {
+                    return no("plannable", None, "a node is planned before its dispatch, or re-planned after an approved scope amendment");
+                }
+                if let Some(run) = state.run() {
+                    if &run.address != address {
+                        return no(
+                            "node-address",
+                            Some("address"),
+                            "this stream is another node's",
+                        );
+                    }
                 }
                 let (_, node) = spec_node(state, name, spec, address)?;
+                if let State::AmendmentApproved { run } = state {
+                    let approved = run.approved_touches.clone().unwrap_or_default();
+                    if !approved.iter().all(|t| node.touches.contains(t)) {
+                        return no("revalidated-touches", Some("spec"), "update the workspec's touches to the approved scope and re-validate before re-planning");
+                    }
+                }
                 if !receipt.confine_writes || receipt.escalation != "off" {
                     return no(
                         "plan-contract",
@@ -815,6 +1188,15 @@ impl Machine for WorkNode {
                         "dispatch a planned node (a redispatch after a rejection is `remediate`)",
                     );
                 };
+                if let (Some(w), Some(_)) = (&run.worktree, run_id) {
+                    if w != worktree_path {
+                        return no(
+                            "same-worktree",
+                            Some("worktree_path"),
+                            "a redispatch reuses the same persistent worktree",
+                        );
+                    }
+                }
                 match (run_id, finding) {
                     (None, Some(f)) if !f.trim().is_empty() => {
                         // Degraded: the plan comes back; nothing advances.
@@ -1038,6 +1420,8 @@ impl Machine for WorkNode {
                         merged: None,
                         merge_mark: 0,
                         done_session: None,
+                        scope: None,
+                        approved_touches: None,
                     }),
                 }
             }
@@ -1050,7 +1434,28 @@ impl Machine for WorkNode {
         match event {
             Event::Planned { receipt, .. } => {
                 run.plan = Some(receipt.clone());
+                run.approved_touches = None;
                 State::Planned { run }
+            }
+            Event::CriterionAmended { .. } => state_with(state, run),
+            Event::ScopeRaised { request } => {
+                run.scope = Some(request.clone());
+                state_with(state, run)
+            }
+            Event::ScopePassedUp { .. } => {
+                if let Some(r) = run.scope.as_mut() {
+                    r.holder = Holder::User;
+                }
+                state_with(state, run)
+            }
+            Event::ScopeApproved { add_touches, .. } => {
+                run.scope = None;
+                run.approved_touches = Some(add_touches.clone());
+                State::AmendmentApproved { run }
+            }
+            Event::ScopeNotApproved { .. } => {
+                run.scope = None;
+                state_with(state, run)
             }
             Event::Dispatched {
                 worktree_path,
@@ -1106,6 +1511,7 @@ impl Machine for WorkNode {
 
     fn state_name(state: &State) -> &'static str {
         match state {
+            State::AmendmentApproved { .. } => "amendment-approved",
             State::Unplanned => "unplanned",
             State::Planned { .. } => "planned",
             State::Dispatched { .. } => "dispatched",
@@ -1119,6 +1525,11 @@ impl Machine for WorkNode {
 
     fn event_name(event: &Event) -> &'static str {
         match event {
+            Event::CriterionAmended { .. } => "criterion-amended",
+            Event::ScopeRaised { .. } => "scope-raised",
+            Event::ScopePassedUp { .. } => "scope-passed-up",
+            Event::ScopeApproved { .. } => "scope-approved",
+            Event::ScopeNotApproved { .. } => "scope-not-approved",
             Event::Planned { .. } => "planned",
             Event::Dispatched { .. } => "dispatched",
             Event::NotDispatched { .. } => "not-dispatched",
@@ -1141,6 +1552,10 @@ impl Machine for WorkNode {
 
     fn command_name(command: &Command) -> &'static str {
         match command {
+            Command::AmendCriterion { .. } => "amend-criterion",
+            Command::RaiseScope { .. } => "raise-scope",
+            Command::PassUp { .. } => "pass-up",
+            Command::ResolveScope { .. } => "resolve-scope",
             Command::Plan { .. } => "plan",
             Command::Dispatch { .. } => "dispatch",
             Command::Verify { .. } => "verify",
@@ -1166,9 +1581,11 @@ impl Machine for WorkNode {
                 s("rejected", false),
                 s("escalated", true),
                 s("merged", false),
+                s("amendment-approved", false),
                 s("done", true),
             ],
             edges: vec![
+                e("amendment-approved", "planned", "planned"),
                 e("unplanned", "planned", "planned"),
                 e("planned", "planned", "planned"),
                 e("planned", "not-dispatched", "planned"),
@@ -1190,7 +1607,34 @@ impl Machine for WorkNode {
                 e("merged", "verified", "merged"),
                 e("merged", "verification-failed", "merged"),
                 e("merged", "done", "done"),
-            ],
+            ]
+            .into_iter()
+            .chain(
+                [
+                    "unplanned",
+                    "planned",
+                    "dispatched",
+                    "verified",
+                    "rejected",
+                    "merged",
+                    "amendment-approved",
+                ]
+                .into_iter()
+                .map(|from| e(from, "criterion-amended", from)),
+            )
+            .chain(
+                ["dispatched", "verified", "rejected", "merged"]
+                    .into_iter()
+                    .flat_map(|from| {
+                        [
+                            e(from, "scope-raised", from),
+                            e(from, "scope-passed-up", from),
+                            e(from, "scope-not-approved", from),
+                            e(from, "scope-approved", "amendment-approved"),
+                        ]
+                    }),
+            )
+            .collect(),
         }
     }
 }
