@@ -230,7 +230,7 @@ fn a_node_goes_from_plan_to_done_and_unlocks_its_dependent_in_this_session_only(
     let (code, out) = w.verify("core", &w.lane, &commit, &[]);
     assert_eq!(code, 4, "{out}");
     assert!(
-        out["verification"]["failures"]
+        out["proof"]["failures"]
             .to_string()
             .contains("checklist[0]"),
         "{out}"
@@ -252,7 +252,7 @@ fn a_node_goes_from_plan_to_done_and_unlocks_its_dependent_in_this_session_only(
         (0, Some("verified")),
         "{out}"
     );
-    let proof = &out["verification"];
+    let proof = &out["proof"];
     assert_eq!(
         (
             proof["session"].as_str(),
@@ -308,7 +308,7 @@ fn a_node_goes_from_plan_to_done_and_unlocks_its_dependent_in_this_session_only(
         &["--checklist", r#"[{"index":0,"done":true}]"#],
     );
     assert_eq!(
-        (code, out["verification"]["integration"].clone()),
+        (code, out["proof"]["integration"].clone()),
         (0, json!(true)),
         "{out}"
     );
@@ -346,10 +346,7 @@ fn a_criterion_that_does_not_print_its_floor_fails() {
         (4, Some("rejected")),
         "{out}"
     );
-    assert_eq!(
-        out["verification"]["criteria"][0]["failure"],
-        "floor-missing"
-    );
+    assert_eq!(out["proof"]["criteria"][0]["failure"], "floor-missing");
 }
 
 #[test]
@@ -382,10 +379,7 @@ fn a_timeout_kills_the_whole_process_group() {
         "the timeout was enforced"
     );
     assert_eq!(code, 4, "{out}");
-    assert_eq!(
-        out["verification"]["criteria"][0]["failure"], "timeout",
-        "{out}"
-    );
+    assert_eq!(out["proof"]["criteria"][0]["failure"], "timeout", "{out}");
     let pid = std::fs::read_to_string(w.lane.join("straggler.pid")).unwrap();
     // Gone, or a zombie (killed; the container's init has not reaped it yet).
     let state = std::fs::read_to_string(format!("/proc/{}/status", pid.trim())).unwrap_or_default();
@@ -411,13 +405,13 @@ fn user_and_agent_criteria() {
     let head = w.head(&w.lane);
     let (code, out) = w.verify("docs", &w.lane, &head, &[]);
     assert_eq!(
-        (code, out["verification"]["criteria"][0]["failure"].as_str()),
+        (code, out["proof"]["criteria"][0]["failure"].as_str()),
         (4, Some("user-confirmation-missing")),
         "{out}"
     );
     let (code, out) = w.verify("judge", &w.lane, &head, &[]);
     assert_eq!(
-        (code, out["verification"]["criteria"][0]["failure"].as_str()),
+        (code, out["proof"]["criteria"][0]["failure"].as_str()),
         (4, Some("agent-unavailable")),
         "{out}"
     );
@@ -552,6 +546,14 @@ fn snapshots_of_validate_and_status() {
     snap!(
         "work_status_other_session",
         serde_json::to_string_pretty(&out).unwrap()
+    );
+    let (code, out) = w.run(&["ready", w.spec.to_str().unwrap(), "--session", "s1"]);
+    snap!(
+        "work_ready",
+        format!(
+            "exit: {code}\n{}\n",
+            serde_json::to_string_pretty(&out).unwrap()
+        )
     );
 }
 

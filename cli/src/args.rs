@@ -333,6 +333,16 @@ pub enum WorkCommand {
         /// The workspec
         spec: String,
     },
+    /// The ready set: nodes whose dependencies are done this session, with every other node's blockers
+    #[command(
+        after_help = "Only `done` recorded in the current session satisfies a dependency; a cached, replayed or\nother-session result never does. Writes nothing.\n\nExample:\n  cairn work ready .work/specs/cache.yaml --session s-42"
+    )]
+    Ready {
+        /// The workspec
+        spec: String,
+        #[command(flatten)]
+        session: WorkSession,
+    },
     /// Lifecycle and verification provenance of every node, and the ready set (writes nothing)
     #[command(
         after_help = "Only `done` recorded in the current session satisfies a dependency.\n\nExample:\n  cairn work status .work/specs/cache.yaml --session s-42"

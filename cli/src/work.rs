@@ -219,6 +219,27 @@ pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<u8, Failure
             output::json(&out);
             Ok(if v.valid() { code::OK } else { code::BAD_INPUT })
         }
+        WorkCommand::Ready { spec, session } => {
+            let f = read_spec(spec)?;
+            let s = valid_spec(&f)?;
+            let e = engine(db, options)?;
+            let done = done_this_session(&e, &f, &s, &session.session)?;
+            let lc = lifecycles(&s, &done);
+            let ready: Vec<&Vec<String>> = lc
+                .iter()
+                .filter(|(_, (l, _))| *l == cairn::machines::work::ready::Lifecycle::Ready)
+                .map(|(a, _)| a)
+                .collect();
+            let others: Vec<Value> = lc
+                .iter()
+                .filter(|(_, (l, _))| *l != cairn::machines::work::ready::Lifecycle::Ready)
+                .map(|(a, (l, b))| json!({"address": a, "lifecycle": l, "blockers": b}))
+                .collect();
+            output::json(
+                &json!({"spec": f.path, "session": session.session, "ready": ready, "not_ready": others}),
+            );
+            Ok(code::OK)
+        }
         WorkCommand::Status { spec, session } => {
             let f = read_spec(spec)?;
             let s = valid_spec(&f)?;
@@ -296,7 +317,7 @@ pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<u8, Failure
                 None,
             )?;
             out["plan"] = json!(receipt);
-            output::json(&out);
+            finish(out, db, options, &r.spec, &n.address, None)?;
             Ok(code::OK)
         }
         WorkCommand::Dispatch {
@@ -325,7 +346,7 @@ pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<u8, Failure
                 out["dispatchState"] = json!("not-dispatched");
                 out["plan"] = json!(plan);
             }
-            output::json(&out);
+            finish(out, db, options, &r.spec, &n.address, None)?;
             Ok(code::OK)
         }
         WorkCommand::Verify {
@@ -399,8 +420,15 @@ pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<u8, Failure
                 .and_then(|r| r.verifications.last())
                 .cloned();
             let passed = v.as_ref().is_some_and(|v| v.passed);
-            out["verification"] = json!(v);
-            output::json(&out);
+            out["proof"] = json!(v);
+            finish(
+                out,
+                db,
+                options,
+                &r.spec,
+                &n.address,
+                Some(session.session.as_str()),
+            )?;
             Ok(if passed { code::OK } else { code::NOT_GREEN })
         }
         WorkCommand::Review {
@@ -425,7 +453,7 @@ pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<u8, Failure
                 },
                 None,
             )?;
-            output::json(&out);
+            finish(out, db, options, &r.spec, &n.address, None)?;
             Ok(code::OK)
         }
         WorkCommand::Remediate {
@@ -444,7 +472,7 @@ pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<u8, Failure
                 },
                 None,
             )?;
-            output::json(&out);
+            finish(out, db, options, &r.spec, &n.address, None)?;
             Ok(code::OK)
         }
         WorkCommand::Escalate { node: r, reason } => {
@@ -458,7 +486,7 @@ pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<u8, Failure
                 },
                 None,
             )?;
-            output::json(&out);
+            finish(out, db, options, &r.spec, &n.address, None)?;
             Ok(code::OK)
         }
         WorkCommand::Merge {
@@ -477,7 +505,7 @@ pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<u8, Failure
                 },
                 None,
             )?;
-            output::json(&out);
+            finish(out, db, options, &r.spec, &n.address, None)?;
             Ok(code::OK)
         }
         WorkCommand::AmendCriterion {
@@ -530,7 +558,7 @@ pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<u8, Failure
                 ctx,
                 &new_text,
             )?;
-            output::json(&out);
+            finish(out, db, options, spec, &owner.address, None)?;
             Ok(code::OK)
         }
         WorkCommand::RaiseScope {
@@ -554,7 +582,7 @@ pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<u8, Failure
                 None,
             )?;
             out["request"] = json!(done.state.run().and_then(|r| r.scope.clone()));
-            output::json(&out);
+            finish(out, db, options, &r.spec, &n.address, None)?;
             Ok(code::OK)
         }
         WorkCommand::PassUp {
@@ -575,7 +603,7 @@ pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<u8, Failure
                 },
                 None,
             )?;
-            output::json(&out);
+            finish(out, db, options, &r.spec, &n.address, None)?;
             Ok(code::OK)
         }
         WorkCommand::ResolveScope {
@@ -610,7 +638,7 @@ pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<u8, Failure
                 }
                 _ => record(db, options, &st, command, None)?.1,
             };
-            output::json(&out);
+            finish(out, db, options, &r.spec, &n.address, None)?;
             Ok(code::OK)
         }
         WorkCommand::Done { node: r, session } => {
@@ -631,7 +659,14 @@ pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<u8, Failure
                 },
                 Some(&session.session),
             )?;
-            output::json(&out);
+            finish(
+                out,
+                db,
+                options,
+                &r.spec,
+                &n.address,
+                Some(session.session.as_str()),
+            )?;
             Ok(code::OK)
         }
     }
@@ -723,6 +758,40 @@ fn edit_and_record(
             Err(e)
         }
     }
+}
+
+/// Prints a node verb's output with both axes: lifecycle (from the spec as it is
+/// now and this session's `done` records) and verification provenance.
+fn finish(
+    mut out: Value,
+    db: &Db,
+    options: &Options,
+    spec: &str,
+    address: &[String],
+    session: Option<&str>,
+) -> Result<(), Failure> {
+    let env_session = std::env::var("CAIRN_SESSION").ok();
+    let session = session.or(env_session.as_deref());
+    let f = read_spec(spec)?;
+    let s = valid_spec(&f)?;
+    let e = engine(db, options)?;
+    let done = match session {
+        Some(sess) => done_this_session(&e, &f, &s, sess)?,
+        None => BTreeSet::new(),
+    };
+    if let (Some(n), Some((lifecycle, blockers))) =
+        (s.node(address), lifecycles(&s, &done).get(address))
+    {
+        let state = load(&e, &stream(&f, address)?)?;
+        let p = provenance(state.run(), n, session.unwrap_or(""));
+        out["lifecycle"] = json!(lifecycle);
+        out["blockers"] = json!(blockers);
+        out["verification"] = json!(p);
+        out["verification_words"] = json!(p.words());
+        out["session"] = json!(session);
+    }
+    output::json(&out);
+    Ok(())
 }
 
 fn target(r: &WorkNodeRef) -> Result<(SpecFile, Node), Failure> {
