@@ -341,3 +341,41 @@ proptest! {
         let _ = Ship::decide(&state, &command, &ctx());
     }
 }
+
+fn yamlish() -> impl Strategy<Value = String> {
+    let token = prop_oneof![
+        Just("title: t\n".to_owned()),
+        Just("work:\n".to_owned()),
+        Just("  - id: a\n".to_owned()),
+        Just("    task: t\n".to_owned()),
+        Just("    depends_on: [a, b]\n".to_owned()),
+        Just("    acceptance: [{id: A, statement: s, evidence: {kind: command, run: x, expect: {exit: 0, output_includes: ok}}}]\n".to_owned()),
+        Just("    work:\n".to_owned()),
+        Just("---\n".to_owned()),
+        Just("!md |\n  x\n".to_owned()),
+        Just("&a [*a]\n".to_owned()),
+        Just("? [x]\n: y\n".to_owned()),
+        "[ -~\n]{0,12}".prop_map(|s| s),
+    ];
+    proptest::collection::vec(token, 0..14).prop_map(|v| v.concat())
+}
+
+proptest! {
+    #![proptest_config(config(512, 100_000))]
+
+    /// Workspec validation, lineage and amendment never panic on hostile YAML.
+    #[test]
+    fn workspec_validation_never_panics(text in yamlish(), draft in ".{0,40}") {
+        use cairn::machines::work::{amend, spec};
+        let v = spec::validate(&text);
+        let _ = spec::validate_with_draft(&text, &spec::Draft::Text(draft.clone()));
+        if let Some(s) = &v.spec {
+            let _ = crate::support::work::SPEC.len();
+            let _ = cairn::machines::work::ready::ready_set(s, &Default::default());
+        }
+        let _ = amend::amend_criterion(&text, Some(&draft), &amend::AmendRequest {
+            criterion_id: "A".into(), before: "s".into(), after: "t".into(), reason: "r".into(), authority: "a".into(),
+        }, "2026-01-01T00:00:00Z");
+        let _ = amend::add_touches(&text, &["a".to_owned()], &["x".to_owned()]);
+    }
+}

@@ -44,7 +44,20 @@ enum Frame {
     },
 }
 
+/// The most values a document may expand to (aliases included): a bound on memory
+/// against alias bombs.
+pub const MAX_VALUES: usize = 1_000_000;
+
+fn size(v: &Value) -> usize {
+    match v {
+        Value::Array(a) => 1 + a.iter().map(size).sum::<usize>(),
+        Value::Object(m) => 1 + m.values().map(size).sum::<usize>(),
+        _ => 1,
+    }
+}
+
 struct Builder {
+    values: usize,
     stack: Vec<Frame>,
     root: Option<Value>,
     documents: usize,
@@ -187,6 +200,19 @@ impl MarkedEventReceiver for Builder {
                 self.deliver(v, anchor);
             }
             Event::Alias(id) => {
+                let n = self.anchors.get(&id).map_or(1, size);
+                self.values = self.values.saturating_add(n);
+                if self.values > MAX_VALUES {
+                    if !self.findings.iter().any(|f| f.code == "yaml-too-large") {
+                        self.findings.push(Finding::error(
+                            "yaml-too-large",
+                            vec![],
+                            format!("the document expands to more than {MAX_VALUES} values (aliases included)"),
+                        ));
+                    }
+                    self.deliver(Value::Null, 0);
+                    return;
+                }
                 let v = self.anchors.get(&id).cloned().unwrap_or(Value::Null);
                 if self.expecting_key() {
                     self.key(match v {
@@ -229,6 +255,7 @@ impl MarkedEventReceiver for Builder {
 /// Reads `text`: the value (if the document could be read) and the YAML findings.
 pub fn read(text: &str) -> (Option<Value>, Vec<Finding>) {
     let mut b = Builder {
+        values: 0,
         stack: vec![],
         root: None,
         documents: 0,
@@ -264,5 +291,26 @@ pub fn read(text: &str) -> (Option<Value>, Vec<Finding>) {
             (None, b.findings)
         }
         Some(v) => (Some(v), b.findings),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_alias_bomb_is_bounded() {
+        let mut doc = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..9 {
+            doc.push_str(&format!(
+                "a{i}: &a{i} [{}]\n",
+                vec![format!("*a{}", i - 1); 10].join(", ")
+            ));
+        }
+        let (_, findings) = read(&doc);
+        assert!(
+            findings.iter().any(|f| f.code == "yaml-too-large"),
+            "{findings:?}"
+        );
     }
 }
