@@ -25,6 +25,7 @@ impl Registry {
         r.register::<cairn_machines::pr_loop::PrLoop>();
         r.register::<cairn_machines::ship::Ship>();
         r.register::<cairn_machines::work::node::WorkNode>();
+        r.register::<cairn_machines::saga::Saga>();
         r
     }
 

@@ -4,6 +4,7 @@
 
 use cairn::machines::park::Park;
 use cairn::machines::pr_loop::PrLoop;
+use cairn::machines::saga::Saga;
 use cairn::machines::ship::Ship;
 use cairn::machines::work::node::WorkNode;
 use cairn::testing::{check, Config};
@@ -112,5 +113,21 @@ fn work_node_keeps_the_universal_invariants() {
         crate::work_properties::sequence()
             .prop_map(|seq| seq.into_iter().map(|(s, _)| s).collect::<Vec<_>>()),
         crate::support::work::command,
+    );
+}
+
+#[test]
+fn saga_keeps_the_universal_invariants() {
+    check::<Saga, _, _>(
+        &Config {
+            cases: 48,
+            regressions: Some(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../proptest-regressions/saga-harness.txt"
+            )),
+            session: None,
+        },
+        crate::saga_properties::sequence(),
+        |_state, step| crate::saga_properties::command(step),
     );
 }

@@ -17,6 +17,8 @@ mod pr_loop;
 mod pr_properties;
 mod properties;
 mod reliability;
+mod saga;
+mod saga_properties;
 mod ship;
 mod ship_preflight;
 mod ship_properties;

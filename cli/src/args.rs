@@ -71,6 +71,9 @@ pub enum Command {
     /// Work nodes: validate a workspec, status, plan, dispatch, verify, merge, done
     #[command(subcommand)]
     Work(WorkCommand),
+    /// The saga work thread: ticks, scan, restore, show, QA
+    #[command(subcommand)]
+    Saga(SagaCommand),
     /// The park-work lifecycle: a drop-in for the park skill's `fold.py` helper
     Park {
         /// Retry-safe recording: the same key with the same input returns the first
@@ -302,6 +305,99 @@ pub enum OpClassArg {
     TrackerCreate,
     ReviewMutation,
     DaemonManagement,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SagaCommand {
+    /// Save a tick: list flags are full snapshots (`a|b`; omitted = carried forward, "" = cleared)
+    #[command(
+        after_help = "`next_round` is derived (max(rounds_seen) + 1) and never set; a bad --gate-verdict refuses\nthe whole save (exit 2, nothing written); `lifecycle_phase` never moves past `work` here.\n\nExample:\n  cairn saga save --id issue-42 --issue-ref acme/widgets#42 --lifecycle-phase work \\\n    --phase-status in_progress --plan-path docs/plans/p.md --rounds-seen 1 --gate-verdict 'tests:done:ci#7'"
+    )]
+    Save(Box<SagaSave>),
+    /// Rebuild a thread from the journal: round, phase, checks run, next step (writes nothing)
+    #[command(after_help = "Example:\n  cairn saga restore --saga-id issue-42")]
+    Restore {
+        #[arg(long)]
+        saga_id: String,
+    },
+    /// Threads to resume, matched by issue ref, plan path or branch, newest first (writes nothing)
+    #[command(after_help = "Example:\n  cairn saga scan --issue-ref acme/widgets#42")]
+    Scan {
+        #[arg(long)]
+        issue_ref: Option<String>,
+        #[arg(long)]
+        plan_path: Option<String>,
+        #[arg(long)]
+        branch: Option<String>,
+        #[arg(long, default_value_t = 10)]
+        max_candidates: usize,
+    },
+    /// The whole thread: ticks, gate verdicts, rounds, the QA allowance (writes nothing)
+    #[command(after_help = "Example:\n  cairn saga show --saga-id issue-42")]
+    Show {
+        #[arg(long)]
+        saga_id: String,
+    },
+    /// Record one QA cycle after merge: only an all-passed cycle moves the thread to `qa`
+    #[command(
+        after_help = "Scenarios: NAME=passed | NAME=failed | NAME=not-run | NAME=blocked:CAUSE. The allowance is 3 standard\n+ 2 escalated cycles, then exactly one --extension. Exit 0 on a PASS, 4 otherwise (recorded).\n\nExample:\n  cairn saga qa --saga-id issue-42 --scenario checkout=passed --scenario refund=blocked:sandbox-down"
+    )]
+    Qa {
+        #[arg(long)]
+        saga_id: String,
+        #[arg(long = "scenario", value_name = "NAME=RESULT")]
+        scenarios: Vec<String>,
+        #[arg(long)]
+        extension: bool,
+    },
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct SagaSave {
+    /// `issue-<N>` or `task-<slug>`
+    #[arg(long)]
+    pub id: String,
+    #[arg(long, value_parser = ["issue", "task"])]
+    pub kind: Option<String>,
+    #[arg(long, value_parser = ["ideation", "brainstorm", "plan", "review", "work", "qa", "retro"])]
+    pub lifecycle_phase: Option<String>,
+    #[arg(long, value_parser = ["pending", "in_progress", "complete"])]
+    pub phase_status: Option<String>,
+    #[arg(long, value_parser = ["active", "blocked", "paused", "handed-off", "done", "abandoned"])]
+    pub status: Option<String>,
+    #[arg(long)]
+    pub phase: Option<u32>,
+    #[arg(long)]
+    pub destination: Option<String>,
+    #[arg(long)]
+    pub issue_ref: Option<String>,
+    #[arg(long)]
+    pub plan_path: Option<String>,
+    #[arg(long)]
+    pub branch: Option<String>,
+    #[arg(long)]
+    pub head_sha: Option<String>,
+    #[arg(long)]
+    pub next_step: Option<String>,
+    /// `1|2`: the full set of rounds seen
+    #[arg(long)]
+    pub rounds_seen: Option<String>,
+    #[arg(long)]
+    pub checks_run: Option<String>,
+    #[arg(long)]
+    pub work_session_paths: Option<String>,
+    #[arg(long)]
+    pub files_modified: Option<String>,
+    #[arg(long)]
+    pub pr_refs: Option<String>,
+    #[arg(long)]
+    pub review_paths: Option<String>,
+    /// `gate:state:ref` (repeatable); state ∈ done | in-progress | blocked | failed | halted | not-reached
+    #[arg(long = "gate-verdict", allow_hyphen_values = true)]
+    pub gate_verdicts: Vec<String>,
+    /// Refused: `next_round` is derived from `rounds_seen`
+    #[arg(long)]
+    pub next_round: Option<u32>,
 }
 
 /// A workspec and one of its nodes.

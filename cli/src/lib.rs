@@ -22,6 +22,7 @@ mod output;
 mod park;
 mod pr;
 mod record;
+mod saga;
 mod ship;
 mod verbs;
 mod work;

@@ -69,6 +69,7 @@ pub fn run(cli: Cli, registry: Registry) -> Result<u8, Failure> {
         Command::Ship(verb) => crate::ship::run_verb(verb, &db_path(&cli), &options(true)),
         Command::Pr(verb) => crate::pr::run(verb, &db_path(&cli), &options(true)),
         Command::Work(verb) => crate::work::run(verb, &db_path(&cli), &options(true)),
+        Command::Saga(verb) => crate::saga::run(verb, &db_path(&cli), &options(true)),
         Command::Journal(JournalCommand::Log {
             stream,
             since,

@@ -26,6 +26,7 @@ pub mod park;
 pub mod pr_loop;
 #[deny(missing_docs)]
 pub mod rejection;
+pub mod saga;
 pub mod ship;
 #[deny(missing_docs)]
 pub mod time;

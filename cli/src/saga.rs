@@ -1,0 +1,310 @@
+//! `cairn saga <verb>`: the work thread. One stream per thread (`saga/<saga_id>`);
+//! `scan` and `restore` read the journal, never a cache.
+
+use std::path::PathBuf;
+
+use cairn::journal::{Journal, Options};
+use cairn::machines::saga::{
+    self, Command, Kind, Phase, PhaseStatus, QaOutcome, Saga, Save, Scenario, ScenarioResult,
+    State, Status, Thread,
+};
+use cairn::{Engine, Machine, Registry, StreamId};
+use serde_json::{json, Value};
+
+use crate::args::{SagaCommand, SagaSave};
+use crate::failure::{code, input, Failure, NoJournalLocation};
+use crate::output;
+
+type Db = Result<PathBuf, NoJournalLocation>;
+
+fn stream(saga_id: &str) -> Result<StreamId, Failure> {
+    if !saga::valid_saga_id(saga_id) {
+        return Err(input(
+            "saga_id",
+            "saga-id",
+            "`issue-<N>` or `task-<slug>` ([a-z0-9-])",
+        ));
+    }
+    Ok(StreamId::new(saga::NAME, saga_id)?)
+}
+
+fn list(field: &str, v: &Option<String>) -> Option<Vec<String>> {
+    let _ = field;
+    v.as_ref().map(|s| {
+        if s.is_empty() {
+            vec![]
+        } else {
+            s.split('|').map(str::to_owned).collect()
+        }
+    })
+}
+
+fn parse_enum<T: serde::de::DeserializeOwned>(
+    field: &str,
+    v: &Option<String>,
+) -> Result<Option<T>, Failure> {
+    v.as_ref()
+        .map(|s| {
+            serde_json::from_value(json!(s)).map_err(|_| {
+                input(
+                    field,
+                    "enum",
+                    &format!("`{s}` is not a value of --{}", field.replace('_', "-")),
+                )
+            })
+        })
+        .transpose()
+}
+
+fn save_of(a: &SagaSave) -> Result<Save, Failure> {
+    let rounds = match &a.rounds_seen {
+        None => None,
+        Some(s) if s.is_empty() => Some(vec![]),
+        Some(s) => Some(
+            s.split('|')
+                .map(|r| {
+                    r.trim().parse::<u32>().map_err(|_| {
+                        input(
+                            "rounds_seen",
+                            "round-number",
+                            &format!("`{r}` is not a round number"),
+                        )
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+    };
+    Ok(Save {
+        kind: parse_enum::<Kind>("kind", &a.kind)?,
+        lifecycle_phase: parse_enum::<Phase>("lifecycle_phase", &a.lifecycle_phase)?,
+        phase_status: parse_enum::<PhaseStatus>("phase_status", &a.phase_status)?,
+        status: parse_enum::<Status>("status", &a.status)?,
+        phase: a.phase,
+        destination: a.destination.clone(),
+        issue_ref: a.issue_ref.clone(),
+        plan_path: a.plan_path.clone(),
+        branch: a.branch.clone(),
+        head_sha: a.head_sha.clone(),
+        next_step: a.next_step.clone(),
+        rounds_seen: rounds,
+        checks_run: list("checks_run", &a.checks_run),
+        work_session_paths: list("work_session_paths", &a.work_session_paths),
+        files_modified: list("files_modified", &a.files_modified),
+        pr_refs: list("pr_refs", &a.pr_refs),
+        review_paths: list("review_paths", &a.review_paths),
+        gate_verdicts: a.gate_verdicts.clone(),
+        next_round: a.next_round,
+    })
+}
+
+/// A thread as the helpers print it: every field, plus the derived ones.
+fn view(t: &Thread) -> Value {
+    let mut v = json!(t);
+    v["next_round"] = json!(t.next_round());
+    v["next_phase"] = json!(t.next_phase());
+    v["qa"]["allowed_cycles"] = json!(t.qa.allowed());
+    v
+}
+
+fn load(db: &Db, options: &Options, s: &StreamId) -> Result<State, Failure> {
+    let db = db.clone()?;
+    if std::fs::symlink_metadata(&db).is_err() {
+        return Ok(Saga::initial_state());
+    }
+    let engine = Engine::open(&db, options, Registry::builtin())?;
+    Ok(engine.load::<Saga>(s)?.0)
+}
+
+fn record(
+    db: &Db,
+    options: &Options,
+    s: &StreamId,
+    command: Command,
+) -> Result<cairn::Executed<Saga>, Failure> {
+    let done = crate::record::execute::<Saga>(
+        db,
+        options,
+        s,
+        &command,
+        &crate::record::context::<Saga>(),
+        None,
+    )?;
+    let names: Vec<&str> = done.events.iter().map(Saga::event_name).collect();
+    eprintln!(
+        "cairn: recorded {} on {s} (version {})",
+        names.join(", "),
+        done.version
+    );
+    Ok(done)
+}
+
+fn scenario(s: &str) -> Result<Scenario, Failure> {
+    let (name, result) = s.split_once('=').ok_or_else(|| {
+        input(
+            "scenario",
+            "name-equals-result",
+            &format!("`{s}`: expected NAME=RESULT"),
+        )
+    })?;
+    let (result, cause) = match result.split_once(':') {
+        Some(("blocked", cause)) => (ScenarioResult::Blocked, Some(cause.to_owned())),
+        _ => (
+            match result {
+                "passed" => ScenarioResult::Passed,
+                "failed" => ScenarioResult::Failed,
+                "not-run" => ScenarioResult::NotRun,
+                "blocked" => ScenarioResult::Blocked,
+                other => {
+                    return Err(input(
+                        "scenario",
+                        "scenario-result",
+                        &format!("`{other}`: passed | failed | not-run | blocked:CAUSE"),
+                    ))
+                }
+            },
+            None,
+        ),
+    };
+    Ok(Scenario {
+        name: name.to_owned(),
+        result,
+        cause,
+        evidence: None,
+    })
+}
+
+pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<u8, Failure> {
+    match verb {
+        SagaCommand::Save(a) => {
+            let s = stream(&a.id)?;
+            let save = save_of(a)?;
+            let done = record(
+                db,
+                options,
+                &s,
+                Command::Save {
+                    saga_id: a.id.clone(),
+                    save: Box::new(save),
+                },
+            )?;
+            let t = done
+                .state
+                .thread()
+                .ok_or_else(|| input("id", "saved", "nothing was saved"))?;
+            output::json(&json!({
+                "saga_id": t.saga_id,
+                "stream": s.to_string(),
+                "version": done.version,
+                "lifecycle_phase": t.lifecycle_phase,
+                "phase": t.phase,
+                "status": t.status,
+                "next_phase": t.next_phase(),
+                "next_round": t.next_round(),
+            }));
+            Ok(code::OK)
+        }
+        SagaCommand::Restore { saga_id } => {
+            let s = stream(saga_id)?;
+            let out = match load(db, options, &s)?.thread() {
+                None => json!({"saga_id": saga_id, "found": false}),
+                Some(t) => {
+                    let mut v = view(t);
+                    v["found"] = json!(true);
+                    v
+                }
+            };
+            output::json(&out);
+            Ok(code::OK)
+        }
+        SagaCommand::Show { saga_id } => {
+            let s = stream(saga_id)?;
+            let state = load(db, options, &s)?;
+            let t = state.thread().ok_or_else(|| {
+                input(
+                    "saga_id",
+                    "thread-exists",
+                    "no thread is saved under this id",
+                )
+            })?;
+            let mut v = view(t);
+            v["state"] = json!(Saga::state_name(&state));
+            output::json(&v);
+            Ok(code::OK)
+        }
+        SagaCommand::Scan {
+            issue_ref,
+            plan_path,
+            branch,
+            max_candidates,
+        } => {
+            let path = db.clone()?;
+            let mut candidates: Vec<(String, Value)> = vec![];
+            if std::fs::symlink_metadata(&path).is_ok() {
+                let journal = Journal::open(&path, options)?;
+                let engine = Engine::open(&path, options, Registry::builtin())?;
+                for info in journal.streams()? {
+                    if info.machine != saga::NAME {
+                        continue;
+                    }
+                    let s = StreamId::parse(&info.stream)?;
+                    let (state, _) = engine.load::<Saga>(&s)?;
+                    let Some(t) = state.thread() else { continue };
+                    let any_key = issue_ref.is_some() || plan_path.is_some() || branch.is_some();
+                    let hit = !any_key
+                        || (issue_ref.is_some() && t.issue_ref == *issue_ref)
+                        || (plan_path.is_some() && t.plan_path == *plan_path)
+                        || (branch.is_some() && t.branch == *branch);
+                    if hit {
+                        candidates.push((info.last_recorded_at.clone(), json!({
+                            "saga_id": t.saga_id, "issue_ref": t.issue_ref, "plan_path": t.plan_path, "branch": t.branch,
+                            "lifecycle_phase": t.lifecycle_phase, "status": t.status, "next_step": t.next_step, "next_round": t.next_round(),
+                        })));
+                    }
+                }
+            }
+            candidates.sort_by(|a, b| b.0.cmp(&a.0));
+            let list: Vec<Value> = candidates
+                .into_iter()
+                .take(*max_candidates)
+                .map(|(_, v)| v)
+                .collect();
+            output::json(&json!({"candidates": list, "count": list.len()}));
+            Ok(code::OK)
+        }
+        SagaCommand::Qa {
+            saga_id,
+            scenarios,
+            extension,
+        } => {
+            let s = stream(saga_id)?;
+            let scenarios = scenarios
+                .iter()
+                .map(|x| scenario(x))
+                .collect::<Result<Vec<_>, _>>()?;
+            let done = record(
+                db,
+                options,
+                &s,
+                Command::Qa {
+                    scenarios,
+                    extension: *extension,
+                },
+            )?;
+            let t = done
+                .state
+                .thread()
+                .ok_or_else(|| input("saga_id", "thread-exists", "no thread"))?;
+            let passed = t.qa.last_outcome == Some(QaOutcome::Passed);
+            output::json(&json!({
+                "saga_id": t.saga_id,
+                "outcome": t.qa.last_outcome,
+                "lifecycle_phase": t.lifecycle_phase,
+                "post_merge_cycles": t.qa.post_merge_cycles,
+                "allowed_cycles": t.qa.allowed(),
+                "extension_taken": t.qa.extension_taken,
+                "events": done.events.iter().map(Saga::event_name).collect::<Vec<_>>(),
+            }));
+            Ok(if passed { code::OK } else { code::NOT_GREEN })
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! Property tests of the saga thread; seeds in proptest-regressions/saga.txt.
+
+use cairn::machines::saga::{
+    next_round, Command, Event, Phase, QaOutcome, Saga, Save, Scenario, ScenarioResult,
+};
+use cairn::{Context, Machine, Timestamp};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, FileFailurePersistence};
+
+fn config(cases: u32) -> Config {
+    Config {
+        cases,
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../proptest-regressions/saga.txt"
+        )))),
+        ..Config::default()
+    }
+}
+
+fn ctx() -> Context {
+    Context {
+        now: Timestamp::parse("2026-01-01T00:00:00Z").expect("a fixed timestamp parses"),
+        fresh_ids: vec![],
+        session: None,
+    }
+}
+
+fn verdict() -> impl Strategy<Value = String> {
+    prop_oneof![
+        8 => (proptest::sample::select(&["tests", "lint", "review"][..]), proptest::sample::select(&["done", "in-progress", "blocked", "failed", "halted", "not-reached"][..]), "[a-z:#0-9]{0,6}")
+            .prop_map(|(g, s, r)| format!("{g}:{s}:{r}")),
+        1 => "[a-z:]{0,10}",
+        1 => Just("tests:green:x".to_owned()),
+    ]
+}
+
+fn phase() -> impl Strategy<Value = Option<Phase>> {
+    proptest::option::of(proptest::sample::select(
+        &[Phase::Plan, Phase::Work, Phase::Qa, Phase::Retro][..],
+    ))
+}
+
+fn result() -> impl Strategy<Value = ScenarioResult> {
+    proptest::sample::select(
+        &[
+            ScenarioResult::Passed,
+            ScenarioResult::Passed,
+            ScenarioResult::Failed,
+            ScenarioResult::Blocked,
+            ScenarioResult::NotRun,
+        ][..],
+    )
+}
+
+/// A generated step: a save or a QA cycle.
+#[derive(Debug, Clone)]
+pub enum Step {
+    Save {
+        phase: Option<Phase>,
+        rounds: Option<Vec<u32>>,
+        verdicts: Vec<String>,
+        next_round: Option<u32>,
+    },
+    Qa {
+        results: Vec<ScenarioResult>,
+        extension: bool,
+    },
+}
+
+pub fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        (
+            phase(),
+            proptest::option::of(proptest::collection::vec(0u32..6, 0..4)),
+            proptest::collection::vec(verdict(), 0..3),
+            proptest::option::weighted(0.05, 1u32..9)
+        )
+            .prop_map(|(phase, rounds, verdicts, next_round)| Step::Save {
+                phase,
+                rounds,
+                verdicts,
+                next_round
+            }),
+        (
+            proptest::collection::vec(result(), 0..3),
+            prop::bool::weighted(0.2)
+        )
+            .prop_map(|(results, extension)| Step::Qa { results, extension }),
+    ]
+}
+
+pub fn command(step: &Step) -> Command {
+    match step {
+        Step::Save {
+            phase,
+            rounds,
+            verdicts,
+            next_round,
+        } => Command::Save {
+            saga_id: "issue-1".into(),
+            save: Box::new(Save {
+                lifecycle_phase: *phase,
+                rounds_seen: rounds.clone(),
+                gate_verdicts: verdicts.clone(),
+                next_round: *next_round,
+                ..Save::default()
+            }),
+        },
+        Step::Qa { results, extension } => Command::Qa {
+            scenarios: results
+                .iter()
+                .enumerate()
+                .map(|(i, r)| Scenario {
+                    name: format!("s{i}"),
+                    result: *r,
+                    cause: (*r == ScenarioResult::Blocked).then(|| "env".to_owned()),
+                    evidence: None,
+                })
+                .collect(),
+            extension: *extension,
+        },
+    }
+}
+
+pub fn sequence() -> impl Strategy<Value = Vec<Step>> {
+    let work = Step::Save {
+        phase: Some(Phase::Work),
+        rounds: Some(vec![1]),
+        verdicts: vec![],
+        next_round: None,
+    };
+    proptest::collection::vec(step(), 0..30)
+        .prop_map(move |rest| std::iter::once(work.clone()).chain(rest).collect())
+}
+
+proptest! {
+    #![proptest_config(config(512))]
+
+    /// `next_round` = max(rounds_seen)+1; no sequence reaches `qa` without an
+    /// all-passed QA cycle; the QA allowance is never exceeded and the extension is
+    /// granted at most once; a save with an invalid verdict writes nothing.
+    #[test]
+    fn saga_invariants(seq in sequence()) {
+        let mut state = Saga::initial_state();
+        let mut extensions = 0;
+        for step in &seq {
+            let c = command(step);
+            let decided = Saga::decide(&state, &c, &ctx());
+            if let Step::Save { verdicts, next_round, .. } = step {
+                let bad = verdicts.iter().any(|v| cairn::machines::saga::parse_gate_verdict(v).is_err());
+                if bad || next_round.is_some() {
+                    prop_assert!(decided.is_err(), "an invalid save was accepted");
+                }
+            }
+            let Ok(events) = decided else { continue };
+            for e in &events {
+                let before = state.thread().map(|t| t.lifecycle_phase);
+                if let Event::QaExtensionGranted = e { extensions += 1; }
+                if let Event::AdvancedToQa = e {
+                    let last = events.iter().find_map(|x| match x { Event::QaCycleRecorded { scenarios, outcome, .. } => Some((scenarios.clone(), *outcome)), _ => None });
+                    let (scenarios, outcome) = last.expect("a QA advance comes with its cycle");
+                    prop_assert_eq!(outcome, QaOutcome::Passed);
+                    prop_assert!(!scenarios.is_empty() && scenarios.iter().all(|s| s.result == ScenarioResult::Passed));
+                }
+                state = Saga::evolve(state, e);
+                let after = state.thread().map(|t| t.lifecycle_phase);
+                if after == Some(Phase::Qa) && before != Some(Phase::Qa) {
+                    prop_assert!(matches!(e, Event::AdvancedToQa), "reached qa through {:?}", e);
+                }
+            }
+            if let Some(t) = state.thread() {
+                prop_assert_eq!(t.next_round(), next_round(&t.rounds_seen));
+                prop_assert_eq!(t.next_round(), t.rounds_seen.iter().max().map_or(1, |m| m + 1));
+                prop_assert!(t.qa.post_merge_cycles <= 6);
+                prop_assert!(t.qa.post_merge_cycles <= t.qa.allowed());
+                prop_assert!(extensions <= 1);
+            }
+        }
+    }
+}
