@@ -58,6 +58,15 @@ fn kill_group(pgid: u32) {
     }
 }
 
+/// The environment a contained run gets.
+#[derive(Debug, Clone)]
+pub enum Env<'a> {
+    /// Only `PATH`, `LC_ALL=C` and these names (work criteria).
+    Clean(&'a [String]),
+    /// The caller's environment (the build loop runs the repository's own tools).
+    Inherit,
+}
+
 /// Runs `sh -c run` in `dir` in a new process group with a clean environment
 /// (`PATH`, `LC_ALL=C` and the names in `inherit_env`); at `timeout` the whole group
 /// is killed. Returns the run and whether it timed out.
@@ -68,22 +77,48 @@ pub fn run_contained(
     inherit_env: &[String],
 ) -> (CommandRun, bool) {
     let argv = vec!["sh".to_owned(), "-c".to_owned(), script.to_owned()];
+    run_argv_contained(dir, &argv, timeout, Env::Clean(inherit_env))
+}
+
+/// Runs `argv` (no shell) in `dir`, in a new process group killed as a group at
+/// `timeout` and after it exits. A program that cannot start is a run with no exit
+/// status and the error on stderr.
+pub fn run_argv_contained(
+    dir: &str,
+    argv: &[String],
+    timeout: Duration,
+    env: Env<'_>,
+) -> (CommandRun, bool) {
+    let argv = argv.to_vec();
     let started_at = now();
-    let mut cmd = Command::new("sh");
-    cmd.arg("-c")
-        .arg(script)
+    let Some(program) = argv.first().cloned() else {
+        return (
+            CommandRun {
+                argv,
+                exit_status: None,
+                stdout: String::new(),
+                stderr: "an empty command".into(),
+                started_at: started_at.clone(),
+                finished_at: started_at,
+            },
+            false,
+        );
+    };
+    let mut cmd = Command::new(&program);
+    cmd.args(&argv[1..])
         .current_dir(dir)
-        .env_clear()
-        .env("LC_ALL", "C")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    if let Some(path) = std::env::var_os("PATH") {
-        cmd.env("PATH", path);
-    }
-    for name in inherit_env {
-        if let Some(v) = std::env::var_os(name) {
-            cmd.env(name, v);
+    if let Env::Clean(inherit_env) = env {
+        cmd.env_clear().env("LC_ALL", "C");
+        if let Some(path) = std::env::var_os("PATH") {
+            cmd.env("PATH", path);
+        }
+        for name in inherit_env {
+            if let Some(v) = std::env::var_os(name) {
+                cmd.env(name, v);
+            }
         }
     }
     #[cfg(unix)]
@@ -96,7 +131,7 @@ pub fn run_contained(
                     argv,
                     exit_status: None,
                     stdout: String::new(),
-                    stderr: format!("cannot run `sh`: {e}"),
+                    stderr: format!("cannot run `{program}`: {e}"),
                     started_at,
                     finished_at: now(),
                 },
@@ -198,5 +233,79 @@ pub fn run_criterion(dir: &str, c: &Criterion, confirmation: Option<&str>) -> Cr
             containment: None,
             confirmation: None,
         },
+    }
+}
+
+/// Expands the tokens of `argv` that hold `*`, `?` or `[` as globs from `root`
+/// (matches sorted, relative to `root`); a token that matches nothing is kept.
+pub fn expand_globs(root: &str, argv: &[String]) -> Vec<String> {
+    let mut out = Vec::with_capacity(argv.len());
+    for (i, t) in argv.iter().enumerate() {
+        if i == 0 || !t.contains(['*', '?', '[']) {
+            out.push(t.clone());
+            continue;
+        }
+        let pattern = if t.starts_with('/') {
+            t.clone()
+        } else {
+            format!("{}/{t}", root.trim_end_matches('/'))
+        };
+        let mut hits: Vec<String> = glob::glob(&pattern)
+            .map(|paths| {
+                paths
+                    .filter_map(Result::ok)
+                    .map(|p| {
+                        let s = p.to_string_lossy().into_owned();
+                        if t.starts_with('/') {
+                            s
+                        } else {
+                            s.strip_prefix(&format!("{}/", root.trim_end_matches('/')))
+                                .map_or(s.clone(), str::to_owned)
+                        }
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        hits.sort();
+        if hits.is_empty() {
+            out.push(t.clone());
+        } else {
+            out.extend(hits);
+        }
+    }
+    out
+}
+
+/// Runs one build-loop check: split into words (no shell), globs expanded from the
+/// repo root, the caller's environment, its own process group and a timeout.
+pub fn run_check(
+    root: &str,
+    part: cairn_machines::saga::build::Part,
+    name: &str,
+    command: &str,
+    timeout: Duration,
+) -> cairn_machines::saga::build::CheckRun {
+    use cairn_machines::saga::build::{split_words, CheckRun};
+    match split_words(command) {
+        Err(_) => CheckRun {
+            part,
+            name: name.to_owned(),
+            command: command.to_owned(),
+            argv: None,
+            run: None,
+            timed_out: false,
+        },
+        Ok(words) => {
+            let argv = expand_globs(root, &words);
+            let (run, timed_out) = run_argv_contained(root, &argv, timeout, Env::Inherit);
+            CheckRun {
+                part,
+                name: name.to_owned(),
+                command: command.to_owned(),
+                argv: Some(argv),
+                run: Some(run),
+                timed_out,
+            }
+        }
     }
 }

@@ -4,6 +4,9 @@
 
 use cairn::machines::park::Park;
 use cairn::machines::pr_loop::PrLoop;
+use cairn::machines::saga::build::{
+    BuildLoop, CheckRun, Command as IterateCommand, ExitCriterion, Part, Preview,
+};
 use cairn::machines::saga::Saga;
 use cairn::machines::ship::Ship;
 use cairn::machines::work::node::WorkNode;
@@ -129,5 +132,60 @@ fn saga_keeps_the_universal_invariants() {
         },
         crate::saga_properties::sequence(),
         |_state, step| crate::saga_properties::command(step),
+    );
+}
+
+#[test]
+fn build_loop_keeps_the_universal_invariants() {
+    let at = cairn::Timestamp::parse("2026-01-01T00:00:00Z").unwrap();
+    let run = move |exit: Option<i32>| cairn::machines::park::observation::CommandRun {
+        argv: vec!["true".into()],
+        exit_status: exit,
+        stdout: "ok\n".into(),
+        stderr: String::new(),
+        started_at: at.clone(),
+        finished_at: at.clone(),
+    };
+    let steps = proptest::collection::vec(
+        (proptest::option::of(0i32..3), any::<bool>(), any::<bool>()),
+        0..8,
+    );
+    check::<BuildLoop, _, _>(
+        &Config {
+            cases: 32,
+            regressions: Some(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../proptest-regressions/build-loop-harness.txt"
+            )),
+            session: None,
+        },
+        steps,
+        move |_state, (exit, timed_out, full)| {
+            let criterion = ExitCriterion {
+                baseline: vec!["true".into()],
+                functional_checks: vec![],
+                scenario_smoke: vec![],
+                preview: Preview {
+                    declared: false,
+                    command: None,
+                },
+            };
+            let at = cairn::Timestamp::parse("2026-01-01T00:00:00Z").unwrap();
+            IterateCommand::Iterate {
+                unit: "U1".into(),
+                revision: if *full { "1".repeat(40) } else { "abc".into() },
+                criterion,
+                checks: vec![CheckRun {
+                    part: Part::Baseline,
+                    name: "true".into(),
+                    command: "true".into(),
+                    argv: Some(vec!["true".into()]),
+                    run: Some(run(*exit)),
+                    timed_out: *timed_out,
+                }],
+                started_at: at.clone(),
+                finished_at: at,
+            }
+        },
     );
 }

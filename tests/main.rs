@@ -4,6 +4,7 @@
 
 mod support;
 
+mod build_loop;
 mod cli;
 mod engine;
 mod fuzz;

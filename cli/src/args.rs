@@ -74,6 +74,11 @@ pub enum Command {
     /// The saga work thread: ticks, scan, restore, show, QA
     #[command(subcommand)]
     Saga(SagaCommand),
+    /// One build-loop iteration: run the unit's written exit criterion, record it
+    #[command(
+        after_help = "Runs every command of the criterion without a shell (split into words; globs expanded by\ncairn from the repo root), each with a timeout, and appends the iteration to the unit's\nbuild_loop block in the run record and to the journal. Exit 0 green (the block records\nhanded_to_code_review with the full revision) or dry run; 4 not green yet (an iteration, not a\nrefusal); 2 refusal; 3 record version not one this build writes; 1 internal error.\n\nExample:\n  cairn build-loop --issue 42 --unit U1 --dry-run\n  cairn build-loop --record .claude/saga/runs/issue-42.json --unit U1 --timeout 600"
+    )]
+    BuildLoop(BuildLoopArgs),
     /// The park-work lifecycle: a drop-in for the park skill's `fold.py` helper
     Park {
         /// Retry-safe recording: the same key with the same input returns the first
@@ -305,6 +310,34 @@ pub enum OpClassArg {
     TrackerCreate,
     ReviewMutation,
     DaemonManagement,
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct BuildLoopArgs {
+    /// The run record
+    #[arg(long, value_name = "PATH", conflicts_with = "issue")]
+    pub record: Option<String>,
+    /// The issue: the record is <primary>/.claude/saga/runs/issue-<N>.json
+    #[arg(long, value_name = "N")]
+    pub issue: Option<u64>,
+    /// The directory holding issue-<N>.json (instead of the primary checkout's)
+    #[arg(long, value_name = "DIR")]
+    pub store_root: Option<String>,
+    /// The repository the criterion runs in [default: the current directory]
+    #[arg(long, value_name = "DIR")]
+    pub repo_root: Option<String>,
+    /// The repository profile [default: <repo>/.saga-profile.json]
+    #[arg(long, value_name = "PATH")]
+    pub profile: Option<String>,
+    /// The unit (needed unless the record has one row)
+    #[arg(long, value_name = "ID")]
+    pub unit: Option<String>,
+    /// Seconds per check
+    #[arg(long, default_value_t = 1800)]
+    pub timeout: u64,
+    /// Print the criterion; run nothing, write nothing
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Subcommand)]

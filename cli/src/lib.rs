@@ -17,6 +17,7 @@
 //! Only this crate knows clap, stdin, stdout and exit codes.
 
 mod args;
+mod build;
 mod failure;
 mod output;
 mod park;

@@ -70,6 +70,7 @@ pub fn run(cli: Cli, registry: Registry) -> Result<u8, Failure> {
         Command::Pr(verb) => crate::pr::run(verb, &db_path(&cli), &options(true)),
         Command::Work(verb) => crate::work::run(verb, &db_path(&cli), &options(true)),
         Command::Saga(verb) => crate::saga::run(verb, &db_path(&cli), &options(true)),
+        Command::BuildLoop(a) => crate::build::run(a, &db_path(&cli), &options(true)),
         Command::Journal(JournalCommand::Log {
             stream,
             since,

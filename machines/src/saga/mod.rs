@@ -10,6 +10,8 @@
 //! evidence. The QA allowance after merge is three standard and two escalated
 //! cycles plus exactly one extension, never two; an unrun scenario is never a pass.
 
+pub mod build;
+
 use serde::{Deserialize, Serialize};
 
 use crate::{Context, EdgeSpec, GraphSpec, Machine, Rejection, StateSpec, Violation};

@@ -1,0 +1,215 @@
+//! `cairn build-loop` with real child processes in a real git repository: a missing
+//! program, a timeout, a failing check, a passing one, a command with a glob.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+use crate::support::git::git;
+use crate::support::TempJournal;
+
+struct Loop {
+    _tmp: tempfile::TempDir,
+    repo: PathBuf,
+    record: PathBuf,
+    journal: TempJournal,
+}
+
+fn record(baseline: &[&str], functional: Value, preview: bool) -> Value {
+    json!({
+        "schema": "run_record.v1", "issue": 42, "repo": "acme/widgets",
+        "created_at": "2026-05-01T09:00:00+00:00", "updated_at": "2026-05-01T09:00:00+00:00",
+        "admission": {"destination": "pr", "branch_preview": preview},
+        "run_configuration": {"mechanical_tool_baseline": {"value": baseline, "chosen_by": "planner", "source": "profile"}},
+        "approval_scope": {}, "roster": [], "review_cycles": [], "next_step": "build",
+        "retro": {"trigger_fired": false},
+        "units": [{"id": "U1", "branch": "work/42-u1", "merge_state": "ready", "functional_checks": functional, "owner_note": "keep me"}]
+    })
+}
+
+impl Loop {
+    fn new(rec: Value) -> Self {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path().canonicalize().unwrap().join("widgets");
+        std::fs::create_dir_all(repo.join("src")).unwrap();
+        git(&repo, &["init", "-q", "-b", "main"]);
+        std::fs::write(repo.join("src/a.txt"), "a\n").unwrap();
+        std::fs::write(repo.join("src/b.txt"), "b\n").unwrap();
+        git(&repo, &["add", "."]);
+        git(&repo, &["commit", "-q", "-m", "init"]);
+        let dir = repo.join(".claude/saga/runs");
+        std::fs::create_dir_all(&dir).unwrap();
+        let record = dir.join("issue-42.json");
+        std::fs::write(&record, serde_json::to_string_pretty(&rec).unwrap()).unwrap();
+        Loop {
+            _tmp: tmp,
+            repo,
+            record,
+            journal: TempJournal::new(),
+        }
+    }
+    fn run(&self, extra: &[&str]) -> (i32, Value, String) {
+        let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .args([
+                "build-loop",
+                "--issue",
+                "42",
+                "--repo-root",
+                self.repo.to_str().unwrap(),
+                "--db",
+                self.journal.path().to_str().unwrap(),
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        (
+            out.status.code().unwrap_or(-1),
+            serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}")),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+    fn read(&self) -> Value {
+        serde_json::from_str(&std::fs::read_to_string(&self.record).unwrap()).unwrap()
+    }
+}
+
+fn statuses(iteration: &Value, part: &str) -> Vec<String> {
+    iteration[part]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["status"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn dry_run_prints_the_criterion_and_writes_nothing() {
+    let l = Loop::new(record(
+        &["uv run ruff check .", "cargo test"],
+        json!([{"name": "hits", "command": "true"}]),
+        false,
+    ));
+    let before = std::fs::read(&l.record).unwrap();
+    let (code, out, _) = l.run(&["--dry-run"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out["baseline"][0]["catalogue_check"], "ruff");
+    assert_eq!(out["baseline"][1]["catalogue_check"], Value::Null);
+    assert_eq!(std::fs::read(&l.record).unwrap(), before);
+    assert!(!l.journal.path().exists());
+}
+
+#[test]
+fn an_iteration_records_pass_fail_and_could_not_execute_and_is_not_green() {
+    let l = Loop::new(record(
+        &[
+            "true",
+            "sh -c 'exit 3'",
+            "no-such-program-cairn-test",
+            "sleep 30",
+            "echo 'unterminated",
+        ],
+        json!(["ls src/*.txt"]),
+        true,
+    ));
+    let started = std::time::Instant::now();
+    let (code, out, _) = l.run(&["--timeout", "1"]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    assert_eq!(code, 4, "not green yet: {out}");
+    let it = &out["iteration"];
+    assert_eq!(
+        statuses(it, "baseline"),
+        [
+            "pass",
+            "fail",
+            "could-not-execute",
+            "could-not-execute",
+            "could-not-execute"
+        ]
+    );
+    assert_eq!(it["baseline"][1]["exit_code"], 3);
+    assert_eq!(it["baseline"][2]["exit_code"], Value::Null);
+    // The glob was expanded by cairn, no shell involved.
+    assert_eq!(statuses(it, "functional_checks"), ["pass"]);
+    assert_eq!(it["functional_checks"][0]["detail"], "src/b.txt");
+    // Declared without a command: could-not-execute, never a pass.
+    assert_eq!(it["preview"]["status"], "could-not-execute");
+    assert_eq!(it["scenario_smoke_reason"], "none-prescribed");
+    let rec = l.read();
+    let block = &rec["units"][0]["build_loop"];
+    assert_eq!(block["iterations"].as_array().unwrap().len(), 1);
+    assert!(block.get("handed_to_code_review").is_none());
+    assert_eq!(
+        rec["units"][0]["owner_note"], "keep me",
+        "keys cairn does not own are left alone"
+    );
+    assert_eq!(rec["retro"], json!({"trigger_fired": false}));
+    let text = std::fs::read_to_string(&l.record).unwrap();
+    assert!(
+        text.find("\"schema\"").unwrap() < text.find("\"issue\"").unwrap()
+            && text.find("\"units\"").unwrap() < text.find("\"retro\"").unwrap(),
+        "contract key order, then the others"
+    );
+}
+
+#[test]
+fn a_green_iteration_hands_the_full_revision_to_code_review() {
+    let l = Loop::new(record(&["true", "test -f src/a.txt"], json!([]), false));
+    let (code, out, _) = l.run(&["--unit", "U1"]);
+    assert_eq!(code, 0, "{out}");
+    let head = git(&l.repo, &["rev-parse", "HEAD"]);
+    assert_eq!(out["handed_to_code_review"], head.as_str());
+    let rec = l.read();
+    assert_eq!(
+        rec["units"][0]["build_loop"]["handed_to_code_review"]["revision"],
+        head.as_str()
+    );
+    assert_eq!(
+        rec["units"][0]["build_loop"]["iterations"][0]["preview"]["status"],
+        "no-preview-declared"
+    );
+    // A second iteration is appended, never replaces the first.
+    assert_eq!(l.run(&[]).0, 0);
+    assert_eq!(
+        l.read()["units"][0]["build_loop"]["iterations"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    let (code, out, _) = crate::park::park(&["journal", "audit"], "", Some(&l.journal.path()));
+    assert_eq!(code, 0, "{out}");
+}
+
+#[test]
+fn refusals_write_nothing() {
+    let mut rec = record(&["true"], json!([]), false);
+    rec["schema"] = json!("run_record.v0");
+    let l = Loop::new(rec);
+    let before = std::fs::read(&l.record).unwrap();
+    let (code, _, stderr) = l.run(&[]);
+    assert_eq!(code, 3);
+    assert!(
+        stderr.contains("run_record: unknown record version 'run_record.v0'"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read(&l.record).unwrap(), before);
+
+    let mut rec = record(&["true"], json!([]), false);
+    rec["units"] = json!([{"id": "U1"}, {"id": "U2"}]);
+    let l = Loop::new(rec);
+    let (code, out, _) = l.run(&[]);
+    assert_eq!(
+        (code, out["error"]["rule"].as_str()),
+        (2, Some("unit-named")),
+        "{out}"
+    );
+    let (code, out, _) = l.run(&["--unit", "U9"]);
+    assert_eq!(
+        (code, out["error"]["rule"].as_str()),
+        (2, Some("unit-exists")),
+        "{out}"
+    );
+    assert!(!l.journal.path().exists());
+}
