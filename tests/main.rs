@@ -19,6 +19,7 @@ mod pr_properties;
 mod properties;
 mod reliability;
 mod saga;
+mod saga_gates;
 mod saga_properties;
 mod ship;
 mod ship_preflight;

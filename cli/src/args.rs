@@ -371,6 +371,111 @@ pub enum SagaCommand {
         #[arg(long)]
         saga_id: String,
     },
+    /// Record the plan review's result: an unresolved P0/P1 finding blocks execution
+    #[command(
+        after_help = "Example:\n  cairn saga doc-review --saga-id issue-42 --unresolved-p0-p1 0 --source 'run record review_cycles'"
+    )]
+    DocReview {
+        #[arg(long)]
+        saga_id: String,
+        #[arg(long)]
+        unresolved_p0_p1: u32,
+        /// Where the result was read
+        #[arg(long)]
+        source: String,
+    },
+    /// Record code review's typed outcome for the full reviewed SHA
+    #[command(
+        after_help = "Example:\n  cairn saga review --saga-id issue-42 --outcome accepted --reviewed-sha <40 hex>"
+    )]
+    Review {
+        #[arg(long)]
+        saga_id: String,
+        #[arg(long, value_parser = ["accepted", "cycle_cap_best_available", "repairs_requested", "review_incomplete"])]
+        outcome: String,
+        #[arg(long)]
+        reviewed_sha: String,
+    },
+    /// An operator override of ONE gate, with its recorded rationale
+    #[command(
+        after_help = "Example:\n  cairn saga override --saga-id issue-42 --gate review-gate --rationale 'docs-only follow-up' --operator ana"
+    )]
+    Override {
+        #[arg(long)]
+        saga_id: String,
+        #[arg(long, value_parser = ["doc-review", "review-gate"])]
+        gate: String,
+        #[arg(long)]
+        rationale: String,
+        #[arg(long)]
+        operator: String,
+    },
+    /// The PR-ready gate: doc review, review outcome, and staleness counted by cairn with git
+    #[command(
+        after_help = "cairn runs `git -C REPO rev-list <reviewed_sha>..HEAD --count` itself. Refused (exit 2) with every\nblocking gate named.\n\nExample:\n  cairn saga pr-ready --saga-id issue-42 --repo /abs/repo"
+    )]
+    PrReady {
+        #[arg(long)]
+        saga_id: String,
+        #[arg(long, value_name = "DIR")]
+        repo: String,
+    },
+    /// Set the adjustment envelope's directive: drain | halt | pause_after:<boundary> | continue
+    #[command(
+        after_help = "A malformed or unknown directive fails closed and names it (exit 2).\n\nExample:\n  cairn saga adjust --saga-id issue-42 --directive pause_after:phase-2"
+    )]
+    Adjust {
+        #[arg(long)]
+        saga_id: String,
+        #[arg(long, allow_hyphen_values = true)]
+        directive: String,
+    },
+    /// Poll the envelope at a phase boundary: exit 0 proceed, 4 hold (drain/halt) or paused
+    #[command(
+        after_help = "Example:\n  cairn saga boundary --saga-id issue-42 --boundary phase-2"
+    )]
+    Boundary {
+        #[arg(long)]
+        saga_id: String,
+        #[arg(long)]
+        boundary: String,
+    },
+    /// The merge turn: exactly one unit holds `merging` (take | release | merged)
+    #[command(subcommand)]
+    MergeTurn(MergeTurnCommand),
+    /// Record the release: reviewed head and landed commit apart; destination `none` with its reason
+    #[command(
+        after_help = "Example:\n  cairn saga release --saga-id issue-42 --destination merge --reviewed-head <40 hex> --landed-commit <40 hex>\n  cairn saga release --saga-id issue-42 --destination none --absence-reason 'plan-only run'"
+    )]
+    Release {
+        #[arg(long)]
+        saga_id: String,
+        #[arg(long)]
+        destination: String,
+        #[arg(long)]
+        reviewed_head: Option<String>,
+        #[arg(long)]
+        landed_commit: Option<String>,
+        #[arg(long)]
+        absence_reason: Option<String>,
+    },
+    /// A board boundary move: the allowed (Stage, Status) pair; a bare `Status` record is a half-write
+    #[command(
+        after_help = "Boundaries: admission-exit, plan-review-pass, build-start, review-accepted (submits nothing),\nmerge-and-deploy (only after the merge and a succeeded non-production deployment, or none to\ndeploy), close. Exit 0 moved, 4 half-write (recorded as a failure).\n\nExample:\n  cairn saga board --saga-id issue-42 --boundary build-start --written-field Stage+Status"
+    )]
+    Board {
+        #[arg(long)]
+        saga_id: String,
+        #[arg(long)]
+        boundary: String,
+        /// The lifecycle record's `field`
+        #[arg(long)]
+        written_field: String,
+        #[arg(long, value_parser = ["succeeded", "failed", "not-run", "no-deployable-software"])]
+        deployment: Option<String>,
+        #[arg(long)]
+        retro_trigger_fired: bool,
+    },
     /// Record one QA cycle after merge: only an all-passed cycle moves the thread to `qa`
     #[command(
         after_help = "Scenarios: NAME=passed | NAME=failed | NAME=not-run | NAME=blocked:CAUSE. The allowance is 3 standard\n+ 2 escalated cycles, then exactly one --extension. Exit 0 on a PASS, 4 otherwise (recorded).\n\nExample:\n  cairn saga qa --saga-id issue-42 --scenario checkout=passed --scenario refund=blocked:sandbox-down"
@@ -382,6 +487,54 @@ pub enum SagaCommand {
         scenarios: Vec<String>,
         #[arg(long)]
         extension: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MergeTurnCommand {
+    /// Claim the turn (refused while another unit holds `merging`)
+    #[command(
+        after_help = "Example:\n  cairn saga merge-turn take --saga-id issue-42 --unit U1 --branch work/42-u1 --merge-worktree /abs/wt --holder turn-7"
+    )]
+    Take {
+        #[arg(long)]
+        saga_id: String,
+        #[arg(long)]
+        unit: String,
+        #[arg(long)]
+        branch: String,
+        #[arg(long, value_name = "DIR")]
+        merge_worktree: String,
+        #[arg(long)]
+        holder: String,
+    },
+    /// Release a turn left by a dead holder, after checking git (never trusted)
+    #[command(
+        after_help = "cairn runs `git -C REPO merge-base --is-ancestor BRANCH TARGET` and, when the merge worktree\nexists, `git -C WT rev-parse -q --verify MERGE_HEAD`.\n\nExample:\n  cairn saga merge-turn release --saga-id issue-42 --unit U1 --repo /abs/repo --target main"
+    )]
+    Release {
+        #[arg(long)]
+        saga_id: String,
+        #[arg(long)]
+        unit: String,
+        #[arg(long, value_name = "DIR")]
+        repo: String,
+        #[arg(long)]
+        target: String,
+    },
+    /// The holder records its merge
+    #[command(
+        after_help = "Example:\n  cairn saga merge-turn merged --saga-id issue-42 --unit U1 --holder turn-7 --merged-tip <40 hex>"
+    )]
+    Merged {
+        #[arg(long)]
+        saga_id: String,
+        #[arg(long)]
+        unit: String,
+        #[arg(long)]
+        holder: String,
+        #[arg(long)]
+        merged_tip: String,
     },
 }
 

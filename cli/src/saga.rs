@@ -11,9 +11,10 @@ use cairn::machines::saga::{
 use cairn::{Engine, Machine, Registry, StreamId};
 use serde_json::{json, Value};
 
-use crate::args::{SagaCommand, SagaSave};
+use crate::args::{MergeTurnCommand, SagaCommand, SagaSave};
 use crate::failure::{code, input, Failure, NoJournalLocation};
 use crate::output;
+use cairn::machines::saga::gates;
 
 type Db = Result<PathBuf, NoJournalLocation>;
 
@@ -173,6 +174,33 @@ fn scenario(s: &str) -> Result<Scenario, Failure> {
     })
 }
 
+/// Records a gate command; exit 4 when the recorded outcome is a hold, a pause or a half-write.
+fn gate_verb(db: &Db, options: &Options, saga_id: &str, command: Command) -> Result<u8, Failure> {
+    let s = stream(saga_id)?;
+    let done = record(db, options, &s, command)?;
+    let names: Vec<&str> = done.events.iter().map(Saga::event_name).collect();
+    let g = done
+        .state
+        .thread()
+        .map(|t| t.gates.clone())
+        .unwrap_or_default();
+    let not_green = names.iter().any(|n| {
+        matches!(
+            *n,
+            "boundary-held" | "paused-at-boundary" | "board-half-write"
+        )
+    });
+    output::json(&json!({
+        "saga_id": saga_id,
+        "stream": s.to_string(),
+        "version": done.version,
+        "events": names,
+        "submits": !done.events.is_empty(),
+        "gates": g,
+    }));
+    Ok(if not_green { code::NOT_GREEN } else { code::OK })
+}
+
 pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<u8, Failure> {
     match verb {
         SagaCommand::Save(a) => {
@@ -270,6 +298,237 @@ pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<u8, Failure
                 .collect();
             output::json(&json!({"candidates": list, "count": list.len()}));
             Ok(code::OK)
+        }
+        SagaCommand::DocReview {
+            saga_id,
+            unresolved_p0_p1,
+            source,
+        } => gate_verb(
+            db,
+            options,
+            saga_id,
+            Command::DocReview {
+                review: gates::DocReview {
+                    unresolved_p0_p1: *unresolved_p0_p1,
+                    source: source.clone(),
+                },
+            },
+        ),
+        SagaCommand::Review {
+            saga_id,
+            outcome,
+            reviewed_sha,
+        } => {
+            let outcome: gates::ReviewOutcome = serde_json::from_value(json!(outcome))
+                .map_err(|_| input("outcome", "enum", "an outcome"))?;
+            gate_verb(
+                db,
+                options,
+                saga_id,
+                Command::Review {
+                    review: gates::Review {
+                        outcome,
+                        reviewed_sha: reviewed_sha.clone(),
+                    },
+                },
+            )
+        }
+        SagaCommand::Override {
+            saga_id,
+            gate,
+            rationale,
+            operator,
+        } => {
+            let gate: gates::Gate = serde_json::from_value(json!(gate))
+                .map_err(|_| input("gate", "enum", "doc-review | review-gate"))?;
+            gate_verb(
+                db,
+                options,
+                saga_id,
+                Command::Override {
+                    gate,
+                    rationale: rationale.clone(),
+                    operator: operator.clone(),
+                },
+            )
+        }
+        SagaCommand::PrReady { saga_id, repo } => {
+            crate::failure::require_abs_path("repo", repo)?;
+            let s = stream(saga_id)?;
+            let state = load(db, options, &s)?;
+            let sha = state
+                .thread()
+                .and_then(|t| t.gates.review.as_ref())
+                .map(|r| r.reviewed_sha.clone());
+            let count = match sha {
+                Some(sha) => cairn::observe::run(&[
+                    "git".into(),
+                    "-C".into(),
+                    repo.clone(),
+                    "rev-list".into(),
+                    format!("{sha}..HEAD"),
+                    "--count".into(),
+                ]),
+                None => {
+                    let now = crate::record::context::<Saga>().now;
+                    cairn::machines::park::observation::CommandRun {
+                        argv: vec![],
+                        exit_status: None,
+                        stdout: String::new(),
+                        stderr: "no reviewed SHA is recorded: nothing to count".into(),
+                        started_at: now.clone(),
+                        finished_at: now,
+                    }
+                }
+            };
+            gate_verb(
+                db,
+                options,
+                saga_id,
+                Command::PrReady {
+                    repo: repo.clone(),
+                    count,
+                },
+            )
+        }
+        SagaCommand::Adjust { saga_id, directive } => gate_verb(
+            db,
+            options,
+            saga_id,
+            Command::Adjust {
+                directive: directive.clone(),
+            },
+        ),
+        SagaCommand::Boundary { saga_id, boundary } => gate_verb(
+            db,
+            options,
+            saga_id,
+            Command::Boundary {
+                boundary: boundary.clone(),
+            },
+        ),
+        SagaCommand::MergeTurn(MergeTurnCommand::Take {
+            saga_id,
+            unit,
+            branch,
+            merge_worktree,
+            holder,
+        }) => gate_verb(
+            db,
+            options,
+            saga_id,
+            Command::TakeTurn {
+                unit: unit.clone(),
+                branch: branch.clone(),
+                merge_worktree: merge_worktree.clone(),
+                holder: holder.clone(),
+            },
+        ),
+        SagaCommand::MergeTurn(MergeTurnCommand::Release {
+            saga_id,
+            unit,
+            repo,
+            target,
+        }) => {
+            crate::failure::require_abs_path("repo", repo)?;
+            let s = stream(saga_id)?;
+            let state = load(db, options, &s)?;
+            let row = state
+                .thread()
+                .and_then(|t| t.gates.units.get(unit).cloned())
+                .ok_or_else(|| input("unit", "merging", "the unit does not hold the merge turn"))?;
+            let ancestor = cairn::observe::run(&[
+                "git".into(),
+                "-C".into(),
+                repo.clone(),
+                "merge-base".into(),
+                "--is-ancestor".into(),
+                row.branch.clone(),
+                target.clone(),
+            ]);
+            let merge_head = row
+                .merge_worktree
+                .as_ref()
+                .filter(|wt| std::path::Path::new(wt).exists())
+                .map(|wt| {
+                    cairn::observe::run(&[
+                        "git".into(),
+                        "-C".into(),
+                        wt.clone(),
+                        "rev-parse".into(),
+                        "-q".into(),
+                        "--verify".into(),
+                        "MERGE_HEAD".into(),
+                    ])
+                });
+            gate_verb(
+                db,
+                options,
+                saga_id,
+                Command::ReleaseTurn {
+                    unit: unit.clone(),
+                    ancestor,
+                    merge_head,
+                },
+            )
+        }
+        SagaCommand::MergeTurn(MergeTurnCommand::Merged {
+            saga_id,
+            unit,
+            holder,
+            merged_tip,
+        }) => gate_verb(
+            db,
+            options,
+            saga_id,
+            Command::MarkMerged {
+                unit: unit.clone(),
+                holder: holder.clone(),
+                merged_tip: merged_tip.clone(),
+            },
+        ),
+        SagaCommand::Release {
+            saga_id,
+            destination,
+            reviewed_head,
+            landed_commit,
+            absence_reason,
+        } => gate_verb(
+            db,
+            options,
+            saga_id,
+            Command::Release {
+                release: gates::Release {
+                    destination: destination.clone(),
+                    reviewed_head: reviewed_head.clone(),
+                    landed_commit: landed_commit.clone(),
+                    absence_reason: absence_reason.clone(),
+                },
+            },
+        ),
+        SagaCommand::Board {
+            saga_id,
+            boundary,
+            written_field,
+            deployment,
+            retro_trigger_fired,
+        } => {
+            let deployment: Option<gates::Deployment> = deployment
+                .as_ref()
+                .map(|d| serde_json::from_value(json!(d)))
+                .transpose()
+                .map_err(|_| input("deployment", "enum", "a deployment result"))?;
+            gate_verb(
+                db,
+                options,
+                saga_id,
+                Command::Board {
+                    boundary: boundary.clone(),
+                    written_field: written_field.clone(),
+                    deployment,
+                    retro_trigger_fired: *retro_trigger_fired,
+                },
+            )
         }
         SagaCommand::Qa {
             saga_id,

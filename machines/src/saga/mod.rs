@@ -11,9 +11,12 @@
 //! cycles plus exactly one extension, never two; an unrun scenario is never a pass.
 
 pub mod build;
+pub mod gates;
 
 use serde::{Deserialize, Serialize};
 
+use crate::park::observation::CommandRun;
+use crate::park::wire::is_full_git_id;
 use crate::{Context, EdgeSpec, GraphSpec, Machine, Rejection, StateSpec, Violation};
 
 /// The machine's name.
@@ -190,6 +193,23 @@ pub struct Thread {
     pub gate_verdicts: Vec<GateVerdict>,
     pub ticks: u32,
     pub qa: QaAllowance,
+    #[serde(default)]
+    pub gates: GateRecord,
+}
+
+/// The gates, boundaries, merge turn, release and board of a thread.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[allow(missing_docs)]
+pub struct GateRecord {
+    pub doc_review: Option<gates::DocReview>,
+    pub review: Option<gates::Review>,
+    pub overrides: Vec<gates::Override>,
+    pub ready_for_pr: Option<String>,
+    pub directive: Option<gates::Directive>,
+    pub paused_at: Option<String>,
+    pub units: gates::Units,
+    pub release: Option<gates::Release>,
+    pub board: Vec<(String, String, String)>,
 }
 
 impl Thread {
@@ -320,6 +340,54 @@ pub enum Command {
         saga_id: String,
         save: Box<Save>,
     },
+    DocReview {
+        review: gates::DocReview,
+    },
+    Review {
+        review: gates::Review,
+    },
+    Override {
+        gate: gates::Gate,
+        rationale: String,
+        operator: String,
+    },
+    /// The PR-ready gate: the doc-review and review gates, and staleness counted by cairn.
+    PrReady {
+        repo: String,
+        count: CommandRun,
+    },
+    Adjust {
+        directive: String,
+    },
+    Boundary {
+        boundary: String,
+    },
+    TakeTurn {
+        unit: String,
+        branch: String,
+        merge_worktree: String,
+        holder: String,
+    },
+    /// Release a `merging` row left by a dead turn, from what git shows.
+    ReleaseTurn {
+        unit: String,
+        ancestor: CommandRun,
+        merge_head: Option<CommandRun>,
+    },
+    MarkMerged {
+        unit: String,
+        holder: String,
+        merged_tip: String,
+    },
+    Release {
+        release: gates::Release,
+    },
+    Board {
+        boundary: String,
+        written_field: String,
+        deployment: Option<gates::Deployment>,
+        retro_trigger_fired: bool,
+    },
     /// One QA cycle after merge; `extension` asks for the one extension.
     Qa {
         scenarios: Vec<Scenario>,
@@ -333,9 +401,13 @@ pub enum Command {
 #[allow(missing_docs)]
 pub enum Event {
     /// The thread as of this tick (a full snapshot).
-    TickSaved { thread: Box<Thread> },
+    TickSaved {
+        thread: Box<Thread>,
+    },
     /// A tick that moves a QA-passed thread to `retro` (or saves within it).
-    RetroTickSaved { thread: Box<Thread> },
+    RetroTickSaved {
+        thread: Box<Thread>,
+    },
     /// The one extension of the QA allowance.
     QaExtensionGranted,
     QaCycleRecorded {
@@ -345,10 +417,541 @@ pub enum Event {
     },
     /// A QA PASS: the only way `lifecycle_phase` reaches `qa`.
     AdvancedToQa,
+    DocReviewRecorded {
+        review: gates::DocReview,
+    },
+    ReviewRecorded {
+        review: gates::Review,
+    },
+    OverrideRecorded {
+        r#override: gates::Override,
+    },
+    ReadyForPr {
+        reviewed_sha: String,
+        commits_since_review: Option<u64>,
+        count: CommandRun,
+    },
+    DirectiveSet {
+        directive: gates::Directive,
+    },
+    BoundaryCrossed {
+        boundary: String,
+    },
+    BoundaryHeld {
+        boundary: String,
+        directive: gates::Directive,
+    },
+    PausedAtBoundary {
+        boundary: String,
+    },
+    TurnTaken {
+        unit: String,
+        branch: String,
+        merge_worktree: String,
+        holder: String,
+    },
+    TurnReleased {
+        unit: String,
+        evidence: gates::TurnEvidence,
+        ancestor: CommandRun,
+        merge_head: Option<CommandRun>,
+    },
+    UnitMerged {
+        unit: String,
+        merged_tip: String,
+    },
+    Released {
+        release: gates::Release,
+    },
+    BoardMoved {
+        boundary: String,
+        stage: String,
+        status: String,
+    },
+    /// A record whose field is the bare `Status` half: a half-write, reported as a failure.
+    BoardHalfWrite {
+        boundary: String,
+        stage: String,
+        status: String,
+        written_field: String,
+    },
 }
 
 /// The machine.
 pub struct Saga;
+
+const GATE_EVENTS: [&str; 14] = [
+    "doc-review-recorded",
+    "review-recorded",
+    "override-recorded",
+    "ready-for-pr",
+    "directive-set",
+    "boundary-crossed",
+    "boundary-held",
+    "paused-at-boundary",
+    "turn-taken",
+    "turn-released",
+    "unit-merged",
+    "released",
+    "board-moved",
+    "board-half-write",
+];
+
+fn overridden(g: &GateRecord, gate: gates::Gate, sha: Option<&str>) -> bool {
+    g.overrides.iter().any(|o| {
+        o.gate == gate && (gate == gates::Gate::DocReview || o.reviewed_sha.as_deref() == sha)
+    })
+}
+
+fn decide_gate(
+    state: &State,
+    name: &str,
+    t: &Thread,
+    command: &Command,
+) -> Result<Vec<Event>, Rejection> {
+    let no = |predicate: &str, field: Option<&str>, message: &str| {
+        Err(reject(state, name, predicate, field, message))
+    };
+    let g = &t.gates;
+    let nonempty = |field: &str, v: &str| -> Result<(), Rejection> {
+        if v.trim().is_empty() {
+            Err(reject(
+                state,
+                name,
+                "nonempty-string",
+                Some(field),
+                &format!("`{field}` is empty"),
+            ))
+        } else {
+            Ok(())
+        }
+    };
+    match command {
+        Command::DocReview { review } => {
+            nonempty("source", &review.source)?;
+            Ok(vec![Event::DocReviewRecorded {
+                review: review.clone(),
+            }])
+        }
+        Command::Review { review } => {
+            if !is_full_git_id(&review.reviewed_sha) {
+                return no("full-sha", Some("reviewed_sha"), "the full reviewed SHA");
+            }
+            Ok(vec![Event::ReviewRecorded {
+                review: review.clone(),
+            }])
+        }
+        Command::Override {
+            gate,
+            rationale,
+            operator,
+        } => {
+            nonempty("rationale", rationale)?;
+            nonempty("operator", operator)?;
+            let reviewed_sha = match gate {
+                gates::Gate::DocReview => None,
+                gates::Gate::ReviewGate => match &g.review {
+                    Some(r) => Some(r.reviewed_sha.clone()),
+                    None => {
+                        return no(
+                            "review-recorded",
+                            Some("gate"),
+                            "a review-gate override waives a recorded review: record it first",
+                        )
+                    }
+                },
+            };
+            Ok(vec![Event::OverrideRecorded {
+                r#override: gates::Override {
+                    gate: *gate,
+                    rationale: rationale.clone(),
+                    operator: operator.clone(),
+                    reviewed_sha,
+                },
+            }])
+        }
+        Command::PrReady { repo, count } => {
+            let mut blocks = vec![];
+            match &g.doc_review {
+                Some(d) if d.unresolved_p0_p1 == 0 => {}
+                _ if overridden(g, gates::Gate::DocReview, None) => {}
+                Some(d) => blocks.push(Violation::new("doc-review-gate", None, format!("{} unresolved P0/P1 finding(s) ({}): only a recorded doc-review override passes", d.unresolved_p0_p1, d.source))),
+                None => blocks.push(Violation::new("doc-review-gate", None, "no plan-review result is recorded")),
+            }
+            let Some(review) = &g.review else {
+                blocks.push(Violation::new(
+                    "review-gate",
+                    None,
+                    "no code-review outcome is recorded",
+                ));
+                return Err(Rejection::from_violations(
+                    NAME,
+                    name,
+                    Saga::state_name(state),
+                    blocks,
+                )
+                .unwrap_or_else(|| reject(state, name, "review-gate", None, "blocked")));
+            };
+            let waived = overridden(g, gates::Gate::ReviewGate, Some(&review.reviewed_sha));
+            if !review.outcome.passes() && !waived {
+                blocks.push(Violation::new(
+                    "review-gate",
+                    Some("outcome"),
+                    format!("the review outcome blocks PR-ready: {:?}", review.outcome),
+                ));
+            }
+            let n = gates::commits_since(count, repo, &review.reviewed_sha);
+            match n {
+                Some(0) => {}
+                _ if waived => {}
+                Some(k) => blocks.push(Violation::new(
+                    "review-gate",
+                    Some("reviewed_sha"),
+                    format!("stale review: {k} commit(s) since the reviewed SHA"),
+                )),
+                None => blocks.push(Violation::new(
+                    "review-gate",
+                    Some("reviewed_sha"),
+                    "the staleness count could not be read (fails closed)",
+                )),
+            }
+            if let Some(v) = Rejection::from_violations(NAME, name, Saga::state_name(state), blocks)
+            {
+                return Err(v);
+            }
+            Ok(vec![Event::ReadyForPr {
+                reviewed_sha: review.reviewed_sha.clone(),
+                commits_since_review: n,
+                count: count.clone(),
+            }])
+        }
+        Command::Adjust { directive } => {
+            let d = gates::parse_directive(directive)
+                .map_err(|m| reject(state, name, "directive", Some("directive"), &m))?;
+            if d == gates::Directive::Continue && g.paused_at.is_none() {
+                return no("paused", Some("directive"), "nothing is paused");
+            }
+            Ok(vec![Event::DirectiveSet { directive: d }])
+        }
+        Command::Boundary { boundary } => {
+            nonempty("boundary", boundary)?;
+            Ok(vec![
+                match gates::at_boundary(g.directive.as_ref(), g.paused_at.as_deref(), boundary) {
+                    gates::BoundaryDecision::Proceed => Event::BoundaryCrossed {
+                        boundary: boundary.clone(),
+                    },
+                    gates::BoundaryDecision::Hold => Event::BoundaryHeld {
+                        boundary: boundary.clone(),
+                        directive: g.directive.clone().unwrap_or(gates::Directive::Halt),
+                    },
+                    gates::BoundaryDecision::Paused => Event::PausedAtBoundary {
+                        boundary: g.paused_at.clone().unwrap_or_else(|| boundary.clone()),
+                    },
+                },
+            ])
+        }
+        Command::TakeTurn {
+            unit,
+            branch,
+            merge_worktree,
+            holder,
+        } => {
+            for (f, v) in [
+                ("unit", unit),
+                ("branch", branch),
+                ("merge_worktree", merge_worktree),
+                ("holder", holder),
+            ] {
+                nonempty(f, v)?;
+            }
+            if let Some((other, _)) = g
+                .units
+                .iter()
+                .find(|(_, r)| r.merge_state == gates::MergeState::Merging)
+            {
+                return no(
+                    "one-merging",
+                    Some("unit"),
+                    &format!("`{other}` holds the merge turn"),
+                );
+            }
+            if g.units
+                .get(unit)
+                .is_some_and(|r| r.merge_state == gates::MergeState::Merged)
+            {
+                return no("not-merged", Some("unit"), "the unit is already merged");
+            }
+            Ok(vec![Event::TurnTaken {
+                unit: unit.clone(),
+                branch: branch.clone(),
+                merge_worktree: merge_worktree.clone(),
+                holder: holder.clone(),
+            }])
+        }
+        Command::ReleaseTurn {
+            unit,
+            ancestor,
+            merge_head,
+        } => {
+            let Some(row) = g
+                .units
+                .get(unit)
+                .filter(|r| r.merge_state == gates::MergeState::Merging)
+            else {
+                return no(
+                    "merging",
+                    Some("unit"),
+                    "the unit does not hold the merge turn",
+                );
+            };
+            let bound = ancestor.argv.len() == 7
+                && ancestor.argv[0] == "git"
+                && ancestor.argv[1] == "-C"
+                && ancestor.argv[3] == "merge-base"
+                && ancestor.argv[4] == "--is-ancestor"
+                && ancestor.argv[5] == row.branch;
+            if !bound {
+                return no(
+                    "evidence-bound",
+                    Some("ancestor"),
+                    "expected `git -C REPO merge-base --is-ancestor BRANCH TARGET`",
+                );
+            }
+            if let Some(m) = merge_head {
+                let wt = row.merge_worktree.clone().unwrap_or_default();
+                let want: Vec<String> = [
+                    "git",
+                    "-C",
+                    wt.as_str(),
+                    "rev-parse",
+                    "-q",
+                    "--verify",
+                    "MERGE_HEAD",
+                ]
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect();
+                if m.argv != want {
+                    return no(
+                        "evidence-bound",
+                        Some("merge_head"),
+                        "expected `git -C MERGE_WORKTREE rev-parse -q --verify MERGE_HEAD`",
+                    );
+                }
+            }
+            match gates::turn_evidence(ancestor, merge_head.as_ref()) {
+                gates::TurnEvidence::InProgress => no(
+                    "live-holder",
+                    Some("unit"),
+                    "a merge is in progress in the merge worktree: a live holder is never released",
+                ),
+                gates::TurnEvidence::Unknown => no(
+                    "turn-evidence",
+                    Some("unit"),
+                    "git could not say whether the merge happened: nothing is released on trust",
+                ),
+                evidence => Ok(vec![Event::TurnReleased {
+                    unit: unit.clone(),
+                    evidence,
+                    ancestor: ancestor.clone(),
+                    merge_head: merge_head.clone(),
+                }]),
+            }
+        }
+        Command::MarkMerged {
+            unit,
+            holder,
+            merged_tip,
+        } => {
+            match g.units.get(unit) {
+                Some(r)
+                    if r.merge_state == gates::MergeState::Merging
+                        && r.holder.as_deref() == Some(holder.as_str()) => {}
+                _ => {
+                    return no(
+                        "holds-turn",
+                        Some("holder"),
+                        "only the turn's holder records its merge",
+                    )
+                }
+            }
+            if !is_full_git_id(merged_tip) {
+                return no("full-sha", Some("merged_tip"), "the full merged tip");
+            }
+            Ok(vec![Event::UnitMerged {
+                unit: unit.clone(),
+                merged_tip: merged_tip.clone(),
+            }])
+        }
+        Command::Release { release } => {
+            match (
+                release.destination.as_str(),
+                &release.landed_commit,
+                &release.absence_reason,
+            ) {
+                ("none", None, Some(r)) if !r.trim().is_empty() => {}
+                ("none", _, _) => return no(
+                    "absence-recorded",
+                    Some("absence_reason"),
+                    "destination `none` records the absence with its reason, and no landed commit",
+                ),
+                (_, Some(c), None) if is_full_git_id(c) => {}
+                (_, None, _) => {
+                    return no(
+                        "landed-commit",
+                        Some("landed_commit"),
+                        "nothing landed: a closeout is never filled with a fabricated commit",
+                    )
+                }
+                _ => {
+                    return no(
+                        "landed-commit",
+                        Some("landed_commit"),
+                        "the full landed commit (and no absence reason)",
+                    )
+                }
+            }
+            if release
+                .reviewed_head
+                .as_ref()
+                .is_some_and(|h| !is_full_git_id(h))
+            {
+                return no("full-sha", Some("reviewed_head"), "the full reviewed head");
+            }
+            if let (Some(h), Some(r)) = (&release.reviewed_head, &g.review) {
+                if *h != r.reviewed_sha {
+                    return no(
+                        "reviewed-head",
+                        Some("reviewed_head"),
+                        "the reviewed head is the SHA code review accepted",
+                    );
+                }
+            }
+            Ok(vec![Event::Released {
+                release: release.clone(),
+            }])
+        }
+        Command::Board {
+            boundary,
+            written_field,
+            deployment,
+            retro_trigger_fired,
+        } => {
+            let pair = gates::board_pair(boundary, *retro_trigger_fired)
+                .map_err(|m| reject(state, name, "board-boundary", Some("boundary"), &m))?;
+            let Some((stage, status)) = pair else {
+                // `review-accepted` submits nothing.
+                return Ok(vec![]);
+            };
+            if boundary == "merge-and-deploy" {
+                let merged = g
+                    .units
+                    .values()
+                    .any(|u| u.merge_state == gates::MergeState::Merged)
+                    || g.release
+                        .as_ref()
+                        .is_some_and(|r| r.landed_commit.is_some());
+                if !merged {
+                    return no(
+                        "merged-first",
+                        Some("boundary"),
+                        "Verify only after the merge",
+                    );
+                }
+                if !matches!(
+                    deployment,
+                    Some(gates::Deployment::Succeeded | gates::Deployment::NoDeployableSoftware)
+                ) {
+                    return no("deployed-first", Some("deployment"), "Verify only after the non-production deployment succeeded (or there is no deployable software)");
+                }
+            }
+            let (stage, status) = (stage.to_owned(), status.to_owned());
+            match written_field.as_str() {
+                "Stage+Status" => Ok(vec![Event::BoardMoved {
+                    boundary: boundary.clone(),
+                    stage,
+                    status,
+                }]),
+                "Status" | "Stage" => Ok(vec![Event::BoardHalfWrite {
+                    boundary: boundary.clone(),
+                    stage,
+                    status,
+                    written_field: written_field.clone(),
+                }]),
+                _ => no(
+                    "board-record",
+                    Some("written_field"),
+                    "the lifecycle record's field: `Stage+Status` (or a half)",
+                ),
+            }
+        }
+        _ => no("gate-command", None, "not a gate command"),
+    }
+}
+
+fn evolve_gate(g: &mut GateRecord, e: &Event) {
+    match e {
+        Event::DocReviewRecorded { review } => g.doc_review = Some(review.clone()),
+        Event::ReviewRecorded { review } => {
+            g.review = Some(review.clone());
+            g.ready_for_pr = None;
+        }
+        Event::OverrideRecorded { r#override } => g.overrides.push(r#override.clone()),
+        Event::ReadyForPr { reviewed_sha, .. } => g.ready_for_pr = Some(reviewed_sha.clone()),
+        Event::DirectiveSet { directive } => {
+            if *directive == gates::Directive::Continue {
+                g.paused_at = None;
+                g.directive = None;
+            } else {
+                g.directive = Some(directive.clone());
+            }
+        }
+        Event::PausedAtBoundary { boundary } => g.paused_at = Some(boundary.clone()),
+        Event::TurnTaken {
+            unit,
+            branch,
+            merge_worktree,
+            holder,
+        } => {
+            g.units.insert(
+                unit.clone(),
+                gates::UnitRow {
+                    merge_state: gates::MergeState::Merging,
+                    holder: Some(holder.clone()),
+                    branch: branch.clone(),
+                    merge_worktree: Some(merge_worktree.clone()),
+                    merged_tip: None,
+                },
+            );
+        }
+        Event::TurnReleased { unit, evidence, .. } => {
+            if let Some(r) = g.units.get_mut(unit) {
+                r.holder = None;
+                r.merge_state = if *evidence == gates::TurnEvidence::Merged {
+                    gates::MergeState::Merged
+                } else {
+                    gates::MergeState::Ready
+                };
+            }
+        }
+        Event::UnitMerged { unit, merged_tip } => {
+            if let Some(r) = g.units.get_mut(unit) {
+                r.holder = None;
+                r.merge_state = gates::MergeState::Merged;
+                r.merged_tip = Some(merged_tip.clone());
+            }
+        }
+        Event::Released { release } => g.release = Some(release.clone()),
+        Event::BoardMoved {
+            boundary,
+            stage,
+            status,
+        } => g
+            .board
+            .push((boundary.clone(), stage.clone(), status.clone())),
+        _ => {}
+    }
+}
 
 fn reject(
     state: &State,
@@ -427,6 +1030,7 @@ fn apply(prev: Option<&Thread>, saga_id: &str, s: &Save, verdicts: Vec<GateVerdi
         },
         ticks: prev.map_or(0, |p| p.ticks) + 1,
         qa: prev.map(|p| p.qa.clone()).unwrap_or_default(),
+        gates: prev.map(|p| p.gates.clone()).unwrap_or_default(),
     }
 }
 
@@ -499,6 +1103,22 @@ impl Machine for Saga {
                 } else {
                     Event::TickSaved { thread }
                 }])
+            }
+            Command::DocReview { .. }
+            | Command::Review { .. }
+            | Command::Override { .. }
+            | Command::PrReady { .. }
+            | Command::Adjust { .. }
+            | Command::Boundary { .. }
+            | Command::TakeTurn { .. }
+            | Command::ReleaseTurn { .. }
+            | Command::MarkMerged { .. }
+            | Command::Release { .. }
+            | Command::Board { .. } => {
+                let Some(t) = state.thread() else {
+                    return no("thread", None, "no thread is saved under this id");
+                };
+                decide_gate(state, name, t, command)
             }
             Command::Qa {
                 scenarios,
@@ -587,7 +1207,11 @@ impl Machine for Saga {
                 thread.lifecycle_phase = Phase::Qa;
                 State::Thread { thread }
             }
-            // Total: a QA event before any tick changes nothing.
+            (State::Thread { mut thread }, e) => {
+                evolve_gate(&mut thread.gates, e);
+                State::Thread { thread }
+            }
+            // Total: an event before any tick changes nothing.
             (State::Empty, _) => State::Empty,
         }
     }
@@ -608,6 +1232,20 @@ impl Machine for Saga {
             Event::QaExtensionGranted => "qa-extension-granted",
             Event::QaCycleRecorded { .. } => "qa-cycle-recorded",
             Event::AdvancedToQa => "advanced-to-qa",
+            Event::DocReviewRecorded { .. } => "doc-review-recorded",
+            Event::ReviewRecorded { .. } => "review-recorded",
+            Event::OverrideRecorded { .. } => "override-recorded",
+            Event::ReadyForPr { .. } => "ready-for-pr",
+            Event::DirectiveSet { .. } => "directive-set",
+            Event::BoundaryCrossed { .. } => "boundary-crossed",
+            Event::BoundaryHeld { .. } => "boundary-held",
+            Event::PausedAtBoundary { .. } => "paused-at-boundary",
+            Event::TurnTaken { .. } => "turn-taken",
+            Event::TurnReleased { .. } => "turn-released",
+            Event::UnitMerged { .. } => "unit-merged",
+            Event::Released { .. } => "released",
+            Event::BoardMoved { .. } => "board-moved",
+            Event::BoardHalfWrite { .. } => "board-half-write",
         }
     }
 
@@ -615,6 +1253,17 @@ impl Machine for Saga {
         match command {
             Command::Save { .. } => "save",
             Command::Qa { .. } => "qa",
+            Command::DocReview { .. } => "doc-review",
+            Command::Review { .. } => "review",
+            Command::Override { .. } => "override",
+            Command::PrReady { .. } => "pr-ready",
+            Command::Adjust { .. } => "adjust",
+            Command::Boundary { .. } => "boundary",
+            Command::TakeTurn { .. } => "take-turn",
+            Command::ReleaseTurn { .. } => "release-turn",
+            Command::MarkMerged { .. } => "mark-merged",
+            Command::Release { .. } => "release",
+            Command::Board { .. } => "board",
         }
     }
 
@@ -639,7 +1288,14 @@ impl Machine for Saga {
                 e("qa", "tick-saved", "qa"),
                 e("qa", "retro-tick-saved", "retro"),
                 e("retro", "retro-tick-saved", "retro"),
-            ],
+            ]
+            .into_iter()
+            .chain(
+                ["before-qa", "qa", "retro"]
+                    .into_iter()
+                    .flat_map(|from| GATE_EVENTS.iter().map(move |ev| e(from, ev, from))),
+            )
+            .collect(),
         }
     }
 }

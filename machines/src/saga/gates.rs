@@ -1,0 +1,307 @@
+//! The saga's gates and boundaries, as data and pure rules: the doc-review gate,
+//! the review gate (typed outcome + staleness counted by cairn), overrides labelled
+//! by the one gate they waive, the adjustment envelope, the merge turn, release,
+//! and the board's allowed boundary moves.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::park::observation::CommandRun;
+
+/// Which gate an override waives (one per override, never both).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Gate {
+    /// An unresolved P0/P1 plan-review finding.
+    DocReview,
+    /// The code-review outcome or staleness.
+    ReviewGate,
+}
+
+/// Code review's typed outcome (the sole review-acceptance decision).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[allow(missing_docs)]
+pub enum ReviewOutcome {
+    Accepted,
+    CycleCapBestAvailable,
+    RepairsRequested,
+    ReviewIncomplete,
+}
+
+impl ReviewOutcome {
+    /// `accepted` and `cycle_cap_best_available` may reach PR-ready.
+    pub fn passes(self) -> bool {
+        matches!(
+            self,
+            ReviewOutcome::Accepted | ReviewOutcome::CycleCapBestAvailable
+        )
+    }
+}
+
+/// The doc-review gate's reading.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DocReview {
+    /// Unresolved P0 and P1 findings.
+    pub unresolved_p0_p1: u32,
+    /// Where it was read (run record `review_cycles`, same-session output, artifact).
+    pub source: String,
+}
+
+/// The review gate's reading.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Review {
+    /// The typed outcome.
+    pub outcome: ReviewOutcome,
+    /// The full reviewed SHA.
+    pub reviewed_sha: String,
+}
+
+/// An override: the gate it waives, the rationale, the operator.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Override {
+    /// The one gate.
+    pub gate: Gate,
+    /// Why (recorded; never a silent skip).
+    pub rationale: String,
+    /// Who.
+    pub operator: String,
+    /// For the review gate: the reviewed SHA it was given for.
+    pub reviewed_sha: Option<String>,
+}
+
+/// Commits since the reviewed SHA, from cairn's own `git rev-list <sha>..HEAD --count`.
+pub fn commits_since(run: &CommandRun, repo: &str, sha: &str) -> Option<u64> {
+    let want = vec![
+        "git".to_owned(),
+        "-C".to_owned(),
+        repo.to_owned(),
+        "rev-list".to_owned(),
+        format!("{sha}..HEAD"),
+        "--count".to_owned(),
+    ];
+    if run.argv != want || run.exit_status != Some(0) {
+        return None;
+    }
+    run.stdout.trim().parse().ok()
+}
+
+/// An adjustment-envelope directive.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "directive", content = "boundary", rename_all = "kebab-case")]
+pub enum Directive {
+    /// `quiesce`: finish the in-flight unit, start nothing new.
+    Drain,
+    /// `andon_halt` / `cancel` / `abort`: the same at the boundary, and stop.
+    Halt,
+    /// `pause_after: <boundary>`: halt exactly there until an explicit continue.
+    Pause(String),
+    /// The explicit continue signal.
+    Continue,
+}
+
+/// Parses a directive; a malformed or unknown one fails closed, naming it.
+pub fn parse_directive(s: &str) -> Result<Directive, String> {
+    match s.trim() {
+        "drain" | "quiesce" => Ok(Directive::Drain),
+        "halt" | "andon_halt" | "cancel" | "abort" => Ok(Directive::Halt),
+        "continue" => Ok(Directive::Continue),
+        other => match other.strip_prefix("pause_after:").or_else(|| other.strip_prefix("pause:")) {
+            Some(b) if !b.trim().is_empty() => Ok(Directive::Pause(b.trim().to_owned())),
+            _ => Err(format!("unknown or malformed directive `{s}`: the run halts (drain | halt | pause_after:<boundary> | continue)")),
+        },
+    }
+}
+
+/// What a phase boundary may do under the current directive.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BoundaryDecision {
+    /// Start the next phase.
+    Proceed,
+    /// Finish the in-flight unit; start nothing new.
+    Hold,
+    /// Halted exactly here until `continue`.
+    Paused,
+}
+
+/// The decision at `boundary`.
+pub fn at_boundary(
+    directive: Option<&Directive>,
+    paused_at: Option<&str>,
+    boundary: &str,
+) -> BoundaryDecision {
+    if paused_at.is_some() {
+        return BoundaryDecision::Paused;
+    }
+    match directive {
+        Some(Directive::Drain | Directive::Halt) => BoundaryDecision::Hold,
+        Some(Directive::Pause(b)) if b == boundary => BoundaryDecision::Paused,
+        _ => BoundaryDecision::Proceed,
+    }
+}
+
+/// A unit row's merge state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[allow(missing_docs)]
+pub enum MergeState {
+    Ready,
+    Merging,
+    Merged,
+}
+
+/// A unit row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnitRow {
+    /// `ready → merging → merged`.
+    pub merge_state: MergeState,
+    /// The turn's holder while merging.
+    pub holder: Option<String>,
+    /// The unit's branch.
+    pub branch: String,
+    /// Where the merge runs.
+    pub merge_worktree: Option<String>,
+    /// The merged tip.
+    pub merged_tip: Option<String>,
+}
+
+/// What git shows about a `merging` row left by a dead turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TurnEvidence {
+    /// The branch is in the target: the merge happened.
+    Merged,
+    /// The merge worktree is gone or has no MERGE_HEAD, and the branch is not in the target.
+    NotMerged,
+    /// A merge is in progress in the worktree: a live holder.
+    InProgress,
+    /// git could not say.
+    Unknown,
+}
+
+/// Reads the release readings: `merge-base --is-ancestor BRANCH TARGET` and
+/// `rev-parse -q --verify MERGE_HEAD` in the merge worktree (if it exists).
+pub fn turn_evidence(ancestor: &CommandRun, merge_head: Option<&CommandRun>) -> TurnEvidence {
+    match ancestor.exit_status {
+        Some(0) => TurnEvidence::Merged,
+        Some(1) => match merge_head.map(|r| r.exit_status) {
+            None => TurnEvidence::NotMerged,
+            Some(Some(0)) => TurnEvidence::InProgress,
+            Some(Some(1 | 128)) => TurnEvidence::NotMerged,
+            Some(_) => TurnEvidence::Unknown,
+        },
+        _ => TurnEvidence::Unknown,
+    }
+}
+
+/// The board's allowed submissions: boundary → (Stage, Status). `review-accepted`
+/// submits nothing.
+pub const BOARD: &[(&str, Option<(&str, &str)>)] = &[
+    ("admission-exit", Some(("Planning", "Designing"))),
+    ("plan-review-pass", Some(("Planning", "Ready for Active"))),
+    ("build-start", Some(("Active", "Implementing"))),
+    ("review-accepted", None),
+    (
+        "merge-and-deploy",
+        Some(("Verify", "Awaiting verification")),
+    ),
+    ("close", Some(("Verify", "Ready to close"))),
+];
+
+/// The pair a boundary submits (`close` with the retro trigger fired submits
+/// `Retro / Ready to close`), or why it cannot.
+pub fn board_pair(
+    boundary: &str,
+    retro_trigger_fired: bool,
+) -> Result<Option<(&'static str, &'static str)>, String> {
+    let (_, pair) = BOARD.iter().find(|(b, _)| *b == boundary).ok_or_else(|| {
+        format!(
+            "`{boundary}` is not a board boundary ({})",
+            BOARD
+                .iter()
+                .map(|(b, _)| *b)
+                .collect::<Vec<_>>()
+                .join(" | ")
+        )
+    })?;
+    Ok(match (boundary, retro_trigger_fired) {
+        ("close", true) => Some(("Retro", "Ready to close")),
+        _ => *pair,
+    })
+}
+
+/// The non-production deployment's result, for `merge-and-deploy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[allow(missing_docs)]
+pub enum Deployment {
+    Succeeded,
+    Failed,
+    NotRun,
+    /// There is no deployable software.
+    NoDeployableSoftware,
+}
+
+/// The release result: reviewed head and landed commit kept apart.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Release {
+    /// `none`, `pr`, `merge`, `nonprod-deploy`.
+    pub destination: String,
+    /// The head code review accepted.
+    pub reviewed_head: Option<String>,
+    /// The commit that landed (a squash or rebase lands another one).
+    pub landed_commit: Option<String>,
+    /// Why nothing landed (destination `none`).
+    pub absence_reason: Option<String>,
+}
+
+/// Unit rows by id.
+pub type Units = BTreeMap<String, UnitRow>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn directives_fail_closed() {
+        assert_eq!(parse_directive("quiesce").unwrap(), Directive::Drain);
+        assert_eq!(
+            parse_directive("pause_after:phase-2").unwrap(),
+            Directive::Pause("phase-2".into())
+        );
+        assert!(parse_directive("pause_after:")
+            .unwrap_err()
+            .contains("pause_after:"));
+        assert!(parse_directive("speed-up")
+            .unwrap_err()
+            .contains("`speed-up`"));
+        assert_eq!(
+            at_boundary(Some(&Directive::Pause("b2".into())), None, "b1"),
+            BoundaryDecision::Proceed
+        );
+        assert_eq!(
+            at_boundary(Some(&Directive::Pause("b2".into())), None, "b2"),
+            BoundaryDecision::Paused
+        );
+        assert_eq!(
+            at_boundary(Some(&Directive::Drain), None, "b1"),
+            BoundaryDecision::Hold
+        );
+    }
+
+    #[test]
+    fn the_board_table() {
+        assert_eq!(
+            board_pair("build-start", false).unwrap(),
+            Some(("Active", "Implementing"))
+        );
+        assert_eq!(board_pair("review-accepted", false).unwrap(), None);
+        assert_eq!(
+            board_pair("close", true).unwrap(),
+            Some(("Retro", "Ready to close"))
+        );
+        assert!(board_pair("ship-it", false).is_err());
+    }
+}

@@ -1,0 +1,493 @@
+//! The saga's gates on real git: the PR-ready gate (doc review, typed review
+//! outcome, staleness counted by cairn), labelled overrides, the adjustment
+//! envelope, the merge turn under two racing writers and its release after a dead
+//! turn, release, and board boundary moves.
+
+use std::path::PathBuf;
+
+use serde_json::{json, Value};
+
+use crate::park::park as cairn;
+use crate::support::git::{git, try_git};
+use crate::support::TempJournal;
+
+struct G {
+    _tmp: tempfile::TempDir,
+    repo: PathBuf,
+    t: TempJournal,
+}
+
+impl G {
+    fn new() -> Self {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path().canonicalize().unwrap().join("widgets");
+        std::fs::create_dir_all(&repo).unwrap();
+        git(&repo, &["init", "-q", "-b", "main"]);
+        std::fs::write(repo.join("a.txt"), "a\n").unwrap();
+        git(&repo, &["add", "."]);
+        git(&repo, &["commit", "-q", "-m", "init"]);
+        let g = G {
+            _tmp: tmp,
+            repo,
+            t: TempJournal::new(),
+        };
+        assert_eq!(
+            g.run(&["save", "--id", "issue-42", "--lifecycle-phase", "work"])
+                .0,
+            0
+        );
+        g
+    }
+    fn run(&self, args: &[&str]) -> (i32, Value) {
+        let mut full = vec!["saga"];
+        full.extend_from_slice(args);
+        let (code, out, _) = cairn(&full, "", Some(&self.t.path()));
+        (code, out)
+    }
+    fn s(&self, args: &[&str]) -> (i32, Value) {
+        let mut a = args.to_vec();
+        a.insert(1, "--saga-id");
+        a.insert(2, "issue-42");
+        self.run(&a)
+    }
+    /// `saga merge-turn VERB --saga-id issue-42 …`.
+    fn mt(&self, args: &[&str]) -> (i32, Value) {
+        let mut a = vec!["merge-turn", args[0], "--saga-id", "issue-42"];
+        a.extend_from_slice(&args[1..]);
+        self.run(&a)
+    }
+    fn head(&self) -> String {
+        git(&self.repo, &["rev-parse", "HEAD"])
+    }
+    fn pr_ready(&self) -> (i32, Value) {
+        let repo = self.repo.to_str().unwrap().to_owned();
+        self.s(&["pr-ready", "--repo", &repo])
+    }
+}
+
+fn predicates(out: &Value) -> Vec<String> {
+    out["error"]["violations"].as_array().map_or(vec![], |v| {
+        v.iter()
+            .map(|x| x["predicate"].as_str().unwrap().to_owned())
+            .collect()
+    })
+}
+
+#[test]
+fn the_pr_ready_gate_reads_the_outcome_and_counts_staleness_itself() {
+    let g = G::new();
+    let (code, out) = g.pr_ready();
+    assert_eq!(
+        (code, predicates(&out)),
+        (
+            2,
+            vec!["doc-review-gate".to_owned(), "review-gate".to_owned()]
+        ),
+        "{out}"
+    );
+    g.s(&[
+        "doc-review",
+        "--unresolved-p0-p1",
+        "1",
+        "--source",
+        "run record review_cycles",
+    ]);
+    let head = g.head();
+    g.s(&[
+        "review",
+        "--outcome",
+        "repairs_requested",
+        "--reviewed-sha",
+        &head,
+    ]);
+    let (code, out) = g.pr_ready();
+    assert_eq!(
+        (code, predicates(&out)),
+        (
+            2,
+            vec!["doc-review-gate".to_owned(), "review-gate".to_owned()]
+        ),
+        "{out}"
+    );
+    // A doc-review override waives that gate only.
+    assert_eq!(
+        g.s(&[
+            "override",
+            "--gate",
+            "doc-review",
+            "--rationale",
+            "P1 is a wording nit, tracked in #99",
+            "--operator",
+            "ana"
+        ])
+        .0,
+        0
+    );
+    let (code, out) = g.pr_ready();
+    assert_eq!(
+        (code, predicates(&out)),
+        (2, vec!["review-gate".to_owned()]),
+        "{out}"
+    );
+    g.s(&["review", "--outcome", "accepted", "--reviewed-sha", &head]);
+    let (code, out) = g.pr_ready();
+    assert_eq!(
+        (code, out["events"].clone()),
+        (0, json!(["ready-for-pr"])),
+        "{out}"
+    );
+
+    // A commit after the review: stale, counted by cairn with git.
+    std::fs::write(g.repo.join("b.txt"), "b\n").unwrap();
+    git(&g.repo, &["add", "."]);
+    git(&g.repo, &["commit", "-q", "-m", "after review"]);
+    let (code, out) = g.pr_ready();
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out["error"]["violations"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("1 commit(s) since"),
+        "{out}"
+    );
+    // The review-gate override, for that reviewed SHA, labelled by its gate.
+    assert_eq!(
+        g.s(&[
+            "override",
+            "--gate",
+            "review-gate",
+            "--rationale",
+            "a docs-only commit",
+            "--operator",
+            "ana"
+        ])
+        .0,
+        0
+    );
+    let (code, out) = g.pr_ready();
+    assert_eq!(code, 0, "{out}");
+    let gates: Vec<&str> = out["gates"]["overrides"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["gate"].as_str().unwrap())
+        .collect();
+    assert_eq!(gates, ["doc-review", "review-gate"]);
+    let (code, out) = g.s(&[
+        "override",
+        "--gate",
+        "review-gate",
+        "--rationale",
+        " ",
+        "--operator",
+        "ana",
+    ]);
+    assert_eq!(code, 2, "never a silent override: {out}");
+}
+
+#[test]
+fn the_adjustment_envelope_holds_pauses_and_fails_closed() {
+    let g = G::new();
+    let (code, out) = g.s(&["adjust", "--directive", "speed-up"]);
+    assert_eq!(code, 2);
+    assert!(
+        out["error"]["violations"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`speed-up`"),
+        "{out}"
+    );
+    assert_eq!(
+        g.s(&["adjust", "--directive", "continue"]).0,
+        2,
+        "nothing is paused"
+    );
+    assert_eq!(g.s(&["adjust", "--directive", "pause_after:phase-2"]).0, 0);
+    assert_eq!(g.s(&["boundary", "--boundary", "phase-1"]).0, 0);
+    let (code, out) = g.s(&["boundary", "--boundary", "phase-2"]);
+    assert_eq!(
+        (code, out["events"].clone()),
+        (4, json!(["paused-at-boundary"])),
+        "{out}"
+    );
+    assert_eq!(
+        g.s(&["boundary", "--boundary", "phase-3"]).0,
+        4,
+        "paused until an explicit continue"
+    );
+    assert_eq!(g.s(&["adjust", "--directive", "continue"]).0, 0);
+    assert_eq!(g.s(&["boundary", "--boundary", "phase-3"]).0, 0);
+    assert_eq!(g.s(&["adjust", "--directive", "quiesce"]).0, 0);
+    let (code, out) = g.s(&["boundary", "--boundary", "phase-4"]);
+    assert_eq!(
+        (code, out["events"].clone()),
+        (4, json!(["boundary-held"])),
+        "{out}"
+    );
+}
+
+#[test]
+fn one_unit_holds_the_merge_turn_even_with_racing_writers() {
+    for _ in 0..3 {
+        let g = G::new();
+        let children: Vec<_> = ["U1", "U2", "U3"]
+            .iter()
+            .map(|u| {
+                std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+                    .args([
+                        "saga",
+                        "merge-turn",
+                        "take",
+                        "--saga-id",
+                        "issue-42",
+                        "--unit",
+                        u,
+                        "--branch",
+                        &format!("work/{u}"),
+                        "--merge-worktree",
+                        "/nonexistent/wt",
+                        "--holder",
+                        u,
+                        "--db",
+                    ])
+                    .arg(g.t.path())
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let codes: Vec<i32> = children
+            .into_iter()
+            .map(|c| c.wait_with_output().unwrap().status.code().unwrap())
+            .collect();
+        assert_eq!(codes.iter().filter(|c| **c == 0).count(), 1, "{codes:?}");
+        assert!(codes.iter().all(|c| [0, 2, 3].contains(c)), "{codes:?}");
+        let (_, out) = g.run(&["show", "--saga-id", "issue-42"]);
+        let merging = out["gates"]["units"]
+            .as_object()
+            .unwrap()
+            .values()
+            .filter(|u| u["merge_state"] == "merging")
+            .count();
+        assert_eq!(merging, 1, "{out}");
+    }
+}
+
+#[test]
+fn a_dead_turn_is_released_only_from_what_git_shows() {
+    let g = G::new();
+    let repo = g.repo.to_str().unwrap().to_owned();
+    git(&g.repo, &["branch", "work/u1"]);
+    let wt = g.repo.with_file_name("merge-wt");
+    let wt_s = wt.to_str().unwrap().to_owned();
+    assert_eq!(
+        g.mt(&[
+            "take",
+            "--unit",
+            "U1",
+            "--branch",
+            "work/u1",
+            "--merge-worktree",
+            &wt_s,
+            "--holder",
+            "turn-1"
+        ])
+        .0,
+        0
+    );
+    // The branch has a commit main lacks, and a merge is in progress in the worktree: a live holder.
+    git(&g.repo, &["worktree", "add", "-q", &wt_s, "work/u1"]);
+    std::fs::write(wt.join("u1.txt"), "u1\n").unwrap();
+    git(&wt, &["add", "."]);
+    let _ = try_git(&wt, &["commit", "-q", "-m", "u1"]);
+    std::fs::write(g.repo.join("main.txt"), "m\n").unwrap();
+    git(&g.repo, &["add", "."]);
+    git(&g.repo, &["commit", "-q", "-m", "main moves"]);
+    let _ = try_git(&wt, &["merge", "--no-commit", "--no-ff", "main"]);
+    let (code, out) = g.mt(&[
+        "release", "--unit", "U1", "--repo", &repo, "--target", "main",
+    ]);
+    assert_eq!(
+        (code, predicates(&out)),
+        (2, vec!["live-holder".to_owned()]),
+        "{out}"
+    );
+    // The holder died and its worktree is gone: not merged → back to ready.
+    git(&g.repo, &["worktree", "remove", "--force", &wt_s]);
+    let (code, out) = g.mt(&[
+        "release", "--unit", "U1", "--repo", &repo, "--target", "main",
+    ]);
+    assert_eq!(
+        (code, out["gates"]["units"]["U1"]["merge_state"].as_str()),
+        (0, Some("ready")),
+        "{out}"
+    );
+    // Taken again and merged for real, then the holder dies: git shows the merge.
+    assert_eq!(
+        g.mt(&[
+            "take",
+            "--unit",
+            "U1",
+            "--branch",
+            "work/u1",
+            "--merge-worktree",
+            &wt_s,
+            "--holder",
+            "turn-2"
+        ])
+        .0,
+        0
+    );
+    git(&g.repo, &["merge", "-q", "--no-edit", "work/u1"]);
+    let (code, out) = g.mt(&[
+        "release", "--unit", "U1", "--repo", &repo, "--target", "main",
+    ]);
+    assert_eq!(
+        (code, out["gates"]["units"]["U1"]["merge_state"].as_str()),
+        (0, Some("merged")),
+        "{out}"
+    );
+}
+
+#[test]
+fn release_and_the_board_never_fabricate() {
+    let g = G::new();
+    let head = g.head();
+    let (code, out) = g.s(&["release", "--destination", "none"]);
+    assert_eq!(
+        (code, predicates(&out)),
+        (2, vec!["absence-recorded".to_owned()]),
+        "{out}"
+    );
+    let (code, out) = g.s(&[
+        "release",
+        "--destination",
+        "merge",
+        "--reviewed-head",
+        &head,
+    ]);
+    assert_eq!(
+        (code, predicates(&out)),
+        (2, vec!["landed-commit".to_owned()]),
+        "{out}"
+    );
+    g.s(&["review", "--outcome", "accepted", "--reviewed-sha", &head]);
+    let other = "0".repeat(40);
+    let (code, out) = g.s(&[
+        "release",
+        "--destination",
+        "merge",
+        "--reviewed-head",
+        &other,
+        "--landed-commit",
+        &head,
+    ]);
+    assert_eq!(
+        (code, predicates(&out)),
+        (2, vec!["reviewed-head".to_owned()]),
+        "{out}"
+    );
+
+    // Board: the table, the half-write, Verify only after merge and deployment.
+    let (code, out) = g.s(&[
+        "board",
+        "--boundary",
+        "build-start",
+        "--written-field",
+        "Stage+Status",
+    ]);
+    assert_eq!(
+        (code, out["events"].clone()),
+        (0, json!(["board-moved"])),
+        "{out}"
+    );
+    let (code, out) = g.s(&[
+        "board",
+        "--boundary",
+        "plan-review-pass",
+        "--written-field",
+        "Status",
+    ]);
+    assert_eq!(
+        (code, out["events"].clone()),
+        (4, json!(["board-half-write"])),
+        "{out}"
+    );
+    let (code, out) = g.s(&[
+        "board",
+        "--boundary",
+        "review-accepted",
+        "--written-field",
+        "Stage+Status",
+    ]);
+    assert_eq!((code, out["submits"].clone()), (0, json!(false)), "{out}");
+    assert_eq!(
+        g.s(&[
+            "board",
+            "--boundary",
+            "ship-it",
+            "--written-field",
+            "Stage+Status"
+        ])
+        .0,
+        2
+    );
+    let (code, out) = g.s(&[
+        "board",
+        "--boundary",
+        "merge-and-deploy",
+        "--written-field",
+        "Stage+Status",
+        "--deployment",
+        "succeeded",
+    ]);
+    assert_eq!(
+        (code, predicates(&out)),
+        (2, vec!["merged-first".to_owned()]),
+        "{out}"
+    );
+    let landed = "1".repeat(40);
+    assert_eq!(
+        g.s(&[
+            "release",
+            "--destination",
+            "merge",
+            "--reviewed-head",
+            &head,
+            "--landed-commit",
+            &landed
+        ])
+        .0,
+        0
+    );
+    let (code, out) = g.s(&[
+        "board",
+        "--boundary",
+        "merge-and-deploy",
+        "--written-field",
+        "Stage+Status",
+        "--deployment",
+        "failed",
+    ]);
+    assert_eq!(
+        (code, predicates(&out)),
+        (2, vec!["deployed-first".to_owned()]),
+        "{out}"
+    );
+    let (code, out) = g.s(&[
+        "board",
+        "--boundary",
+        "merge-and-deploy",
+        "--written-field",
+        "Stage+Status",
+        "--deployment",
+        "no-deployable-software",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let (_, out) = g.run(&["show", "--saga-id", "issue-42"]);
+    assert_eq!(out["gates"]["release"]["reviewed_head"], head.as_str());
+    assert_eq!(out["gates"]["release"]["landed_commit"], landed.as_str());
+    let (code, out, _) = cairn(&["journal", "audit"], "", Some(&g.t.path()));
+    assert_eq!(code, 0, "{out}");
+}
