@@ -213,3 +213,71 @@ fn refusals_write_nothing() {
     );
     assert!(!l.journal.path().exists());
 }
+
+#[test]
+fn the_build_loop_does_not_run_over_a_blocking_doc_review() {
+    let l = Loop::new(record(&["true"], json!([]), false));
+    let saga = |args: &[&str]| crate::park::park(args, "", Some(&l.journal.path())).0;
+    assert_eq!(
+        saga(&[
+            "saga",
+            "save",
+            "--id",
+            "issue-42",
+            "--lifecycle-phase",
+            "plan"
+        ]),
+        0
+    );
+    assert_eq!(
+        saga(&[
+            "saga",
+            "doc-review",
+            "--saga-id",
+            "issue-42",
+            "--unresolved-p0-p1",
+            "1",
+            "--source",
+            "review_cycles"
+        ]),
+        0
+    );
+    let before = std::fs::read(&l.record).unwrap();
+    let (code, out, _) = l.run(&[]);
+    assert_eq!(
+        (code, out["error"]["rule"].as_str()),
+        (2, Some("doc-review-gate")),
+        "{out}"
+    );
+    assert_eq!(std::fs::read(&l.record).unwrap(), before);
+    assert_eq!(
+        saga(&[
+            "saga",
+            "override",
+            "--saga-id",
+            "issue-42",
+            "--gate",
+            "doc-review",
+            "--rationale",
+            "tracked",
+            "--operator",
+            "ana"
+        ]),
+        0
+    );
+    assert_eq!(l.run(&[]).0, 0);
+}
+
+#[test]
+fn build_loop_dry_run_snapshot() {
+    let l = Loop::new(record(
+        &["uv run ruff check .", "uv run mypy src", "cargo test"],
+        json!([{"name": "cache hits", "command": "cargo test -p cache hits"}]),
+        true,
+    ));
+    let (code, out, _) = l.run(&["--dry-run"]);
+    assert_eq!(code, 0);
+    insta::with_settings!({filters => vec![(r"/tmp/\.tmp[A-Za-z0-9]+", "[TMP]")]}, {
+        insta::assert_snapshot!("build_loop_dry_run", serde_json::to_string_pretty(&out).unwrap());
+    });
+}

@@ -491,3 +491,98 @@ fn release_and_the_board_never_fabricate() {
     let (code, out, _) = cairn(&["journal", "audit"], "", Some(&g.t.path()));
     assert_eq!(code, 0, "{out}");
 }
+
+#[test]
+fn the_doc_review_gate_blocks_execution_until_overridden() {
+    let t = TempJournal::new();
+    let run = |args: &[&str]| {
+        let mut full = vec!["saga"];
+        full.extend_from_slice(args);
+        let (code, out, _) = cairn(&full, "", Some(&t.path()));
+        (code, out)
+    };
+    assert_eq!(
+        run(&["save", "--id", "issue-8", "--lifecycle-phase", "plan"]).0,
+        0
+    );
+    run(&[
+        "doc-review",
+        "--saga-id",
+        "issue-8",
+        "--unresolved-p0-p1",
+        "2",
+        "--source",
+        "docs/reviews/plan.md",
+    ]);
+    let (code, out) = run(&["save", "--id", "issue-8", "--lifecycle-phase", "work"]);
+    assert_eq!(
+        (code, predicates(&out)),
+        (2, vec!["doc-review-gate".to_owned()]),
+        "{out}"
+    );
+    // The review-gate override does not waive the doc-review gate: one gate per override.
+    let (code, _) = run(&[
+        "override",
+        "--saga-id",
+        "issue-8",
+        "--gate",
+        "review-gate",
+        "--rationale",
+        "r",
+        "--operator",
+        "ana",
+    ]);
+    assert_eq!(code, 2, "no review to waive yet");
+    assert_eq!(
+        run(&[
+            "override",
+            "--saga-id",
+            "issue-8",
+            "--gate",
+            "doc-review",
+            "--rationale",
+            "the P1s are tracked in #12",
+            "--operator",
+            "ana"
+        ])
+        .0,
+        0
+    );
+    assert_eq!(
+        run(&["save", "--id", "issue-8", "--lifecycle-phase", "work"]).0,
+        0
+    );
+    // A submitted pair outside the table is refused.
+    let (code, out) = run(&[
+        "board",
+        "--saga-id",
+        "issue-8",
+        "--boundary",
+        "build-start",
+        "--written-field",
+        "Stage+Status",
+        "--stage",
+        "Active",
+        "--status",
+        "Shipped",
+    ]);
+    assert_eq!(
+        (code, predicates(&out)),
+        (2, vec!["board-pair".to_owned()]),
+        "{out}"
+    );
+    let (code, _) = run(&[
+        "board",
+        "--saga-id",
+        "issue-8",
+        "--boundary",
+        "build-start",
+        "--written-field",
+        "Stage+Status",
+        "--stage",
+        "Active",
+        "--status",
+        "Implementing",
+    ]);
+    assert_eq!(code, 0);
+}

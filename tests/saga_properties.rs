@@ -179,3 +179,52 @@ proptest! {
         }
     }
 }
+
+fn take(unit: &str) -> Command {
+    Command::TakeTurn {
+        unit: unit.into(),
+        branch: format!("work/{unit}"),
+        merge_worktree: "/wt".into(),
+        holder: unit.into(),
+    }
+}
+
+proptest! {
+    #![proptest_config(config(512))]
+
+    /// Two writers, any interleaving of read and append with the journal's
+    /// optimistic concurrency (an append at a stale version is refused): at most
+    /// one unit is ever `merging`.
+    #[test]
+    fn at_most_one_unit_merging_under_two_writers(schedule in proptest::collection::vec((0usize..2, any::<bool>(), 0usize..3, any::<bool>()), 0..40)) {
+        use cairn::machines::saga::gates::MergeState;
+        let units = ["U1", "U2", "U3"];
+        let mut log: Vec<Event> = vec![];
+        let fold = |log: &[Event]| log.iter().fold(Saga::initial_state(), Saga::evolve);
+        // Mint the thread.
+        let minted = Saga::decide(&Saga::initial_state(), &command(&Step::Save { phase: Some(Phase::Work), rounds: None, verdicts: vec![], next_round: None }), &ctx()).unwrap();
+        log.extend(minted);
+        let mut snapshot: [Option<usize>; 2] = [None, None];
+        for (w, read, u, merged) in schedule {
+            if read || snapshot[w].is_none() {
+                snapshot[w] = Some(log.len());
+                continue;
+            }
+            let v = snapshot[w].take().unwrap();
+            let seen = fold(&log[..v]);
+            let cmd = if merged {
+                Command::MarkMerged { unit: units[u].into(), holder: units[u].into(), merged_tip: "1".repeat(40) }
+            } else {
+                take(units[u])
+            };
+            if let Ok(events) = Saga::decide(&seen, &cmd, &ctx()) {
+                if v == log.len() {
+                    log.extend(events);
+                }
+            }
+            let now = fold(&log);
+            let merging = now.thread().map_or(0, |t| t.gates.units.values().filter(|r| r.merge_state == MergeState::Merging).count());
+            prop_assert!(merging <= 1, "{} units merging", merging);
+        }
+    }
+}

@@ -475,6 +475,12 @@ pub enum SagaCommand {
         deployment: Option<String>,
         #[arg(long)]
         retro_trigger_fired: bool,
+        /// The Stage half of a submitted pair (refused unless it is the table's)
+        #[arg(long, requires = "status")]
+        stage: Option<String>,
+        /// The Status half of a submitted pair
+        #[arg(long, requires = "stage")]
+        status: Option<String>,
     },
     /// Record one QA cycle after merge: only an all-passed cycle moves the thread to `qa`
     #[command(

@@ -260,6 +260,28 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<u8, Failure>
         )
     })?;
 
+    // The doc-review gate: execution does not run over an unresolved P0/P1 finding
+    // recorded on the saga thread (only a recorded doc-review override passes).
+    if let (Some(n), Ok(dbp)) = (obj.get("issue"), db.clone()) {
+        if std::fs::symlink_metadata(&dbp).is_ok() {
+            let id = format!(
+                "issue-{}",
+                n.as_str()
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| n.to_string())
+            );
+            if let Ok(saga_stream) = StreamId::new(cairn::machines::saga::NAME, &id) {
+                let engine = cairn::Engine::open(&dbp, options, cairn::Registry::builtin())?;
+                let (thread, _) = engine.load::<cairn::machines::saga::Saga>(&saga_stream)?;
+                if thread
+                    .thread()
+                    .is_some_and(|t| cairn::machines::saga::doc_review_blocks(&t.gates))
+                {
+                    return Err(input("saga", "doc-review-gate", &format!("{id}: an unresolved P0/P1 plan-review finding blocks execution; only a recorded doc-review override passes")));
+                }
+            }
+        }
+    }
     let started_at = now();
     let checks: Vec<build::CheckRun> = planned(&crit)
         .into_iter()

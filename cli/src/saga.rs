@@ -512,6 +512,8 @@ pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<u8, Failure
             written_field,
             deployment,
             retro_trigger_fired,
+            stage,
+            status,
         } => {
             let deployment: Option<gates::Deployment> = deployment
                 .as_ref()
@@ -527,6 +529,7 @@ pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<u8, Failure
                     written_field: written_field.clone(),
                     deployment,
                     retro_trigger_fired: *retro_trigger_fired,
+                    pair: stage.clone().zip(status.clone()),
                 },
             )
         }

@@ -387,6 +387,9 @@ pub enum Command {
         written_field: String,
         deployment: Option<gates::Deployment>,
         retro_trigger_fired: bool,
+        /// The (Stage, Status) pair the caller submits, when it names one.
+        #[serde(default)]
+        pair: Option<(String, String)>,
     },
     /// One QA cycle after merge; `extension` asks for the one extension.
     Qa {
@@ -496,6 +499,14 @@ const GATE_EVENTS: [&str; 14] = [
     "board-moved",
     "board-half-write",
 ];
+
+/// A recorded plan review with unresolved P0/P1 findings and no doc-review override.
+pub fn doc_review_blocks(g: &GateRecord) -> bool {
+    g.doc_review
+        .as_ref()
+        .is_some_and(|d| d.unresolved_p0_p1 > 0)
+        && !overridden(g, gates::Gate::DocReview, None)
+}
 
 fn overridden(g: &GateRecord, gate: gates::Gate, sha: Option<&str>) -> bool {
     g.overrides.iter().any(|o| {
@@ -836,9 +847,15 @@ fn decide_gate(
             written_field,
             deployment,
             retro_trigger_fired,
+            pair: submitted,
         } => {
             let pair = gates::board_pair(boundary, *retro_trigger_fired)
                 .map_err(|m| reject(state, name, "board-boundary", Some("boundary"), &m))?;
+            if let Some((st, su)) = submitted {
+                if pair != Some((st.as_str(), su.as_str())) {
+                    return no("board-pair", Some("pair"), &format!("`{st} / {su}` is not the pair `{boundary}` submits: only the table's pairs are allowed"));
+                }
+            }
             let Some((stage, status)) = pair else {
                 // `review-accepted` submits nothing.
                 return Ok(vec![]);
@@ -1085,6 +1102,15 @@ impl Machine for Saga {
                     );
                 }
                 let current = state.thread().map(|t| t.lifecycle_phase);
+                // The doc-review gate: execution does not start over an unresolved P0/P1
+                // finding; only a recorded doc-review override passes.
+                if save.lifecycle_phase == Some(Phase::Work) && current != Some(Phase::Work) {
+                    if let Some(t) = state.thread() {
+                        if doc_review_blocks(&t.gates) {
+                            return no("doc-review-gate", Some("lifecycle_phase"), "an unresolved P0/P1 plan-review finding blocks execution; only a recorded doc-review override passes");
+                        }
+                    }
+                }
                 match save.lifecycle_phase {
                     Some(Phase::Qa) if current != Some(Phase::Qa) => {
                         return no("phase-authority", Some("lifecycle_phase"), "the advance to `qa` is made only by a recorded QA PASS (`cairn saga qa`), never by a save")
