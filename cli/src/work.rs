@@ -437,77 +437,55 @@ pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<u8, Failure
             failed,
             concerns,
         } => {
-            let (f, n) = target(r)?;
             let verdict = match verdict {
                 VerdictArg::Approve => ReviewVerdict::Approve,
                 VerdictArg::Reject => ReviewVerdict::Reject,
             };
-            let (_, out) = record(
+            node_verb(
                 db,
                 options,
-                &stream(&f, &n.address)?,
+                r,
                 Command::Review {
                     verdict,
                     failed_criteria: failed.clone(),
                     concerns: concerns.clone(),
                 },
-                None,
-            )?;
-            finish(out, db, options, &r.spec, &n.address, None)?;
-            Ok(code::OK)
+            )
         }
         WorkCommand::Remediate {
             node: r,
             run_id,
             worktree,
-        } => {
-            let (f, n) = target(r)?;
-            let (_, out) = record(
-                db,
-                options,
-                &stream(&f, &n.address)?,
-                Command::Remediate {
-                    run_id: run_id.clone(),
-                    worktree_path: worktree.clone(),
-                },
-                None,
-            )?;
-            finish(out, db, options, &r.spec, &n.address, None)?;
-            Ok(code::OK)
-        }
-        WorkCommand::Escalate { node: r, reason } => {
-            let (f, n) = target(r)?;
-            let (_, out) = record(
-                db,
-                options,
-                &stream(&f, &n.address)?,
-                Command::Escalate {
-                    reason: reason.clone(),
-                },
-                None,
-            )?;
-            finish(out, db, options, &r.spec, &n.address, None)?;
-            Ok(code::OK)
-        }
+        } => node_verb(
+            db,
+            options,
+            r,
+            Command::Remediate {
+                run_id: run_id.clone(),
+                worktree_path: worktree.clone(),
+            },
+        ),
+        WorkCommand::Escalate { node: r, reason } => node_verb(
+            db,
+            options,
+            r,
+            Command::Escalate {
+                reason: reason.clone(),
+            },
+        ),
         WorkCommand::Merge {
             node: r,
             merged_tree,
             commit,
-        } => {
-            let (f, n) = target(r)?;
-            let (_, out) = record(
-                db,
-                options,
-                &stream(&f, &n.address)?,
-                Command::Merge {
-                    merged_tree: merged_tree.clone(),
-                    commit: commit.clone(),
-                },
-                None,
-            )?;
-            finish(out, db, options, &r.spec, &n.address, None)?;
-            Ok(code::OK)
-        }
+        } => node_verb(
+            db,
+            options,
+            r,
+            Command::Merge {
+                merged_tree: merged_tree.clone(),
+                commit: commit.clone(),
+            },
+        ),
         WorkCommand::AmendCriterion {
             spec,
             criterion,
@@ -590,22 +568,16 @@ pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<u8, Failure
             request_id,
             context,
             recommendation,
-        } => {
-            let (f, n) = target(r)?;
-            let (_, out) = record(
-                db,
-                options,
-                &stream(&f, &n.address)?,
-                Command::PassUp {
-                    request_id: request_id.clone(),
-                    context: context.clone(),
-                    recommendation: recommendation.clone(),
-                },
-                None,
-            )?;
-            finish(out, db, options, &r.spec, &n.address, None)?;
-            Ok(code::OK)
-        }
+        } => node_verb(
+            db,
+            options,
+            r,
+            Command::PassUp {
+                request_id: request_id.clone(),
+                context: context.clone(),
+                recommendation: recommendation.clone(),
+            },
+        ),
         WorkCommand::ResolveScope {
             node: r,
             request_id,
@@ -792,6 +764,14 @@ fn finish(
     }
     output::json(&out);
     Ok(())
+}
+
+/// A node verb that only records its command: record it, print it with both axes.
+fn node_verb(db: &Db, options: &Options, r: &WorkNodeRef, command: Command) -> Result<u8, Failure> {
+    let (f, n) = target(r)?;
+    let (_, out) = record(db, options, &stream(&f, &n.address)?, command, None)?;
+    finish(out, db, options, &r.spec, &n.address, None)?;
+    Ok(code::OK)
 }
 
 fn target(r: &WorkNodeRef) -> Result<(SpecFile, Node), Failure> {

@@ -911,6 +911,42 @@ fn exact(
     Ok(())
 }
 
+/// The anchor re-assertion every parent-side mutation starts with: `Some(events)`
+/// when the anchor drifted (and then nothing may have run after it).
+fn anchor_drift(
+    state: &State,
+    v: &str,
+    anchor: &CommandRun,
+    root: &str,
+    ran_after: bool,
+    field: &str,
+) -> Result<Option<Vec<Event>>, Rejection> {
+    argv_is(state, v, "anchor", anchor, &gates::anchor_argv(root))?;
+    if gates::anchor_gate(anchor, root).outcome == Outcome::Pass {
+        return Ok(None);
+    }
+    if ran_after {
+        return Err(bad(
+            state,
+            v,
+            field,
+            "anchor-first",
+            "nothing may run after the anchor drifted",
+        ));
+    }
+    Ok(Some(vec![Event::AnchorDrifted {
+        step: v.into(),
+        anchor: anchor.clone(),
+    }]))
+}
+
+/// The run an admitted verb acts on (`admits` refuses idle streams first).
+fn opened<'a>(state: &'a State, v: &str) -> Result<&'a Run, Rejection> {
+    state
+        .run()
+        .ok_or_else(|| bad(state, v, "state", "opened", "no run"))
+}
+
 fn argv_is(
     state: &State,
     verb: &str,
@@ -1071,9 +1107,7 @@ impl Machine for Ship {
                 review_status,
                 advisory,
             } => {
-                let run = state
-                    .run()
-                    .ok_or_else(|| bad(state, v, "state", "opened", "no run"))?;
+                let run = opened(state, v)?;
                 Ok(vec![preflighted(
                     state,
                     v,
@@ -1089,25 +1123,17 @@ impl Machine for Ship {
                 verify,
                 cleanup,
             } => {
-                let run = state
-                    .run()
-                    .ok_or_else(|| bad(state, v, "state", "opened", "no run"))?;
+                let run = opened(state, v)?;
                 let (p, root) = (&run.params, run.repo_root.as_str());
-                argv_is(state, v, "anchor", anchor, &gates::anchor_argv(root))?;
-                if gates::anchor_gate(anchor, root).outcome != Outcome::Pass {
-                    if add.is_some() || !verify.is_empty() || !cleanup.is_empty() {
-                        return Err(bad(
-                            state,
-                            v,
-                            "add",
-                            "anchor-first",
-                            "nothing may run after the anchor drifted",
-                        ));
-                    }
-                    return Ok(vec![Event::AnchorDrifted {
-                        step: v.into(),
-                        anchor: anchor.clone(),
-                    }]);
+                if let Some(drifted) = anchor_drift(
+                    state,
+                    v,
+                    anchor,
+                    root,
+                    add.is_some() || !verify.is_empty() || !cleanup.is_empty(),
+                    "add",
+                )? {
+                    return Ok(drifted);
                 }
                 let add = add.as_ref().ok_or_else(|| {
                     bad(
@@ -1186,9 +1212,7 @@ impl Machine for Ship {
                 }
             }
             Command::Verify { report, runs } => {
-                let run = state
-                    .run()
-                    .ok_or_else(|| bad(state, v, "state", "opened", "no run"))?;
+                let run = opened(state, v)?;
                 let p = &run.params;
                 let r: Phase1Report = parse(state, v, report)?;
                 match r.extra.get(&p.intent_field) {
@@ -1319,9 +1343,7 @@ impl Machine for Ship {
                 }])
             }
             Command::Refine { report, runs } => {
-                let run = state
-                    .run()
-                    .ok_or_else(|| bad(state, v, "state", "opened", "no run"))?;
+                let run = opened(state, v)?;
                 let p = &run.params;
                 let r: RefineReport = parse(state, v, report)?;
                 for (i, d) in r.dismissed_findings.iter().enumerate() {
@@ -1488,9 +1510,7 @@ impl Machine for Ship {
                 }
             }
             Command::PreMerge { report, runs } => {
-                let run = state
-                    .run()
-                    .ok_or_else(|| bad(state, v, "state", "opened", "no run"))?;
+                let run = opened(state, v)?;
                 let p = &run.params;
                 let r: PreMergeReport = parse(state, v, report)?;
                 let pre = r.pre_squash_sha.as_deref();
@@ -1598,25 +1618,17 @@ impl Machine for Ship {
                 merge,
                 after,
             } => {
-                let run = state
-                    .run()
-                    .ok_or_else(|| bad(state, v, "state", "opened", "no run"))?;
+                let run = opened(state, v)?;
                 let (p, root) = (&run.params, run.repo_root.as_str());
-                argv_is(state, v, "anchor", anchor, &gates::anchor_argv(root))?;
-                if gates::anchor_gate(anchor, root).outcome != Outcome::Pass {
-                    if merge.is_some() || !after.is_empty() {
-                        return Err(bad(
-                            state,
-                            v,
-                            "merge",
-                            "anchor-first",
-                            "nothing may run after the anchor drifted",
-                        ));
-                    }
-                    return Ok(vec![Event::AnchorDrifted {
-                        step: v.into(),
-                        anchor: anchor.clone(),
-                    }]);
+                if let Some(drifted) = anchor_drift(
+                    state,
+                    v,
+                    anchor,
+                    root,
+                    merge.is_some() || !after.is_empty(),
+                    "merge",
+                )? {
+                    return Ok(drifted);
                 }
                 let m = merge.as_ref().ok_or_else(|| {
                     bad(
@@ -1685,25 +1697,17 @@ impl Machine for Ship {
                 remove,
                 delete,
             } => {
-                let run = state
-                    .run()
-                    .ok_or_else(|| bad(state, v, "state", "opened", "no run"))?;
+                let run = opened(state, v)?;
                 let (p, root) = (&run.params, run.repo_root.as_str());
-                argv_is(state, v, "anchor", anchor, &gates::anchor_argv(root))?;
-                if gates::anchor_gate(anchor, root).outcome != Outcome::Pass {
-                    if !before.is_empty() || remove.is_some() || delete.is_some() {
-                        return Err(bad(
-                            state,
-                            v,
-                            "before",
-                            "anchor-first",
-                            "nothing may run after the anchor drifted",
-                        ));
-                    }
-                    return Ok(vec![Event::AnchorDrifted {
-                        step: v.into(),
-                        anchor: anchor.clone(),
-                    }]);
+                if let Some(drifted) = anchor_drift(
+                    state,
+                    v,
+                    anchor,
+                    root,
+                    !before.is_empty() || remove.is_some() || delete.is_some(),
+                    "before",
+                )? {
+                    return Ok(drifted);
                 }
                 exact(
                     state,
@@ -1790,29 +1794,20 @@ impl Machine for Ship {
                 ahead,
                 phase1d,
             } => {
-                let run = state
-                    .run()
-                    .ok_or_else(|| bad(state, v, "state", "opened", "no run"))?;
+                let run = opened(state, v)?;
                 let (p, root) = (&run.params, run.repo_root.as_str());
-                argv_is(state, v, "anchor", anchor, &gates::anchor_argv(root))?;
-                if gates::anchor_gate(anchor, root).outcome != Outcome::Pass {
-                    if !runs.is_empty()
+                if let Some(drifted) = anchor_drift(
+                    state,
+                    v,
+                    anchor,
+                    root,
+                    !runs.is_empty()
                         || reattach.is_some()
                         || ahead.is_some()
-                        || !phase1d.is_empty()
-                    {
-                        return Err(bad(
-                            state,
-                            v,
-                            "runs",
-                            "anchor-first",
-                            "nothing may run after the anchor drifted",
-                        ));
-                    }
-                    return Ok(vec![Event::AnchorDrifted {
-                        step: v.into(),
-                        anchor: anchor.clone(),
-                    }]);
+                        || !phase1d.is_empty(),
+                    "runs",
+                )? {
+                    return Ok(drifted);
                 }
                 exact(state, v, "runs", runs, &gates::resume_plan(p, root))?;
                 let (clean, current, listed, branch) = gates::resume_facts(p, root, runs);
@@ -1991,9 +1986,7 @@ impl Machine for Ship {
                 }])
             }
             Command::ExternalOp { class, op, denied } => {
-                let run = state
-                    .run()
-                    .ok_or_else(|| bad(state, v, "state", "opened", "no run"))?;
+                let run = opened(state, v)?;
                 nonempty(state, v, "op", op)?;
                 let before = run.denials.get(class).copied().unwrap_or(0);
                 let attempt = before + 1;
