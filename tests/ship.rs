@@ -1133,3 +1133,28 @@ fn preflight_surfaces_local_and_upstream_divergence_without_fetching() {
     );
     assert_eq!((code, out.get("note")), (0, None), "{out}");
 }
+
+/// The README shows `cairn graph ship --format mermaid`: it must be the graph as built.
+#[test]
+fn the_readme_graph_is_the_machines_graph() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let start = readme
+        .find("<summary><code>cairn graph ship --format mermaid</code></summary>")
+        .expect("the README shows the ship graph");
+    let block = &readme[start..];
+    let body = block
+        .split("```mermaid\n")
+        .nth(1)
+        .and_then(|b| b.split("\n```").next())
+        .expect("a mermaid block");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["graph", "ship", "--format", "mermaid"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        body.trim_end(),
+        String::from_utf8(out.stdout).unwrap().trim_end(),
+        "regenerate the README block with `cairn graph ship --format mermaid`"
+    );
+}
