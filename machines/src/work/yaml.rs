@@ -99,11 +99,22 @@ impl Builder {
                 }
             }
             Some(Frame::Seq { items, .. }) => items.push(value),
-            Some(Frame::Map { map, key, .. }) => {
-                if let Some(k) = key.take() {
+            Some(Frame::Map { map, key, path, .. }) => match key.take() {
+                Some(k) => {
                     map.insert(k, value);
                 }
-            }
+                // A sequence or mapping used as a key: not a workspec key. The next
+                // value then has no key either, so nothing is silently mis-assigned.
+                None => {
+                    *key = Some(String::new());
+                    let p = path.clone();
+                    self.findings.push(Finding::error(
+                        "yaml-complex-key",
+                        p,
+                        "a key must be a plain string",
+                    ));
+                }
+            },
         }
     }
 
@@ -297,6 +308,21 @@ pub fn read(text: &str) -> (Option<Value>, Vec<Finding>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_complex_key_is_refused_and_nothing_is_mis_assigned() {
+        let (v, findings) = read("? [x]\n: y\ntitle: t\n");
+        assert!(
+            findings.iter().any(|f| f.code == "yaml-complex-key"),
+            "{findings:?}"
+        );
+        let v = v.unwrap();
+        assert_eq!(v["title"], "t");
+        assert!(
+            v.get("y").is_none(),
+            "the value of the complex key never becomes a key: {v}"
+        );
+    }
 
     #[test]
     fn an_alias_bomb_is_bounded() {
