@@ -29,8 +29,8 @@ fn stream(saga_id: &str) -> Result<StreamId, Failure> {
     Ok(StreamId::new(saga::NAME, saga_id)?)
 }
 
-fn list(field: &str, v: &Option<String>) -> Option<Vec<String>> {
-    let _ = field;
+/// A `a|b` list flag: omitted = carried forward (`None`), `""` = cleared.
+fn list(v: &Option<String>) -> Option<Vec<String>> {
     v.as_ref().map(|s| {
         if s.is_empty() {
             vec![]
@@ -88,11 +88,11 @@ fn save_of(a: &SagaSave) -> Result<Save, Failure> {
         head_sha: a.head_sha.clone(),
         next_step: a.next_step.clone(),
         rounds_seen: rounds,
-        checks_run: list("checks_run", &a.checks_run),
-        work_session_paths: list("work_session_paths", &a.work_session_paths),
-        files_modified: list("files_modified", &a.files_modified),
-        pr_refs: list("pr_refs", &a.pr_refs),
-        review_paths: list("review_paths", &a.review_paths),
+        checks_run: list(&a.checks_run),
+        work_session_paths: list(&a.work_session_paths),
+        files_modified: list(&a.files_modified),
+        pr_refs: list(&a.pr_refs),
+        review_paths: list(&a.review_paths),
         gate_verdicts: a.gate_verdicts.clone(),
         next_round: a.next_round,
     })
