@@ -243,15 +243,12 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<u8, Failure>
                 "`git rev-parse HEAD` did not give a full 40-hex revision",
             )
         })?;
-    let issue = obj.get("issue").map(|v| match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    });
-    let instance = format!(
-        "issue-{}:{}",
-        issue.unwrap_or_else(|| "none".into()),
-        unit_name
-    );
+    let issue = match obj.get("issue") {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => "none".into(),
+    };
+    let instance = format!("issue-{issue}:{unit_name}");
     let stream = StreamId::new(build::NAME, &instance).map_err(|_| {
         input(
             "unit",
@@ -262,24 +259,14 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<u8, Failure>
 
     // The doc-review gate: execution does not run over an unresolved P0/P1 finding
     // recorded on the saga thread (only a recorded doc-review override passes).
-    if let (Some(n), Ok(dbp)) = (obj.get("issue"), db.clone()) {
-        if std::fs::symlink_metadata(&dbp).is_ok() {
-            let id = format!(
-                "issue-{}",
-                n.as_str()
-                    .map(str::to_owned)
-                    .unwrap_or_else(|| n.to_string())
-            );
-            if let Ok(saga_stream) = StreamId::new(cairn::machines::saga::NAME, &id) {
-                let engine = cairn::Engine::open(&dbp, options, cairn::Registry::builtin())?;
-                let (thread, _) = engine.load::<cairn::machines::saga::Saga>(&saga_stream)?;
-                if thread
-                    .thread()
-                    .is_some_and(|t| cairn::machines::saga::doc_review_blocks(&t.gates))
-                {
-                    return Err(input("saga", "doc-review-gate", &format!("{id}: an unresolved P0/P1 plan-review finding blocks execution; only a recorded doc-review override passes")));
-                }
-            }
+    if let Ok(saga_stream) = StreamId::new(cairn::machines::saga::NAME, &format!("issue-{issue}")) {
+        let thread =
+            crate::record::current::<cairn::machines::saga::Saga>(db, options, &saga_stream)?;
+        if thread
+            .thread()
+            .is_some_and(|t| cairn::machines::saga::doc_review_blocks(&t.gates))
+        {
+            return Err(input("saga", "doc-review-gate", &format!("issue-{issue}: an unresolved P0/P1 plan-review finding blocks execution; only a recorded doc-review override passes")));
         }
     }
     let started_at = now();
@@ -308,16 +295,7 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<u8, Failure>
     // Decide first (nothing written on a refusal), write the record, then journal it;
     // if the journal refuses, the record is put back.
     let ctx = crate::record::context::<BuildLoop>();
-    let state = {
-        let dbp = db.clone()?;
-        if std::fs::symlink_metadata(&dbp).is_ok() {
-            cairn::Engine::open(&dbp, options, cairn::Registry::builtin())?
-                .load::<BuildLoop>(&stream)?
-                .0
-        } else {
-            BuildLoop::initial_state()
-        }
-    };
+    let state = crate::record::current::<BuildLoop>(db, options, &stream)?;
     let events = BuildLoop::decide(&state, &command, &ctx).map_err(cairn::Error::Rejected)?;
     let (iteration, handed) = match events.first() {
         Some(Event::IterationGreen {

@@ -16,6 +16,30 @@ pub fn context<M: Machine>() -> Context {
     }
 }
 
+/// The engine over the journal if one exists: reads never create a journal.
+pub fn existing_engine(
+    db: &Result<PathBuf, NoJournalLocation>,
+    options: &Options,
+) -> Result<Option<Engine>, Failure> {
+    let db = db.clone()?;
+    if std::fs::symlink_metadata(&db).is_err() {
+        return Ok(None);
+    }
+    Ok(Some(Engine::open(&db, options, Registry::builtin())?))
+}
+
+/// The state of `stream` (the initial state when there is no journal yet).
+pub fn current<M: Machine>(
+    db: &Result<PathBuf, NoJournalLocation>,
+    options: &Options,
+    stream: &StreamId,
+) -> Result<M::State, Failure> {
+    match existing_engine(db, options)? {
+        None => Ok(M::initial_state()),
+        Some(e) => Ok(e.load::<M>(stream)?.0),
+    }
+}
+
 /// Decides and appends `command` on `stream`. When no journal exists yet, the
 /// command is decided against the initial state first, so a refusal or a command
 /// with no events creates no file: bad input changes nothing, not even the disk.

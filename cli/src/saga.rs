@@ -108,12 +108,7 @@ fn view(t: &Thread) -> Value {
 }
 
 fn load(db: &Db, options: &Options, s: &StreamId) -> Result<State, Failure> {
-    let db = db.clone()?;
-    if std::fs::symlink_metadata(&db).is_err() {
-        return Ok(Saga::initial_state());
-    }
-    let engine = Engine::open(&db, options, Registry::builtin())?;
-    Ok(engine.load::<Saga>(s)?.0)
+    crate::record::current::<Saga>(db, options, s)
 }
 
 fn record(

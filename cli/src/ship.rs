@@ -12,7 +12,7 @@ use cairn::machines::ship::{
     Stage, State, Verb,
 };
 use cairn::observe::{run as exec, run_all};
-use cairn::{Engine, Machine, Outcome, Registry, StreamId};
+use cairn::{Machine, Outcome, StreamId};
 use serde_json::{json, Value};
 
 use crate::args::{
@@ -29,12 +29,7 @@ fn stream(id: &ShipId) -> Result<StreamId, Failure> {
 
 /// The stream's current state (the initial state when there is no journal yet).
 fn current(db: &Db, options: &Options, stream: &StreamId) -> Result<State, Failure> {
-    let db = db.clone()?;
-    if std::fs::symlink_metadata(&db).is_err() {
-        return Ok(Ship::initial_state());
-    }
-    let engine = Engine::open(&db, options, Registry::builtin())?;
-    Ok(engine.load::<Ship>(stream)?.0)
+    crate::record::current::<Ship>(db, options, stream)
 }
 
 fn review(r: &ShipReview) -> ReviewStatus {

@@ -14,7 +14,7 @@ use cairn::machines::work::ready::lifecycles;
 use cairn::machines::work::spec::{
     render_path, validate, validate_with_draft, Draft, Evidence, Node, Severity, Spec,
 };
-use cairn::{Engine, Machine, Registry, StreamId};
+use cairn::{Engine, Machine, StreamId};
 use serde_json::{json, Value};
 
 use crate::args::{VerdictArg, WorkCommand, WorkNodeRef};
@@ -77,11 +77,7 @@ fn resolve<'a>(spec: &'a Spec, selector: &str) -> Result<&'a Node, Failure> {
 }
 
 fn engine(db: &Db, options: &Options) -> Result<Option<Engine>, Failure> {
-    let db = db.clone()?;
-    if std::fs::symlink_metadata(&db).is_err() {
-        return Ok(None);
-    }
-    Ok(Some(Engine::open(&db, options, Registry::builtin())?))
+    crate::record::existing_engine(db, options)
 }
 
 fn load(engine: &Option<Engine>, s: &StreamId) -> Result<State, Failure> {
