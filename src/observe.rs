@@ -9,7 +9,8 @@ use cairn_machines::park::observation::CommandRun;
 use cairn_machines::Timestamp;
 use serde_json::{json, Value};
 
-fn now() -> Timestamp {
+/// The time now, as cairn records it.
+pub fn now() -> Timestamp {
     Timestamp::from_instant(chrono::Utc::now().fixed_offset())
 }
 
@@ -44,11 +45,8 @@ pub fn run(argv: &[String]) -> CommandRun {
     }
 }
 
-fn git(root: &str, rest: &[&str]) -> Vec<String> {
-    let mut v = vec!["git".to_owned(), "-C".to_owned(), root.to_owned()];
-    v.extend(rest.iter().map(|s| s.to_string()));
-    v
-}
+/// `git -C <dir> <rest…>`: the one way cairn builds a bound git argv.
+pub use cairn_machines::ship::gates::git;
 
 fn line(s: &str) -> &str {
     s.strip_suffix('\n').unwrap_or(s)

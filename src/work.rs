@@ -10,20 +10,11 @@ use std::time::{Duration, Instant};
 use cairn_machines::park::observation::CommandRun;
 use cairn_machines::work::node::{contract_hash, Containment, CriterionRun, TreeReading};
 use cairn_machines::work::spec::{Criterion, Evidence};
-use cairn_machines::Timestamp;
 
 /// The most output kept per stream of a criterion run (the rest is cut, and said so).
 pub const OUTPUT_CAP: usize = 1 << 20;
 
-fn now() -> Timestamp {
-    Timestamp::from_instant(chrono::Utc::now().fixed_offset())
-}
-
-fn git(dir: &str, rest: &[&str]) -> Vec<String> {
-    let mut v = vec!["git".to_owned(), "-C".to_owned(), dir.to_owned()];
-    v.extend(rest.iter().map(|s| (*s).to_owned()));
-    v
-}
+use crate::observe::{git, now};
 
 /// Reads the tree a verification targets.
 pub fn tree_reading(worktree: &str, expected_commit: &str) -> TreeReading {

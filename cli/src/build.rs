@@ -9,7 +9,7 @@ use cairn::journal::Options;
 use cairn::machines::saga::build::{
     self, criterion, planned, BuildLoop, Command, Event, RECORD_SCHEMA,
 };
-use cairn::{Machine, StreamId, Timestamp};
+use cairn::{Machine, StreamId};
 use serde_json::{json, Map, Value};
 
 use crate::args::BuildLoopArgs;
@@ -34,14 +34,10 @@ const KEY_ORDER: [&str; 12] = [
     "next_step",
 ];
 
-fn now() -> Timestamp {
-    Timestamp::from_instant(chrono::Utc::now().fixed_offset())
-}
+use cairn::observe::now;
 
 fn git_line(dir: &str, rest: &[&str]) -> Option<String> {
-    let mut argv = vec!["git".to_owned(), "-C".to_owned(), dir.to_owned()];
-    argv.extend(rest.iter().map(|s| (*s).to_owned()));
-    let r = cairn::observe::run(&argv);
+    let r = cairn::observe::run(&cairn::observe::git(dir, rest));
     (r.exit_status == Some(0)).then(|| r.stdout.trim().to_owned())
 }
 

@@ -105,17 +105,7 @@ fn observe_input(repo: &Option<String>, pr: &Option<String>) -> Result<ObserveIn
                 "expected a full 40/64-hex commit id",
             ));
         }
-        let argv: Vec<String> = [
-            "git",
-            "-C",
-            repo,
-            "rev-list",
-            &format!("{sha}..HEAD"),
-            "--count",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+        let argv = cairn::observe::git(repo, &["rev-list", &format!("{sha}..HEAD"), "--count"]);
         let run = cairn::observe::run(&argv);
         let count = if run.exit_status == Some(0) {
             run.stdout.trim().parse::<u64>().ok()

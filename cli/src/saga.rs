@@ -356,14 +356,10 @@ pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<u8, Failure
                 .and_then(|t| t.gates.review.as_ref())
                 .map(|r| r.reviewed_sha.clone());
             let count = match sha {
-                Some(sha) => cairn::observe::run(&[
-                    "git".into(),
-                    "-C".into(),
-                    repo.clone(),
-                    "rev-list".into(),
-                    format!("{sha}..HEAD"),
-                    "--count".into(),
-                ]),
+                Some(sha) => cairn::observe::run(&cairn::observe::git(
+                    repo,
+                    &["rev-list", &format!("{sha}..HEAD"), "--count"],
+                )),
                 None => {
                     let now = crate::record::context::<Saga>().now;
                     cairn::machines::park::observation::CommandRun {
@@ -432,29 +428,19 @@ pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<u8, Failure
                 .thread()
                 .and_then(|t| t.gates.units.get(unit).cloned())
                 .ok_or_else(|| input("unit", "merging", "the unit does not hold the merge turn"))?;
-            let ancestor = cairn::observe::run(&[
-                "git".into(),
-                "-C".into(),
-                repo.clone(),
-                "merge-base".into(),
-                "--is-ancestor".into(),
-                row.branch.clone(),
-                target.clone(),
-            ]);
+            let ancestor = cairn::observe::run(&cairn::observe::git(
+                repo,
+                &["merge-base", "--is-ancestor", &row.branch, target],
+            ));
             let merge_head = row
                 .merge_worktree
                 .as_ref()
                 .filter(|wt| std::path::Path::new(wt).exists())
                 .map(|wt| {
-                    cairn::observe::run(&[
-                        "git".into(),
-                        "-C".into(),
-                        wt.clone(),
-                        "rev-parse".into(),
-                        "-q".into(),
-                        "--verify".into(),
-                        "MERGE_HEAD".into(),
-                    ])
+                    cairn::observe::run(&cairn::observe::git(
+                        wt,
+                        &["rev-parse", "-q", "--verify", "MERGE_HEAD"],
+                    ))
                 });
             gate_verb(
                 db,

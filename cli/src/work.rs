@@ -652,13 +652,10 @@ fn read_draft(f: &SpecFile) -> Draft {
         .unwrap_or(Path::new("/"))
         .to_string_lossy()
         .into_owned();
-    let top = cairn::observe::run(&[
-        "git".into(),
-        "-C".into(),
-        dir.clone(),
-        "rev-parse".into(),
-        "--show-toplevel".into(),
-    ]);
+    let top = cairn::observe::run(&cairn::observe::git(
+        &dir,
+        &["rev-parse", "--show-toplevel"],
+    ));
     let root = if top.exit_status == Some(0) {
         PathBuf::from(top.stdout.trim())
     } else {
