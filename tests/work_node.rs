@@ -867,3 +867,29 @@ fn a_scope_amendment_is_raised_passed_up_and_resolved_only_by_an_explicit_choice
     let (code, out, _) = cairn(&["journal", "audit"], "", Some(&w.journal.path()));
     assert_eq!(code, 0, "{out}");
 }
+
+#[test]
+fn a_refused_plan_writes_no_brief_and_no_journal() {
+    let w = Work::new(&spec_text(OK, "test result: ok", 30_000));
+    w.dispatched("core");
+    let briefs = w.root.join(".work/.cache/briefs");
+    let before: Vec<_> = std::fs::read_dir(&briefs).unwrap().collect();
+    // The touches change, so the brief would be new; a dispatched node cannot be re-planned.
+    let spec = std::fs::read_to_string(&w.spec)
+        .unwrap()
+        .replace("[src/cache/]", "[src/cache/, docs/]");
+    std::fs::write(&w.spec, spec).unwrap();
+    let bytes = w.journal.bytes();
+    let (code, out) = w.node("plan", "core", &[]);
+    assert_eq!(
+        (code, out["error"]["violations"][0]["predicate"].as_str()),
+        (2, Some("plannable")),
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read_dir(&briefs).unwrap().count(),
+        before.len(),
+        "no brief written"
+    );
+    assert_eq!(w.journal.bytes(), bytes);
+}

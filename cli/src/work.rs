@@ -131,7 +131,9 @@ fn record(
 }
 
 /// The brief, by reference: written under the spec's `.work/.cache/briefs/`.
-fn write_brief(f: &SpecFile, n: &Node) -> Result<(String, String), Failure> {
+/// The brief, by reference: its path under the spec's `.work/.cache/briefs/`
+/// (named by its SHA-256), its SHA-256 and its text. Nothing is written here.
+fn brief(f: &SpecFile, n: &Node) -> (PathBuf, String, String) {
     let dir = f.path.parent().unwrap_or(Path::new("/"));
     let work = match dir.parent() {
         Some(p) if p.file_name().is_some_and(|x| x == ".work") => p.to_path_buf(),
@@ -168,23 +170,23 @@ fn write_brief(f: &SpecFile, n: &Node) -> Result<(String, String), Failure> {
         }
     }
     let sha = node::sha256_hex(brief.as_bytes());
-    let briefs = work.join(".cache").join("briefs");
-    std::fs::create_dir_all(&briefs).map_err(|e| {
-        input(
-            "spec",
-            "brief-write-error",
-            &format!("`{}`: {e}", briefs.display()),
-        )
-    })?;
-    let path = briefs.join(format!("{sha}.md"));
-    std::fs::write(&path, &brief).map_err(|e| {
+    let path = work.join(".cache").join("briefs").join(format!("{sha}.md"));
+    (path, sha, brief)
+}
+
+/// Writes the brief (content-addressed: writing it again changes nothing).
+fn write_brief(path: &Path, text: &str) -> Result<(), Failure> {
+    let fail = |e: std::io::Error| {
         input(
             "spec",
             "brief-write-error",
             &format!("`{}`: {e}", path.display()),
         )
-    })?;
-    Ok((path.to_string_lossy().into_owned(), sha))
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(fail)?;
+    }
+    std::fs::write(path, text).map_err(fail)
 }
 
 pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<u8, Failure> {
@@ -290,9 +292,9 @@ pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<u8, Failure
                     }
                 }
             }
-            let (brief_path, brief_sha256) = write_brief(&f, &n)?;
+            let (brief_path, brief_sha256, brief_text) = brief(&f, &n);
             let receipt = PlanReceipt {
-                brief_path,
+                brief_path: brief_path.to_string_lossy().into_owned(),
                 brief_sha256,
                 writable_roots: n.touches.clone(),
                 confine_writes: true,
@@ -301,17 +303,17 @@ pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<u8, Failure
                 overlaps,
             };
             let st = stream(&f, &n.address)?;
-            let (_, mut out) = record(
-                db,
-                options,
-                &st,
-                Command::Plan {
-                    spec: f.text.clone(),
-                    address: n.address.clone(),
-                    receipt: receipt.clone(),
-                },
-                None,
-            )?;
+            let command = Command::Plan {
+                spec: f.text.clone(),
+                address: n.address.clone(),
+                receipt: receipt.clone(),
+            };
+            // The guard first: a refused plan writes no brief.
+            let state = load(&engine(db, options)?, &st)?;
+            WorkNode::decide(&state, &command, &crate::record::context::<WorkNode>())
+                .map_err(cairn::Error::Rejected)?;
+            write_brief(&brief_path, &brief_text)?;
+            let (_, mut out) = record(db, options, &st, command, None)?;
             out["plan"] = json!(receipt);
             finish(out, db, options, &r.spec, &n.address, None)?;
             Ok(code::OK)
