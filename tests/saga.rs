@@ -247,6 +247,15 @@ fn only_a_recorded_qa_pass_moves_the_thread_to_qa() {
         (0, Some("qa")),
         "{out}"
     );
+    let (code, out) = run(
+        &t,
+        &["save", "--id", "issue-9", "--lifecycle-phase", "work"],
+    );
+    assert_eq!(
+        (code, out["error"]["violations"][0]["predicate"].as_str()),
+        (2, Some("phase-authority")),
+        "a thread that passed QA does not go back: {out}"
+    );
     assert_eq!(
         run(
             &t,

@@ -695,6 +695,23 @@ fn a_rebase_conflict_is_tiebreaker_3_and_the_answer_respawns_phase_2() {
         (2, Some("dismissal-grounding")),
         "{out}"
     );
+    // Tiebreakers 1, 2, 4 are auto-disposed only with their grounding; 5 only where declared.
+    for (number, grounding, predicate) in [
+        (4, json!(null), "dismissal-grounding"),
+        (2, json!(" "), "dismissal-grounding"),
+        (5, json!("g"), "tiebreaker-5-declared"),
+        (7, json!("g"), "tiebreaker-number"),
+    ] {
+        let mut bad = refine(&head);
+        bad["tiebreakers"] =
+            json!([{"number": number, "context": "c", "disposition": "d", "grounding": grounding}]);
+        let (code, out) = r.verb("refine", &bad.to_string());
+        assert_eq!(
+            (code, out["error"]["violations"][0]["predicate"].as_str()),
+            (2, Some(predicate)),
+            "tiebreaker {number}: {out}"
+        );
+    }
     assert_eq!(r.journal.bytes(), bytes);
 }
 

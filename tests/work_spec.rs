@@ -177,6 +177,16 @@ fn ids_dependencies_cycles_and_globs() {
     assert_eq!(msg, "dependency cycle: a → c → b → a");
     let glob = format!("{base}  - id: a\n    task: t\n    touches: ['src/**']\n    acceptance: [{{id: A, statement: s, evidence: {{kind: user, prompt: p}}}}]\n");
     has(&glob, "touches-glob", "$.work[0].touches[0]");
+    has(
+        &glob.replace("'src/**'", "../elsewhere"),
+        "touches-outside-tree",
+        "$.work[0].touches[0]",
+    );
+    has(
+        &glob.replace("'src/**'", "/etc"),
+        "touches-outside-tree",
+        "$.work[0].touches[0]",
+    );
     // A nested dependency is resolved among siblings only.
     let nested = format!("{base}  - id: p\n    task: t\n    work:\n{}  - id: q\n    task: t\n    depends_on: [x]\n    acceptance: [{{id: Q, statement: s, evidence: {{kind: user, prompt: p}}}}]\n", leaf("x", "", "X").replace("\n  ", "\n      ").replacen("  - ", "      - ", 1));
     has(&nested, "dependency-unresolved", "$.work[1].depends_on[0]");
