@@ -2,10 +2,12 @@
 //! with argv, exit status, output and time. This is IO, so it lives here and not
 //! in `cairn-machines`; its output is the machines' typed evidence.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-use cairn_machines::park::observation::CommandRun;
+use cairn_machines::evidence::git::{observer_env, INHERITED};
+use cairn_machines::evidence::CommandRun;
 use cairn_machines::Timestamp;
 use serde_json::{json, Value};
 
@@ -14,20 +16,43 @@ pub fn now() -> Timestamp {
     Timestamp::from_instant(chrono::Utc::now().fixed_offset())
 }
 
-/// Runs one argv (no shell) with a C locale; a program that cannot start is a run
-/// with no exit status and the error on stderr.
+/// The environment an observation runs with: [`INHERITED`] from cairn's own
+/// process, then the fixed [`observer_env`]. Nothing else of the caller's
+/// environment (`GIT_DIR`, `GIT_INDEX_FILE`, `GIT_CONFIG_*`, …) reaches the process.
+pub fn observation_env() -> BTreeMap<String, String> {
+    let mut env = BTreeMap::new();
+    for name in INHERITED {
+        if let Some(v) = std::env::var_os(name) {
+            env.insert((*name).to_owned(), v.to_string_lossy().into_owned());
+        }
+    }
+    env.extend(observer_env());
+    env
+}
+
+/// Runs one argv (no shell) as an observation: the caller's environment cleared
+/// and replaced by [`observation_env`] (recorded with the run), stdin closed. A
+/// program that cannot start is a run with no exit status and the error on stderr.
 pub fn run(argv: &[String]) -> CommandRun {
+    let env = observation_env();
     let started_at = now();
-    let out = Command::new(&argv[0])
-        .args(&argv[1..])
-        .env("LC_ALL", "C")
-        .env("GIT_OPTIONAL_LOCKS", "0")
-        .stdin(std::process::Stdio::null())
-        .output();
+    let out = match argv.split_first() {
+        Some((program, rest)) => Command::new(program)
+            .args(rest)
+            .env_clear()
+            .envs(&env)
+            .stdin(std::process::Stdio::null())
+            .output(),
+        None => Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "an empty argv",
+        )),
+    };
     let finished_at = now();
     match out {
         Ok(o) => CommandRun {
             argv: argv.to_vec(),
+            env: Some(env),
             exit_status: o.status.code(),
             stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
@@ -36,9 +61,13 @@ pub fn run(argv: &[String]) -> CommandRun {
         },
         Err(e) => CommandRun {
             argv: argv.to_vec(),
+            env: Some(env),
             exit_status: None,
             stdout: String::new(),
-            stderr: format!("cannot run `{}`: {e}", argv[0]),
+            stderr: format!(
+                "cannot run `{}`: {e}",
+                argv.first().map_or("", String::as_str)
+            ),
             started_at,
             finished_at,
         },
@@ -46,7 +75,7 @@ pub fn run(argv: &[String]) -> CommandRun {
 }
 
 /// `git -C <dir> <rest…>`: the one way cairn builds a bound git argv.
-pub use cairn_machines::ship::gates::git;
+pub use cairn_machines::evidence::git::git;
 
 fn line(s: &str) -> &str {
     s.strip_suffix('\n').unwrap_or(s)

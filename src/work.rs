@@ -7,7 +7,7 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use cairn_machines::park::observation::CommandRun;
+use cairn_machines::evidence::CommandRun;
 use cairn_machines::work::node::{contract_hash, Containment, CriterionRun, TreeReading};
 use cairn_machines::work::spec::{Criterion, Evidence};
 
@@ -86,6 +86,7 @@ pub fn run_argv_contained(
         return (
             CommandRun {
                 argv,
+                env: None,
                 exit_status: None,
                 stdout: String::new(),
                 stderr: "an empty command".into(),
@@ -101,17 +102,28 @@ pub fn run_argv_contained(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    if let Env::Clean(inherit_env) = env {
-        cmd.env_clear().env("LC_ALL", "C");
-        if let Some(path) = std::env::var_os("PATH") {
-            cmd.env("PATH", path);
-        }
-        for name in inherit_env {
-            if let Some(v) = std::env::var_os(name) {
-                cmd.env(name, v);
+    // What the run's environment was, as recorded: a clean one in full (a named
+    // inherited value is recorded as `<inherited>`, never its text, which may be a
+    // secret); the caller's whole environment is not recorded.
+    let recorded_env = match env {
+        Env::Clean(inherit_env) => {
+            let mut rec = std::collections::BTreeMap::new();
+            cmd.env_clear().env("LC_ALL", "C");
+            rec.insert("LC_ALL".to_owned(), "C".to_owned());
+            if let Some(path) = std::env::var_os("PATH") {
+                rec.insert("PATH".to_owned(), path.to_string_lossy().into_owned());
+                cmd.env("PATH", path);
             }
+            for name in inherit_env {
+                if let Some(v) = std::env::var_os(name) {
+                    rec.insert(name.clone(), "<inherited>".to_owned());
+                    cmd.env(name, v);
+                }
+            }
+            Some(rec)
         }
-    }
+        Env::Inherit => None,
+    };
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     let mut child = match cmd.spawn() {
@@ -120,6 +132,7 @@ pub fn run_argv_contained(
             return (
                 CommandRun {
                     argv,
+                    env: recorded_env,
                     exit_status: None,
                     stdout: String::new(),
                     stderr: format!("cannot run `{program}`: {e}"),
@@ -176,6 +189,7 @@ pub fn run_argv_contained(
     (
         CommandRun {
             argv,
+            env: recorded_env,
             exit_status: status.and_then(|s| s.code()),
             stdout,
             stderr,

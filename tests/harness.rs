@@ -138,8 +138,9 @@ fn saga_keeps_the_universal_invariants() {
 #[test]
 fn build_loop_keeps_the_universal_invariants() {
     let at = cairn::Timestamp::parse("2026-01-01T00:00:00Z").unwrap();
-    let run = move |exit: Option<i32>| cairn::machines::park::observation::CommandRun {
+    let run = move |exit: Option<i32>| cairn::machines::evidence::CommandRun {
         argv: vec!["true".into()],
+        env: None,
         exit_status: exit,
         stdout: "ok\n".into(),
         stderr: String::new(),

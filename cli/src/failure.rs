@@ -30,7 +30,7 @@ pub fn input(field: &str, rule: &str, message: &str) -> Failure {
 
 /// A flag (`--some-flag`, field `some_flag`) that must be an absolute, normalised path.
 pub fn require_abs_path(field: &str, value: &str) -> Result<(), Failure> {
-    if cairn::machines::park::wire::is_normal_abs_path(value) {
+    if cairn::machines::evidence::is_normal_abs_path(value) {
         Ok(())
     } else {
         Err(input(
@@ -77,8 +77,8 @@ impl From<cairn::Error> for Failure {
     }
 }
 
-impl From<cairn::machines::park::wire::InputError> for Failure {
-    fn from(e: cairn::machines::park::wire::InputError) -> Self {
+impl From<cairn::machines::evidence::wire::InputError> for Failure {
+    fn from(e: cairn::machines::evidence::wire::InputError) -> Self {
         Failure::Input {
             field: e.field,
             rule: e.rule.to_owned(),

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use cairn::journal::Options;
-use cairn::machines::park::wire;
+use cairn::machines::evidence::wire;
 use cairn::machines::pr_loop::{
     self, classify_input, Command, Decision, Disposition, Mode, ObserveInput, Offer, PrLoop,
 };
@@ -22,9 +22,7 @@ fn stream(pr: &str) -> Result<StreamId, Failure> {
 }
 
 /// Runs `gh pr view URL --json …`: the reading and the run.
-fn gh_reading(
-    pr: &str,
-) -> Result<(Value, cairn::machines::park::observation::CommandRun), Failure> {
+fn gh_reading(pr: &str) -> Result<(Value, cairn::machines::evidence::CommandRun), Failure> {
     stream(pr)?;
     let argv: Vec<String> = [
         "gh",
@@ -98,7 +96,7 @@ fn observe_input(repo: &Option<String>, pr: &Option<String>) -> Result<ObserveIn
                 "--repo counts commits since reviewed_sha: name it",
             )
         })?;
-        if !wire::is_full_git_id(&sha) {
+        if !cairn::machines::evidence::is_full_git_id(&sha) {
             return Err(input(
                 "reviewed_sha",
                 "full-head",

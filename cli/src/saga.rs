@@ -362,8 +362,9 @@ pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<u8, Failure
                 )),
                 None => {
                     let now = crate::record::context::<Saga>().now;
-                    cairn::machines::park::observation::CommandRun {
+                    cairn::machines::evidence::CommandRun {
                         argv: vec![],
+                        env: None,
                         exit_status: None,
                         stdout: String::new(),
                         stderr: "no reviewed SHA is recorded: nothing to count".into(),

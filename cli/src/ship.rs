@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 
 use cairn::journal::Options;
-use cairn::machines::park::observation::CommandRun;
-use cairn::machines::park::wire;
+use cairn::machines::evidence::wire;
+use cairn::machines::evidence::CommandRun;
 use cairn::machines::ship::{
     self, admits, gates, recovery, Command, Mutation, Params, ReviewStatus, ScopeAnswer, Ship,
     Stage, State, Verb,
@@ -343,7 +343,7 @@ pub fn run_verb(verb: &ShipCommand, db: &Db, options: &Options) -> Result<u8, Fa
                 .line(&capture.argv)
                 .unwrap_or_default();
             // An anchor that names no repository is refused by the machine; run nothing more.
-            let (runs, advisory) = if wire::is_normal_abs_path(&root) {
+            let (runs, advisory) = if cairn::machines::evidence::is_normal_abs_path(&root) {
                 (
                     run_all(&gates::preflight_plan(&params, &root)),
                     advisory(&params, &root),
@@ -480,7 +480,7 @@ pub fn run_verb(verb: &ShipCommand, db: &Db, options: &Options) -> Result<u8, Fa
             let pre = doc
                 .get("pre_squash_sha")
                 .and_then(Value::as_str)
-                .filter(|s| wire::is_full_git_id(s));
+                .filter(|s| cairn::machines::evidence::is_full_git_id(s));
             let runs = if conflict {
                 vec![]
             } else {

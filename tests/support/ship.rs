@@ -4,7 +4,7 @@
 //! tested end to end in `tests/ship.rs`; these feed the machine's rules with every
 //! combination of facts.)
 
-use cairn::machines::park::observation::CommandRun;
+use cairn::machines::evidence::CommandRun;
 use cairn::machines::ship::{gates, Command, Mutation, Params, ReviewStatus, ScopeAnswer, State};
 use cairn::{Outcome, Timestamp};
 use proptest::prelude::*;
@@ -129,6 +129,7 @@ impl World {
         let at = Timestamp::parse("2026-01-01T00:00:00Z").expect("a fixed timestamp parses");
         CommandRun {
             argv,
+            env: None,
             exit_status,
             stdout,
             stderr: String::new(),

@@ -1,7 +1,7 @@
 //! work-node commands for property tests: one spec, steps that carry the facts a
 //! verification would observe, and runs built for the node's criteria.
 
-use cairn::machines::park::observation::CommandRun;
+use cairn::machines::evidence::CommandRun;
 use cairn::machines::work::node::{
     contract_hash, ChecklistReport, Command, Containment, CriterionRun, PlanReceipt, ReviewVerdict,
     State, TreeReading,
@@ -96,6 +96,7 @@ fn run(argv: &[&str], exit: i32, stdout: &str) -> CommandRun {
     let at = Timestamp::parse("2026-01-01T00:00:00Z").expect("a fixed timestamp parses");
     CommandRun {
         argv: argv.iter().map(|s| (*s).to_owned()).collect(),
+        env: None,
         exit_status: Some(exit),
         stdout: stdout.to_owned(),
         stderr: String::new(),

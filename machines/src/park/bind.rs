@@ -5,7 +5,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::observation::Backend;
-use super::wire::{self, at, is_normal_abs_path, InputError, Result};
+use crate::evidence::is_normal_abs_path;
+use crate::evidence::wire::{self, at, InputError, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

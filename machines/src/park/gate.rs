@@ -3,8 +3,8 @@
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::wire::{self, InputError, Result};
 use super::{EpisodeId, IntentId};
+use crate::evidence::wire::{self, InputError, Result};
 
 /// The tracker id of the missing claim/lease primitive (seed: `rosary-04faf5`).
 pub const CLAIM_MECHANISM: &str = "rosary-04faf5";

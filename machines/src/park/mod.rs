@@ -20,17 +20,17 @@ pub mod gate;
 pub mod observation;
 pub mod prepare;
 pub mod receipt;
-pub mod wire;
+/// Strict wire parsing (shared by every machine; kept here under its old path).
+pub use crate::evidence::wire;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
+use crate::evidence::wire::InputError;
 use crate::{
     Context, EdgeSpec, GraphSpec, Id, IdKind, Machine, Rejection, StateSpec, Timestamp, Violation,
 };
 use fold::{Action, Candidate, Evaluation};
-use wire::InputError;
 
 /// The machine's name.
 pub const NAME: &str = "park";
@@ -51,13 +51,7 @@ pub type EpisodeId = Id<EpisodeKind>;
 pub type IntentId = Id<IntentKind>;
 pub type AttemptId = Id<AttemptKind>;
 
-/// SHA-256 of receipt bytes, hex.
-pub fn sha256_hex(bytes: &str) -> String {
-    Sha256::digest(bytes.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
+pub use crate::evidence::sha256_hex;
 
 /// The episode's identity, preserved across attempts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -239,7 +233,7 @@ fn correlate(
 
 fn input_err<'a>(state: &'a State, command: &str) -> impl Fn(InputError) -> Rejection + 'a {
     let command = command.to_owned();
-    move |e| e.into_rejection(&command, Park::state_name(state))
+    move |e| e.into_rejection(NAME, &command, Park::state_name(state))
 }
 
 impl Machine for Park {

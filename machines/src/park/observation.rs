@@ -10,10 +10,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::bind::{self, BindOutput};
-use super::wire::{
-    self, at, idx, is_full_git_id, is_full_jj_change, is_http_url, is_normal_abs_path, InputError,
-    Result,
-};
+use crate::evidence::wire::{self, at, idx, InputError, Result};
+use crate::evidence::{is_full_git_id, is_full_jj_change, is_http_url, is_normal_abs_path};
 use crate::{Outcome, Timestamp};
 
 /// The fixed check set, in canonical order.
@@ -144,18 +142,7 @@ pub struct Bead {
     pub pr_url: Option<String>,
 }
 
-/// One command cairn (or the caller) ran, with what it returned. A cairn
-/// extension: optional in every VCS evidence object as `observations`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CommandRun {
-    pub argv: Vec<String>,
-    pub exit_status: Option<i32>,
-    pub stdout: String,
-    pub stderr: String,
-    pub started_at: Timestamp,
-    pub finished_at: Timestamp,
-}
+pub use crate::evidence::CommandRun;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

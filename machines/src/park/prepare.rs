@@ -4,8 +4,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::receipt::{self, id_key, Receipt};
-use super::wire::{self, at, idx, InputError, Result};
 use super::{AttemptId, EpisodeId, IntentId};
+use crate::evidence::wire::{self, at, idx, InputError, Result};
 use crate::Context;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -9,8 +9,9 @@ use super::fold::{evaluate, Action, Candidate};
 use super::observation::{
     self, CheckName, Observation, Phase, Provider, TargetKind, OBSERVATION_KEYS,
 };
-use super::wire::{self, at, idx, is_normal_abs_path, InputError, Result};
 use super::{AttemptId, EpisodeId, IntentId};
+use crate::evidence::is_normal_abs_path;
+use crate::evidence::wire::{self, at, idx, InputError, Result};
 
 /// The fence's info string.
 pub const FENCE_TAG: &str = "work_episode_receipt/v1";

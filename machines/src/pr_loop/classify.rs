@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::park::wire::{self, at, idx, InputError, Result};
+use crate::evidence::wire::{self, at, idx, InputError, Result};
 use crate::Timestamp;
 
 /// The nine PR states, in the table's order.

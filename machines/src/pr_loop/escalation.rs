@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::park::wire::{InputError, Result};
+use crate::evidence::wire::{InputError, Result};
 
 /// The tier context a failure row carries.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

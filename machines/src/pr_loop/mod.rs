@@ -14,8 +14,9 @@ pub mod escalation;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::park::observation::CommandRun;
-use crate::park::wire::{is_full_git_id, is_http_url, InputError};
+use crate::evidence::wire::InputError;
+use crate::evidence::CommandRun;
+use crate::evidence::{is_full_git_id, is_http_url};
 use crate::{Context, EdgeSpec, GraphSpec, Machine, Rejection, StateSpec, Timestamp, Violation};
 use classify::{Classification, Destination, Freshness, PrState};
 use escalation::{Proposal, Tiers};
@@ -144,10 +145,7 @@ impl Loop {
     }
 }
 
-/// `max(rounds_seen) + 1`, or 1.
-pub fn next_round(rounds_seen: &[u32]) -> u32 {
-    rounds_seen.iter().max().map_or(1, |m| m + 1)
-}
+pub use crate::evidence::next_round;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "kebab-case")]
@@ -308,7 +306,7 @@ impl Machine for PrLoop {
         match command {
             Command::Observe { input } => {
                 let c = classify_input(input)
-                    .map_err(|e| e.into_rejection(name, Self::state_name(state)))?;
+                    .map_err(|e| e.into_rejection(NAME, name, Self::state_name(state)))?;
                 if let Some(l) = state.looped() {
                     if l.pr != input.pr {
                         return Err(reject(
@@ -340,9 +338,9 @@ impl Machine for PrLoop {
                         && c.state == PrState::PendingOrFailingChecks
                     {
                         if let Some(t) = &input.tiers {
-                            match escalation::propose(t)
-                                .map_err(|e| e.into_rejection(name, Self::state_name(state)))?
-                            {
+                            match escalation::propose(t).map_err(|e| {
+                                e.into_rejection(NAME, name, Self::state_name(state))
+                            })? {
                                 Ok(proposal) => events.push(Event::EscalationProposed { proposal }),
                                 Err(_clamped) => {}
                             }

@@ -6,8 +6,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::park::observation::CommandRun;
-use crate::park::wire::is_full_git_id;
+use crate::evidence::is_full_git_id;
+use crate::evidence::CommandRun;
 use crate::{Context, EdgeSpec, GraphSpec, Machine, Rejection, StateSpec, Timestamp, Violation};
 
 /// The record version this build writes.

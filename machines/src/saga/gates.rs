@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::park::observation::CommandRun;
+use crate::evidence::CommandRun;
 
 /// Which gate an override waives (one per override, never both).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

@@ -15,8 +15,8 @@ pub mod gates;
 
 use serde::{Deserialize, Serialize};
 
-use crate::park::observation::CommandRun;
-use crate::park::wire::is_full_git_id;
+use crate::evidence::is_full_git_id;
+use crate::evidence::CommandRun;
 use crate::{Context, EdgeSpec, GraphSpec, Machine, Rejection, StateSpec, Violation};
 
 /// The machine's name.
@@ -135,10 +135,7 @@ pub fn parse_gate_verdict(s: &str) -> Result<GateVerdict, String> {
     })
 }
 
-/// `max(rounds_seen) + 1`, or 1.
-pub fn next_round(rounds_seen: &[u32]) -> u32 {
-    rounds_seen.iter().max().map_or(1, |m| m + 1)
-}
+pub use crate::evidence::next_round;
 
 /// A save: every field optional (omitted = carried forward; an empty list clears).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]

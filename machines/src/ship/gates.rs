@@ -12,20 +12,10 @@ use serde::{Deserialize, Serialize};
 
 use super::preflight::Facts;
 use super::Params;
-use crate::park::observation::CommandRun;
+use crate::evidence::CommandRun;
 use crate::Outcome;
 
-/// `git -C <dir> <rest…>`.
-pub fn git(dir: &str, rest: &[&str]) -> Vec<String> {
-    let mut v = vec!["git".to_owned(), "-C".to_owned(), dir.to_owned()];
-    v.extend(rest.iter().map(|s| (*s).to_owned()));
-    v
-}
-
-/// `test -e <path>`: whether a path exists, as a recorded run.
-pub fn exists(path: &str) -> Vec<String> {
-    vec!["test".to_owned(), "-e".to_owned(), path.to_owned()]
-}
+pub use crate::evidence::git::{exists, git};
 
 /// One gate's typed result.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

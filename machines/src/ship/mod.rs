@@ -24,8 +24,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::park::observation::CommandRun;
-use crate::park::wire::{is_full_git_id, is_normal_abs_path, typed};
+use crate::evidence::wire::typed;
+use crate::evidence::CommandRun;
+use crate::evidence::{is_full_git_id, is_normal_abs_path};
 use crate::{Context, EdgeSpec, GraphSpec, Machine, Outcome, Rejection, StateSpec, Violation};
 use gates::{Gate, Phase1d, Runs, Squash};
 use preflight::Preflight;

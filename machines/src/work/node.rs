@@ -9,11 +9,10 @@
 //! ([`Provenance`]).
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use super::spec::{validate, Criterion, Evidence, Node, Spec};
-use crate::park::observation::CommandRun;
-use crate::park::wire::{is_full_git_id, is_normal_abs_path};
+use crate::evidence::CommandRun;
+use crate::evidence::{is_full_git_id, is_normal_abs_path};
 use crate::{Context, EdgeSpec, GraphSpec, Machine, Rejection, StateSpec, Timestamp, Violation};
 
 /// The machine's name.
@@ -41,12 +40,7 @@ pub fn stream_instance(spec_key: &str, address: &[String]) -> String {
     format!("{spec_key}:{}", enc.join("/"))
 }
 
-/// SHA-256 hex of bytes.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    let mut h = Sha256::new();
-    h.update(bytes);
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
-}
+pub use crate::evidence::sha256_hex;
 
 /// The criterion-contract hash: SHA-256 of the criterion as written (canonical JSON).
 pub fn contract_hash(c: &Criterion) -> String {

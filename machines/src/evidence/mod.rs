@@ -1,8 +1,38 @@
-//! The evidence vocabulary every machine shares: outcomes and checks.
+//! The evidence vocabulary every machine shares: outcomes and checks, recorded
+//! process runs, the planned git argv and the observer's environment, strict wire
+//! parsing, and the checked values (full commits, absolute paths). No machine
+//! module imports another machine's: what two machines share lives here.
+
+pub mod git;
+pub mod ids;
+pub mod run;
+pub mod wire;
 
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
 use crate::Timestamp;
+
+pub use ids::{
+    is_full_git_id, is_full_jj_change, is_http_url, is_normal_abs_path, is_option_like, AbsPath,
+    FullCommit, Invalid,
+};
+pub use run::CommandRun;
+pub use wire::{InputError, Result as WireResult};
+
+/// SHA-256 of `bytes`, lower-case hex.
+pub fn sha256_hex(bytes: impl AsRef<[u8]>) -> String {
+    Sha256::digest(bytes.as_ref())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The next review round: `max(rounds_seen) + 1`, or 1. Derived, never stored;
+/// the saga thread and the PR loop count rounds by this one rule.
+pub fn next_round(rounds_seen: &[u32]) -> u32 {
+    rounds_seen.iter().max().map_or(1, |m| m + 1)
+}
 
 /// The result of one check. `Unknown` never opens a gate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

@@ -1,5 +1,5 @@
-//! Strict parsing of the park helper's wire documents: every error names the
-//! field (a JSON path) and the rule it broke.
+//! Strict parsing of wire documents (every machine's stdin JSON): every error names
+//! the field (a JSON path) and the rule it broke.
 
 use serde::de::DeserializeOwned;
 use serde::Deserialize as _;
@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::{Rejection, Violation};
 
-/// A schema, evidence or correlation error in a park document (exit 2).
+/// A schema, evidence or correlation error in an input document (exit 2).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct InputError {
     /// A JSON path into the input, e.g. `checks[3].evidence.status`.
@@ -20,6 +20,7 @@ pub struct InputError {
 }
 
 impl InputError {
+    /// An error at `field` (a JSON path) breaking `rule`.
     pub fn new(field: impl Into<String>, rule: &'static str, message: impl Into<String>) -> Self {
         Self {
             field: field.into(),
@@ -28,10 +29,10 @@ impl InputError {
         }
     }
 
-    /// As a [`Rejection`] of `command` by the park machine in `state`.
-    pub fn into_rejection(self, command: &str, state: &str) -> Rejection {
+    /// As a [`Rejection`] of `command` by `machine` in `state`.
+    pub fn into_rejection(self, machine: &str, command: &str, state: &str) -> Rejection {
         Rejection::single(
-            super::NAME,
+            machine,
             command,
             state,
             Violation::new(
@@ -49,6 +50,7 @@ impl std::fmt::Display for InputError {
     }
 }
 
+/// A parse result whose error names a field and a rule.
 pub type Result<T> = std::result::Result<T, InputError>;
 
 /// Joins a path and a key.
@@ -232,48 +234,6 @@ impl<'de> serde::de::Visitor<'de> for StrictVisitor {
     }
 }
 
-/// True for `http://` or `https://` URLs with a host and no whitespace.
-pub fn is_http_url(s: &str) -> bool {
-    let lower = s.to_ascii_lowercase();
-    let rest = if let Some(r) = lower.strip_prefix("https://") {
-        r
-    } else if let Some(r) = lower.strip_prefix("http://") {
-        r
-    } else {
-        return false;
-    };
-    let host = rest.split(['/', '?', '#']).next().unwrap_or("");
-    let host = host.rsplit('@').next().unwrap_or("");
-    !host.is_empty()
-        && !host.starts_with(':')
-        && !s.chars().any(|c| c.is_whitespace() || c.is_control())
-}
-
-/// 40 or 64 lower-case hex digits: a full git object id.
-pub fn is_full_git_id(s: &str) -> bool {
-    (s.len() == 40 || s.len() == 64)
-        && s.bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-}
-
-/// A full jj change id: 32 characters of jj's `k`–`z` alphabet.
-pub fn is_full_jj_change(s: &str) -> bool {
-    s.len() == 32 && s.bytes().all(|b| (b'k'..=b'z').contains(&b))
-}
-
-/// An absolute, normalised path: starts with `/`, no `.`/`..`/empty segments, no trailing `/`.
-pub fn is_normal_abs_path(s: &str) -> bool {
-    if s == "/" {
-        return true;
-    }
-    s.starts_with('/')
-        && !s.ends_with('/')
-        && s[1..]
-            .split('/')
-            .all(|seg| !seg.is_empty() && seg != "." && seg != "..")
-        && !s.chars().any(|c| c.is_control())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -290,29 +250,5 @@ mod tests {
         assert_eq!(parse_document("{} {}").unwrap_err().rule, "json");
         assert_eq!(parse_document(&"[".repeat(200)).unwrap_err().rule, "json");
         assert_eq!(parse_document("1e999").unwrap_err().rule, "json");
-    }
-
-    #[test]
-    fn urls_ids_paths() {
-        assert!(is_http_url("https://github.com/o/r/pull/1"));
-        assert!(is_http_url("HTTP://example.com"));
-        for bad in [
-            "",
-            "github.com/o/r",
-            "ftp://x",
-            "https://",
-            "https:///x",
-            "https://a b",
-            "https://:80/x",
-        ] {
-            assert!(!is_http_url(bad), "{bad}");
-        }
-        assert!(is_full_git_id(&"a".repeat(40)) && is_full_git_id(&"0".repeat(64)));
-        assert!(!is_full_git_id(&"A".repeat(40)) && !is_full_git_id("abc123"));
-        assert!(is_full_jj_change(&"k".repeat(32)) && !is_full_jj_change(&"a".repeat(32)));
-        assert!(is_normal_abs_path("/work/repo") && is_normal_abs_path("/"));
-        for bad in ["work", "/work/", "/a/../b", "/a//b", "/a/./b"] {
-            assert!(!is_normal_abs_path(bad), "{bad}");
-        }
     }
 }

@@ -1,0 +1,102 @@
+//! The one git argv builder and the observer's environment, as data.
+//!
+//! Every git command cairn runs is planned here (`git -C <absolute dir> …`, never
+//! the caller's cwd) and run by the facade's one runner (`cairn::observe::run`),
+//! which clears the caller's environment and sets exactly [`observer_env`]. So an
+//! observation means the same on every machine and in every shell: the caller's
+//! `GIT_DIR`, `GIT_INDEX_FILE`, `GIT_CONFIG_*`, … never reach git, and no user,
+//! system or repository setting changes what cairn parses or runs a program during
+//! a reading.
+
+/// `git -C <dir> <rest…>`.
+pub fn git(dir: &str, rest: &[&str]) -> Vec<String> {
+    let mut v = vec!["git".to_owned(), "-C".to_owned(), dir.to_owned()];
+    v.extend(rest.iter().map(|s| (*s).to_owned()));
+    v
+}
+
+/// `test -e <path>`: whether a path exists, as a recorded run.
+pub fn exists(path: &str) -> Vec<String> {
+    vec!["test".to_owned(), "-e".to_owned(), path.to_owned()]
+}
+
+/// Settings pinned for every observation, at command-line precedence (above the
+/// repository's own config): what git prints stays what cairn parses, and no
+/// configured program runs.
+pub const PINNED_CONFIG: &[(&str, &str)] = &[
+    // Paths are printed as they are (`docs/café.md`, never `"docs/caf\303\251.md"`).
+    ("core.quotePath", "false"),
+    // No fsmonitor hook or daemon runs during a reading.
+    ("core.fsmonitor", "false"),
+    ("core.untrackedCache", "false"),
+    // Untracked files are always listed: a tree with one is never clean.
+    ("status.showUntrackedFiles", "all"),
+    ("status.relativePaths", "false"),
+    // No colour codes in anything parsed.
+    ("color.ui", "never"),
+    ("color.diff", "never"),
+    ("color.status", "never"),
+    ("color.branch", "never"),
+    // Diffs are git's own: no external diff or textconv program, full paths.
+    ("diff.external", ""),
+    ("diff.noprefix", "false"),
+    ("diff.relative", "false"),
+    ("log.showSignature", "false"),
+    // Full object ids wherever git would abbreviate.
+    ("core.abbrev", "no"),
+    // No pager, no credential or askpass program.
+    ("core.pager", "cat"),
+    ("core.askPass", ""),
+];
+
+/// Inherited from cairn's own process (to find `git` and its home); every other
+/// variable of the caller is dropped.
+pub const INHERITED: &[&str] = &["PATH", "HOME"];
+
+/// The fixed part of every observation's environment: a C locale, no optional
+/// locks, no system or global config file, no prompt, and [`PINNED_CONFIG`] given as
+/// `GIT_CONFIG_COUNT` / `GIT_CONFIG_KEY_n` / `GIT_CONFIG_VALUE_n` (so the argv stays
+/// the seed's own).
+pub fn observer_env() -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = [
+        ("LC_ALL", "C"),
+        ("GIT_OPTIONAL_LOCKS", "0"),
+        ("GIT_CONFIG_NOSYSTEM", "1"),
+        ("GIT_CONFIG_GLOBAL", "/dev/null"),
+        ("GIT_TERMINAL_PROMPT", "0"),
+    ]
+    .iter()
+    .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+    .collect();
+    env.push((
+        "GIT_CONFIG_COUNT".to_owned(),
+        PINNED_CONFIG.len().to_string(),
+    ));
+    for (i, (k, v)) in PINNED_CONFIG.iter().enumerate() {
+        env.push((format!("GIT_CONFIG_KEY_{i}"), (*k).to_owned()));
+        env.push((format!("GIT_CONFIG_VALUE_{i}"), (*v).to_owned()));
+    }
+    env
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_environment_pins_every_setting() {
+        let env = observer_env();
+        let count: usize = env
+            .iter()
+            .find(|(k, _)| k == "GIT_CONFIG_COUNT")
+            .map(|(_, v)| v.parse().unwrap())
+            .unwrap();
+        assert_eq!(count, PINNED_CONFIG.len());
+        assert!(env
+            .iter()
+            .any(|(k, v)| k == "GIT_CONFIG_KEY_0" && v == "core.quotePath"));
+        assert!(!env
+            .iter()
+            .any(|(k, _)| k == "GIT_DIR" || k == "GIT_WORK_TREE"));
+    }
+}
