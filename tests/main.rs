@@ -10,6 +10,7 @@ mod engine;
 mod fuzz;
 mod harness;
 mod journal;
+mod observer;
 mod park;
 mod park_git;
 mod park_properties;

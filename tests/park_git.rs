@@ -102,11 +102,19 @@ fn a_clean_pushed_checkout_passes_with_recorded_argv() {
     assert_eq!(outcomes(repo.path()), ["pass", "pass", "pass"]);
     let vcs = &checks[0].2;
     for run in vcs["observations"].as_array().unwrap() {
-        assert_eq!(
-            run["argv"].as_array().unwrap()[0..3],
-            json!(["git", "-C", repo.path()]).as_array().unwrap()[..],
-            "{run}"
-        );
+        // Every reading is bound to the root: git in it, or a `test -d` of a path
+        // inside its git dir (whether a rebase is in progress).
+        let argv = run["argv"].as_array().unwrap();
+        let bound_git = argv[0..3] == json!(["git", "-C", repo.path()]).as_array().unwrap()[..];
+        let probe = argv[0] == "test"
+            && argv[1] == "-d"
+            && argv[2]
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("{}/.git/", repo.path()));
+        assert!(bound_git || probe, "{run}");
+        assert_eq!(run["env"]["LC_ALL"], "C", "{run}");
+        assert!(run["env"].get("GIT_DIR").is_none(), "{run}");
         assert!(
             run["exit_status"].is_i64()
                 && run["started_at"].is_string()

@@ -53,6 +53,29 @@ pub const PINNED_CONFIG: &[(&str, &str)] = &[
 /// variable of the caller is dropped.
 pub const INHERITED: &[&str] = &["PATH", "HOME"];
 
+/// Also inherited by `gh` (cairn reads a PR with it): its host, config and token.
+/// A token's text is never recorded; the run's `env` says `<inherited>`.
+pub const GH_INHERITED: &[&str] = &[
+    "GH_HOST",
+    "GH_CONFIG_DIR",
+    "XDG_CONFIG_HOME",
+    "GH_TOKEN",
+    "GITHUB_TOKEN",
+    "GH_ENTERPRISE_TOKEN",
+    "GITHUB_ENTERPRISE_TOKEN",
+];
+
+/// The extra variables `program` (an argv's first word) inherits beyond
+/// [`INHERITED`]: only `gh` has any.
+pub fn extra_inherited(program: &str) -> &'static [&'static str] {
+    let name = program.rsplit('/').next().unwrap_or(program);
+    if name == "gh" {
+        GH_INHERITED
+    } else {
+        &[]
+    }
+}
+
 /// The fixed part of every observation's environment: a C locale, no optional
 /// locks, no system or global config file, no prompt, and [`PINNED_CONFIG`] given as
 /// `GIT_CONFIG_COUNT` / `GIT_CONFIG_KEY_n` / `GIT_CONFIG_VALUE_n` (so the argv stays

@@ -3,6 +3,7 @@
 //! parsing, and the checked values (full commits, absolute paths). No machine
 //! module imports another machine's: what two machines share lives here.
 
+pub mod fresh;
 pub mod git;
 pub mod ids;
 pub mod run;

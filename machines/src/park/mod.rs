@@ -20,6 +20,7 @@ pub mod gate;
 pub mod observation;
 pub mod prepare;
 pub mod receipt;
+pub mod vcs;
 /// Strict wire parsing (shared by every machine; kept here under its old path).
 pub use crate::evidence::wire;
 
