@@ -4,8 +4,11 @@
 //! A log says what happened; an audit says whether it was allowed to. For each
 //! transition the recorded command, evidence and context are decided again
 //! against the state before it, and must yield exactly the recorded events.
-//! A transition decided under other rules (`rules_version`) is reported as
-//! `rules-changed`, a notice, not a failure: the rules moved, the record did not.
+//! A transition decided under a rules version the machine declares retired
+//! (`Machine::RETIRED_RULES`) is reported as `rules-changed`, a notice naming the
+//! version: the rules moved, the record did not. Any other version — a future one
+//! included — is `rules-undeclared`, a failure: a forged `rules_version` cannot
+//! skip the re-decision.
 
 use cairn_journal::{StoredEvent, StoredTransition};
 use cairn_machines::{Context, DecideFailure, DynFold, DynMachine, RawEvent};
@@ -33,9 +36,12 @@ pub enum FindingKind {
     RedecideMismatch,
     /// An event has no transition record, or a record covers no events.
     UnrecordedEvent,
-    /// Notice: the transition was decided under another rules version; it was
-    /// folded and edge-checked but not re-decided.
+    /// Notice: the transition was decided under a rules version the machine
+    /// declares retired; it was folded and edge-checked but not re-decided.
     RulesChanged,
+    /// The transition names a rules version its machine never declared (a future
+    /// one included): it cannot have been decided by this machine.
+    RulesUndeclared,
 }
 
 impl FindingKind {
@@ -244,14 +250,27 @@ fn redecide(
         })
     };
     if t.rules_version != machine.rules_version() {
-        push(
-            FindingKind::RulesChanged,
-            format!(
-                "decided under rules v{}, this build has v{}: not re-decided",
-                t.rules_version,
-                machine.rules_version()
-            ),
-        );
+        if machine.retired_rules().contains(&t.rules_version) {
+            push(
+                FindingKind::RulesChanged,
+                format!(
+                    "decided under retired rules v{} (this build has v{}): not re-decided",
+                    t.rules_version,
+                    machine.rules_version()
+                ),
+            );
+        } else {
+            push(
+                FindingKind::RulesUndeclared,
+                format!(
+                    "records rules v{}, which `{}` never declared (current v{}, retired {:?}): not a transition this machine decided",
+                    t.rules_version,
+                    machine.name(),
+                    machine.rules_version(),
+                    machine.retired_rules()
+                ),
+            );
+        }
         return None;
     }
     let command: Value = match serde_json::from_str(&t.command) {

@@ -82,6 +82,20 @@ impl Engine {
         })
     }
 
+    /// Opens the journal at `path` for reading only (`Journal::open_read_only`):
+    /// nothing is created, migrated, converted or checkpointed. Replay, state, log,
+    /// verify and audit all work on it; an append is refused by SQLite.
+    pub fn open_read_only(
+        path: &Path,
+        options: &Options,
+        registry: Registry,
+    ) -> Result<Self, Error> {
+        Ok(Self {
+            journal: Journal::open_read_only(path, options)?,
+            registry,
+        })
+    }
+
     /// Wraps an open journal.
     pub fn new(journal: Journal, registry: Registry) -> Self {
         Self { journal, registry }

@@ -296,18 +296,44 @@ fn audit_tells_changed_rules_apart_from_forgery() {
     drop(lifecycle(&t));
     tamper(
         &t.raw(),
-        "UPDATE transitions SET rules_version = 0 WHERE id = 2",
+        "UPDATE transitions SET rules_version = 1 WHERE id = 2",
     );
     let report = t.engine().audit(None).unwrap();
     assert!(
         report.ok,
-        "a rules change is a notice, not a failure: {report:?}"
+        "a declared, retired rules version is a notice, not a failure: {report:?}"
     );
     assert_eq!(
         report.findings.iter().map(|f| f.kind).collect::<Vec<_>>(),
         [FindingKind::RulesChanged]
     );
+    assert!(
+        report.findings[0].detail.contains("retired rules v1"),
+        "{report:?}"
+    );
     assert_eq!(report.redecided, 2);
+}
+
+#[test]
+fn a_forged_rules_version_cannot_skip_the_redecision() {
+    // A future version, version 0 and any version the machine never declared are
+    // failures: changing `rules_version` must not turn a re-decision into a notice.
+    for forged in [3, 0, 99] {
+        let t = TempJournal::new();
+        drop(lifecycle(&t));
+        tamper(
+            &t.raw(),
+            &format!("UPDATE transitions SET rules_version = {forged} WHERE id = 2"),
+        );
+        let report = t.engine().audit(None).unwrap();
+        assert!(!report.ok, "v{forged}: {report:?}");
+        assert_eq!(
+            report.findings.iter().map(|f| f.kind).collect::<Vec<_>>(),
+            [FindingKind::RulesUndeclared],
+            "v{forged}"
+        );
+        assert!(report.findings[0].detail.contains(&format!("v{forged}")));
+    }
 }
 
 #[test]

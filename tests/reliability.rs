@@ -19,7 +19,7 @@ fn soak() -> bool {
     std::env::var_os("CAIRN_SOAK").is_some()
 }
 
-fn episode(n: u32) -> String {
+pub(crate) fn episode(n: u32) -> String {
     format!("ep-00000000-0000-4000-8000-{n:012}")
 }
 
@@ -28,7 +28,7 @@ fn prepare_input(ep: &str) -> String {
 }
 
 /// Runs one `cairn park prepare-attempt` (one recorded transition) as its own process.
-fn prepare(db: &Path, ep: &str, extra: &[&str]) -> (i32, Value) {
+pub(crate) fn prepare(db: &Path, ep: &str, extra: &[&str]) -> (i32, Value) {
     let mut args = vec!["park", "prepare-attempt"];
     args.extend_from_slice(extra);
     let (code, out, stderr) = park(&args, &prepare_input(ep), Some(db));

@@ -164,7 +164,13 @@ impl Failure {
                     J::NewerSchema { .. } => (code::BAD_INPUT, "newer-schema"),
                     J::NotAJournal { .. } => (code::BAD_INPUT, "not-a-journal"),
                     J::Missing { .. } => (code::BAD_INPUT, "no-journal"),
-                    J::Corrupt { .. } => (code::INTERNAL, "corrupt"),
+                    J::Corrupt { .. } => (code::INTEGRITY, "corrupt"),
+                    J::Damaged { .. } => (code::INTEGRITY, "damaged"),
+                    J::LoosePermissions { mode, .. } => {
+                        extra.insert("mode".into(), json!(format!("{mode:o}")));
+                        (code::INTERNAL, "loose-permissions")
+                    }
+                    J::SigningKey { .. } => (code::INTERNAL, "signing-key"),
                     J::Io { .. } => (code::INTERNAL, "io"),
                     J::DiskFull => (code::INTERNAL, "disk-full"),
                     J::ReadOnly => (code::INTERNAL, "read-only"),

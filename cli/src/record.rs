@@ -25,7 +25,11 @@ pub fn existing_engine(
     if std::fs::symlink_metadata(&db).is_err() {
         return Ok(None);
     }
-    Ok(Some(Engine::open(&db, options, Registry::builtin())?))
+    Ok(Some(Engine::open_read_only(
+        &db,
+        options,
+        Registry::builtin(),
+    )?))
 }
 
 /// The state of `stream` (the initial state when there is no journal yet).

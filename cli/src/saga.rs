@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use cairn::journal::{Journal, Options};
+use cairn::journal::Options;
 use cairn::machines::saga::{
     self, Command, Kind, Phase, PhaseStatus, QaOutcome, Saga, Save, Scenario, ScenarioResult,
     State, Status, Thread,
@@ -263,9 +263,8 @@ pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<u8, Failure
             let path = db.clone()?;
             let mut candidates: Vec<(String, Value)> = vec![];
             if std::fs::symlink_metadata(&path).is_ok() {
-                let journal = Journal::open(&path, options)?;
-                let engine = Engine::open(&path, options, Registry::builtin())?;
-                for info in journal.streams()? {
+                let engine = Engine::open_read_only(&path, options, Registry::builtin())?;
+                for info in engine.journal().streams()? {
                     if info.machine != saga::NAME {
                         continue;
                     }

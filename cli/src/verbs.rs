@@ -53,7 +53,7 @@ pub fn run(cli: Cli, registry: Registry) -> Result<u8, Failure> {
         }
         Command::State { stream, at } => {
             let stream = StreamId::parse(stream)?;
-            let engine = Engine::open(&db_path(&cli)?, &options(false), registry)?;
+            let engine = Engine::open_read_only(&db_path(&cli)?, &options(false), registry)?;
             output::json(&engine.state_view(&stream, *at)?);
             Ok(code::OK)
         }
@@ -77,7 +77,7 @@ pub fn run(cli: Cli, registry: Registry) -> Result<u8, Failure> {
             limit,
             format,
         }) => {
-            let journal = Journal::open(&db_path(&cli)?, &options(false))?;
+            let journal = Journal::open_read_only(&db_path(&cli)?, &options(false))?;
             let events = journal.read_after(*since, stream.as_deref(), *limit)?;
             match format {
                 LogFormat::Json => {
@@ -104,7 +104,7 @@ pub fn run(cli: Cli, registry: Registry) -> Result<u8, Failure> {
                 None => None,
                 Some(text) => Some(parse_head(text)?),
             };
-            let journal = Journal::open(&db_path(&cli)?, &options(false))?;
+            let journal = Journal::open_read_only(&db_path(&cli)?, &options(false))?;
             let report = journal.verify_against(expected.as_ref())?;
             output::json(&report);
             match report.problems.first() {
@@ -141,7 +141,7 @@ pub fn run(cli: Cli, registry: Registry) -> Result<u8, Failure> {
             if let Some(s) = stream {
                 StreamId::parse(s)?;
             }
-            let engine = Engine::open(&db_path(&cli)?, &options(false), registry)?;
+            let engine = Engine::open_read_only(&db_path(&cli)?, &options(false), registry)?;
             let report = engine.audit(stream.as_deref())?;
             output::json(&report);
             let failures = report

@@ -102,13 +102,56 @@ impl Journal {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| Error::sql(e, busy))?;
         let mut head = chain_head(&tx, busy)?;
+        let signer = match &self.signing_key {
+            Some(key) => Some((key, signing_key_id(&tx, busy, key)?)),
+            None => None,
+        };
         let mut out = Vec::with_capacity(appends.len());
         for a in appends {
-            out.push(append_one(&tx, busy, a, &mut head)?);
+            let outcome = append_one(&tx, busy, a, &mut head)?;
+            if let (Some((key, key_id)), AppendOutcome::Appended(r)) = (&signer, &outcome) {
+                sign_transition(&tx, busy, key, *key_id, r.transition_id, &head)?;
+            }
+            out.push(outcome);
         }
         tx.commit().map_err(|e| Error::sql(e, busy))?;
         Ok(out)
     }
+}
+
+/// The journal's id for `key`, recording its public half on first use.
+fn signing_key_id(tx: &Transaction<'_>, busy: u64, key: &crate::SigningKey) -> Result<i64, Error> {
+    let public = key.public_hex();
+    tx.prepare_cached(crate::sql::KEY_INSERT)
+        .and_then(|mut s| s.execute(params![public, crate::now_rfc3339()]))
+        .map_err(|e| Error::sql(e, busy))?;
+    tx.prepare_cached(crate::sql::KEY_ID)
+        .and_then(|mut s| s.query_row([&public], |r| r.get(0)))
+        .map_err(|e| Error::sql(e, busy))
+}
+
+/// Signs the transition's chain head (its last event), in the same transaction.
+fn sign_transition(
+    tx: &Transaction<'_>,
+    busy: u64,
+    key: &crate::SigningKey,
+    key_id: i64,
+    transition_id: i64,
+    head: &Head,
+) -> Result<(), Error> {
+    let signature = key.sign_head(head.seq, &head.hash);
+    tx.prepare_cached(crate::sql::SIGNATURE_INSERT)
+        .and_then(|mut s| {
+            s.execute(params![
+                transition_id,
+                key_id,
+                head.seq,
+                head.hash,
+                signature
+            ])
+        })
+        .map_err(|e| Error::sql(e, busy))?;
+    Ok(())
 }
 
 struct Head {

@@ -90,6 +90,26 @@ pub enum Error {
     /// Nothing was committed. An environment problem (exit 1).
     #[error("the disk refused a journal read or write (sqlite i/o error {extended_code}); nothing was committed")]
     StorageIo { extended_code: i32 },
+    /// SQLite found the file itself damaged (a truncated or overwritten page).
+    ///
+    /// ### Handling
+    /// An integrity problem (exit 5): restore from a copy; verify names where the
+    /// readable part ends.
+    #[error("the journal file is damaged: {detail}")]
+    Damaged { detail: String },
+    /// An existing journal lets group or others read or write it; cairn keeps it
+    /// owner-only (it holds evidence that may be sensitive) and does not adopt it.
+    ///
+    /// ### Handling
+    /// `chmod 600` the file (an environment problem, exit 1); nothing was written.
+    #[error("`{path}` has mode {mode:o}: group or others may read it; chmod 600 it (cairn keeps journals owner-only)")]
+    LoosePermissions { path: PathBuf, mode: u32 },
+    /// The signing key file is unusable (malformed, or readable by others).
+    ///
+    /// ### Handling
+    /// Fix or replace the key file named; nothing was written.
+    #[error("signing key `{path}`: {reason}")]
+    SigningKey { path: PathBuf, reason: String },
     /// File-system failure around the journal file.
     ///
     /// ### Handling
@@ -117,6 +137,11 @@ impl Error {
                     return Error::Busy { timeout_ms }
                 }
                 rusqlite::ErrorCode::DiskFull => return Error::DiskFull,
+                rusqlite::ErrorCode::DatabaseCorrupt => {
+                    return Error::Damaged {
+                        detail: e.to_string(),
+                    }
+                }
                 rusqlite::ErrorCode::ReadOnly => return Error::ReadOnly,
                 rusqlite::ErrorCode::SystemIoFailure => {
                     return Error::StorageIo {

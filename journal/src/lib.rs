@@ -28,6 +28,7 @@ mod error;
 mod hash;
 mod read;
 mod schema;
+mod sign;
 mod sql;
 mod verify;
 
@@ -35,8 +36,9 @@ pub use append::{Append, AppendOutcome, Idempotency, NewEvent, Receipt, Transiti
 pub use error::Error;
 pub use hash::{chain_hash, sha256_hex};
 pub use read::{ReplayRow, StoredEvent, StoredTransition, StreamInfo};
-pub use schema::{Durability, Journal, Options, SCHEMA_VERSION};
-pub use verify::{ChainHead, Problem, ProblemKind, VerifyReport};
+pub use schema::{Access, Durability, Journal, Options, SCHEMA_VERSION};
+pub use sign::{default_key_path, verify_head, Anchor, SigningKey};
+pub use verify::{ChainHead, Problem, ProblemKind, SigningReport, VerifyOptions, VerifyReport};
 
 /// The current UTC time as RFC3339 with microseconds and `Z`.
 pub fn now_rfc3339() -> String {

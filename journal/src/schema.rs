@@ -13,7 +13,8 @@ const APPLICATION_ID: i64 = 0x6372_6e31;
 
 /// The migrations, in order; entry `i` takes the schema from version `i` to `i + 1`.
 /// Append only: never edit or remove an entry.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE transitions (
     id              INTEGER PRIMARY KEY,
     stream          TEXT    NOT NULL,
@@ -54,7 +55,30 @@ CREATE TRIGGER transitions_append_only_update BEFORE UPDATE ON transitions
     BEGIN SELECT RAISE(ABORT, 'cairn journal transitions are append-only'); END;
 CREATE TRIGGER transitions_append_only_delete BEFORE DELETE ON transitions
     BEGIN SELECT RAISE(ABORT, 'cairn journal transitions are append-only'); END;
-"#];
+"#,
+    r#"
+CREATE TABLE signing_keys (
+    id          INTEGER PRIMARY KEY,
+    public_key  TEXT    NOT NULL UNIQUE,
+    added_at    TEXT    NOT NULL
+);
+CREATE TABLE signatures (
+    transition_id INTEGER PRIMARY KEY,
+    key_id        INTEGER NOT NULL,
+    head_seq      INTEGER NOT NULL,
+    head_hash     TEXT    NOT NULL,
+    signature     TEXT    NOT NULL
+);
+CREATE TRIGGER signing_keys_append_only_update BEFORE UPDATE ON signing_keys
+    BEGIN SELECT RAISE(ABORT, 'cairn journal signing keys are append-only'); END;
+CREATE TRIGGER signing_keys_append_only_delete BEFORE DELETE ON signing_keys
+    BEGIN SELECT RAISE(ABORT, 'cairn journal signing keys are append-only'); END;
+CREATE TRIGGER signatures_append_only_update BEFORE UPDATE ON signatures
+    BEGIN SELECT RAISE(ABORT, 'cairn journal signatures are append-only'); END;
+CREATE TRIGGER signatures_append_only_delete BEFORE DELETE ON signatures
+    BEGIN SELECT RAISE(ABORT, 'cairn journal signatures are append-only'); END;
+"#,
+];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -76,6 +100,9 @@ pub struct Options {
     pub busy_timeout: Duration,
     /// Create the file (and its parent directory) when missing.
     pub create: bool,
+    /// Sign each appended transition's chain head with this key (its public half
+    /// is recorded in the journal). `None` appends unsigned transitions.
+    pub signing_key: Option<crate::SigningKey>,
 }
 
 impl Default for Options {
@@ -84,6 +111,7 @@ impl Default for Options {
             durability: Durability::Full,
             busy_timeout: Duration::from_millis(5_000),
             create: true,
+            signing_key: None,
         }
     }
 }
@@ -93,6 +121,24 @@ pub struct Journal {
     pub(crate) conn: Connection,
     pub(crate) path: PathBuf,
     pub(crate) busy_ms: u64,
+    /// The schema version of the file (older than [`SCHEMA_VERSION`] only when
+    /// opened read-only: a reader never migrates).
+    pub(crate) schema: i64,
+    pub(crate) signing_key: Option<crate::SigningKey>,
+    pub(crate) access: Access,
+}
+
+/// How a journal was opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Access {
+    /// Read and write (migrated, WAL, the durability pragmas set).
+    ReadWrite,
+    /// SQLite's read-only mode: nothing is created, converted or checkpointed.
+    ReadOnly,
+    /// Read-only media where SQLite cannot even keep its shared-memory index: the
+    /// file is read as immutable (a snapshot or a copy).
+    Immutable,
 }
 
 impl Journal {
@@ -140,6 +186,9 @@ impl Journal {
             conn,
             path: path.to_owned(),
             busy_ms,
+            schema: SCHEMA_VERSION,
+            signing_key: options.signing_key.clone(),
+            access: Access::ReadWrite,
         };
         // Read before writing anything: a foreign or newer file must stay byte-identical.
         let (version, app_id, tables) = journal.identify()?;
@@ -157,9 +206,114 @@ impl Journal {
         if version > 0 && app_id != APPLICATION_ID {
             return Err(not_journal("its application id is not cairn's"));
         }
+        if let Some(mode) = journal.loose_permissions() {
+            return Err(Error::LoosePermissions {
+                path: path.to_owned(),
+                mode,
+            });
+        }
         journal.set_pragmas(options.durability)?;
         journal.migrate()?;
         Ok(journal)
+    }
+
+    /// Opens an existing journal for reading only: never creates, migrates,
+    /// converts to WAL or checkpoints, so it works on read-only media, on files the
+    /// user may not write, and on snapshots. A WAL journal whose shared-memory file
+    /// cannot be made is read as immutable ([`Access::Immutable`]).
+    pub fn open_read_only(path: &Path, options: &Options) -> Result<Self, Error> {
+        let busy_ms = u64::try_from(options.busy_timeout.as_millis()).unwrap_or(u64::MAX);
+        let not_journal = |reason: &str| Error::NotAJournal {
+            path: path.to_owned(),
+            reason: reason.to_owned(),
+        };
+        match std::fs::symlink_metadata(path) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                return Err(not_journal("it is a symbolic link; name the file itself"))
+            }
+            Ok(meta) if meta.is_dir() => return Err(not_journal("it is a directory")),
+            Ok(meta) if !meta.is_file() => return Err(not_journal("it is not a regular file")),
+            Ok(meta) if meta.len() == 0 => {
+                return Err(not_journal(
+                    "it is empty (no journal was ever written to it)",
+                ))
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(Error::Missing {
+                    path: path.to_owned(),
+                })
+            }
+            Err(e) => {
+                return Err(Error::Io {
+                    path: path.to_owned(),
+                    source: e,
+                })
+            }
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI;
+        let attempt = |access: Access| -> Result<Self, Error> {
+            let uri = file_uri(path, access);
+            let conn =
+                Connection::open_with_flags(&uri, flags).map_err(|e| Error::sql(e, busy_ms))?;
+            conn.busy_timeout(options.busy_timeout)
+                .map_err(|e| Error::sql(e, busy_ms))?;
+            let mut journal = Self {
+                conn,
+                path: path.to_owned(),
+                busy_ms,
+                schema: 0,
+                signing_key: None,
+                access,
+            };
+            let (version, app_id, tables) = journal.identify()?;
+            if version > SCHEMA_VERSION {
+                return Err(Error::NewerSchema {
+                    found: version,
+                    supported: SCHEMA_VERSION,
+                });
+            }
+            if version == 0 || app_id != APPLICATION_ID {
+                return Err(Error::NotAJournal {
+                    path: path.to_owned(),
+                    reason: if version == 0 && tables == 0 {
+                        "it holds no journal".into()
+                    } else {
+                        "it is an SQLite database of another application".into()
+                    },
+                });
+            }
+            journal.schema = version;
+            Ok(journal)
+        };
+        match attempt(Access::ReadOnly) {
+            Err(Error::ReadOnly | Error::StorageIo { .. } | Error::Sqlite(_)) => {
+                attempt(Access::Immutable)
+            }
+            other => other,
+        }
+    }
+
+    /// How this journal was opened.
+    pub fn access(&self) -> Access {
+        self.access
+    }
+
+    /// The file's permission bits when they let group or others in (a journal
+    /// keeps evidence that may be sensitive; cairn creates it 0600).
+    pub fn loose_permissions(&self) -> Option<u32> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&self.path).ok()?.permissions().mode() & 0o777;
+            (mode & 0o077 != 0).then_some(mode)
+        }
+        #[cfg(not(unix))]
+        {
+            None
+        }
     }
 
     /// The file's path.
@@ -252,6 +406,24 @@ impl Journal {
             .map_err(|e| Error::sql(e, busy))?;
         tx.commit().map_err(|e| Error::sql(e, busy))
     }
+}
+
+/// `file:` URI of `path` for SQLite, percent-encoding what a URI reserves.
+fn file_uri(path: &Path, access: Access) -> String {
+    let mut uri = String::from("file:");
+    for b in path.to_string_lossy().bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => {
+                uri.push(b as char)
+            }
+            other => uri.push_str(&format!("%{other:02X}")),
+        }
+    }
+    uri.push_str(match access {
+        Access::Immutable => "?mode=ro&immutable=1",
+        Access::ReadOnly | Access::ReadWrite => "?mode=ro",
+    });
+    uri
 }
 
 #[cfg(unix)]

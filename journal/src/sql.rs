@@ -20,6 +20,15 @@ pub(crate) const STREAM_MACHINE: &str =
 pub(crate) const REPLAY: &str = "SELECT seq, version, event_type, schema_version, payload FROM events WHERE stream = ?1 AND version <= ?2 ORDER BY version";
 /// How many transition records a stream has.
 pub(crate) const TRANSITION_COUNT: &str = "SELECT count(*) FROM transitions WHERE stream = ?1";
+/// Records a signing key's public half once.
+pub(crate) const KEY_INSERT: &str =
+    "INSERT OR IGNORE INTO signing_keys (public_key, added_at) VALUES (?1, ?2)";
+/// A signing key's id.
+pub(crate) const KEY_ID: &str = "SELECT id FROM signing_keys WHERE public_key = ?1";
+/// A transition's signature.
+pub(crate) const SIGNATURE_INSERT: &str = "INSERT INTO signatures (transition_id, key_id, head_seq, head_hash, signature) VALUES (?1, ?2, ?3, ?4, ?5)";
+/// A transition's signature and its key, for verify.
+pub(crate) const SIGNATURE_OF: &str = "SELECT s.head_seq, s.head_hash, s.signature, k.public_key FROM signatures s LEFT JOIN signing_keys k ON k.id = s.key_id WHERE s.transition_id = ?1";
 /// Events after a sequence number, all streams.
 pub(crate) const LOG_AFTER: &str = "SELECT seq, stream, version, machine, event_type, schema_version, payload, recorded_at, transition_id, hash FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2";
 /// Events after a sequence number, one stream (its version order is its sequence order).
@@ -47,6 +56,8 @@ mod tests {
             TRANSITION_COUNT,
             LOG_AFTER,
             LOG_STREAM_AFTER,
+            KEY_ID,
+            SIGNATURE_OF,
         ] {
             let mut stmt = j
                 .conn

@@ -38,6 +38,19 @@ pub enum ProblemKind {
     /// The head an auditor kept from an earlier verify is gone or changed: the tail
     /// was truncated or rewritten.
     HeadMissing,
+    /// A transition's signature does not verify under its recorded key, names
+    /// another head than the transition's last event, or names no recorded key;
+    /// or a signature row belongs to no transition.
+    BadSignature,
+    /// A transition is unsigned although an earlier one is signed (a signed journal
+    /// never goes back to unsigned), or unsigned while a trusted key is required.
+    Unsigned,
+    /// A transition (or an anchor) is signed by another key than the trusted one.
+    UntrustedKey,
+    /// An anchor's signature does not verify: it was not made by the key it names.
+    AnchorForged,
+    /// SQLite found the file itself damaged: the walk stopped here.
+    Damaged,
 }
 
 /// One problem found by [`Journal::verify`].
@@ -77,6 +90,43 @@ pub struct VerifyReport {
     /// head kept outside the journal, else `unanchored` — a chain cannot prove that
     /// no events were removed from its end (a lost WAL, a truncated file).
     pub tail: &'static str,
+    /// What the signatures say.
+    pub signing: SigningReport,
+    /// How the file was opened (`read-only`, `immutable`, `read-write`).
+    pub access: crate::Access,
+    /// The file's mode when group or others may read it (octal), else absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loose_permissions: Option<String>,
+}
+
+/// The signature part of a [`VerifyReport`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SigningReport {
+    /// `signed` (every transition), `unsigned` (none: a journal written before
+    /// signing, or without a key), or `partly-signed` (an unsigned prefix, then
+    /// signed: a journal that began signing later).
+    pub status: &'static str,
+    /// Transitions with a valid signature.
+    pub signed: u64,
+    /// Transitions with no signature.
+    pub unsigned: u64,
+    /// The public keys that signed, in first-use order (hex).
+    pub keys: Vec<String>,
+    /// The key every transition had to be signed by, when one was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trusted_key: Option<String>,
+}
+
+/// What [`Journal::verify_with`] checks beyond the journal itself.
+#[derive(Debug, Clone, Default)]
+pub struct VerifyOptions {
+    /// A head kept from an earlier verify: it must still be in the journal.
+    pub expect: Option<ChainHead>,
+    /// A signed anchor kept outside the journal: its signature must hold, and its
+    /// head must still be in the journal.
+    pub anchor: Option<crate::Anchor>,
+    /// Every transition (and the anchor) must be signed by this public key (hex).
+    pub trusted_key: Option<String>,
 }
 
 struct Collector {
@@ -115,19 +165,147 @@ struct OpenTransition {
     record: StoredTransition,
     digest: String,
     seen: u64,
+    last: Option<(i64, String)>,
+}
+
+/// The signature walk: one lookup per transition as it closes.
+struct Signatures<'a> {
+    stmt: Option<rusqlite::CachedStatement<'a>>,
+    trusted: Option<String>,
+    signed: u64,
+    unsigned: u64,
+    any_signed: bool,
+    keys: Vec<String>,
+}
+
+impl Signatures<'_> {
+    fn check(
+        &mut self,
+        t: &OpenTransition,
+        problems: &mut Collector,
+    ) -> Result<(), rusqlite::Error> {
+        let id = t.record.id;
+        let stream = Some(t.record.stream.as_str());
+        let found: Option<(i64, String, String, Option<String>)> = match &mut self.stmt {
+            Some(stmt) => stmt
+                .query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+                .map(Some)
+                .or_else(|e| match e {
+                    rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                    other => Err(other),
+                })?,
+            None => None,
+        };
+        let Some((seq, hash, signature, key)) = found else {
+            self.unsigned += 1;
+            if self.trusted.is_some() {
+                problems.push(ProblemKind::Unsigned, t.last.as_ref().map(|l| l.0), stream, Some(id),
+                    format!("transition {id} is unsigned; every transition must be signed by the trusted key"));
+            } else if self.any_signed {
+                problems.push(ProblemKind::Unsigned, t.last.as_ref().map(|l| l.0), stream, Some(id),
+                    format!("transition {id} is unsigned after signed transitions: a signed journal never goes back to unsigned"));
+            }
+            return Ok(());
+        };
+        self.any_signed = true;
+        let Some(key) = key else {
+            problems.push(
+                ProblemKind::BadSignature,
+                Some(seq),
+                stream,
+                Some(id),
+                format!("transition {id}'s signature names no recorded key"),
+            );
+            return Ok(());
+        };
+        if t.last.as_ref() != Some(&(seq, hash.clone())) {
+            problems.push(
+                ProblemKind::BadSignature,
+                Some(seq),
+                stream,
+                Some(id),
+                format!("transition {id}'s signature is for event {seq}, not its last event"),
+            );
+            return Ok(());
+        }
+        if !crate::sign::verify_head(&key, seq, &hash, &signature) {
+            problems.push(
+                ProblemKind::BadSignature,
+                Some(seq),
+                stream,
+                Some(id),
+                format!("transition {id}'s signature does not verify under key {key}"),
+            );
+            return Ok(());
+        }
+        if let Some(trusted) = &self.trusted {
+            if &key != trusted {
+                problems.push(
+                    ProblemKind::UntrustedKey,
+                    Some(seq),
+                    stream,
+                    Some(id),
+                    format!("transition {id} is signed by {key}, not the trusted key"),
+                );
+            }
+        }
+        if !self.keys.contains(&key) {
+            self.keys.push(key);
+        }
+        self.signed += 1;
+        Ok(())
+    }
+
+    fn report(self) -> SigningReport {
+        SigningReport {
+            status: match (self.signed, self.unsigned) {
+                (0, _) => "unsigned",
+                (_, 0) => "signed",
+                _ => "partly-signed",
+            },
+            signed: self.signed,
+            unsigned: self.unsigned,
+            keys: self.keys,
+            trusted_key: self.trusted,
+        }
+    }
 }
 
 impl Journal {
     /// Walks the whole journal and reports every inconsistency it finds.
     pub fn verify(&self) -> Result<VerifyReport, Error> {
-        self.verify_against(None)
+        self.verify_with(&VerifyOptions::default())
     }
 
     /// [`Journal::verify`], and also requires that the journal still contains
     /// `expected` (a head reported earlier): the one check a self-contained chain
     /// cannot make on its own tail.
     pub fn verify_against(&self, expected: Option<&ChainHead>) -> Result<VerifyReport, Error> {
+        self.verify_with(&VerifyOptions {
+            expect: expected.cloned(),
+            ..VerifyOptions::default()
+        })
+    }
+
+    /// [`Journal::verify`] with a kept head, a signed anchor and a trusted key.
+    pub fn verify_with(&self, options: &VerifyOptions) -> Result<VerifyReport, Error> {
         let sql = |e| Error::sql(e, self.busy_ms);
+        let mut signatures = Signatures {
+            stmt: if self.schema >= 2 {
+                Some(
+                    self.conn
+                        .prepare_cached(crate::sql::SIGNATURE_OF)
+                        .map_err(sql)?,
+                )
+            } else {
+                None
+            },
+            trusted: options.trusted_key.clone(),
+            signed: 0,
+            unsigned: 0,
+            any_signed: false,
+            keys: Vec::new(),
+        };
         let mut problems = Collector {
             listed: Vec::new(),
             count: 0,
@@ -138,6 +316,7 @@ impl Journal {
         let mut events = 0u64;
         let mut head = None;
         let mut open: Option<OpenTransition> = None;
+        let mut damaged = false;
 
         let mut tstmt = self
             .conn
@@ -150,7 +329,27 @@ impl Journal {
             .prepare(&format!("SELECT {EVENT_COLUMNS} FROM events ORDER BY seq"))
             .map_err(sql)?;
         let mut rows = stmt.query([]).map_err(sql)?;
-        while let Some(row) = rows.next().map_err(sql)? {
+        loop {
+            let row = match rows.next() {
+                Ok(Some(row)) => row,
+                Ok(None) => break,
+                Err(e) => match Error::sql(e, self.busy_ms) {
+                    // The file itself is damaged (a truncated or overwritten page):
+                    // name where the readable part ends, and stop the walk.
+                    Error::Damaged { detail } => {
+                        problems.push(
+                            ProblemKind::Damaged,
+                            Some(prev_seq + 1),
+                            None,
+                            None,
+                            format!("the file is damaged after event {prev_seq}: {detail}"),
+                        );
+                        damaged = true;
+                        break;
+                    }
+                    other => return Err(other),
+                },
+            };
             events += 1;
             let raw_seq: Option<i64> = row.get(0).ok();
             let e = match event_from_row(row) {
@@ -192,6 +391,7 @@ impl Journal {
             if open.as_ref().map(|t| t.record.id) != Some(e.transition_id) {
                 if let Some(t) = open.take() {
                     close_transition(&t, &mut problems);
+                    signatures.check(&t, &mut problems).map_err(sql)?;
                 }
                 let record = tstmt
                     .query_row([e.transition_id], transition_from_row)
@@ -207,6 +407,7 @@ impl Journal {
                             record,
                             digest,
                             seen: 0,
+                            last: None,
                         });
                     }
                     Ok(None) => problems.push(
@@ -268,6 +469,9 @@ impl Journal {
                 );
             }
             prev_hash = e.hash.clone();
+            if let Some(t) = open.as_mut().filter(|t| t.record.id == e.transition_id) {
+                t.last = Some((e.seq, e.hash.clone()));
+            }
 
             let cursor = streams
                 .entry(e.stream.clone())
@@ -306,8 +510,31 @@ impl Journal {
                 hash: e.hash,
             });
         }
+        if damaged {
+            // Nothing after the damage can be read in order; report what was.
+            drop(rows);
+            let n = streams.len() as u64;
+            return Ok(self.finish(problems, events, 0, n, head, signatures, options));
+        }
         if let Some(t) = open.take() {
             close_transition(&t, &mut problems);
+            signatures.check(&t, &mut problems).map_err(sql)?;
+        }
+        if self.schema >= 2 {
+            let orphans: Vec<i64> = self
+                .conn
+                .prepare("SELECT transition_id FROM signatures WHERE transition_id NOT IN (SELECT id FROM transitions) ORDER BY transition_id")
+                .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+                .map_err(sql)?;
+            for id in orphans {
+                problems.push(
+                    ProblemKind::BadSignature,
+                    None,
+                    None,
+                    Some(id),
+                    format!("a signature names transition {id}, which does not exist"),
+                );
+            }
         }
 
         let orphans: Vec<(i64, String)> = self
@@ -328,7 +555,41 @@ impl Journal {
             .conn
             .query_row("SELECT count(*) FROM transitions", [], |r| r.get(0))
             .map_err(sql)?;
-        if let Some(want) = expected {
+        let expected = options.expect.as_ref();
+        if let Some(anchor) = &options.anchor {
+            if !anchor.signature_holds() {
+                problems.push(
+                    ProblemKind::AnchorForged,
+                    Some(anchor.seq),
+                    None,
+                    None,
+                    format!(
+                        "the anchor's signature does not verify under the key it names ({})",
+                        anchor.public_key
+                    ),
+                );
+            } else if options
+                .trusted_key
+                .as_ref()
+                .is_some_and(|k| k != &anchor.public_key)
+            {
+                problems.push(
+                    ProblemKind::UntrustedKey,
+                    Some(anchor.seq),
+                    None,
+                    None,
+                    format!(
+                        "the anchor is signed by {}, not the trusted key",
+                        anchor.public_key
+                    ),
+                );
+            }
+        }
+        let anchor_head = options.anchor.as_ref().map(|a| ChainHead {
+            seq: a.seq,
+            hash: a.hash.clone(),
+        });
+        for want in expected.into_iter().chain(anchor_head.as_ref()) {
             let stored: Option<String> = self
                 .conn
                 .query_row("SELECT hash FROM events WHERE seq = ?1", [want.seq], |r| {
@@ -359,21 +620,46 @@ impl Journal {
                 );
             }
         }
+        Ok(self.finish(
+            problems,
+            events,
+            transitions.max(0) as u64,
+            streams.len() as u64,
+            head,
+            signatures,
+            options,
+        ))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn finish(
+        &self,
+        mut problems: Collector,
+        events: u64,
+        transitions: u64,
+        streams: u64,
+        head: Option<ChainHead>,
+        signatures: Signatures<'_>,
+        options: &VerifyOptions,
+    ) -> VerifyReport {
         problems.listed.sort_by_key(|p| (p.seq.is_none(), p.seq));
-        Ok(VerifyReport {
+        VerifyReport {
             ok: problems.count == 0,
             events,
-            transitions: transitions.max(0) as u64,
-            streams: streams.len() as u64,
+            transitions,
+            streams,
             head,
             problems: problems.listed,
             problem_count: problems.count,
-            tail: if expected.is_some() {
+            tail: if options.expect.is_some() || options.anchor.is_some() {
                 "anchored"
             } else {
                 "unanchored"
             },
-        })
+            signing: signatures.report(),
+            access: self.access,
+            loose_permissions: self.loose_permissions().map(|m| format!("{m:o}")),
+        }
     }
 }
 

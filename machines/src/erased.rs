@@ -88,6 +88,8 @@ pub trait DynMachine: Send + Sync {
     fn name(&self) -> &'static str;
     /// [`Machine::RULES_VERSION`].
     fn rules_version(&self) -> u32;
+    /// [`Machine::RETIRED_RULES`].
+    fn retired_rules(&self) -> &'static [u32];
     /// [`Machine::FRESH_IDS`].
     fn fresh_ids(&self) -> usize;
     /// [`Machine::graph`].
@@ -176,6 +178,9 @@ impl<M: Machine> DynMachine for Erased<M> {
     }
     fn rules_version(&self) -> u32 {
         M::RULES_VERSION
+    }
+    fn retired_rules(&self) -> &'static [u32] {
+        M::RETIRED_RULES
     }
     fn fresh_ids(&self) -> usize {
         M::FRESH_IDS

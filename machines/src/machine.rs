@@ -47,6 +47,12 @@ pub trait Machine: 'static {
     /// The version of the rules in `decide`. Bump it whenever a guard changes, so
     /// an audit tells "the rules changed since" apart from a forged record.
     const RULES_VERSION: u32;
+    /// Every earlier rules version this machine has had and no longer keeps. An
+    /// audit reports a transition decided under one of these as `rules-changed`
+    /// (naming it) and fails on any version that is neither this list nor
+    /// [`Machine::RULES_VERSION`] — so a forged `rules_version` cannot skip the
+    /// re-decision. Append a version here whenever you bump `RULES_VERSION`.
+    const RETIRED_RULES: &'static [u32] = &[];
     /// How many fresh ids a command may need from the [`Context`].
     const FRESH_IDS: usize = 0;
 

@@ -81,7 +81,8 @@ pub enum Event {
 
 impl Machine for Ticket {
     const NAME: &'static str = "ticket";
-    const RULES_VERSION: u32 = 1;
+    const RULES_VERSION: u32 = 2;
+    const RETIRED_RULES: &'static [u32] = &[1];
     const FRESH_IDS: usize = 1;
     type State = State;
     type Command = Command;

@@ -1,0 +1,688 @@
+//! Journal trust on real files: the tamper matrix (every case × verify, audit,
+//! verify with a trusted key, verify with a signed anchor), signatures, forged
+//! rules versions, and readers that never write.
+
+use std::path::Path;
+
+use cairn::journal::{
+    chain_hash, Anchor, Journal, Options, ProblemKind, SigningKey, VerifyOptions,
+};
+use cairn::{Engine, Registry, StreamId};
+
+use crate::support::ticket::{close, Command, Ticket};
+use crate::support::{ctx, tamper, TempJournal};
+
+fn key() -> SigningKey {
+    SigningKey::from_seed([42; 32])
+}
+
+fn attacker() -> SigningKey {
+    SigningKey::from_seed([66; 32])
+}
+
+fn signed_options() -> Options {
+    Options {
+        signing_key: Some(key()),
+        ..Options::default()
+    }
+}
+
+fn engine(path: &Path, options: &Options) -> Engine {
+    let mut r = Registry::new();
+    r.register::<Ticket>();
+    Engine::open(path, options, r).unwrap()
+}
+
+fn reader(path: &Path) -> Engine {
+    let mut r = Registry::new();
+    r.register::<Ticket>();
+    Engine::open_read_only(path, &Options::default(), r).unwrap()
+}
+
+/// Three tickets, seven transitions, all signed.
+fn day(path: &Path) {
+    let mut e = engine(path, &signed_options());
+    let mut n = 0;
+    for t in ["t1", "t2", "t3"] {
+        let s = StreamId::parse(&format!("ticket/{t}")).unwrap();
+        n += 1;
+        e.execute_with_context::<Ticket>(&s, &Command::Open { title: t.into() }, &ctx(n), None)
+            .unwrap();
+        n += 1;
+        e.execute_with_context::<Ticket>(
+            &s,
+            &Command::Comment {
+                text: format!("{t} noted"),
+            },
+            &ctx(n),
+            None,
+        )
+        .unwrap();
+    }
+    n += 1;
+    let s = StreamId::parse("ticket/t1").unwrap();
+    e.execute_with_context::<Ticket>(&s, &close(cairn::Outcome::Pass, Some(0)), &ctx(n), None)
+        .unwrap();
+}
+
+/// Recomputes every event hash in sequence order, as an attacker who knows the
+/// algorithm (but not the signing key) would after an edit.
+fn rechain(path: &Path) {
+    let j = Journal::open_read_only(path, &Options::default()).unwrap();
+    let events = j.read_after(0, None, 10_000).unwrap();
+    let mut transitions = std::collections::HashMap::new();
+    for s in j.streams().unwrap() {
+        for t in j.transitions(&s.stream).unwrap() {
+            transitions.insert(t.id, t);
+        }
+    }
+    drop(j);
+    let c = rusqlite::Connection::open(path).unwrap();
+    let mut prev = "0".repeat(64);
+    let mut fixes = Vec::new();
+    for e in &events {
+        let h = chain_hash(&prev, e, &transitions[&e.transition_id]);
+        fixes.push((e.seq, h.clone()));
+        prev = h;
+    }
+    for (seq, h) in fixes {
+        tamper(
+            &c,
+            &format!("UPDATE events SET hash = '{h}' WHERE seq = {seq}"),
+        );
+    }
+}
+
+/// An attacker's transition at the tail: a copy of the last event with new content,
+/// its own transition row, hash chained, signed (or not) with `signer`.
+fn forge_tail(path: &Path, signer: Option<&SigningKey>) {
+    let j = Journal::open_read_only(path, &Options::default()).unwrap();
+    let events = j.read_after(0, None, 10_000).unwrap();
+    let last = events.last().unwrap().clone();
+    let tr = j
+        .transitions(&last.stream)
+        .unwrap()
+        .into_iter()
+        .find(|t| t.id == last.transition_id)
+        .unwrap();
+    drop(j);
+    let c = rusqlite::Connection::open(path).unwrap();
+    let mut t2 = tr.clone();
+    t2.id = 1000;
+    t2.first_version = last.version + 1;
+    t2.last_version = last.version + 1;
+    c.execute(
+        "INSERT INTO transitions (id, stream, machine, rules_version, command_name, command, context, idempotency_key, fingerprint, first_version, last_version, recorded_at) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
+        rusqlite::params![t2.id, t2.stream, t2.machine, t2.rules_version, t2.command_name, t2.command, t2.context, t2.idempotency_key, t2.fingerprint, t2.first_version as i64, t2.last_version as i64, t2.recorded_at],
+    )
+    .unwrap();
+    let mut e2 = last.clone();
+    e2.seq += 1;
+    e2.version += 1;
+    e2.transition_id = 1000;
+    let h = chain_hash(&last.hash, &e2, &t2);
+    c.execute(
+        "INSERT INTO events (seq, stream, version, machine, event_type, schema_version, payload, recorded_at, transition_id, hash) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
+        rusqlite::params![e2.seq, e2.stream, e2.version as i64, e2.machine, e2.event_type, e2.schema_version, e2.payload, e2.recorded_at, e2.transition_id, h],
+    )
+    .unwrap();
+    if let Some(k) = signer {
+        c.execute(
+            "INSERT OR IGNORE INTO signing_keys (public_key, added_at) VALUES (?1, 'x')",
+            [k.public_hex()],
+        )
+        .unwrap();
+        let sig = k.sign_head(e2.seq, &h);
+        let key_id: i64 = c
+            .query_row(
+                "SELECT id FROM signing_keys WHERE public_key = ?1",
+                [k.public_hex()],
+                |r| r.get(0),
+            )
+            .unwrap();
+        c.execute(
+            "INSERT INTO signatures (transition_id, key_id, head_seq, head_hash, signature) VALUES (1000, ?1, ?2, ?3, ?4)",
+            rusqlite::params![key_id, e2.seq, h, sig],
+        )
+        .unwrap();
+    }
+}
+
+struct Case {
+    name: &'static str,
+    tamper: fn(&Path),
+}
+
+fn sql(path: &Path, s: &str) {
+    let c = rusqlite::Connection::open(path).unwrap();
+    tamper(
+        &c,
+        "DROP TRIGGER IF EXISTS signatures_append_only_update; DROP TRIGGER IF EXISTS signatures_append_only_delete; DROP TRIGGER IF EXISTS signing_keys_append_only_update; DROP TRIGGER IF EXISTS signing_keys_append_only_delete;",
+    );
+    c.execute_batch(s).unwrap();
+}
+
+fn cases() -> Vec<Case> {
+    vec![
+        Case {
+            name: "edit a payload",
+            tamper: |p| {
+                sql(p, "UPDATE events SET payload = replace(payload, 't2 noted', 't2 NOTED') WHERE seq = 4")
+            },
+        },
+        Case {
+            name: "edit a payload, chain recomputed",
+            tamper: |p| {
+                sql(p, "UPDATE events SET payload = replace(payload, 't2 noted', 't2 NOTED') WHERE seq = 4");
+                rechain(p)
+            },
+        },
+        Case {
+            name: "edit recorded evidence, chain recomputed",
+            tamper: |p| {
+                sql(p, "UPDATE transitions SET command = replace(command, 't2 noted', 't2 NOTED') WHERE id = 4");
+                rechain(p)
+            },
+        },
+        Case {
+            name: "backdate recorded_at, chain recomputed",
+            tamper: |p| {
+                sql(p, "UPDATE events SET recorded_at = '1999-01-01T00:00:00.000000Z' WHERE seq = 2; UPDATE transitions SET recorded_at = '1999-01-01T00:00:00.000000Z' WHERE id = 2");
+                rechain(p)
+            },
+        },
+        Case {
+            name: "forge rules_version (future), chain recomputed",
+            tamper: |p| {
+                sql(p, "UPDATE transitions SET rules_version = 3 WHERE id = 7");
+                rechain(p)
+            },
+        },
+        Case {
+            name: "truncate the tail (last transition)",
+            tamper: |p| {
+                sql(p, "DELETE FROM signatures WHERE transition_id = 7; DELETE FROM events WHERE transition_id = 7; DELETE FROM transitions WHERE id = 7")
+            },
+        },
+        Case {
+            name: "delete a middle transition, renumbered, chain recomputed",
+            tamper: |p| {
+                sql(p, "DELETE FROM signatures WHERE transition_id = 4; DELETE FROM events WHERE transition_id = 4; DELETE FROM transitions WHERE id = 4; UPDATE events SET seq = seq - 1 WHERE seq > 4;");
+                rechain(p)
+            },
+        },
+        Case {
+            name: "swap two transitions' order, chain recomputed",
+            tamper: |p| {
+                sql(p, "UPDATE events SET seq = 100 WHERE seq = 5; UPDATE events SET seq = 5 WHERE seq = 6; UPDATE events SET seq = 6 WHERE seq = 100;");
+                rechain(p)
+            },
+        },
+        Case {
+            name: "append an unsigned forged tail",
+            tamper: |p| forge_tail(p, None),
+        },
+        Case {
+            name: "append a forged tail signed by another key",
+            tamper: |p| forge_tail(p, Some(&attacker())),
+        },
+        Case {
+            name: "strip every signature",
+            tamper: |p| sql(p, "DELETE FROM signatures"),
+        },
+        Case {
+            name: "re-sign history with another key",
+            tamper: |p| {
+                sql(p, "DELETE FROM signatures");
+                let j = Journal::open_read_only(p, &Options::default()).unwrap();
+                let heads: Vec<(i64, i64, String)> = {
+                    let events = j.read_after(0, None, 1000).unwrap();
+                    let mut last: std::collections::BTreeMap<i64, (i64, String)> =
+                        Default::default();
+                    for e in events {
+                        last.insert(e.transition_id, (e.seq, e.hash));
+                    }
+                    last.into_iter().map(|(t, (s, h))| (t, s, h)).collect()
+                };
+                drop(j);
+                let c = rusqlite::Connection::open(p).unwrap();
+                c.execute(
+                    "INSERT INTO signing_keys (public_key, added_at) VALUES (?1, 'x')",
+                    [attacker().public_hex()],
+                )
+                .unwrap();
+                let kid = c.last_insert_rowid();
+                for (t, s, h) in heads {
+                    // The attacker can sign, but only with their own key.
+                    let sig = attacker_head_signature(s, &h);
+                    c.execute("INSERT INTO signatures (transition_id, key_id, head_seq, head_hash, signature) VALUES (?1, ?2, ?3, ?4, ?5)", rusqlite::params![t, kid, s, h, sig]).unwrap();
+                }
+            },
+        },
+        Case {
+            name: "rewrite everything: edit, rechain, re-sign with another key",
+            tamper: |p| {
+                sql(p, "UPDATE events SET payload = replace(payload, 't2 noted', 't2 NOTED') WHERE seq = 4");
+                rechain(p);
+                sql(p, "DELETE FROM signatures; DELETE FROM signing_keys");
+                let j = Journal::open_read_only(p, &Options::default()).unwrap();
+                let events = j.read_after(0, None, 1000).unwrap();
+                drop(j);
+                let mut last: std::collections::BTreeMap<i64, (i64, String)> = Default::default();
+                for e in events {
+                    last.insert(e.transition_id, (e.seq, e.hash));
+                }
+                let c = rusqlite::Connection::open(p).unwrap();
+                c.execute(
+                    "INSERT INTO signing_keys (public_key, added_at) VALUES (?1, 'x')",
+                    [attacker().public_hex()],
+                )
+                .unwrap();
+                let kid = c.last_insert_rowid();
+                for (t, (s, h)) in last {
+                    let sig = attacker_head_signature(s, &h);
+                    c.execute("INSERT INTO signatures (transition_id, key_id, head_seq, head_hash, signature) VALUES (?1, ?2, ?3, ?4, ?5)", rusqlite::params![t, kid, s, h, sig]).unwrap();
+                }
+            },
+        },
+    ]
+}
+
+/// A valid head signature, by the attacker's own key.
+fn attacker_head_signature(seq: i64, hash: &str) -> String {
+    attacker().sign_head(seq, hash)
+}
+
+/// (verify, audit, verify --trusted-key, verify with the kept anchor): true = detected.
+fn detect(path: &Path, anchor: &Anchor) -> [bool; 4] {
+    let e = reader(path);
+    let j = e.journal();
+    let plain = !j.verify().unwrap().ok;
+    let audit = !e.audit(None).unwrap().ok;
+    let trusted = !j
+        .verify_with(&VerifyOptions {
+            trusted_key: Some(key().public_hex()),
+            ..VerifyOptions::default()
+        })
+        .unwrap()
+        .ok;
+    let anchored = !j
+        .verify_with(&VerifyOptions {
+            anchor: Some(anchor.clone()),
+            ..VerifyOptions::default()
+        })
+        .unwrap()
+        .ok;
+    [plain, audit, trusted, anchored]
+}
+
+#[test]
+fn the_tamper_matrix() {
+    let mut table = vec![
+        "| tampering (attacker without the key) | verify | audit | verify --trusted-key | verify with anchor |".to_owned(),
+        "|---|---|---|---|---|".to_owned(),
+    ];
+    for case in cases() {
+        let t = TempJournal::new();
+        day(&t.path());
+        let clean = reader(&t.path());
+        let report = clean.journal().verify().unwrap();
+        assert!(report.ok, "{report:?}");
+        assert_eq!(report.signing.status, "signed");
+        assert_eq!(report.signing.signed, 7);
+        let head = report.head.unwrap();
+        let anchor = key().anchor(head.seq, &head.hash);
+        assert_eq!(
+            detect(&t.path(), &anchor),
+            [false; 4],
+            "clean before {}",
+            case.name
+        );
+        drop(clean);
+        crate::support::checkpoint(&t.path());
+        (case.tamper)(&t.path());
+        let d = detect(&t.path(), &anchor);
+        let mark = |b: bool| if b { "caught" } else { "—" };
+        table.push(format!(
+            "| {} | {} | {} | {} | {} |",
+            case.name,
+            mark(d[0]),
+            mark(d[1]),
+            mark(d[2]),
+            mark(d[3])
+        ));
+        // Every case is caught by a check that needs nothing the attacker can change:
+        // the trusted key or the anchor kept outside the journal.
+        assert!(d[2] || d[3], "`{}` got through: {d:?}", case.name);
+    }
+    println!("{}", table.join("\n"));
+}
+
+#[test]
+fn a_signed_journal_verifies_and_names_its_key() {
+    let t = TempJournal::new();
+    day(&t.path());
+    let e = reader(&t.path());
+    let r = e
+        .journal()
+        .verify_with(&VerifyOptions {
+            trusted_key: Some(key().public_hex()),
+            ..VerifyOptions::default()
+        })
+        .unwrap();
+    assert!(r.ok, "{r:?}");
+    assert_eq!(r.signing.keys, [key().public_hex()]);
+    let other = e
+        .journal()
+        .verify_with(&VerifyOptions {
+            trusted_key: Some(attacker().public_hex()),
+            ..VerifyOptions::default()
+        })
+        .unwrap();
+    assert!(!other.ok);
+    assert!(other
+        .problems
+        .iter()
+        .all(|p| p.kind == ProblemKind::UntrustedKey));
+    // A forged anchor (another head under the same key's name) is refused.
+    let head = r.head.unwrap();
+    let mut forged = key().anchor(head.seq, &head.hash);
+    forged.hash = "0".repeat(64);
+    let f = e
+        .journal()
+        .verify_with(&VerifyOptions {
+            anchor: Some(forged),
+            ..VerifyOptions::default()
+        })
+        .unwrap();
+    assert!(
+        f.problems
+            .iter()
+            .any(|p| p.kind == ProblemKind::AnchorForged),
+        "{f:?}"
+    );
+}
+
+#[test]
+fn an_unsigned_journal_keeps_verifying_and_says_so() {
+    let t = TempJournal::new();
+    drop(t.engine());
+    let mut e = t.engine();
+    let s = StreamId::parse("ticket/u").unwrap();
+    e.execute_with_context::<Ticket>(&s, &Command::Open { title: "u".into() }, &ctx(1), None)
+        .unwrap();
+    drop(e);
+    let r = reader(&t.path()).journal().verify().unwrap();
+    assert!(r.ok, "{r:?}");
+    assert_eq!(r.signing.status, "unsigned");
+    // Signing may begin later: an unsigned prefix, then signed.
+    let mut e = engine(&t.path(), &signed_options());
+    e.execute_with_context::<Ticket>(&s, &Command::Comment { text: "x".into() }, &ctx(2), None)
+        .unwrap();
+    drop(e);
+    let r = reader(&t.path()).journal().verify().unwrap();
+    assert!(r.ok, "{r:?}");
+    assert_eq!(r.signing.status, "partly-signed");
+    // …but never back: an unsigned transition after a signed one is a problem.
+    let mut e = t.engine();
+    e.execute_with_context::<Ticket>(&s, &Command::Comment { text: "y".into() }, &ctx(3), None)
+        .unwrap();
+    drop(e);
+    let r = reader(&t.path()).journal().verify().unwrap();
+    assert!(!r.ok);
+    assert_eq!(r.problems[0].kind, ProblemKind::Unsigned);
+}
+
+/// A small tmpfs mounted for one test; unmounted on drop.
+struct Mount {
+    dir: tempfile::TempDir,
+}
+
+impl Mount {
+    fn tmpfs() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=16m", "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .unwrap()
+            .success();
+        assert!(
+            ok,
+            "this test mounts a tmpfs (it needs root, as the dev machines and CI have)"
+        );
+        Self { dir }
+    }
+    fn remount(&self, mode: &str) {
+        let ok = std::process::Command::new("mount")
+            .args(["-o", &format!("remount,{mode}")])
+            .arg(self.dir.path())
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+/// Every file of a journal (main, -wal, -shm) with its bytes.
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn verify_and_audit_pass(path: &Path) -> cairn::journal::Access {
+    let e = reader(path);
+    let r = e.journal().verify().unwrap();
+    assert!(r.ok, "{r:?}");
+    assert_eq!(r.signing.status, "signed");
+    let a = e.audit(None).unwrap();
+    assert!(a.ok, "{a:?}");
+    assert_eq!(a.redecided, 7);
+    e.journal().access()
+}
+
+#[test]
+fn a_journal_on_a_read_only_mount_is_verified_and_audited_unchanged() {
+    let m = Mount::tmpfs();
+    let db = m.dir.path().join("journal.db");
+    day(&db);
+    crate::support::checkpoint(&db);
+    m.remount("ro");
+    let before = files(m.dir.path());
+    verify_and_audit_pass(&db);
+    assert_eq!(
+        files(m.dir.path()),
+        before,
+        "a reader changed the read-only media"
+    );
+    m.remount("rw");
+}
+
+#[test]
+fn readers_never_convert_checkpoint_or_create() {
+    // A rollback-mode copy stays rollback-mode; a pending WAL stays pending; a
+    // missing journal is not created; an empty file is not turned into a journal.
+    let t = TempJournal::new();
+    day(&t.path());
+    crate::support::checkpoint(&t.path());
+    {
+        let c = rusqlite::Connection::open(t.path()).unwrap();
+        let mode: String = c
+            .query_row("PRAGMA journal_mode=DELETE", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "delete");
+    }
+    let before = files(t.dir.path());
+    verify_and_audit_pass(&t.path());
+    assert_eq!(
+        files(t.dir.path()),
+        before,
+        "a reader converted a rollback-mode copy"
+    );
+
+    // A pending WAL: a writer holds the file open while a reader runs.
+    let t = TempJournal::new();
+    drop(engine(&t.path(), &signed_options()));
+    let hold = rusqlite::Connection::open(t.path()).unwrap();
+    // A read opens the WAL index, so this connection keeps the WAL from being
+    // checkpointed away when the writers close.
+    let _: i64 = hold
+        .query_row("SELECT count(*) FROM events", [], |r| r.get(0))
+        .unwrap();
+    day(&t.path());
+    let before = files(t.dir.path());
+    assert!(before
+        .iter()
+        .any(|(n, b)| n.ends_with("-wal") && !b.is_empty()));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["journal", "verify", "--db"])
+        .arg(t.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let after = files(t.dir.path());
+    let main =
+        |v: &[(String, Vec<u8>)]| v.iter().find(|(n, _)| n == "journal.db").unwrap().1.clone();
+    assert_eq!(
+        main(&after),
+        main(&before),
+        "a reader checkpointed the WAL into the main file"
+    );
+    drop(hold);
+
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.db");
+    std::fs::write(&empty, b"").unwrap();
+    for path in [dir.path().join("missing.db"), empty.clone()] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .args(["journal", "verify", "--db"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+    }
+    assert!(!dir.path().join("missing.db").exists());
+    assert_eq!(
+        std::fs::read(&empty).unwrap(),
+        b"",
+        "verify turned an empty file into a journal"
+    );
+}
+
+#[test]
+fn a_journal_the_user_may_read_but_not_write_is_audited() {
+    // Run the reader as `nobody` on a journal owned by root, mode 0644, in a
+    // directory nobody may not write: SQLite cannot make its -shm there.
+    let base = tempfile::Builder::new()
+        .prefix("cairn-ro")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let dir = base.path().join("j");
+    std::fs::create_dir(&dir).unwrap();
+    let db = dir.join("journal.db");
+    // A journal of a built-in machine, written by the cairn binary itself.
+    for ep in [1, 2, 1] {
+        assert_eq!(
+            crate::reliability::prepare(&db, &crate::reliability::episode(ep), &[]).0,
+            0
+        );
+    }
+    crate::support::checkpoint(&db);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(base.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let before = files(&dir);
+    let run = |verb: &[&str]| {
+        std::process::Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(env!("CARGO_BIN_EXE_cairn"))
+            .args(verb)
+            .arg("--db")
+            .arg(&db)
+            .env("HOME", "/nonexistent")
+            .output()
+            .unwrap()
+    };
+    for verb in [&["journal", "verify"][..], &["journal", "audit"][..]] {
+        let out = run(verb);
+        assert_eq!(out.status.code(), Some(0), "{verb:?}: {out:?}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["ok"], true, "{v}");
+        if verb[1] == "verify" {
+            // Reported, not silently adopted.
+            assert_eq!(v["loose_permissions"], "644", "{v}");
+        }
+    }
+    assert_eq!(files(&dir), before);
+}
+
+#[test]
+fn damage_the_checks_can_name_exits_5() {
+    // A truncated file and a BLOB payload: integrity problems (exit 5) naming where.
+    let t = TempJournal::new();
+    day(&t.path());
+    crate::support::checkpoint(&t.path());
+    let bytes = std::fs::read(t.path()).unwrap();
+    let cut = tempfile::tempdir().unwrap();
+    let truncated = cut.path().join("journal.db");
+    std::fs::write(&truncated, &bytes[..bytes.len() - 4096]).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&truncated, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    for verb in ["verify", "audit"] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .args(["journal", verb, "--db"])
+            .arg(&truncated)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(5),
+            "{verb} on a truncated file: {out:?}"
+        );
+    }
+    let t = TempJournal::new();
+    day(&t.path());
+    tamper(
+        &t.raw(),
+        "UPDATE events SET payload = CAST(payload AS BLOB) WHERE seq = 3",
+    );
+    for verb in ["verify", "audit"] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .args(["journal", verb, "--db"])
+            .arg(t.path())
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(5),
+            "{verb} with a BLOB payload: {out:?}"
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(v.to_string().contains('3'), "{v}");
+    }
+}
