@@ -938,9 +938,9 @@ fn bind_repository_rules() {
     assert_eq!(out["canonical_remote"], "github.com/example/project");
     assert_eq!(out["registration"]["name"], "project");
     assert_eq!(out["bound_root"], ROOT);
-    assert!(out["commands"]
-        .as_array()
-        .unwrap()
+    let commands = out["commands"].as_array().unwrap();
+    assert!(!commands.is_empty(), "{out}");
+    assert!(commands
         .iter()
         .all(|c| c[0] == "git" && c[1] == "-C" && c[2] == ROOT));
     // A linked worktree.
