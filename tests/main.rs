@@ -24,6 +24,7 @@ mod saga_properties;
 mod ship;
 mod ship_preflight;
 mod ship_properties;
+mod tidy;
 mod work_node;
 mod work_properties;
 mod work_spec;
