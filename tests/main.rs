@@ -8,6 +8,7 @@ mod build_loop;
 mod cli;
 mod engine;
 mod fuzz;
+mod fuzz_specs;
 mod harness;
 mod journal;
 mod park;
