@@ -19,11 +19,14 @@ pub fn park(args: &[&str], stdin: &str, db: Option<&Path>) -> (i32, Value, Strin
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    // Never touch a real user journal from a test, nor one shared between runs: a
+    // fixed path (even one under /nonexistent) is created when the tests run as root,
+    // and then carries every earlier run's streams (and schema) into this one.
+    let scratch = tempfile::tempdir().expect("a temp dir");
     if let Some(db) = db {
         cmd.arg("--db").arg(db);
     } else {
-        // Never touch a real user journal from a test.
-        cmd.env("CAIRN_DB", "/nonexistent/cairn-test/journal.db");
+        cmd.env("CAIRN_DB", scratch.path().join("journal.db"));
     }
     let mut child = cmd.spawn().expect("cairn runs");
     child
@@ -938,9 +941,9 @@ fn bind_repository_rules() {
     assert_eq!(out["canonical_remote"], "github.com/example/project");
     assert_eq!(out["registration"]["name"], "project");
     assert_eq!(out["bound_root"], ROOT);
-    assert!(out["commands"]
-        .as_array()
-        .unwrap()
+    let commands = out["commands"].as_array().unwrap();
+    assert!(!commands.is_empty(), "{out}");
+    assert!(commands
         .iter()
         .all(|c| c[0] == "git" && c[1] == "-C" && c[2] == ROOT));
     // A linked worktree.

@@ -101,7 +101,9 @@ fn a_clean_pushed_checkout_passes_with_recorded_argv() {
     );
     assert_eq!(outcomes(repo.path()), ["pass", "pass", "pass"]);
     let vcs = &checks[0].2;
-    for run in vcs["observations"].as_array().unwrap() {
+    let runs = vcs["observations"].as_array().unwrap();
+    assert!(!runs.is_empty(), "no git run recorded: {vcs}");
+    for run in runs {
         // Every reading is bound to the root: git in it, or a `test -d` of a path
         // inside its git dir (whether a rebase is in progress).
         let argv = run["argv"].as_array().unwrap();
@@ -135,6 +137,7 @@ fn the_observed_checks_are_accepted_by_evaluate() {
         let (_, out, _) = park(&["park", "observe-vcs", "--root", repo.path()], "", None);
         out["checks"].as_array().unwrap().clone()
     };
+    assert_eq!(checks.len(), 3, "{checks:?}");
     let mut obs = crate::support::park::observation();
     for c in checks {
         let name = c["name"].as_str().unwrap().to_owned();
@@ -314,6 +317,7 @@ fn a_jj_workspace_without_jj_is_unknown() {
     let repo = Repo::new();
     std::fs::create_dir(repo.root.join(".jj")).unwrap();
     let checks = observe(repo.path());
+    assert_eq!(checks.len(), 3, "{checks:?}");
     assert!(
         checks
             .iter()

@@ -98,6 +98,48 @@ fn eval(v: &Value) -> Option<fold::Evaluation> {
     observation::parse(v).ok().map(|o| fold::evaluate(&o))
 }
 
+/// Sets the picked checks to their unknown form (pr_merged only on a PR-backed
+/// observation): the names set.
+fn set_unknown(
+    v: &mut Value,
+    pr: bool,
+    picks: &std::collections::BTreeSet<usize>,
+) -> Vec<&'static str> {
+    let names: Vec<&str> = picks
+        .iter()
+        .map(|i| CHECKS[*i])
+        .filter(|name| pr || *name != "pr_merged")
+        .collect();
+    for name in &names {
+        set(v, name, unknown_form(name));
+    }
+    names
+}
+
+/// The evaluation of an observation with `unknown` checks; or, when it is refused
+/// outright, `None` after checking the one reason it may be: with `bead_terminal`
+/// unknown, `resume_target_resolvable` is inapplicable.
+fn evaluated(v: &Value, unknown: &[&str]) -> Result<Option<fold::Evaluation>, TestCaseError> {
+    match observation::parse(v) {
+        Ok(o) => Ok(Some(fold::evaluate(&o))),
+        Err(e) => {
+            prop_assert_eq!(
+                (e.field.as_str(), e.rule),
+                ("checks", "inapplicable-check"),
+                "{:?}",
+                e
+            );
+            prop_assert!(
+                unknown.contains(&"bead_terminal")
+                    && e.message.contains("resume_target_resolvable"),
+                "{:?}",
+                e
+            );
+            Ok(None)
+        }
+    }
+}
+
 fn ctx(n: u128) -> Context {
     Context {
         now: Timestamp::parse("2026-11-30T04:00:00Z").unwrap(),
@@ -259,15 +301,9 @@ proptest! {
     #[test]
     fn any_unknown_check_is_never_eligible(pr in any::<bool>(), pre in any::<bool>(), picks in proptest::collection::btree_set(0usize..10, 1..4)) {
         let mut v = base(pr, pre);
-        let mut changed = false;
-        for i in picks {
-            let name = CHECKS[i];
-            if name == "pr_merged" && !pr { continue; }
-            set(&mut v, name, unknown_form(name));
-            changed = true;
-        }
-        prop_assume!(changed);
-        if let Some(e) = eval(&v) {
+        let unknown = set_unknown(&mut v, pr, &picks);
+        prop_assume!(!unknown.is_empty());
+        if let Some(e) = evaluated(&v, &unknown)? {
             prop_assert!(!e.eligible, "{e:?}");
             prop_assert_ne!(e.action, Some(fold::Action::WriteReceipt));
         }
@@ -278,12 +314,8 @@ proptest! {
     fn preflight_is_never_eligible(pr in any::<bool>(), picks in proptest::collection::btree_set(0usize..10, 0..3), durable_preservation in any::<bool>()) {
         let mut v = base(pr, !durable_preservation);
         v["protocol_phase"] = json!("preflight");
-        for i in picks {
-            let name = CHECKS[i];
-            if name == "pr_merged" && !pr { continue; }
-            set(&mut v, name, unknown_form(name));
-        }
-        if let Some(e) = eval(&v) {
+        let unknown = set_unknown(&mut v, pr, &picks);
+        if let Some(e) = evaluated(&v, &unknown)? {
             prop_assert!(!e.eligible);
             prop_assert_ne!(e.action, Some(fold::Action::WriteReceipt));
         }
@@ -332,19 +364,32 @@ proptest! {
         }
     }
 
-    /// evaluate is deterministic for the same input and attempt id.
+    /// The evaluation is independent of the order the checks are listed in (its
+    /// reasons too: checks are read into canonical order), and evaluating in a
+    /// prepared episode is independent of the time and ids of the decision.
     #[test]
-    fn evaluate_is_deterministic(pr in any::<bool>(), pre in any::<bool>(), picks in proptest::collection::btree_set(0usize..10, 0..3)) {
+    fn evaluation_is_independent_of_check_order_and_time(pr in any::<bool>(), pre in any::<bool>(), picks in proptest::collection::btree_set(0usize..10, 0..3), order in Just((0..16usize).collect::<Vec<_>>()).prop_shuffle()) {
         let mut v = base(pr, pre);
-        for i in picks {
-            let name = CHECKS[i];
-            if name == "pr_merged" && !pr { continue; }
-            set(&mut v, name, unknown_form(name));
+        if set_unknown(&mut v, pr, &picks).contains(&"bead_terminal") {
+            // Inapplicable once the bead's status is unknown.
+            remove(&mut v, "resume_target_resolvable");
         }
-        prop_assert_eq!(eval(&v), eval(&v));
-        let a = Park::decide(&State::Fresh, &Command::Evaluate { episode_id: park::EpisodeId::parse(EPISODE).unwrap(), intent_id: park::IntentId::parse(INTENT).unwrap(), attempt_id: park::AttemptId::parse(ATTEMPT).unwrap(), observation: v.clone() }, &ctx(1));
-        let b = Park::decide(&State::Fresh, &Command::Evaluate { episode_id: park::EpisodeId::parse(EPISODE).unwrap(), intent_id: park::IntentId::parse(INTENT).unwrap(), attempt_id: park::AttemptId::parse(ATTEMPT).unwrap(), observation: v }, &ctx(2));
+        let checks = v["checks"].as_array().unwrap().clone();
+        let mut shuffled = v.clone();
+        shuffled["checks"] = Value::Array(order.iter().filter(|i| **i < checks.len()).map(|i| checks[*i].clone()).collect());
+        let (Some(a), Some(b)) = (eval(&v), eval(&shuffled)) else {
+            return Err(TestCaseError::fail(format!("the observation is refused: {:?}", observation::parse(&v))));
+        };
         prop_assert_eq!(a, b);
+        // In a prepared episode, at two different times with different fresh ids.
+        let prepare = park_command(ATTEMPT, &Step::Prepare { other_intent: false }).0;
+        let prepared = Park::decide(&State::Fresh, &prepare, &ctx(1)).expect("the fixture prepares").iter().fold(State::Fresh, Park::evolve);
+        let attempt = current_attempt(&prepared);
+        let evaluate = Command::Evaluate { episode_id: park::EpisodeId::parse(EPISODE).unwrap(), intent_id: park::IntentId::parse(INTENT).unwrap(), attempt_id: park::AttemptId::parse(&attempt).unwrap(), observation: v };
+        let later = Context { now: Timestamp::parse("2027-06-01T12:00:00Z").unwrap(), ..ctx(2) };
+        let now = Park::decide(&prepared, &evaluate, &ctx(1));
+        prop_assert!(now.is_ok(), "{:?}", now);
+        prop_assert_eq!(now, Park::decide(&prepared, &evaluate, &later));
     }
 }
 
@@ -391,6 +436,10 @@ proptest! {
         prop_assert!(code == 0 || code == 2, "exit {code}: {out} {stderr}");
         if code == 2 {
             prop_assert_eq!(t.bytes(), before);
+            prop_assert!(out["error"]["field"].is_string() || out["error"]["violations"].is_array(), "{}", out);
+        } else {
+            // The mutation stayed valid: the answer is the evaluation.
+            prop_assert!(out["eligible"].is_boolean(), "{}", out);
         }
     }
 }

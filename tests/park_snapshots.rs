@@ -9,9 +9,12 @@ use serde_json::json;
 use crate::support::park::*;
 
 fn transcript(args: &[&str], stdin: &str) -> String {
+    // A journal of this call's own (a fixed path is created when the tests run as
+    // root, and then shared by every run).
+    let scratch = tempfile::tempdir().expect("a temp dir");
     let mut child = Command::new(env!("CARGO_BIN_EXE_cairn"))
         .args(args)
-        .env("CAIRN_DB", "/nonexistent/cairn-test/journal.db")
+        .env("CAIRN_DB", scratch.path().join("journal.db"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

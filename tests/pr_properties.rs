@@ -1,6 +1,6 @@
 //! Property tests of the PR loop; seeds in proptest-regressions/pr-loop.txt.
 
-use cairn::machines::pr_loop::classify::{self, Freshness, PrState};
+use cairn::machines::pr_loop::classify::{self, Freshness, GhState, PrState};
 use cairn::machines::pr_loop::escalation::{self, Tiers};
 use cairn::machines::pr_loop::{
     self, Command, Decision, Disposition, Event, Mode, ObserveInput, Offer, PrLoop, State,
@@ -56,7 +56,16 @@ fn rollup() -> impl Strategy<Value = Option<Value>> {
     prop_oneof![8 => proptest::collection::vec(entry, 0..4).prop_map(|v| Some(Value::Array(v))), 1 => Just(None), 1 => Just(Some(Value::Null))]
 }
 
+/// A reading: generated field by field (mostly refused), or one of the nine
+/// fixtures (so every row, and an approved clean PR, is reached).
 fn reading() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        4 => generated_reading(),
+        1 => proptest::sample::select(&STATES[..]).prop_map(crate::support::pr::reading),
+    ]
+}
+
+fn generated_reading() -> impl Strategy<Value = Value> {
     (
         field(&["OPEN", "CLOSED", "MERGED"]),
         field(&["APPROVED", "CHANGES_REQUESTED", "REVIEW_REQUIRED", ""]),
@@ -130,17 +139,32 @@ pub fn pr_command(kind: u8, pr_state: &str) -> Command {
 proptest! {
     #![proptest_config(config(512))]
 
-    /// Totality and exclusivity: every reading yields exactly one state or a typed error.
+    /// Totality and exclusivity: every reading yields exactly one state or a typed
+    /// error. A reading the parser refuses is refused with the parser's error (a field
+    /// under `reading`, a rule); a parsed reading matches at most one row, and is
+    /// refused only as a contradiction (MERGED without mergedAt) or as an approved,
+    /// clean PR whose freshness is unknown: with a freshness count the classifier is
+    /// total.
     #[test]
     fn classification_is_total_and_exclusive(r in reading(), commits in proptest::option::of(0u64..3), threads in proptest::option::of(0u64..2), dest in proptest::sample::select(&["plan-only", "pr", "merge", "nonprod-deploy"][..])) {
         let doc = input(r.clone(), commits, threads, dest);
         let result = pr_loop::classify_input(&doc);
-        if let Ok(parsed) = classify::parse_reading(&r, "reading") {
-            let f = Freshness { commits_since_review: commits, unresolved_threads: threads.unwrap_or(0) };
-            let matched = classify::guards(&parsed, &f).iter().filter(|(_, g)| *g).count();
-            prop_assert!(matched <= 1, "more than one row matched: {:?}", classify::guards(&parsed, &f));
-            if let Ok(c) = &result {
-                prop_assert_eq!(matched, 1);
+        let parsed = match classify::parse_reading(&r, "reading") {
+            Ok(parsed) => parsed,
+            Err(e) => {
+                prop_assert!(e.field.starts_with("reading") && !e.rule.is_empty(), "{:?}", e);
+                prop_assert_eq!(result.err(), Some(e));
+                return Ok(());
+            }
+        };
+        let f = Freshness { commits_since_review: commits, unresolved_threads: threads.unwrap_or(0) };
+        let rows: Vec<PrState> = classify::guards(&parsed, &f).iter().filter(|(_, g)| *g).map(|(s, _)| *s).collect();
+        prop_assert!(rows.len() <= 1, "more than one row matched: {:?}", rows);
+        let contradictory = parsed.state == GhState::Merged && parsed.merged_at.is_none();
+        match &result {
+            Ok(c) => {
+                prop_assert!(!contradictory);
+                prop_assert_eq!(&rows, &vec![c.state]);
                 // mergedAt set ⇒ merged.
                 if parsed.merged_at.is_some() { prop_assert_eq!(c.state, PrState::Merged); }
                 // A draft never yields a review request.
@@ -148,6 +172,17 @@ proptest! {
                 // A merge is offered only for an approved, fresh PR whose destination includes a merge.
                 if c.merge_offer { prop_assert_eq!(c.state, PrState::ApprovedFresh); }
             }
+            Err(e) if contradictory => {
+                prop_assert_eq!((e.field.as_str(), e.rule), ("reading.mergedAt", "merged-without-time"));
+            }
+            Err(e) => {
+                // Only an approved, clean PR whose freshness is unknown falls through the table.
+                prop_assert!(rows.is_empty() && commits.is_none(), "{:?} refused: {:?}", rows, e);
+                prop_assert_eq!((e.field.as_str(), e.rule), ("commits_since_review", "review-freshness-unknown"));
+            }
+        }
+        if commits.is_some() && !contradictory {
+            prop_assert!(result.is_ok(), "a valid reading with a freshness count refused: {:?}", result);
         }
     }
 
@@ -214,4 +249,36 @@ proptest! {
             prop_assert!(merged);
         }
     }
+}
+
+/// The generated readings reach every branch of the totality property: of 1,000
+/// (classified without a freshness count), some are refused by the parser, some are
+/// classified, some are refused as a contradiction, some as an approved clean PR of
+/// unknown freshness.
+#[test]
+fn generated_readings_reach_every_branch() {
+    let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
+    for r in crate::support::sample(reading(), 1000) {
+        let branch = if classify::parse_reading(&r, "reading").is_err() {
+            "parser"
+        } else {
+            match pr_loop::classify_input(&input(r, None, None, "merge")) {
+                Ok(_) => "classified",
+                Err(e) => e.rule,
+            }
+        };
+        *counts.entry(branch).or_default() += 1;
+    }
+    eprintln!("{counts:?}");
+    let n = |k: &str| counts.get(k).copied().unwrap_or(0);
+    assert!(n("parser") >= 100 && n("classified") >= 100, "{counts:?}");
+    assert!(
+        n("merged-without-time") >= 5 && n("review-freshness-unknown") >= 5,
+        "{counts:?}"
+    );
+    assert_eq!(
+        counts.len(),
+        4,
+        "a refusal the property does not expect: {counts:?}"
+    );
 }

@@ -235,7 +235,7 @@ fn sigkill_at_random_moments_never_leaves_a_partial_transition() {
                 window_us = (window_us * 5 / 4).min(2_000_000);
             }
         }
-        let _ = child.wait();
+        child.wait().expect("the child is reaped");
         // After every kill: the journal opens, verifies and audits; every transition is whole.
         assert_whole(&db);
     }
@@ -351,7 +351,12 @@ fn a_full_disk_fails_cleanly_and_the_next_write_succeeds() {
     assert_eq!(prepare(&db, &episode(1), &[]).0, 0);
     // Fill the file system.
     let filler = m.path().join("filler");
-    let _ = std::fs::write(&filler, vec![0u8; 4 << 20]);
+    let filled = std::fs::write(&filler, vec![0u8; 4 << 20]).map_err(|e| e.kind());
+    assert_eq!(
+        filled,
+        Err(std::io::ErrorKind::StorageFull),
+        "4 MiB in 1 MiB"
+    );
     let mut accepted = 1;
     let mut failure = None;
     for _ in 0..20 {

@@ -300,11 +300,17 @@ fn a_dead_turn_is_released_only_from_what_git_shows() {
     git(&g.repo, &["worktree", "add", "-q", &wt_s, "work/u1"]);
     std::fs::write(wt.join("u1.txt"), "u1\n").unwrap();
     git(&wt, &["add", "."]);
-    let _ = try_git(&wt, &["commit", "-q", "-m", "u1"]);
+    git(&wt, &["commit", "-q", "-m", "u1"]);
     std::fs::write(g.repo.join("main.txt"), "m\n").unwrap();
     git(&g.repo, &["add", "."]);
     git(&g.repo, &["commit", "-q", "-m", "main moves"]);
-    let _ = try_git(&wt, &["merge", "--no-commit", "--no-ff", "main"]);
+    git(&wt, &["merge", "--no-commit", "--no-ff", "main"]);
+    assert!(
+        try_git(&wt, &["rev-parse", "-q", "--verify", "MERGE_HEAD"])
+            .status
+            .success(),
+        "no merge in progress in the worktree"
+    );
     let (code, out) = g.mt(&[
         "release", "--unit", "U1", "--repo", &repo, "--target", "main",
     ]);

@@ -197,34 +197,96 @@ proptest! {
     /// one unit is ever `merging`.
     #[test]
     fn at_most_one_unit_merging_under_two_writers(schedule in proptest::collection::vec((0usize..2, any::<bool>(), 0usize..3, any::<bool>()), 0..40)) {
-        use cairn::machines::saga::gates::MergeState;
-        let units = ["U1", "U2", "U3"];
-        let mut log: Vec<Event> = vec![];
-        let fold = |log: &[Event]| log.iter().fold(Saga::initial_state(), Saga::evolve);
-        // Mint the thread.
-        let minted = Saga::decide(&Saga::initial_state(), &command(&Step::Save { phase: Some(Phase::Work), rounds: None, verdicts: vec![], next_round: None }), &ctx()).unwrap();
-        log.extend(minted);
-        let mut snapshot: [Option<usize>; 2] = [None, None];
-        for (w, read, u, merged) in schedule {
-            if read || snapshot[w].is_none() {
-                snapshot[w] = Some(log.len());
-                continue;
-            }
-            let v = snapshot[w].take().unwrap();
-            let seen = fold(&log[..v]);
-            let cmd = if merged {
-                Command::MarkMerged { unit: units[u].into(), holder: units[u].into(), merged_tip: "1".repeat(40) }
-            } else {
-                take(units[u])
-            };
-            if let Ok(events) = Saga::decide(&seen, &cmd, &ctx()) {
-                if v == log.len() {
-                    log.extend(events);
-                }
-            }
-            let now = fold(&log);
-            let merging = now.thread().map_or(0, |t| t.gates.units.values().filter(|r| r.merge_state == MergeState::Merging).count());
-            prop_assert!(merging <= 1, "{} units merging", merging);
-        }
+        let most = two_writers(&schedule);
+        prop_assert!(most <= 1, "{} units merging", most);
     }
+}
+
+/// Runs a two-writer schedule: the most units ever `merging` at once.
+fn two_writers(schedule: &[(usize, bool, usize, bool)]) -> usize {
+    use cairn::machines::saga::gates::MergeState;
+    let units = ["U1", "U2", "U3"];
+    let mut log: Vec<Event> = vec![];
+    let fold = |log: &[Event]| log.iter().fold(Saga::initial_state(), Saga::evolve);
+    // Mint the thread.
+    let minted = Saga::decide(
+        &Saga::initial_state(),
+        &command(&Step::Save {
+            phase: Some(Phase::Work),
+            rounds: None,
+            verdicts: vec![],
+            next_round: None,
+        }),
+        &ctx(),
+    )
+    .expect("a work-phase save mints the thread");
+    log.extend(minted);
+    let mut snapshot: [Option<usize>; 2] = [None, None];
+    let mut most = 0;
+    for &(w, read, u, merged) in schedule {
+        let Some(v) = snapshot[w].take().filter(|_| !read) else {
+            snapshot[w] = Some(log.len());
+            continue;
+        };
+        let seen = fold(&log[..v]);
+        let cmd = if merged {
+            Command::MarkMerged {
+                unit: units[u].into(),
+                holder: units[u].into(),
+                merged_tip: "1".repeat(40),
+            }
+        } else {
+            take(units[u])
+        };
+        if let Ok(events) = Saga::decide(&seen, &cmd, &ctx()) {
+            if v == log.len() {
+                log.extend(events);
+            }
+        }
+        let now = fold(&log);
+        let merging = now.thread().map_or(0, |t| {
+            t.gates
+                .units
+                .values()
+                .filter(|r| r.merge_state == MergeState::Merging)
+                .count()
+        });
+        most = most.max(merging);
+    }
+    most
+}
+
+/// The generated sequences reach what the invariants are about: of 500, some
+/// advance to qa and some are granted the QA extension; of 500 two-writer
+/// schedules, some get a unit `merging`.
+#[test]
+fn generated_sagas_reach_qa_and_merging() {
+    let (mut qa, mut extended) = (0, 0);
+    for seq in crate::support::sample(sequence(), 500) {
+        let mut state = Saga::initial_state();
+        let (mut reached, mut granted) = (false, false);
+        for step in &seq {
+            let Ok(events) = Saga::decide(&state, &command(step), &ctx()) else {
+                continue;
+            };
+            reached |= events.iter().any(|e| matches!(e, Event::AdvancedToQa));
+            granted |= events
+                .iter()
+                .any(|e| matches!(e, Event::QaExtensionGranted));
+            state = events.iter().fold(state, Saga::evolve);
+        }
+        qa += usize::from(reached);
+        extended += usize::from(granted);
+    }
+    let schedules =
+        proptest::collection::vec((0usize..2, any::<bool>(), 0usize..3, any::<bool>()), 0..40);
+    let merging = crate::support::sample(schedules, 500)
+        .iter()
+        .filter(|s| two_writers(s) == 1)
+        .count();
+    eprintln!("of 500: {qa} reach qa, {extended} extended; {merging} schedules merge a unit");
+    assert!(
+        qa >= 10 && extended >= 5 && merging >= 50,
+        "of 500: {qa} reach qa, {extended} extended; {merging} schedules merge a unit"
+    );
 }

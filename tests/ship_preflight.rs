@@ -71,7 +71,9 @@ fn a_clean_primary_may_create_the_worktree_and_records_its_readings() {
         ),
         (Some("clean"), Some(true))
     );
-    for run in out["observations"].as_array().unwrap() {
+    let runs = out["observations"].as_array().unwrap();
+    assert!(!runs.is_empty(), "{out}");
+    for run in runs {
         // Every git reading is `git -C REPO_ROOT …`; the path probe is `test -e WORKTREE_PATH`.
         let bound = if run["argv"][0] == "git" {
             (&run["argv"][1], &run["argv"][2]) == (&json!("-C"), &json!(p.root.to_str().unwrap()))

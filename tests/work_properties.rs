@@ -141,3 +141,28 @@ proptest! {
         prop_assert!(cycle.unwrap().message.starts_with("dependency cycle: "));
     }
 }
+
+/// The generated sequences reach `done` (so the property above is not only about
+/// refusals): of 500, some record it.
+#[test]
+fn generated_work_nodes_reach_done() {
+    let mut done = 0;
+    for seq in crate::support::sample(sequence(), 500) {
+        let mut state = WorkNode::initial_state();
+        let mut reached = false;
+        for (step, first) in &seq {
+            let session = if *first { "s1" } else { "s2" };
+            let Ok(events) = WorkNode::decide(&state, &command(&state, step), &ctx(session)) else {
+                continue;
+            };
+            reached |= events.iter().any(|e| matches!(e, Event::Done { .. }));
+            state = events.iter().fold(state, WorkNode::evolve);
+        }
+        done += usize::from(reached);
+    }
+    eprintln!("{done} of 500 reach done");
+    assert!(
+        done >= 20,
+        "only {done} of 500 generated sequences reach done"
+    );
+}

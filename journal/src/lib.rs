@@ -29,6 +29,7 @@ mod hash;
 mod read;
 mod schema;
 mod sign;
+mod signed;
 mod sql;
 mod verify;
 

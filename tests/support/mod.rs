@@ -14,6 +14,22 @@ use cairn::journal::{Journal, Options};
 use cairn::{Context, Engine, Registry, Timestamp};
 use uuid::Uuid;
 
+/// `n` values drawn from `strategy`, the same ones every run: for tests that count
+/// how many generated inputs reach the code under test.
+pub fn sample<S: proptest::strategy::Strategy>(strategy: S, n: usize) -> Vec<S::Value> {
+    use proptest::strategy::ValueTree as _;
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    (0..n)
+        .map(|_| {
+            // A plain strategy (no filter that could reject every value) always generates.
+            strategy
+                .new_tree(&mut runner)
+                .expect("the strategy generates")
+                .current()
+        })
+        .collect()
+}
+
 /// One named change to a JSON document, for table tests.
 pub type Mutation = Box<dyn Fn(&mut serde_json::Value)>;
 

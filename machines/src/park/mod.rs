@@ -21,8 +21,7 @@ pub mod observation;
 pub mod prepare;
 pub mod receipt;
 pub mod vcs;
-/// Strict wire parsing (shared by every machine; kept here under its old path).
-pub use crate::evidence::wire;
+pub use crate::evidence::wire; // shared by every machine; kept under its old path
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
