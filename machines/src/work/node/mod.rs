@@ -24,6 +24,8 @@ mod judge;
 mod provenance;
 mod state;
 mod terminal_truth;
+#[cfg(test)]
+mod tests;
 
 pub use command::{
     ChecklistReport, Command, Containment, CriterionRun, PlanReceipt, ReviewVerdict, TreeReading,
