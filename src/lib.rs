@@ -107,6 +107,7 @@ pub use stream::StreamId;
 
 pub use cairn_journal as journal;
 pub use cairn_machines as machines;
+pub use cairn_machines::testing as scenario;
 pub use cairn_machines::{
     Check, Context, GraphSpec, Id, IdKind, Machine, Outcome, Rejection, Timestamp, Violation,
 };

@@ -29,6 +29,8 @@ pub mod rejection;
 pub mod saga;
 pub mod ship;
 #[deny(missing_docs)]
+pub mod testing;
+#[deny(missing_docs)]
 pub mod time;
 pub mod work;
 

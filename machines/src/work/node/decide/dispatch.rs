@@ -1,0 +1,85 @@
+//! `dispatch`: `work_dispatch`'s outcome for a planned node, a receipt
+//! (`dispatched`) or a degraded `not-dispatched` finding that advances nothing.
+
+use super::super::{Event, State, DEFAULT_BUDGET};
+use super::guards::Guard;
+use crate::evidence::{is_full_git_id, is_normal_abs_path};
+use crate::{Context, Rejection};
+
+/// A planned node; a redispatch in the same persistent worktree; then exactly one
+/// of a finding (the plan comes back) or a run id with an absolute worker tree, its
+/// full starting commit and a budget of at least one round.
+pub(super) fn decide_dispatch(
+    g: Guard<'_>,
+    run_id: Option<&str>,
+    worktree_path: &str,
+    expected_commit: &str,
+    budget: Option<u32>,
+    finding: Option<&str>,
+    ctx: &Context,
+) -> Result<Vec<Event>, Rejection> {
+    let State::Planned { run } = g.state else {
+        return g.no(
+            "planned",
+            None,
+            "dispatch a planned node (a redispatch after a rejection is `remediate`)",
+        );
+    };
+    if let (Some(w), Some(_)) = (&run.worktree, run_id) {
+        if w != worktree_path {
+            return g.no(
+                "same-worktree",
+                Some("worktree_path"),
+                "a redispatch reuses the same persistent worktree",
+            );
+        }
+    }
+    match (run_id, finding) {
+        (None, Some(f)) if !f.trim().is_empty() => {
+            // Degraded: the plan comes back; nothing advances.
+            let plan = run
+                .plan
+                .clone()
+                .ok_or_else(|| g.reject("planned", None, "no plan"))?;
+            Ok(vec![Event::NotDispatched {
+                finding: f.to_owned(),
+                plan,
+            }])
+        }
+        (Some(id), None) if !id.trim().is_empty() => {
+            if !is_normal_abs_path(worktree_path) {
+                return g.no(
+                    "absolute-path",
+                    Some("worktree_path"),
+                    "the persistent worker tree, absolute",
+                );
+            }
+            if !is_full_git_id(expected_commit) {
+                return g.no(
+                    "full-commit",
+                    Some("expected_commit"),
+                    "the full commit the worker starts from",
+                );
+            }
+            if budget == Some(0) {
+                return g.no(
+                    "budget",
+                    Some("budget"),
+                    "a remediation budget of at least one round",
+                );
+            }
+            Ok(vec![Event::Dispatched {
+                run_id: id.to_owned(),
+                worktree_path: worktree_path.to_owned(),
+                expected_commit: expected_commit.to_owned(),
+                budget: budget.unwrap_or(DEFAULT_BUDGET),
+                session: ctx.session.clone(),
+            }])
+        }
+        _ => g.no(
+            "dispatch-receipt",
+            Some("run_id"),
+            "a dispatch receipt (run id) or a not-dispatched finding, exactly one",
+        ),
+    }
+}

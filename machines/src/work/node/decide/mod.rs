@@ -1,0 +1,113 @@
+//! `decide`: every guard of the work-node machine. A done or escalated node
+//! refuses everything; otherwise each command goes to its own function, which
+//! lists its predicates in the seed's order and returns at the first that fails.
+
+mod amend;
+mod dispatch;
+mod done;
+mod guards;
+mod plan;
+mod remediation;
+mod scope;
+mod verify;
+
+pub use verify::verify_admits;
+
+use self::amend::decide_amend_criterion;
+use self::dispatch::decide_dispatch;
+use self::done::{decide_done, decide_merge};
+use self::guards::Guard;
+use self::plan::decide_plan;
+use self::remediation::{decide_escalate, decide_remediate, decide_review};
+use self::scope::{decide_pass_up, decide_raise_scope, decide_resolve_scope};
+use self::verify::decide_verify;
+use super::{Command, Event, State};
+use crate::{Context, Rejection};
+
+/// The events `command` produces in `state`, or every reason why not.
+pub(super) fn decide(
+    state: &State,
+    command: &Command,
+    ctx: &Context,
+) -> Result<Vec<Event>, Rejection> {
+    let g = Guard {
+        state,
+        command: command.name(),
+    };
+    g.node_open()?;
+    match command {
+        Command::AmendCriterion {
+            spec,
+            draft,
+            request,
+        } => decide_amend_criterion(g, spec, draft.as_deref(), request, ctx),
+        Command::RaiseScope {
+            target,
+            add_touches,
+            change,
+            rationale,
+        } => decide_raise_scope(g, target, add_touches, change, rationale, ctx),
+        Command::PassUp {
+            request_id,
+            context,
+            recommendation,
+        } => decide_pass_up(g, request_id, context, recommendation),
+        Command::ResolveScope {
+            request_id,
+            selected,
+            note,
+            custom_instruction,
+            on_behalf_of_user,
+            operator,
+        } => decide_resolve_scope(
+            g,
+            request_id,
+            selected,
+            note,
+            custom_instruction.as_deref(),
+            *on_behalf_of_user,
+            operator,
+        ),
+        Command::Plan {
+            spec,
+            address,
+            receipt,
+        } => decide_plan(g, spec, address, receipt),
+        Command::Dispatch {
+            run_id,
+            worktree_path,
+            expected_commit,
+            budget,
+            finding,
+        } => decide_dispatch(
+            g,
+            run_id.as_deref(),
+            worktree_path,
+            expected_commit,
+            *budget,
+            finding.as_deref(),
+            ctx,
+        ),
+        Command::Verify {
+            spec,
+            tree,
+            runs,
+            checklist,
+        } => decide_verify(g, spec, tree, runs, checklist, ctx),
+        Command::Review {
+            verdict,
+            failed_criteria,
+            concerns,
+        } => decide_review(g, *verdict, failed_criteria, concerns),
+        Command::Remediate {
+            run_id,
+            worktree_path,
+        } => decide_remediate(g, run_id, worktree_path),
+        Command::Escalate { reason } => decide_escalate(g, reason),
+        Command::Merge {
+            merged_tree,
+            commit,
+        } => decide_merge(g, merged_tree, commit),
+        Command::Done { spec, deps_done } => decide_done(g, spec, deps_done, ctx),
+    }
+}

@@ -1,0 +1,108 @@
+//! The `work-node` machine: one stream per node of one workspec
+//! (`work-node/<spec key>:<address>`). cairn records what the skill did and refuses
+//! what the evidence does not support; it dispatches no agent itself.
+//!
+//! `plan → dispatch → verify → (review) → (remediation …) → merge → integration
+//! verify → done`, with `escalated` when the remediation budget is spent. Two axes
+//! are reported separately: lifecycle (from the spec and the current session's
+//! `done` records, see [`super::ready`]) and verification provenance
+//! ([`Provenance`]).
+//!
+//! Read it by file: [`State`] (`state.rs`), [`Command`] and the evidence it carries
+//! (`command.rs`), [`Event`] (`event.rs`); `decide/` holds the guards, one
+//! function per command (`decide_plan`, `decide_dispatch`, `decide_verify`, …) with
+//! the shared guard helpers in `decide/guards.rs`; `evolve.rs` applies events;
+//! `graph.rs` declares the edges; [`judge()`], [`provenance()`] and
+//! [`terminal_truth()`] are the pure verdicts `decide` and the reports share.
+
+mod command;
+mod decide;
+mod event;
+mod evolve;
+mod graph;
+mod judge;
+mod provenance;
+mod state;
+mod terminal_truth;
+#[cfg(test)]
+mod tests;
+
+pub use command::{
+    ChecklistReport, Command, Containment, CriterionRun, PlanReceipt, ReviewVerdict, TreeReading,
+};
+pub use decide::verify_admits;
+pub use event::Event;
+pub use judge::{contract_hash, judge, CriterionResult, Verification};
+pub use provenance::{provenance, Provenance};
+pub use state::{Holder, NodeRun, ScopeRequest, State, SCOPE_OPTIONS};
+pub use terminal_truth::terminal_truth;
+
+pub use crate::evidence::sha256_hex;
+
+use crate::{Context, GraphSpec, Machine, Rejection};
+
+/// The machine's name.
+pub const NAME: &str = "work-node";
+
+/// The default remediation budget (rounds per node), tunable per dispatch.
+pub const DEFAULT_BUDGET: u32 = 2;
+
+/// The stream instance for a node of the spec keyed `spec_key`.
+pub fn stream_instance(spec_key: &str, address: &[String]) -> String {
+    let enc: Vec<String> = address
+        .iter()
+        .map(|id| {
+            id.bytes()
+                .map(|b| {
+                    if b.is_ascii_alphanumeric() || b"._-".contains(&b) {
+                        (b as char).to_string()
+                    } else {
+                        format!("+{b:02X}")
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    format!("{spec_key}:{}", enc.join("/"))
+}
+
+/// The machine.
+pub struct WorkNode;
+
+impl Machine for WorkNode {
+    const NAME: &'static str = NAME;
+    const RULES_VERSION: u32 = 1;
+    /// The id of a raised scope-amendment request.
+    const FRESH_IDS: usize = 1;
+    type State = State;
+    type Command = Command;
+    type Event = Event;
+
+    fn initial_state() -> State {
+        State::Unplanned
+    }
+
+    fn decide(state: &State, command: &Command, ctx: &Context) -> Result<Vec<Event>, Rejection> {
+        decide::decide(state, command, ctx)
+    }
+
+    fn evolve(state: State, event: &Event) -> State {
+        evolve::evolve(state, event)
+    }
+
+    fn state_name(state: &State) -> &'static str {
+        state.name()
+    }
+
+    fn event_name(event: &Event) -> &'static str {
+        event.name()
+    }
+
+    fn command_name(command: &Command) -> &'static str {
+        command.name()
+    }
+
+    fn graph() -> GraphSpec {
+        graph::graph()
+    }
+}
