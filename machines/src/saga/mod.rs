@@ -14,7 +14,6 @@
 //! (one function per command), `evolve`, `graph`; `gates` holds the gates and
 //! boundaries as data and pure rules.
 
-pub mod build;
 pub mod gates;
 
 mod command;
