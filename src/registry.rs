@@ -26,7 +26,7 @@ impl Registry {
         r.register::<cairn_machines::ship::Ship>();
         r.register::<cairn_machines::work::node::WorkNode>();
         r.register::<cairn_machines::saga::Saga>();
-        r.register::<cairn_machines::saga::build::BuildLoop>();
+        r.register::<cairn_machines::build_loop::BuildLoop>();
         r
     }
 

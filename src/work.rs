@@ -285,12 +285,12 @@ pub fn expand_globs(root: &str, argv: &[String]) -> Vec<String> {
 /// repo root, the caller's environment, its own process group and a timeout.
 pub fn run_check(
     root: &str,
-    part: cairn_machines::saga::build::Part,
+    part: cairn_machines::build_loop::Part,
     name: &str,
     command: &str,
     timeout: Duration,
-) -> cairn_machines::saga::build::CheckRun {
-    use cairn_machines::saga::build::{split_words, CheckRun};
+) -> cairn_machines::build_loop::CheckRun {
+    use cairn_machines::build_loop::{split_words, CheckRun};
     match split_words(command) {
         Err(_) => CheckRun {
             part,

@@ -2,11 +2,11 @@
 //! universal invariants on the real journal. Machine-specific invariants stay in
 //! their own modules. Seeds: proptest-regressions/<machine>-harness.txt.
 
-use cairn::machines::park::Park;
-use cairn::machines::pr_loop::PrLoop;
-use cairn::machines::saga::build::{
+use cairn::machines::build_loop::{
     BuildLoop, CheckRun, Command as IterateCommand, ExitCriterion, Part, Preview,
 };
+use cairn::machines::park::Park;
+use cairn::machines::pr_loop::PrLoop;
 use cairn::machines::saga::Saga;
 use cairn::machines::ship::Ship;
 use cairn::machines::work::node::WorkNode;

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use cairn::journal::Options;
-use cairn::machines::saga::build::{
+use cairn::machines::build_loop::{
     self, criterion, planned, BuildLoop, Command, Event, RECORD_SCHEMA,
 };
 use cairn::{Machine, StreamId};
@@ -216,7 +216,7 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<u8, Failure>
         let baseline: Vec<Value> = crit
             .baseline
             .iter()
-            .map(|c| json!({"command": c, "catalogue_check": build::split_words(c).ok().as_deref().and_then(build::catalogue_check)}))
+            .map(|c| json!({"command": c, "catalogue_check": build_loop::split_words(c).ok().as_deref().and_then(build_loop::catalogue_check)}))
             .collect();
         output::json(&json!({
             "dry_run": true,
@@ -245,7 +245,7 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<u8, Failure>
         None => "none".into(),
     };
     let instance = format!("issue-{issue}:{unit_name}");
-    let stream = StreamId::new(build::NAME, &instance).map_err(|_| {
+    let stream = StreamId::new(build_loop::NAME, &instance).map_err(|_| {
         input(
             "unit",
             "stream-id",
@@ -266,7 +266,7 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<u8, Failure>
         }
     }
     let started_at = now();
-    let checks: Vec<build::CheckRun> = planned(&crit)
+    let checks: Vec<build_loop::CheckRun> = planned(&crit)
         .into_iter()
         .map(|(part, n)| {
             cairn::work::run_check(

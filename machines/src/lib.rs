@@ -10,6 +10,7 @@
 //! what makes replay deterministic and lets the audit re-decide any recorded
 //! transition years later.
 
+pub mod build_loop;
 #[deny(missing_docs)]
 pub mod erased;
 #[deny(missing_docs)]

@@ -1,0 +1,262 @@
+//! The written exit criterion: read from the run record, split into argv without a
+//! shell, matched against the lens catalogue, and planned in the order it runs.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Splits a command into words the way a POSIX shell would, without running one:
+/// whitespace separates, `'…'` is literal, `"…"` honours `\"`, `\\`, `\$` and `` \` ``,
+/// a backslash outside quotes escapes the next character. An unterminated quote or a
+/// trailing backslash does not split.
+pub fn split_words(s: &str) -> Result<Vec<String>, String> {
+    let mut words = vec![];
+    let mut cur = String::new();
+    let mut in_word = false;
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            c if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            '\'' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('\'') => break,
+                        Some(x) => cur.push(x),
+                        None => return Err("an unterminated single quote".into()),
+                    }
+                }
+            }
+            '"' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('"') => break,
+                        Some('\\') => match chars.next() {
+                            Some(x @ ('"' | '\\' | '$' | '`')) => cur.push(x),
+                            Some(x) => {
+                                cur.push('\\');
+                                cur.push(x);
+                            }
+                            None => return Err("an unterminated double quote".into()),
+                        },
+                        Some(x) => cur.push(x),
+                        None => return Err("an unterminated double quote".into()),
+                    }
+                }
+            }
+            '\\' => {
+                in_word = true;
+                match chars.next() {
+                    Some(x) => cur.push(x),
+                    None => return Err("a trailing backslash".into()),
+                }
+            }
+            c => {
+                in_word = true;
+                cur.push(c);
+            }
+        }
+    }
+    if in_word {
+        words.push(cur);
+    }
+    if words.is_empty() {
+        return Err("an empty command".into());
+    }
+    Ok(words)
+}
+
+/// The lens-catalogue check a command answers: the first of `ruff`, `mypy`,
+/// `bandit`, `pytest` (→ `pytest-coverage`) that a token's basename equals.
+pub fn catalogue_check(argv: &[String]) -> Option<&'static str> {
+    let base = |t: &String| t.rsplit('/').next().unwrap_or(t).to_owned();
+    [
+        ("ruff", "ruff"),
+        ("mypy", "mypy"),
+        ("bandit", "bandit"),
+        ("pytest", "pytest-coverage"),
+    ]
+    .into_iter()
+    .find(|(tool, _)| argv.iter().any(|t| base(t) == *tool))
+    .map(|(_, check)| check)
+}
+
+/// One named command of the criterion.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Named {
+    /// Its name.
+    pub name: String,
+    /// The command string.
+    pub command: String,
+}
+
+/// The branch preview part.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Preview {
+    /// Declared at admission (`admission.branch_preview`).
+    pub declared: bool,
+    /// The repository's `branch_preview_command`, if any.
+    pub command: Option<String>,
+}
+
+/// The written exit criterion of a unit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExitCriterion {
+    /// The mechanical baseline.
+    pub baseline: Vec<String>,
+    /// The plan's functional checks.
+    pub functional_checks: Vec<Named>,
+    /// The scenario smoke.
+    pub scenario_smoke: Vec<Named>,
+    /// The preview.
+    pub preview: Preview,
+}
+
+/// Which part of the criterion a check belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[allow(missing_docs)]
+pub enum Part {
+    Baseline,
+    FunctionalChecks,
+    ScenarioSmoke,
+    Preview,
+}
+
+/// Reads the unit's criterion from the run record (and the profile's preview command).
+pub fn criterion(
+    record: &Value,
+    unit: &Value,
+    preview_command: Option<String>,
+) -> Result<ExitCriterion, String> {
+    let baseline = match record.pointer("/run_configuration/mechanical_tool_baseline/value") {
+        None | Some(Value::Null) => vec![],
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|c| {
+                c.as_str()
+                    .map(str::to_owned)
+                    .ok_or_else(|| "`mechanical_tool_baseline.value` holds a non-string".to_owned())
+            })
+            .collect::<Result<_, _>>()?,
+        Some(_) => return Err("`mechanical_tool_baseline.value` is not a list".into()),
+    };
+    let declared = match record.pointer("/admission/branch_preview") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return Err("`admission.branch_preview` is not a boolean".into()),
+    };
+    Ok(ExitCriterion {
+        baseline,
+        functional_checks: named(unit.get("functional_checks"), "functional_checks")?,
+        scenario_smoke: named(unit.get("scenario_smoke"), "scenario_smoke")?,
+        preview: Preview {
+            declared,
+            command: if declared { preview_command } else { None },
+        },
+    })
+}
+
+/// The planned checks of a criterion, in order (the preview only when it has a command).
+pub fn planned(crit: &ExitCriterion) -> Vec<(Part, Named)> {
+    let mut v: Vec<(Part, Named)> = crit
+        .baseline
+        .iter()
+        .map(|c| {
+            (
+                Part::Baseline,
+                Named {
+                    name: c.clone(),
+                    command: c.clone(),
+                },
+            )
+        })
+        .collect();
+    v.extend(
+        crit.functional_checks
+            .iter()
+            .cloned()
+            .map(|n| (Part::FunctionalChecks, n)),
+    );
+    if let (true, Some(c)) = (crit.preview.declared, &crit.preview.command) {
+        v.push((
+            Part::Preview,
+            Named {
+                name: "branch-preview".into(),
+                command: c.clone(),
+            },
+        ));
+    }
+    v.extend(
+        crit.scenario_smoke
+            .iter()
+            .cloned()
+            .map(|n| (Part::ScenarioSmoke, n)),
+    );
+    v
+}
+
+/// A list of named commands (a bare string names itself).
+fn named(v: Option<&Value>, field: &str) -> Result<Vec<Named>, String> {
+    let Some(v) = v else { return Ok(vec![]) };
+    let Some(a) = v.as_array() else {
+        return Err(format!("`{field}` is not a list"));
+    };
+    a.iter()
+        .enumerate()
+        .map(|(i, e)| match e {
+            Value::String(s) => Ok(Named {
+                name: s.clone(),
+                command: s.clone(),
+            }),
+            Value::Object(o) => match (
+                o.get("name").and_then(Value::as_str),
+                o.get("command").and_then(Value::as_str),
+            ) {
+                (Some(n), Some(c)) => Ok(Named {
+                    name: n.to_owned(),
+                    command: c.to_owned(),
+                }),
+                _ => Err(format!(
+                    "`{field}[{i}]` is not {{name, command}} or a string"
+                )),
+            },
+            _ => Err(format!(
+                "`{field}[{i}]` is not {{name, command}} or a string"
+            )),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_split_like_a_shell_without_one() {
+        assert_eq!(
+            split_words("cargo test -p x").unwrap(),
+            ["cargo", "test", "-p", "x"]
+        );
+        assert_eq!(
+            split_words(r#"sh -c 'echo "a b"' "c\"d" e\ f"#).unwrap(),
+            ["sh", "-c", "echo \"a b\"", "c\"d", "e f"]
+        );
+        assert!(split_words("echo 'open").is_err());
+        assert!(split_words("   ").is_err());
+        assert_eq!(
+            catalogue_check(&split_words("uv run ruff check .").unwrap()),
+            Some("ruff")
+        );
+        assert_eq!(
+            catalogue_check(&split_words("/usr/bin/pytest --cov").unwrap()),
+            Some("pytest-coverage")
+        );
+        assert_eq!(catalogue_check(&split_words("cargo test").unwrap()), None);
+    }
+}

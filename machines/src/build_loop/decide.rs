@@ -1,0 +1,90 @@
+//! `decide`: the build loop's guards, one function per command. An iteration's
+//! greenness is re-derived from its recorded runs, never taken on trust.
+
+use super::command::Command;
+use super::criterion::{planned, ExitCriterion};
+use super::event::Event;
+use super::iteration::{iteration, CheckRun};
+use super::state::{state_name, LoopState};
+use super::NAME;
+use crate::evidence::is_full_git_id;
+use crate::{Rejection, Timestamp, Violation};
+
+/// The events `command` produces in `state`, or why it is refused.
+pub(super) fn decide(state: &LoopState, command: &Command) -> Result<Vec<Event>, Rejection> {
+    match command {
+        Command::Iterate {
+            unit,
+            revision,
+            criterion,
+            checks,
+            started_at,
+            finished_at,
+        } => decide_iterate(
+            state,
+            unit,
+            revision,
+            criterion,
+            checks,
+            started_at,
+            finished_at,
+        ),
+    }
+}
+
+/// `iterate`: the full 40-hex revision, and every planned check of the written
+/// criterion run once, in order; green or not is derived from the runs.
+fn decide_iterate(
+    state: &LoopState,
+    unit: &str,
+    revision: &str,
+    criterion: &ExitCriterion,
+    checks: &[CheckRun],
+    started_at: &Timestamp,
+    finished_at: &Timestamp,
+) -> Result<Vec<Event>, Rejection> {
+    let no = |predicate: &str, field: &str, message: &str| {
+        Rejection::single(
+            NAME,
+            "iterate",
+            state_name(state),
+            Violation::new(predicate, Some(field), message),
+        )
+    };
+    if !is_full_git_id(revision) || revision.len() != 40 {
+        return Err(no("full-revision", "revision", "the full 40-hex HEAD"));
+    }
+    let plan = planned(criterion);
+    if plan.len() != checks.len()
+        || plan
+            .iter()
+            .zip(checks)
+            .any(|((p, n), c)| *p != c.part || n.command != c.command)
+    {
+        return Err(no(
+            "criterion-complete",
+            "checks",
+            "every part of the written criterion runs, in order, once",
+        ));
+    }
+    let (v, green) = iteration(
+        state.iterations + 1,
+        revision,
+        started_at,
+        finished_at,
+        criterion,
+        checks,
+    );
+    Ok(vec![if green {
+        Event::IterationGreen {
+            unit: unit.to_owned(),
+            iteration: v,
+            handed_to_code_review: revision.to_owned(),
+        }
+    } else {
+        Event::IterationNotGreen {
+            unit: unit.to_owned(),
+            iteration: v,
+        }
+    }])
+}

@@ -1,0 +1,75 @@
+//! `build-loop`: the build loop (`build_loop.py`'s contract) as a machine, one
+//! stream per unit. The written exit criterion is read from the run record, its
+//! commands split into argv without a shell, each result gets a status (`pass |
+//! fail | could-not-execute`), and each iteration is journalled green or not green;
+//! `journal audit` re-derives the greenness from the recorded runs.
+//!
+//! Layout: `criterion` (reading, word splitting, the catalogue, the plan) and
+//! `iteration` (statuses and the iteration record) are the pure half the CLI also
+//! uses; `state`, `command`, `event`, `decide`, `evolve` and `graph` are the machine.
+
+pub mod criterion;
+pub mod iteration;
+
+mod command;
+mod decide;
+mod event;
+mod evolve;
+mod graph;
+mod state;
+
+pub use command::Command;
+pub use criterion::{
+    catalogue_check, criterion, planned, split_words, ExitCriterion, Named, Part, Preview,
+};
+pub use event::Event;
+pub use iteration::{iteration, status, CheckRun, CheckStatus, RECORD_SCHEMA};
+pub use state::LoopState;
+
+use crate::{Context, GraphSpec, Machine, Rejection};
+
+/// The `build-loop` machine's name.
+pub const NAME: &str = "build-loop";
+
+/// The machine.
+pub struct BuildLoop;
+
+impl Machine for BuildLoop {
+    const NAME: &'static str = NAME;
+    const RULES_VERSION: u32 = 1;
+    type State = LoopState;
+    type Command = Command;
+    type Event = Event;
+
+    fn initial_state() -> LoopState {
+        LoopState::default()
+    }
+
+    fn decide(
+        state: &LoopState,
+        command: &Command,
+        _ctx: &Context,
+    ) -> Result<Vec<Event>, Rejection> {
+        decide::decide(state, command)
+    }
+
+    fn evolve(state: LoopState, event: &Event) -> LoopState {
+        evolve::evolve(state, event)
+    }
+
+    fn state_name(state: &LoopState) -> &'static str {
+        state::state_name(state)
+    }
+
+    fn event_name(event: &Event) -> &'static str {
+        event::event_name(event)
+    }
+
+    fn command_name(command: &Command) -> &'static str {
+        command::command_name(command)
+    }
+
+    fn graph() -> GraphSpec {
+        graph::graph()
+    }
+}

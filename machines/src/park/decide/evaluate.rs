@@ -1,0 +1,67 @@
+//! `evaluate`: the observation, folded, authorizes a checkpoint or a receipt for
+//! the current attempt; an unsafe evaluation appends nothing.
+
+use serde_json::Value;
+
+use super::super::event::Event;
+use super::super::fold::{self, Action};
+use super::super::observation;
+use super::super::state::{AttemptId, EpisodeId, IntentId, State};
+use super::Refuse;
+use crate::Rejection;
+
+/// `evaluate`: the identity correlates, the attempt is not past evaluation, the
+/// observation parses and names the prepared anchor, and no checkpoint follows an
+/// authorized receipt.
+pub(super) fn decide_evaluate(
+    r: &Refuse,
+    episode_id: &EpisodeId,
+    intent_id: &IntentId,
+    attempt_id: &AttemptId,
+    observation: &Value,
+) -> Result<Vec<Event>, Rejection> {
+    let state = r.state;
+    let ep = r.correlate(episode_id, intent_id, attempt_id)?;
+    if !matches!(
+        state,
+        State::Prepared { .. }
+            | State::CheckpointAuthorized { .. }
+            | State::ReceiptAuthorized { .. }
+    ) {
+        return Err(r.rejection(
+            "evaluate-allowed",
+            None,
+            "this attempt is past evaluation: prepare a new attempt",
+        ));
+    }
+    let obs = observation::parse(observation).map_err(|e| r.input(e))?;
+    if obs.anchor().is_some_and(|a| a != ep.anchor_bead) {
+        return Err(r.rejection(
+            "anchor-matches",
+            Some("checks"),
+            "anchor_confirmed names another anchor than the prepared episode",
+        ));
+    }
+    let evaluation = fold::evaluate(&obs);
+    Ok(match evaluation.action {
+        Some(Action::Checkpoint) if !matches!(state, State::ReceiptAuthorized { .. }) => {
+            vec![Event::CheckpointAuthorized {
+                attempt_id: *attempt_id,
+                evaluation,
+            }]
+        }
+        Some(Action::Checkpoint) => {
+            return Err(r.rejection(
+                "checkpoint-after-receipt",
+                None,
+                "a receipt was already authorized for this attempt",
+            ))
+        }
+        Some(Action::WriteReceipt) => vec![Event::ReceiptAuthorized {
+            attempt_id: *attempt_id,
+            evaluation,
+        }],
+        // Unsafe: no transition.
+        None => vec![],
+    })
+}

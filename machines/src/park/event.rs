@@ -1,0 +1,52 @@
+//! The park machine's events: an attempt prepared, a checkpoint or receipt
+//! authorized by an evaluation, a receipt validated, and its read-back confirmed.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::fold::{Candidate, Evaluation};
+use super::state::{AttemptId, EpisodeId, IntentId};
+use crate::Timestamp;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum Event {
+    AttemptPrepared {
+        episode_id: EpisodeId,
+        intent_id: IntentId,
+        anchor_bead: String,
+        attempt_id: AttemptId,
+        at: Timestamp,
+    },
+    CheckpointAuthorized {
+        attempt_id: AttemptId,
+        evaluation: Evaluation,
+    },
+    ReceiptAuthorized {
+        attempt_id: AttemptId,
+        evaluation: Evaluation,
+    },
+    ReceiptValidated {
+        attempt_id: AttemptId,
+        receipt_sha256: String,
+        outcome: Candidate,
+    },
+    ReceiptConfirmed {
+        attempt_id: AttemptId,
+        receipt_sha256: String,
+        outcome: Candidate,
+        comment_id: Value,
+        safe_to_close: bool,
+    },
+}
+
+/// The event's name as the journal and the graph spell it.
+pub(super) fn event_name(event: &Event) -> &'static str {
+    match event {
+        Event::AttemptPrepared { .. } => "attempt-prepared",
+        Event::CheckpointAuthorized { .. } => "checkpoint-authorized",
+        Event::ReceiptAuthorized { .. } => "receipt-authorized",
+        Event::ReceiptValidated { .. } => "receipt-validated",
+        Event::ReceiptConfirmed { .. } => "receipt-confirmed",
+    }
+}

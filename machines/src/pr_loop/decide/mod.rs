@@ -1,0 +1,79 @@
+//! `decide`: every guard of the pr-loop, one function per command. An ended loop
+//! (merged or abandoned) refuses every command.
+
+mod confirm;
+mod dispose;
+mod observe;
+mod offer_review_request;
+mod record_merge;
+mod resolve_escalation;
+
+use super::command::{command_name, Command};
+use super::event::Event;
+use super::state::{state_name, State};
+use super::NAME;
+use crate::{Context, Rejection, Violation};
+
+/// The events `command` produces in `state`, or why it is refused.
+pub(super) fn decide(
+    state: &State,
+    command: &Command,
+    ctx: &Context,
+) -> Result<Vec<Event>, Rejection> {
+    let r = Refuse {
+        state,
+        command: command_name(command),
+    };
+    if matches!(state, State::Abandoned { .. } | State::Complete { .. }) {
+        return Err(r.rejection(
+            "loop-open",
+            None,
+            "the loop has ended (merged or abandoned)",
+        ));
+    }
+    match command {
+        Command::Observe { input } => observe::decide_observe(&r, input, ctx),
+        Command::OfferReviewRequest => offer_review_request::decide_offer_review_request(&r),
+        Command::Confirm { what, operator } => confirm::decide_confirm(&r, *what, operator),
+        Command::ResolveEscalation {
+            mode,
+            decision,
+            approval_token,
+        } => resolve_escalation::decide_resolve_escalation(
+            &r,
+            *mode,
+            *decision,
+            approval_token.as_deref(),
+        ),
+        Command::RecordMerge { merged_at } => record_merge::decide_record_merge(&r, merged_at),
+        Command::Dispose {
+            disposition,
+            reason,
+            operator,
+        } => dispose::decide_dispose(&r, *disposition, reason, operator),
+    }
+}
+
+/// The rejections of one command in one state: every refusal names the pr-loop,
+/// the command and the state it was in.
+struct Refuse<'a> {
+    state: &'a State,
+    command: &'static str,
+}
+
+impl Refuse<'_> {
+    /// A rejection with one violation.
+    fn rejection(&self, predicate: &str, field: Option<&str>, message: &str) -> Rejection {
+        Rejection::single(
+            NAME,
+            self.command,
+            state_name(self.state),
+            Violation::new(predicate, field, message),
+        )
+    }
+
+    /// An input document's error, as this command's rejection.
+    fn input(&self, e: crate::evidence::wire::InputError) -> Rejection {
+        e.into_rejection(NAME, self.command, state_name(self.state))
+    }
+}

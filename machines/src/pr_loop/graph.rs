@@ -1,0 +1,69 @@
+//! The pr-loop graph: `idle → observing`, the offer states, `merge-offered →
+//! merge-confirmed → complete`, `awaiting-operator → paused | abandoned`; every
+//! event has one target state, so no edge is ambiguous.
+
+use super::NAME;
+use crate::{EdgeSpec, GraphSpec, StateSpec};
+
+/// The declared states and edges.
+pub(super) fn graph() -> GraphSpec {
+    let e = |from, event, to| EdgeSpec { from, event, to };
+    let s = |name, terminal| StateSpec { name, terminal };
+    let mut edges = Vec::new();
+    for from in [
+        "idle",
+        "observing",
+        "ready-offered",
+        "review-request-offered",
+        "merge-offered",
+        "merge-confirmed",
+        "escalation-proposed",
+        "awaiting-operator",
+        "paused",
+    ] {
+        edges.push(e(from, "observed", "observing"));
+    }
+    edges.extend([
+        e("observing", "round-started", "observing"),
+        e("observing", "escalation-proposed", "escalation-proposed"),
+        e("escalation-proposed", "escalation-applied", "observing"),
+        e("escalation-proposed", "escalation-held", "observing"),
+        e("observing", "ready-offered", "ready-offered"),
+        e("ready-offered", "ready-confirmed", "observing"),
+        e(
+            "observing",
+            "review-request-offered",
+            "review-request-offered",
+        ),
+        e(
+            "review-request-offered",
+            "review-request-confirmed",
+            "observing",
+        ),
+        e("observing", "merge-offered", "merge-offered"),
+        e("merge-offered", "merge-confirmed", "merge-confirmed"),
+        e("merge-confirmed", "merged-by-loop", "complete"),
+        e("observing", "merge-observed", "complete"),
+        e("observing", "closed-observed", "awaiting-operator"),
+        e("awaiting-operator", "paused", "paused"),
+        e("awaiting-operator", "abandoned", "abandoned"),
+    ]);
+    GraphSpec {
+        machine: NAME,
+        initial: "idle",
+        states: vec![
+            s("idle", false),
+            s("observing", false),
+            s("ready-offered", false),
+            s("review-request-offered", false),
+            s("merge-offered", false),
+            s("merge-confirmed", false),
+            s("escalation-proposed", false),
+            s("awaiting-operator", false),
+            s("paused", false),
+            s("abandoned", true),
+            s("complete", true),
+        ],
+        edges,
+    }
+}

@@ -1,0 +1,149 @@
+//! The saga's commands: a save (a full tick), the gate and boundary commands, and
+//! one QA cycle after merge.
+
+use serde::{Deserialize, Serialize};
+
+use super::gates;
+use super::state::{Kind, Phase, PhaseStatus, Status};
+use crate::evidence::CommandRun;
+
+/// A save: every field optional (omitted = carried forward; an empty list clears).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct Save {
+    pub kind: Option<Kind>,
+    pub lifecycle_phase: Option<Phase>,
+    pub phase_status: Option<PhaseStatus>,
+    pub status: Option<Status>,
+    pub phase: Option<u32>,
+    pub destination: Option<String>,
+    pub issue_ref: Option<String>,
+    pub plan_path: Option<String>,
+    pub branch: Option<String>,
+    pub head_sha: Option<String>,
+    pub next_step: Option<String>,
+    pub rounds_seen: Option<Vec<u32>>,
+    pub checks_run: Option<Vec<String>>,
+    pub work_session_paths: Option<Vec<String>>,
+    pub files_modified: Option<Vec<String>>,
+    pub pr_refs: Option<Vec<String>>,
+    pub review_paths: Option<Vec<String>>,
+    /// Raw `gate:state:ref` strings; parsed by the machine.
+    pub gate_verdicts: Vec<String>,
+    /// Always refused when present: `next_round` is derived.
+    pub next_round: Option<u32>,
+}
+
+/// A scenario's result. `not-run` is never a pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[allow(missing_docs)]
+pub enum ScenarioResult {
+    Passed,
+    Failed,
+    Blocked,
+    NotRun,
+}
+
+/// One scenario of a QA cycle.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Its name.
+    pub name: String,
+    /// Its result.
+    pub result: ScenarioResult,
+    /// Required when blocked.
+    #[serde(default)]
+    pub cause: Option<String>,
+    /// The evidence (a path, a run, a transcript reference).
+    #[serde(default)]
+    pub evidence: Option<String>,
+}
+
+/// Commands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "command", rename_all = "kebab-case", deny_unknown_fields)]
+#[allow(missing_docs)]
+pub enum Command {
+    Save {
+        saga_id: String,
+        save: Box<Save>,
+    },
+    DocReview {
+        review: gates::DocReview,
+    },
+    Review {
+        review: gates::Review,
+    },
+    Override {
+        gate: gates::Gate,
+        rationale: String,
+        operator: String,
+    },
+    /// The PR-ready gate: the doc-review and review gates, and staleness counted by cairn.
+    PrReady {
+        repo: String,
+        count: CommandRun,
+    },
+    Adjust {
+        directive: String,
+    },
+    Boundary {
+        boundary: String,
+    },
+    TakeTurn {
+        unit: String,
+        branch: String,
+        merge_worktree: String,
+        holder: String,
+    },
+    /// Release a `merging` row left by a dead turn, from what git shows.
+    ReleaseTurn {
+        unit: String,
+        ancestor: CommandRun,
+        merge_head: Option<CommandRun>,
+    },
+    MarkMerged {
+        unit: String,
+        holder: String,
+        merged_tip: String,
+    },
+    Release {
+        release: gates::Release,
+    },
+    Board {
+        boundary: String,
+        written_field: String,
+        deployment: Option<gates::Deployment>,
+        retro_trigger_fired: bool,
+        /// The (Stage, Status) pair the caller submits, when it names one.
+        #[serde(default)]
+        pair: Option<(String, String)>,
+    },
+    /// One QA cycle after merge; `extension` asks for the one extension.
+    Qa {
+        scenarios: Vec<Scenario>,
+        extension: bool,
+    },
+}
+
+/// The command's name as rejections and the journal spell it.
+pub(super) fn command_name(command: &Command) -> &'static str {
+    match command {
+        Command::Save { .. } => "save",
+        Command::Qa { .. } => "qa",
+        Command::DocReview { .. } => "doc-review",
+        Command::Review { .. } => "review",
+        Command::Override { .. } => "override",
+        Command::PrReady { .. } => "pr-ready",
+        Command::Adjust { .. } => "adjust",
+        Command::Boundary { .. } => "boundary",
+        Command::TakeTurn { .. } => "take-turn",
+        Command::ReleaseTurn { .. } => "release-turn",
+        Command::MarkMerged { .. } => "mark-merged",
+        Command::Release { .. } => "release",
+        Command::Board { .. } => "board",
+    }
+}

@@ -1,0 +1,136 @@
+//! `decide`: every guard of the saga, one function per command. A save needs no
+//! thread (it mints one); every other command needs the thread a save left.
+
+mod board;
+mod boundary;
+mod qa;
+mod release;
+mod review;
+mod save;
+mod turn;
+
+pub use qa::qa_outcome;
+pub use review::doc_review_blocks;
+pub use save::valid_saga_id;
+
+use super::command::{command_name, Command};
+use super::event::Event;
+use super::state::{state_name, State, Thread};
+use super::NAME;
+use crate::{Rejection, Violation};
+
+/// The events `command` produces in `state`, or every reason it is refused.
+pub(super) fn decide(state: &State, command: &Command) -> Result<Vec<Event>, Rejection> {
+    let r = Refuse {
+        state,
+        command: command_name(command),
+    };
+    match command {
+        Command::Save { saga_id, save } => save::decide_save(&r, saga_id, save),
+        Command::Qa {
+            scenarios,
+            extension,
+        } => qa::decide_qa(&r, r.thread()?, scenarios, *extension),
+        Command::DocReview { review } => {
+            r.thread()?;
+            review::decide_doc_review(&r, review)
+        }
+        Command::Review { review } => {
+            r.thread()?;
+            review::decide_review(&r, review)
+        }
+        Command::Override {
+            gate,
+            rationale,
+            operator,
+        } => review::decide_override(&r, r.thread()?, *gate, rationale, operator),
+        Command::PrReady { repo, count } => review::decide_pr_ready(&r, r.thread()?, repo, count),
+        Command::Adjust { directive } => boundary::decide_adjust(&r, r.thread()?, directive),
+        Command::Boundary { boundary } => boundary::decide_boundary(&r, r.thread()?, boundary),
+        Command::TakeTurn {
+            unit,
+            branch,
+            merge_worktree,
+            holder,
+        } => turn::decide_take_turn(&r, r.thread()?, unit, branch, merge_worktree, holder),
+        Command::ReleaseTurn {
+            unit,
+            ancestor,
+            merge_head,
+        } => turn::decide_release_turn(&r, r.thread()?, unit, ancestor, merge_head.as_ref()),
+        Command::MarkMerged {
+            unit,
+            holder,
+            merged_tip,
+        } => turn::decide_mark_merged(&r, r.thread()?, unit, holder, merged_tip),
+        Command::Release { release } => release::decide_release(&r, r.thread()?, release),
+        Command::Board {
+            boundary,
+            written_field,
+            deployment,
+            retro_trigger_fired,
+            pair,
+        } => board::decide_board(
+            &r,
+            r.thread()?,
+            boundary,
+            written_field,
+            deployment.as_ref(),
+            *retro_trigger_fired,
+            pair.as_ref(),
+        ),
+    }
+}
+
+/// The rejections of one command in one state: every refusal names the saga, the
+/// command and the state it was in.
+struct Refuse<'a> {
+    state: &'a State,
+    command: &'static str,
+}
+
+impl<'a> Refuse<'a> {
+    /// A rejection with one violation.
+    fn rejection(&self, predicate: &str, field: Option<&str>, message: &str) -> Rejection {
+        Rejection::single(
+            NAME,
+            self.command,
+            state_name(self.state),
+            Violation::new(predicate, field, message),
+        )
+    }
+
+    /// Refuses with one violation.
+    fn no<T>(&self, predicate: &str, field: Option<&str>, message: &str) -> Result<T, Rejection> {
+        Err(self.rejection(predicate, field, message))
+    }
+
+    /// Refuses with every violation collected, if there is any.
+    fn all(&self, violations: Vec<Violation>) -> Result<(), Rejection> {
+        match Rejection::from_violations(NAME, self.command, state_name(self.state), violations) {
+            Some(r) => Err(r),
+            None => Ok(()),
+        }
+    }
+
+    /// `field` holds more than whitespace.
+    fn nonempty(&self, field: &str, v: &str) -> Result<(), Rejection> {
+        if v.trim().is_empty() {
+            self.no(
+                "nonempty-string",
+                Some(field),
+                &format!("`{field}` is empty"),
+            )
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The thread a save left: every command but `save` needs one.
+    fn thread(&self) -> Result<&'a Thread, Rejection> {
+        match self.state.thread() {
+            Some(t) => Ok(t),
+            None => self.no("thread", None, "no thread is saved under this id"),
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! The review gates: a recorded plan review (`doc-review`), a recorded code review
+//! (`review`), an operator's `override`, and `pr-ready`, which passes only when both
+//! gates pass and cairn's own count shows no commit since the reviewed SHA.
+
+use super::super::event::Event;
+use super::super::gates;
+use super::super::state::{GateRecord, Thread};
+use super::Refuse;
+use crate::evidence::{is_full_git_id, CommandRun};
+use crate::{Rejection, Violation};
+
+/// A recorded plan review with unresolved P0/P1 findings and no doc-review override.
+pub fn doc_review_blocks(g: &GateRecord) -> bool {
+    g.doc_review
+        .as_ref()
+        .is_some_and(|d| d.unresolved_p0_p1 > 0)
+        && !overridden(g, gates::Gate::DocReview, None)
+}
+
+/// An override of `gate` is recorded (for the review gate: of the review at `sha`).
+fn overridden(g: &GateRecord, gate: gates::Gate, sha: Option<&str>) -> bool {
+    g.overrides.iter().any(|o| {
+        o.gate == gate && (gate == gates::Gate::DocReview || o.reviewed_sha.as_deref() == sha)
+    })
+}
+
+/// `doc-review`: the plan review names its source.
+pub(super) fn decide_doc_review(
+    r: &Refuse,
+    review: &gates::DocReview,
+) -> Result<Vec<Event>, Rejection> {
+    r.nonempty("source", &review.source)?;
+    Ok(vec![Event::DocReviewRecorded {
+        review: review.clone(),
+    }])
+}
+
+/// `review`: the code review names the full SHA it reviewed.
+pub(super) fn decide_review(r: &Refuse, review: &gates::Review) -> Result<Vec<Event>, Rejection> {
+    if !is_full_git_id(&review.reviewed_sha) {
+        return r.no("full-sha", Some("reviewed_sha"), "the full reviewed SHA");
+    }
+    Ok(vec![Event::ReviewRecorded {
+        review: review.clone(),
+    }])
+}
+
+/// `override`: a rationale and an operator; a review-gate override waives the
+/// recorded review (and only that SHA's).
+pub(super) fn decide_override(
+    r: &Refuse,
+    t: &Thread,
+    gate: gates::Gate,
+    rationale: &str,
+    operator: &str,
+) -> Result<Vec<Event>, Rejection> {
+    r.nonempty("rationale", rationale)?;
+    r.nonempty("operator", operator)?;
+    let reviewed_sha = match gate {
+        gates::Gate::DocReview => None,
+        gates::Gate::ReviewGate => match &t.gates.review {
+            Some(review) => Some(review.reviewed_sha.clone()),
+            None => {
+                return r.no(
+                    "review-recorded",
+                    Some("gate"),
+                    "a review-gate override waives a recorded review: record it first",
+                )
+            }
+        },
+    };
+    Ok(vec![Event::OverrideRecorded {
+        r#override: gates::Override {
+            gate,
+            rationale: rationale.to_owned(),
+            operator: operator.to_owned(),
+            reviewed_sha,
+        },
+    }])
+}
+
+/// `pr-ready`: every blocking gate is named at once — the doc-review gate, the
+/// review outcome, and staleness from cairn's own `rev-list` run (unreadable fails
+/// closed). A review-gate override waives the outcome and the staleness.
+pub(super) fn decide_pr_ready(
+    r: &Refuse,
+    t: &Thread,
+    repo: &str,
+    count: &CommandRun,
+) -> Result<Vec<Event>, Rejection> {
+    let g = &t.gates;
+    let mut blocks = vec![];
+    match &g.doc_review {
+        Some(d) if d.unresolved_p0_p1 == 0 => {}
+        _ if overridden(g, gates::Gate::DocReview, None) => {}
+        Some(d) => blocks.push(Violation::new(
+            "doc-review-gate",
+            None,
+            format!(
+                "{} unresolved P0/P1 finding(s) ({}): only a recorded doc-review override passes",
+                d.unresolved_p0_p1, d.source
+            ),
+        )),
+        None => blocks.push(Violation::new(
+            "doc-review-gate",
+            None,
+            "no plan-review result is recorded",
+        )),
+    }
+    let Some(review) = &g.review else {
+        blocks.push(Violation::new(
+            "review-gate",
+            None,
+            "no code-review outcome is recorded",
+        ));
+        r.all(blocks)?;
+        return r.no("review-gate", None, "blocked");
+    };
+    let waived = overridden(g, gates::Gate::ReviewGate, Some(&review.reviewed_sha));
+    if !review.outcome.passes() && !waived {
+        blocks.push(Violation::new(
+            "review-gate",
+            Some("outcome"),
+            format!("the review outcome blocks PR-ready: {:?}", review.outcome),
+        ));
+    }
+    let n = gates::commits_since(count, repo, &review.reviewed_sha);
+    match n {
+        Some(0) => {}
+        _ if waived => {}
+        Some(k) => blocks.push(Violation::new(
+            "review-gate",
+            Some("reviewed_sha"),
+            format!("stale review: {k} commit(s) since the reviewed SHA"),
+        )),
+        None => blocks.push(Violation::new(
+            "review-gate",
+            Some("reviewed_sha"),
+            "the staleness count could not be read (fails closed)",
+        )),
+    }
+    r.all(blocks)?;
+    Ok(vec![Event::ReadyForPr {
+        reviewed_sha: review.reviewed_sha.clone(),
+        commits_since_review: n,
+        count: count.clone(),
+    }])
+}

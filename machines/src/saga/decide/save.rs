@@ -1,0 +1,148 @@
+//! `save`: a tick. The id, the derived `next_round`, the gate verdicts, the
+//! doc-review gate on entering `work`, and the phase authority (`qa` only through a
+//! QA PASS); then the full snapshot the save leaves.
+
+use super::super::command::Save;
+use super::super::event::Event;
+use super::super::state::{parse_gate_verdict, GateVerdict, Phase, PhaseStatus, Status, Thread};
+use super::review::doc_review_blocks;
+use super::Refuse;
+use crate::Rejection;
+
+/// `save`: refused on a bad id, a set `next_round`, a bad verdict, a round 0, an
+/// unresolved plan review on entering `work`, or a phase the save may not move to.
+pub(super) fn decide_save(r: &Refuse, saga_id: &str, save: &Save) -> Result<Vec<Event>, Rejection> {
+    let state = r.state;
+    if !valid_saga_id(saga_id) {
+        return r.no(
+            "saga-id",
+            Some("id"),
+            "`issue-<N>` or `task-<slug>` ([a-z0-9-])",
+        );
+    }
+    if let Some(t) = state.thread() {
+        if t.saga_id != saga_id {
+            return r.no("saga-id", Some("id"), "this stream is another thread's");
+        }
+    }
+    if save.next_round.is_some() {
+        return r.no(
+            "next-round-derived",
+            Some("next_round"),
+            "next_round is derived from rounds_seen (max + 1); set rounds_seen",
+        );
+    }
+    let mut verdicts = vec![];
+    for v in &save.gate_verdicts {
+        verdicts.push(
+            parse_gate_verdict(v)
+                .map_err(|m| r.rejection("gate-verdict", Some("gate_verdict"), &m))?,
+        );
+    }
+    if save
+        .rounds_seen
+        .as_ref()
+        .is_some_and(|rounds| rounds.contains(&0))
+    {
+        return r.no(
+            "round-number",
+            Some("rounds_seen"),
+            "rounds are numbered from 1",
+        );
+    }
+    let current = state.thread().map(|t| t.lifecycle_phase);
+    // The doc-review gate: execution does not start over an unresolved P0/P1
+    // finding; only a recorded doc-review override passes.
+    if save.lifecycle_phase == Some(Phase::Work) && current != Some(Phase::Work) {
+        if let Some(t) = state.thread() {
+            if doc_review_blocks(&t.gates) {
+                return r.no("doc-review-gate", Some("lifecycle_phase"), "an unresolved P0/P1 plan-review finding blocks execution; only a recorded doc-review override passes");
+            }
+        }
+    }
+    match save.lifecycle_phase {
+        Some(Phase::Qa) if current != Some(Phase::Qa) => {
+            return r.no("phase-authority", Some("lifecycle_phase"), "the advance to `qa` is made only by a recorded QA PASS (`cairn saga qa`), never by a save")
+        }
+        Some(Phase::Retro) if !matches!(current, Some(Phase::Qa | Phase::Retro)) => {
+            return r.no("phase-authority", Some("lifecycle_phase"), "`retro` follows `qa`; this machine never moves past `work` by itself")
+        }
+        Some(p) if p < Phase::Qa && matches!(current, Some(Phase::Qa | Phase::Retro)) => {
+            return r.no("phase-authority", Some("lifecycle_phase"), "the thread already passed QA")
+        }
+        _ => {}
+    }
+    let thread = Box::new(apply(state.thread(), saga_id, save, verdicts));
+    Ok(vec![if thread.lifecycle_phase == Phase::Retro {
+        Event::RetroTickSaved { thread }
+    } else {
+        Event::TickSaved { thread }
+    }])
+}
+
+/// `issue-<N>` or `task-<slug>` with `[a-z0-9-]` slugs.
+pub fn valid_saga_id(id: &str) -> bool {
+    let ok_slug = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    };
+    match (id.strip_prefix("issue-"), id.strip_prefix("task-")) {
+        (Some(n), _) => !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()),
+        (_, Some(slug)) => ok_slug(slug),
+        _ => false,
+    }
+}
+
+/// The snapshot a save leaves: omitted fields carried forward, an empty list clears.
+fn apply(prev: Option<&Thread>, saga_id: &str, s: &Save, verdicts: Vec<GateVerdict>) -> Thread {
+    let carry = |new: &Option<String>, old: Option<&Option<String>>| match new {
+        Some(v) if v.is_empty() => None,
+        Some(v) => Some(v.clone()),
+        None => old.cloned().flatten(),
+    };
+    let list = |new: &Option<Vec<String>>, old: Option<&Vec<String>>| match new {
+        Some(v) => v.iter().filter(|x| !x.is_empty()).cloned().collect(),
+        None => old.cloned().unwrap_or_default(),
+    };
+    Thread {
+        saga_id: saga_id.to_owned(),
+        kind: s.kind.or(prev.map(|p| p.kind)).unwrap_or_default(),
+        lifecycle_phase: s
+            .lifecycle_phase
+            .or(prev.map(|p| p.lifecycle_phase))
+            .unwrap_or(Phase::Ideation),
+        phase_status: s
+            .phase_status
+            .or(prev.map(|p| p.phase_status))
+            .unwrap_or(PhaseStatus::Pending),
+        status: s
+            .status
+            .or(prev.map(|p| p.status))
+            .unwrap_or(Status::Active),
+        phase: s.phase.or(prev.map(|p| p.phase)).unwrap_or(1),
+        destination: carry(&s.destination, prev.map(|p| &p.destination)),
+        issue_ref: carry(&s.issue_ref, prev.map(|p| &p.issue_ref)),
+        plan_path: carry(&s.plan_path, prev.map(|p| &p.plan_path)),
+        branch: carry(&s.branch, prev.map(|p| &p.branch)),
+        head_sha: carry(&s.head_sha, prev.map(|p| &p.head_sha)),
+        next_step: carry(&s.next_step, prev.map(|p| &p.next_step)),
+        rounds_seen: match &s.rounds_seen {
+            Some(r) => r.clone(),
+            None => prev.map(|p| p.rounds_seen.clone()).unwrap_or_default(),
+        },
+        checks_run: list(&s.checks_run, prev.map(|p| &p.checks_run)),
+        work_session_paths: list(&s.work_session_paths, prev.map(|p| &p.work_session_paths)),
+        files_modified: list(&s.files_modified, prev.map(|p| &p.files_modified)),
+        pr_refs: list(&s.pr_refs, prev.map(|p| &p.pr_refs)),
+        review_paths: list(&s.review_paths, prev.map(|p| &p.review_paths)),
+        gate_verdicts: if s.gate_verdicts.is_empty() {
+            prev.map(|p| p.gate_verdicts.clone()).unwrap_or_default()
+        } else {
+            verdicts
+        },
+        ticks: prev.map_or(0, |p| p.ticks) + 1,
+        qa: prev.map(|p| p.qa.clone()).unwrap_or_default(),
+        gates: prev.map(|p| p.gates.clone()).unwrap_or_default(),
+    }
+}

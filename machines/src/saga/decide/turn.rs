@@ -1,0 +1,158 @@
+//! The merge turn: one unit merges at a time (`take-turn`), a dead turn is released
+//! only from what git shows (`release-turn`), and only the holder records its merge
+//! (`mark-merged`).
+
+use super::super::event::Event;
+use super::super::gates;
+use super::super::state::Thread;
+use super::Refuse;
+use crate::evidence::{is_full_git_id, CommandRun};
+use crate::Rejection;
+
+/// `take-turn`: every field named, no other unit merging, this unit not merged yet.
+pub(super) fn decide_take_turn(
+    r: &Refuse,
+    t: &Thread,
+    unit: &str,
+    branch: &str,
+    merge_worktree: &str,
+    holder: &str,
+) -> Result<Vec<Event>, Rejection> {
+    for (f, v) in [
+        ("unit", unit),
+        ("branch", branch),
+        ("merge_worktree", merge_worktree),
+        ("holder", holder),
+    ] {
+        r.nonempty(f, v)?;
+    }
+    let units = &t.gates.units;
+    if let Some((other, _)) = units
+        .iter()
+        .find(|(_, row)| row.merge_state == gates::MergeState::Merging)
+    {
+        return r.no(
+            "one-merging",
+            Some("unit"),
+            &format!("`{other}` holds the merge turn"),
+        );
+    }
+    if units
+        .get(unit)
+        .is_some_and(|row| row.merge_state == gates::MergeState::Merged)
+    {
+        return r.no("not-merged", Some("unit"), "the unit is already merged");
+    }
+    Ok(vec![Event::TurnTaken {
+        unit: unit.to_owned(),
+        branch: branch.to_owned(),
+        merge_worktree: merge_worktree.to_owned(),
+        holder: holder.to_owned(),
+    }])
+}
+
+/// `release-turn`: the unit holds the turn, the runs are the bound `merge-base
+/// --is-ancestor` (and `MERGE_HEAD`) reads, and git says the merge is not in
+/// progress and not unknown: a live holder is never released, nothing on trust.
+pub(super) fn decide_release_turn(
+    r: &Refuse,
+    t: &Thread,
+    unit: &str,
+    ancestor: &CommandRun,
+    merge_head: Option<&CommandRun>,
+) -> Result<Vec<Event>, Rejection> {
+    let Some(row) = t
+        .gates
+        .units
+        .get(unit)
+        .filter(|row| row.merge_state == gates::MergeState::Merging)
+    else {
+        return r.no(
+            "merging",
+            Some("unit"),
+            "the unit does not hold the merge turn",
+        );
+    };
+    let bound = ancestor.argv.len() == 7
+        && ancestor.argv[0] == "git"
+        && ancestor.argv[1] == "-C"
+        && ancestor.argv[3] == "merge-base"
+        && ancestor.argv[4] == "--is-ancestor"
+        && ancestor.argv[5] == row.branch;
+    if !bound {
+        return r.no(
+            "evidence-bound",
+            Some("ancestor"),
+            "expected `git -C REPO merge-base --is-ancestor BRANCH TARGET`",
+        );
+    }
+    if let Some(m) = merge_head {
+        let wt = row.merge_worktree.clone().unwrap_or_default();
+        let want: Vec<String> = [
+            "git",
+            "-C",
+            wt.as_str(),
+            "rev-parse",
+            "-q",
+            "--verify",
+            "MERGE_HEAD",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+        if m.argv != want {
+            return r.no(
+                "evidence-bound",
+                Some("merge_head"),
+                "expected `git -C MERGE_WORKTREE rev-parse -q --verify MERGE_HEAD`",
+            );
+        }
+    }
+    match gates::turn_evidence(ancestor, merge_head) {
+        gates::TurnEvidence::InProgress => r.no(
+            "live-holder",
+            Some("unit"),
+            "a merge is in progress in the merge worktree: a live holder is never released",
+        ),
+        gates::TurnEvidence::Unknown => r.no(
+            "turn-evidence",
+            Some("unit"),
+            "git could not say whether the merge happened: nothing is released on trust",
+        ),
+        evidence => Ok(vec![Event::TurnReleased {
+            unit: unit.to_owned(),
+            evidence,
+            ancestor: ancestor.clone(),
+            merge_head: merge_head.cloned(),
+        }]),
+    }
+}
+
+/// `mark-merged`: only the turn's holder, with the full merged tip.
+pub(super) fn decide_mark_merged(
+    r: &Refuse,
+    t: &Thread,
+    unit: &str,
+    holder: &str,
+    merged_tip: &str,
+) -> Result<Vec<Event>, Rejection> {
+    match t.gates.units.get(unit) {
+        Some(row)
+            if row.merge_state == gates::MergeState::Merging
+                && row.holder.as_deref() == Some(holder) => {}
+        _ => {
+            return r.no(
+                "holds-turn",
+                Some("holder"),
+                "only the turn's holder records its merge",
+            )
+        }
+    }
+    if !is_full_git_id(merged_tip) {
+        return r.no("full-sha", Some("merged_tip"), "the full merged tip");
+    }
+    Ok(vec![Event::UnitMerged {
+        unit: unit.to_owned(),
+        merged_tip: merged_tip.to_owned(),
+    }])
+}

@@ -1,0 +1,116 @@
+//! The saga's events: full tick snapshots, the QA cycle and its PASS, and one
+//! event per recorded gate, boundary, turn, release or board move.
+
+use serde::{Deserialize, Serialize};
+
+use super::command::Scenario;
+use super::gates;
+use super::state::{QaOutcome, Thread};
+use crate::evidence::CommandRun;
+
+/// Events.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+#[allow(missing_docs)]
+pub enum Event {
+    /// The thread as of this tick (a full snapshot).
+    TickSaved {
+        thread: Box<Thread>,
+    },
+    /// A tick that moves a QA-passed thread to `retro` (or saves within it).
+    RetroTickSaved {
+        thread: Box<Thread>,
+    },
+    /// The one extension of the QA allowance.
+    QaExtensionGranted,
+    QaCycleRecorded {
+        cycle: u32,
+        scenarios: Vec<Scenario>,
+        outcome: QaOutcome,
+    },
+    /// A QA PASS: the only way `lifecycle_phase` reaches `qa`.
+    AdvancedToQa,
+    DocReviewRecorded {
+        review: gates::DocReview,
+    },
+    ReviewRecorded {
+        review: gates::Review,
+    },
+    OverrideRecorded {
+        r#override: gates::Override,
+    },
+    ReadyForPr {
+        reviewed_sha: String,
+        commits_since_review: Option<u64>,
+        count: CommandRun,
+    },
+    DirectiveSet {
+        directive: gates::Directive,
+    },
+    BoundaryCrossed {
+        boundary: String,
+    },
+    BoundaryHeld {
+        boundary: String,
+        directive: gates::Directive,
+    },
+    PausedAtBoundary {
+        boundary: String,
+    },
+    TurnTaken {
+        unit: String,
+        branch: String,
+        merge_worktree: String,
+        holder: String,
+    },
+    TurnReleased {
+        unit: String,
+        evidence: gates::TurnEvidence,
+        ancestor: CommandRun,
+        merge_head: Option<CommandRun>,
+    },
+    UnitMerged {
+        unit: String,
+        merged_tip: String,
+    },
+    Released {
+        release: gates::Release,
+    },
+    BoardMoved {
+        boundary: String,
+        stage: String,
+        status: String,
+    },
+    /// A record whose field is the bare `Status` half: a half-write, reported as a failure.
+    BoardHalfWrite {
+        boundary: String,
+        stage: String,
+        status: String,
+        written_field: String,
+    },
+}
+
+/// The event's name as the journal and the graph spell it.
+pub(super) fn event_name(event: &Event) -> &'static str {
+    match event {
+        Event::TickSaved { .. } => "tick-saved",
+        Event::RetroTickSaved { .. } => "retro-tick-saved",
+        Event::QaExtensionGranted => "qa-extension-granted",
+        Event::QaCycleRecorded { .. } => "qa-cycle-recorded",
+        Event::AdvancedToQa => "advanced-to-qa",
+        Event::DocReviewRecorded { .. } => "doc-review-recorded",
+        Event::ReviewRecorded { .. } => "review-recorded",
+        Event::OverrideRecorded { .. } => "override-recorded",
+        Event::ReadyForPr { .. } => "ready-for-pr",
+        Event::DirectiveSet { .. } => "directive-set",
+        Event::BoundaryCrossed { .. } => "boundary-crossed",
+        Event::BoundaryHeld { .. } => "boundary-held",
+        Event::PausedAtBoundary { .. } => "paused-at-boundary",
+        Event::TurnTaken { .. } => "turn-taken",
+        Event::TurnReleased { .. } => "turn-released",
+        Event::UnitMerged { .. } => "unit-merged",
+        Event::Released { .. } => "released",
+        Event::BoardMoved { .. } => "board-moved",
+        Event::BoardHalfWrite { .. } => "board-half-write",
+    }
+}

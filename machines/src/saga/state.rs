@@ -1,0 +1,250 @@
+//! The saga's state: the thread a tick leaves (phase, status, lists, gate verdicts),
+//! its gate record and QA allowance, and the state names the graph uses.
+
+use serde::{Deserialize, Serialize};
+
+use super::gates;
+use crate::evidence::next_round;
+
+/// `issue` (default) or `task`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// An issue thread (`issue-<N>`).
+    #[default]
+    Issue,
+    /// An ad-hoc task thread (`task-<slug>`).
+    Task,
+}
+
+/// `lifecycle_phase`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[allow(missing_docs)]
+pub enum Phase {
+    Ideation,
+    Brainstorm,
+    Plan,
+    Review,
+    Work,
+    Qa,
+    Retro,
+}
+
+/// `phase_status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[allow(missing_docs)]
+pub enum PhaseStatus {
+    Pending,
+    InProgress,
+    Complete,
+}
+
+/// `status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[allow(missing_docs)]
+pub enum Status {
+    Active,
+    Blocked,
+    Paused,
+    HandedOff,
+    Done,
+    Abandoned,
+}
+
+/// The six canonical gate states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[allow(missing_docs)]
+pub enum GateState {
+    Done,
+    InProgress,
+    Blocked,
+    Failed,
+    Halted,
+    NotReached,
+}
+
+/// The six states as the wire spells them.
+pub const GATE_STATES: [&str; 6] = [
+    "done",
+    "in-progress",
+    "blocked",
+    "failed",
+    "halted",
+    "not-reached",
+];
+
+/// A gate verdict `gate:state:ref`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GateVerdict {
+    /// The gate.
+    pub gate: String,
+    /// Its state.
+    pub state: GateState,
+    /// The reference (may be empty, may hold colons).
+    pub reference: String,
+}
+
+/// Parses `gate:state:ref`, splitting on the first two colons only.
+pub fn parse_gate_verdict(s: &str) -> Result<GateVerdict, String> {
+    let mut parts = s.splitn(3, ':');
+    let gate = parts.next().unwrap_or("");
+    let (Some(state), Some(reference)) = (parts.next(), parts.next()) else {
+        return Err(format!("gate verdict `{s}` is not `gate:state:ref`"));
+    };
+    if gate.trim().is_empty() {
+        return Err(format!("gate verdict `{s}` names no gate"));
+    }
+    let state = match state {
+        "done" => GateState::Done,
+        "in-progress" => GateState::InProgress,
+        "blocked" => GateState::Blocked,
+        "failed" => GateState::Failed,
+        "halted" => GateState::Halted,
+        "not-reached" => GateState::NotReached,
+        other => {
+            return Err(format!(
+                "gate verdict `{s}`: state `{other}` is not one of {}",
+                GATE_STATES.join(" | ")
+            ))
+        }
+    };
+    Ok(GateVerdict {
+        gate: gate.to_owned(),
+        state,
+        reference: reference.to_owned(),
+    })
+}
+
+/// The thread as the last tick left it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[allow(missing_docs)]
+pub struct Thread {
+    pub saga_id: String,
+    pub kind: Kind,
+    pub lifecycle_phase: Phase,
+    pub phase_status: PhaseStatus,
+    pub status: Status,
+    pub phase: u32,
+    pub destination: Option<String>,
+    pub issue_ref: Option<String>,
+    pub plan_path: Option<String>,
+    pub branch: Option<String>,
+    pub head_sha: Option<String>,
+    pub next_step: Option<String>,
+    pub rounds_seen: Vec<u32>,
+    pub checks_run: Vec<String>,
+    pub work_session_paths: Vec<String>,
+    pub files_modified: Vec<String>,
+    pub pr_refs: Vec<String>,
+    pub review_paths: Vec<String>,
+    pub gate_verdicts: Vec<GateVerdict>,
+    pub ticks: u32,
+    pub qa: QaAllowance,
+    #[serde(default)]
+    pub gates: GateRecord,
+}
+
+/// The gates, boundaries, merge turn, release and board of a thread.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[allow(missing_docs)]
+pub struct GateRecord {
+    pub doc_review: Option<gates::DocReview>,
+    pub review: Option<gates::Review>,
+    pub overrides: Vec<gates::Override>,
+    pub ready_for_pr: Option<String>,
+    pub directive: Option<gates::Directive>,
+    pub paused_at: Option<String>,
+    pub units: gates::Units,
+    pub release: Option<gates::Release>,
+    pub board: Vec<(String, String, String)>,
+}
+
+impl Thread {
+    /// Derived, never stored or set.
+    pub fn next_round(&self) -> u32 {
+        next_round(&self.rounds_seen)
+    }
+    /// `phase + 1` once the phase is complete.
+    pub fn next_phase(&self) -> u32 {
+        if self.phase_status == PhaseStatus::Complete {
+            self.phase + 1
+        } else {
+            self.phase
+        }
+    }
+}
+
+/// QA after merge: 3 standard + 2 escalated cycles, then exactly one extension.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct QaAllowance {
+    /// Cycles run after merge.
+    pub post_merge_cycles: u32,
+    /// The one extension was taken.
+    pub extension_taken: bool,
+    /// The last outcome.
+    pub last_outcome: Option<QaOutcome>,
+}
+
+/// Standard cycles.
+pub const QA_STANDARD: u32 = 3;
+/// Escalated cycles.
+pub const QA_ESCALATED: u32 = 2;
+
+impl QaAllowance {
+    /// Cycles allowed now.
+    pub fn allowed(&self) -> u32 {
+        QA_STANDARD + QA_ESCALATED + u32::from(self.extension_taken)
+    }
+}
+
+/// A QA cycle's outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[allow(missing_docs)]
+pub enum QaOutcome {
+    /// Every scenario passed: the PASS that moves the phase to `qa`.
+    Passed,
+    /// Passed where run, but a scenario did not run: not a PASS.
+    PassedWithProofDebt,
+    /// A scenario is blocked (with its cause).
+    Blocked,
+    /// A scenario failed: back to the build loop; the phase stays `work`.
+    ReEntersTheBuildLoop,
+}
+
+/// The machine's state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "kebab-case")]
+pub enum State {
+    /// Nothing saved.
+    Empty,
+    /// A thread.
+    Thread {
+        /// Its data.
+        thread: Box<Thread>,
+    },
+}
+
+impl State {
+    /// The thread, once minted.
+    pub fn thread(&self) -> Option<&Thread> {
+        match self {
+            State::Empty => None,
+            State::Thread { thread } => Some(thread),
+        }
+    }
+}
+
+/// The state's name in the graph: `empty`, `before-qa`, `qa` or `retro`.
+pub(super) fn state_name(state: &State) -> &'static str {
+    match state.thread().map(|t| t.lifecycle_phase) {
+        None => "empty",
+        Some(Phase::Qa) => "qa",
+        Some(Phase::Retro) => "retro",
+        Some(_) => "before-qa",
+    }
+}
