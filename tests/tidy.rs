@@ -28,11 +28,6 @@ const OVERSIZED: &[(&str, usize)] = &[
     ("cli/src/args.rs", 1059),
     ("cli/src/ship.rs", 677),
     ("cli/src/work.rs", 777),
-    ("machines/src/park/mod.rs", 635),
-    ("machines/src/park/observation.rs", 1142),
-    ("machines/src/pr_loop/mod.rs", 677),
-    ("machines/src/saga/build.rs", 604),
-    ("machines/src/saga/mod.rs", 1324),
     ("machines/src/ship/gates.rs", 769),
     ("machines/src/ship/mod.rs", 2401),
 ];
