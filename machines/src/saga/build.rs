@@ -551,6 +551,10 @@ impl Machine for BuildLoop {
         }
     }
 
+    fn verdict(_state: &LoopState, events: &[Event]) -> crate::Verdict {
+        super::verdict::build_loop(events)
+    }
+
     fn command_name(_: &Command) -> &'static str {
         "iterate"
     }

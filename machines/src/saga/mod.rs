@@ -12,6 +12,7 @@
 
 pub mod build;
 pub mod gates;
+mod verdict;
 
 use serde::{Deserialize, Serialize};
 
@@ -1270,6 +1271,10 @@ impl Machine for Saga {
             Event::BoardMoved { .. } => "board-moved",
             Event::BoardHalfWrite { .. } => "board-half-write",
         }
+    }
+
+    fn verdict(_state: &State, events: &[Event]) -> crate::Verdict {
+        verdict::saga(events)
     }
 
     fn command_name(command: &Command) -> &'static str {

@@ -1544,6 +1544,10 @@ impl Machine for WorkNode {
         }
     }
 
+    fn verdict(_state: &State, events: &[Event]) -> crate::Verdict {
+        super::verdict::verdict(events)
+    }
+
     fn command_name(command: &Command) -> &'static str {
         match command {
             Command::AmendCriterion { .. } => "amend-criterion",
