@@ -1,27 +1,32 @@
 //! `cairn work <verb>`: work nodes of a workspec. cairn validates the spec, keeps
 //! one journal stream per node (`work-node/<spec key>:<address>`), runs the
 //! criteria itself for `verify`, and refuses what the evidence does not support.
+//!
+//! `--idempotency-key` on every recording verb. `plan`, `verify`,
+//! `amend-criterion` and `done` carry what cairn read or ran (the spec as found,
+//! the tree, the criterion runs, this session's `done` records), so their key
+//! stands for the caller's flags and is looked up first: a retry runs no
+//! criterion and rewrites no file. The other verbs' commands are their flags.
+
+mod plan;
+mod read;
+mod scope;
+mod verify;
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use cairn::journal::Options;
-use cairn::machines::work::amend;
-use cairn::machines::work::node::{
-    self, provenance, ChecklistReport, Command, PlanReceipt, ReviewVerdict, State, WorkNode,
-};
+use cairn::machines::work::node::{self, provenance, Command, State, WorkNode};
 use cairn::machines::work::ready::lifecycles;
-use cairn::machines::work::spec::{
-    render_path, validate, validate_with_draft, Draft, Evidence, Node, Severity, Spec,
-};
+use cairn::machines::work::spec::{render_path, validate, Node, Severity, Spec};
 use cairn::{Engine, Machine, StreamId};
 use serde_json::{json, Value};
 
 use crate::args::{VerdictArg, WorkCommand, WorkNodeRef};
-use crate::failure::{code, input, require_abs_path, Failure, NoJournalLocation};
+use crate::failure::{input, Done, Failure};
 use crate::output;
-
-type Db = Result<PathBuf, NoJournalLocation>;
+use crate::record::{Db, Recorded, Recorder, Step};
 
 /// A spec read from disk: its absolute path, text and key.
 struct SpecFile {
@@ -76,10 +81,6 @@ fn resolve<'a>(spec: &'a Spec, selector: &str) -> Result<&'a Node, Failure> {
         .map_err(|m| input("node", "node-address", &m))
 }
 
-fn engine(db: &Db, options: &Options) -> Result<Option<Engine>, Failure> {
-    crate::record::existing_engine(db, options)
-}
-
 fn load(engine: &Option<Engine>, s: &StreamId) -> Result<State, Failure> {
     match engine {
         None => Ok(WorkNode::initial_state()),
@@ -105,634 +106,37 @@ fn done_this_session(
     Ok(done)
 }
 
-fn record(
-    db: &Db,
-    options: &Options,
-    s: &StreamId,
-    command: Command,
-    session: Option<&str>,
-) -> Result<(cairn::Executed<WorkNode>, Value), Failure> {
-    let mut ctx = crate::record::context::<WorkNode>();
-    ctx.session = session.map(str::to_owned);
-    let done = crate::record::execute::<WorkNode>(db, options, s, &command, &ctx, None)?;
-    let names: Vec<&str> = done.events.iter().map(WorkNode::event_name).collect();
-    eprintln!(
-        "cairn: recorded {} on {s} (version {})",
-        names.join(", "),
-        done.version
-    );
-    let out = json!({
-        "stream": s.to_string(),
+/// What every recorded (or replayed) node transition prints before both axes.
+fn out_of(done: &Recorded<WorkNode>) -> Value {
+    json!({
+        "stream": done.stream.to_string(),
         "version": done.version,
-        "events": names,
+        "events": done.names(),
         "state": WorkNode::state_name(&done.state),
-    });
-    Ok((done, out))
+    })
 }
 
-/// The brief, by reference: written under the spec's `.work/.cache/briefs/`.
-/// The brief, by reference: its path under the spec's `.work/.cache/briefs/`
-/// (named by its SHA-256), its SHA-256 and its text. Nothing is written here.
-fn brief(f: &SpecFile, n: &Node) -> (PathBuf, String, String) {
-    let dir = f.path.parent().unwrap_or(Path::new("/"));
-    let work = match dir.parent() {
-        Some(p) if p.file_name().is_some_and(|x| x == ".work") => p.to_path_buf(),
-        _ => dir.join(".work"),
-    };
-    let mut brief = format!(
-        "# Brief: {}\n\nSpec: {} (sha256 {})\n\n## Task\n\n{}\n\n## Writable roots (touches)\n\n",
-        serde_json::to_string(&n.address).unwrap_or_default(),
-        f.path.display(),
-        node::sha256_hex(f.text.as_bytes()),
-        n.task
-    );
-    for t in &n.touches {
-        brief.push_str(&format!("- `{t}`\n"));
-    }
-    brief.push_str("\nWrites outside these roots are a contract violation: stop and report the needed change.\n\n## Acceptance criteria\n\n");
-    for c in &n.acceptance {
-        let how = match &c.evidence {
-            Evidence::Command {
-                run,
-                output_includes,
-                exit,
-                ..
-            } => format!("command `{run}`, exit {exit}, output includes `{output_includes}`"),
-            Evidence::User { prompt } => format!("user confirmation: {prompt}"),
-            Evidence::Agent { agent, .. } => format!("agent `{agent}` (agent-unavailable in v1)"),
-        };
-        brief.push_str(&format!("- {}: {} — {how}\n", c.id, c.statement));
-    }
-    if !n.checklist.is_empty() {
-        brief.push_str("\n## Checklist (report each index exactly once)\n\n");
-        for (i, item) in n.checklist.iter().enumerate() {
-            brief.push_str(&format!("{i}. {item}\n"));
-        }
-    }
-    let sha = node::sha256_hex(brief.as_bytes());
-    let path = work.join(".cache").join("briefs").join(format!("{sha}.md"));
-    (path, sha, brief)
+/// The spec and the node a verb names.
+fn target(r: &WorkNodeRef) -> Result<(SpecFile, Node), Failure> {
+    let f = read_spec(&r.spec)?;
+    let s = valid_spec(&f)?;
+    let n = resolve(&s, &r.node)?.clone();
+    Ok((f, n))
 }
 
-/// Writes the brief (content-addressed: writing it again changes nothing).
-fn write_brief(path: &Path, text: &str) -> Result<(), Failure> {
-    let fail = |e: std::io::Error| {
-        input(
-            "spec",
-            "brief-write-error",
-            &format!("`{}`: {e}", path.display()),
-        )
-    };
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(fail)?;
-    }
-    std::fs::write(path, text).map_err(fail)
-}
-
-pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<u8, Failure> {
-    match verb {
-        WorkCommand::Validate { spec } => {
-            let f = read_spec(spec)?;
-            let v = validate_with_draft(&f.text, &read_draft(&f));
-            let findings: Vec<Value> = v
-                .findings
-                .iter()
-                .map(|x| json!({"code": x.code, "severity": x.severity, "path": render_path(&x.path), "message": x.message, "rendered": x.render()}))
-                .collect();
-            let errors = v
-                .findings
-                .iter()
-                .filter(|x| x.severity == Severity::Error)
-                .count();
-            let mut out = json!({
-                "path": f.path,
-                "valid": v.valid(),
-                "errorCount": errors,
-                "warningCount": v.findings.len() - errors,
-                "findings": findings,
-            });
-            if let Some(first) = v.findings.iter().find(|x| x.severity == Severity::Error) {
-                out["error"] = json!({"kind": "invalid-spec", "field": render_path(&first.path), "rule": first.code, "message": first.message});
-            }
-            output::json(&out);
-            Ok(if v.valid() { code::OK } else { code::BAD_INPUT })
-        }
-        WorkCommand::Ready { spec, session } => {
-            let f = read_spec(spec)?;
-            let s = valid_spec(&f)?;
-            let e = engine(db, options)?;
-            let done = done_this_session(&e, &f, &s, &session.session)?;
-            let lc = lifecycles(&s, &done);
-            let ready: Vec<&Vec<String>> = lc
-                .iter()
-                .filter(|(_, (l, _))| *l == cairn::machines::work::ready::Lifecycle::Ready)
-                .map(|(a, _)| a)
-                .collect();
-            let others: Vec<Value> = lc
-                .iter()
-                .filter(|(_, (l, _))| *l != cairn::machines::work::ready::Lifecycle::Ready)
-                .map(|(a, (l, b))| json!({"address": a, "lifecycle": l, "blockers": b}))
-                .collect();
-            output::json(
-                &json!({"spec": f.path, "session": session.session, "ready": ready, "not_ready": others}),
-            );
-            Ok(code::OK)
-        }
-        WorkCommand::Status { spec, session } => {
-            let f = read_spec(spec)?;
-            let s = valid_spec(&f)?;
-            let e = engine(db, options)?;
-            let done = done_this_session(&e, &f, &s, &session.session)?;
-            let lc = lifecycles(&s, &done);
-            let mut nodes = vec![];
-            for n in &s.nodes {
-                let state = load(&e, &stream(&f, &n.address)?)?;
-                let p = provenance(state.run(), n, &session.session);
-                let (lifecycle, blockers) = &lc[&n.address];
-                nodes.push(json!({
-                    "address": n.address,
-                    "lifecycle": lifecycle,
-                    "blockers": blockers,
-                    "verification": p,
-                    "verification_words": p.words(),
-                    "stage": WorkNode::state_name(&state),
-                    "reviews": state.run().map(|r| r.reviews.len()).unwrap_or(0),
-                }));
-            }
-            let ready: Vec<&Vec<String>> = lc
-                .iter()
-                .filter(|(_, (l, _))| *l == cairn::machines::work::ready::Lifecycle::Ready)
-                .map(|(a, _)| a)
-                .collect();
-            output::json(
-                &json!({"spec": f.path, "session": session.session, "ready": ready, "nodes": nodes}),
-            );
-            Ok(code::OK)
-        }
-        WorkCommand::Plan { node: r, with } => {
-            let f = read_spec(&r.spec)?;
-            let s = valid_spec(&f)?;
-            let n = resolve(&s, &r.node)?.clone();
-            let mut overlaps = vec![];
-            for w in with {
-                let other = resolve(&s, w)?;
-                for t in &n.touches {
-                    for u in &other.touches {
-                        let (a, b) = (t.trim_end_matches('/'), u.trim_end_matches('/'));
-                        if a == b
-                            || b.starts_with(&format!("{a}/"))
-                            || a.starts_with(&format!("{b}/"))
-                        {
-                            overlaps.push(format!(
-                                "{} and {} both touch {a}",
-                                serde_json::to_string(&n.address).unwrap_or_default(),
-                                serde_json::to_string(&other.address).unwrap_or_default()
-                            ));
-                        }
-                    }
-                }
-            }
-            let (brief_path, brief_sha256, brief_text) = brief(&f, &n);
-            let receipt = PlanReceipt {
-                brief_path: brief_path.to_string_lossy().into_owned(),
-                brief_sha256,
-                writable_roots: n.touches.clone(),
-                confine_writes: true,
-                escalation: "off".into(),
-                worktree: !with.is_empty(),
-                overlaps,
-            };
-            let st = stream(&f, &n.address)?;
-            let command = Command::Plan {
-                spec: f.text.clone(),
-                address: n.address.clone(),
-                receipt: receipt.clone(),
-            };
-            // The guard first: a refused plan writes no brief.
-            let state = load(&engine(db, options)?, &st)?;
-            WorkNode::decide(&state, &command, &crate::record::context::<WorkNode>())
-                .map_err(cairn::Error::Rejected)?;
-            write_brief(&brief_path, &brief_text)?;
-            let (_, mut out) = record(db, options, &st, command, None)?;
-            out["plan"] = json!(receipt);
-            finish(out, db, options, &r.spec, &n.address, None)?;
-            Ok(code::OK)
-        }
-        WorkCommand::Dispatch {
-            node: r,
-            run_id,
-            worktree,
-            expected_commit,
-            budget,
-            not_dispatched,
-        } => {
-            let (f, n) = target(r)?;
-            let (done, mut out) = record(
-                db,
-                options,
-                &stream(&f, &n.address)?,
-                Command::Dispatch {
-                    run_id: run_id.clone(),
-                    worktree_path: worktree.clone(),
-                    expected_commit: expected_commit.clone(),
-                    budget: *budget,
-                    finding: not_dispatched.clone(),
-                },
-                None,
-            )?;
-            if let Some(node::Event::NotDispatched { plan, .. }) = done.events.first() {
-                out["dispatchState"] = json!("not-dispatched");
-                out["plan"] = json!(plan);
-            }
-            finish(out, db, options, &r.spec, &n.address, None)?;
-            Ok(code::OK)
-        }
-        WorkCommand::Verify {
-            node: r,
-            worktree,
-            expected_commit,
-            checklist,
-            confirm,
-            session,
-        } => {
-            require_abs_path("worktree", worktree)?;
-            let (f, n) = target(r)?;
-            let checklist: Vec<ChecklistReport> = serde_json::from_str(checklist).map_err(|e| {
-                input(
-                    "checklist",
-                    "checklist-reports",
-                    &format!("expected [{{\"index\": N, \"done\": true}}, …]: {e}"),
-                )
-            })?;
-            let mut confirmations = std::collections::BTreeMap::new();
-            for c in confirm {
-                let (id, words) = c
-                    .split_once('=')
-                    .ok_or_else(|| input("confirm", "id-equals-words", "expected ID=WORDS"))?;
-                if words.trim().is_empty() {
-                    return Err(input(
-                        "confirm",
-                        "id-equals-words",
-                        "the confirmation's words are empty",
-                    ));
-                }
-                confirmations.insert(id.to_owned(), words.to_owned());
-            }
-            let st = stream(&f, &n.address)?;
-            // The guard first: a refused verify runs nothing.
-            let state = load(&engine(db, options)?, &st)?;
-            node::verify_admits(&state, worktree, expected_commit, Some(&session.session))
-                .map_err(cairn::Error::Rejected)?;
-            let tree = cairn::work::tree_reading(worktree, expected_commit);
-            // Criteria run only in the expected tree at the expected commit; a wrong
-            // tree is the caller's mistake: refused, nothing run, nothing written.
-            if let Some(problem) = tree.problem() {
-                return Err(input("expected_commit", "tree-at-commit", &problem));
-            }
-            let runs = n
-                .acceptance
-                .iter()
-                .map(|c| {
-                    cairn::work::run_criterion(
-                        worktree,
-                        c,
-                        confirmations.get(&c.id).map(String::as_str),
-                    )
-                })
-                .collect();
-            let (done, mut out) = record(
-                db,
-                options,
-                &st,
-                Command::Verify {
-                    spec: f.text.clone(),
-                    tree: Box::new(tree),
-                    runs,
-                    checklist,
-                },
-                Some(&session.session),
-            )?;
-            let v = done
-                .state
-                .run()
-                .and_then(|r| r.verifications.last())
-                .cloned();
-            let passed = v.as_ref().is_some_and(|v| v.passed);
-            out["proof"] = json!(v);
-            finish(
-                out,
-                db,
-                options,
-                &r.spec,
-                &n.address,
-                Some(session.session.as_str()),
-            )?;
-            Ok(if passed { code::OK } else { code::NOT_GREEN })
-        }
-        WorkCommand::Review {
-            node: r,
-            verdict,
-            failed,
-            concerns,
-        } => {
-            let verdict = match verdict {
-                VerdictArg::Approve => ReviewVerdict::Approve,
-                VerdictArg::Reject => ReviewVerdict::Reject,
-            };
-            node_verb(
-                db,
-                options,
-                r,
-                Command::Review {
-                    verdict,
-                    failed_criteria: failed.clone(),
-                    concerns: concerns.clone(),
-                },
-            )
-        }
-        WorkCommand::Remediate {
-            node: r,
-            run_id,
-            worktree,
-        } => node_verb(
-            db,
-            options,
-            r,
-            Command::Remediate {
-                run_id: run_id.clone(),
-                worktree_path: worktree.clone(),
-            },
-        ),
-        WorkCommand::Escalate { node: r, reason } => node_verb(
-            db,
-            options,
-            r,
-            Command::Escalate {
-                reason: reason.clone(),
-            },
-        ),
-        WorkCommand::Merge {
-            node: r,
-            merged_tree,
-            commit,
-        } => node_verb(
-            db,
-            options,
-            r,
-            Command::Merge {
-                merged_tree: merged_tree.clone(),
-                commit: commit.clone(),
-            },
-        ),
-        WorkCommand::AmendCriterion {
-            spec,
-            criterion,
-            before,
-            after,
-            reason,
-            authority,
-        } => {
-            let f = read_spec(spec)?;
-            let s = valid_spec(&f)?;
-            let owner = s
-                .nodes
-                .iter()
-                .find(|n| n.acceptance.iter().any(|c| &c.id == criterion))
-                .ok_or_else(|| {
-                    input(
-                        "criterion",
-                        "criterion-not-found",
-                        "no criterion has this id in the spec",
-                    )
-                })?;
-            let st = stream(&f, &owner.address)?;
-            let draft = match read_draft(&f) {
-                Draft::Text(t) => Some(t),
-                _ => None,
-            };
-            let request = amend::AmendRequest {
-                criterion_id: criterion.clone(),
-                before: before.clone(),
-                after: after.clone(),
-                reason: reason.clone(),
-                authority: authority.clone(),
-            };
-            let ctx = crate::record::context::<WorkNode>();
-            let new_text =
-                amend::amend_criterion(&f.text, draft.as_deref(), &request, &ctx.now.to_string())
-                    .map_err(|(code, m)| input("criterion", code, &m))?;
-            let out = edit_and_record(
-                db,
-                options,
-                &f,
-                &st,
-                Command::AmendCriterion {
-                    spec: f.text.clone(),
-                    draft,
-                    request,
-                },
-                ctx,
-                &new_text,
-            )?;
-            finish(out, db, options, spec, &owner.address, None)?;
-            Ok(code::OK)
-        }
-        WorkCommand::RaiseScope {
-            node: r,
-            target: t,
-            add_touches,
-            change,
-            rationale,
-        } => {
-            let (f, n) = target(r)?;
-            let (done, mut out) = record(
-                db,
-                options,
-                &stream(&f, &n.address)?,
-                Command::RaiseScope {
-                    target: t.clone(),
-                    add_touches: add_touches.clone(),
-                    change: change.clone(),
-                    rationale: rationale.clone(),
-                },
-                None,
-            )?;
-            out["request"] = json!(done.state.run().and_then(|r| r.scope.clone()));
-            finish(out, db, options, &r.spec, &n.address, None)?;
-            Ok(code::OK)
-        }
-        WorkCommand::PassUp {
-            node: r,
-            request_id,
-            context,
-            recommendation,
-        } => node_verb(
-            db,
-            options,
-            r,
-            Command::PassUp {
-                request_id: request_id.clone(),
-                context: context.clone(),
-                recommendation: recommendation.clone(),
-            },
-        ),
-        WorkCommand::ResolveScope {
-            node: r,
-            request_id,
-            selected,
-            note,
-            custom_instruction,
-            on_behalf_of_user,
-            operator,
-        } => {
-            let (f, n) = target(r)?;
-            let st = stream(&f, &n.address)?;
-            let command = Command::ResolveScope {
-                request_id: request_id.clone(),
-                selected: selected.clone(),
-                note: note.clone(),
-                custom_instruction: custom_instruction.clone(),
-                on_behalf_of_user: *on_behalf_of_user,
-                operator: operator.clone(),
-            };
-            let state = load(&engine(db, options)?, &st)?;
-            let ctx = crate::record::context::<WorkNode>();
-            let events =
-                WorkNode::decide(&state, &command, &ctx).map_err(cairn::Error::Rejected)?;
-            let out = match events.first() {
-                // Approval updates `touches` in the spec.
-                Some(node::Event::ScopeApproved { add_touches, .. }) => {
-                    let new_text = amend::add_touches(&f.text, &n.address, add_touches)
-                        .map_err(|(code, m)| input("spec", code, &m))?;
-                    edit_and_record(db, options, &f, &st, command, ctx, &new_text)?
-                }
-                _ => record(db, options, &st, command, None)?.1,
-            };
-            finish(out, db, options, &r.spec, &n.address, None)?;
-            Ok(code::OK)
-        }
-        WorkCommand::Done { node: r, session } => {
-            let (f, n) = target(r)?;
-            let s = valid_spec(&f)?;
-            let e = engine(db, options)?;
-            let deps_done: Vec<Vec<String>> = done_this_session(&e, &f, &s, &session.session)?
-                .into_iter()
-                .collect();
-            drop(e);
-            let (_, out) = record(
-                db,
-                options,
-                &stream(&f, &n.address)?,
-                Command::Done {
-                    spec: f.text.clone(),
-                    deps_done,
-                },
-                Some(&session.session),
-            )?;
-            finish(
-                out,
-                db,
-                options,
-                &r.spec,
-                &n.address,
-                Some(session.session.as_str()),
-            )?;
-            Ok(code::OK)
-        }
-    }
-}
-
-/// The draft a spec declares: read relative to the spec's git toplevel (else the
-/// nearest directory holding `.work/`), and only from inside it.
-fn read_draft(f: &SpecFile) -> Draft {
-    let Some(rel) = amend::declared_draft(&f.text) else {
-        return Draft::NotDeclared;
-    };
-    let dir = f
-        .path
-        .parent()
-        .unwrap_or(Path::new("/"))
-        .to_string_lossy()
-        .into_owned();
-    let top = cairn::observe::run(&cairn::observe::git(
-        &dir,
-        &["rev-parse", "--show-toplevel"],
-    ));
-    let root = if top.exit_status == Some(0) {
-        PathBuf::from(top.stdout.trim())
-    } else {
-        let mut d = Some(Path::new(&dir));
-        loop {
-            match d {
-                Some(p) if p.join(".work").is_dir() => break p.to_path_buf(),
-                Some(p) => d = p.parent(),
-                None => return Draft::Unavailable,
-            }
-        }
-    };
-    let path = root.join(&rel);
-    match (std::fs::canonicalize(&path), std::fs::canonicalize(&root)) {
-        (Ok(p), Ok(r)) if p.starts_with(&r) => {
-            std::fs::read_to_string(p).map_or(Draft::Unavailable, Draft::Text)
-        }
-        _ => Draft::Unavailable,
-    }
-}
-
-/// Writes the spec atomically (a temp file in the same directory, renamed over it).
-fn write_spec(f: &SpecFile, text: &str) -> Result<(), Failure> {
-    let tmp = f.path.with_extension("cairn-tmp");
-    std::fs::write(&tmp, text)
-        .and_then(|_| std::fs::rename(&tmp, &f.path))
-        .map_err(|e| {
-            input(
-                "spec",
-                "write-error",
-                &format!("`{}`: {e}", f.path.display()),
-            )
-        })
-}
-
-/// Decides first (nothing written on a refusal), then writes the new spec, then
-/// appends; if the append fails the spec is put back.
-fn edit_and_record(
-    db: &Db,
-    options: &Options,
-    f: &SpecFile,
-    s: &StreamId,
-    command: Command,
-    ctx: cairn::Context,
-    new_text: &str,
-) -> Result<Value, Failure> {
-    let state = load(&engine(db, options)?, s)?;
-    WorkNode::decide(&state, &command, &ctx).map_err(cairn::Error::Rejected)?;
-    write_spec(f, new_text)?;
-    match crate::record::execute::<WorkNode>(db, options, s, &command, &ctx, None) {
-        Ok(done) => {
-            let names: Vec<&str> = done.events.iter().map(WorkNode::event_name).collect();
-            eprintln!(
-                "cairn: recorded {} on {s} (version {}); {} rewritten",
-                names.join(", "),
-                done.version,
-                f.path.display()
-            );
-            Ok(
-                json!({"stream": s.to_string(), "version": done.version, "events": names, "state": WorkNode::state_name(&done.state), "spec": f.path}),
-            )
-        }
-        Err(e) => {
-            let _ = write_spec(f, &f.text);
-            Err(e)
-        }
-    }
+/// A node verb whose command is exactly its flags: record it, print it with both axes.
+fn node_verb(rec: &Recorder, r: &WorkNodeRef, command: Command) -> Result<Done, Failure> {
+    let (f, n) = target(r)?;
+    let done = rec.record(Step::new(&stream(&f, &n.address)?, &command))?;
+    finish(out_of(&done), rec, &r.spec, &n.address, None)?;
+    Ok(Done::Recorded(done.outcome))
 }
 
 /// Prints a node verb's output with both axes: lifecycle (from the spec as it is
 /// now and this session's `done` records) and verification provenance.
 fn finish(
     mut out: Value,
-    db: &Db,
-    options: &Options,
+    rec: &Recorder,
     spec: &str,
     address: &[String],
     session: Option<&str>,
@@ -741,7 +145,7 @@ fn finish(
     let session = session.or(env_session.as_deref());
     let f = read_spec(spec)?;
     let s = valid_spec(&f)?;
-    let e = engine(db, options)?;
+    let e = rec.existing_engine()?;
     let done = match session {
         Some(sess) => done_this_session(&e, &f, &s, sess)?,
         None => BTreeSet::new(),
@@ -761,17 +165,199 @@ fn finish(
     Ok(())
 }
 
-/// A node verb that only records its command: record it, print it with both axes.
-fn node_verb(db: &Db, options: &Options, r: &WorkNodeRef, command: Command) -> Result<u8, Failure> {
-    let (f, n) = target(r)?;
-    let (_, out) = record(db, options, &stream(&f, &n.address)?, command, None)?;
-    finish(out, db, options, &r.spec, &n.address, None)?;
-    Ok(code::OK)
-}
-
-fn target(r: &WorkNodeRef) -> Result<(SpecFile, Node), Failure> {
-    let f = read_spec(&r.spec)?;
-    let s = valid_spec(&f)?;
-    let n = resolve(&s, &r.node)?.clone();
-    Ok((f, n))
+pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<Done, Failure> {
+    let rec = |key| Recorder::new(db, options, key);
+    let reader = Recorder::reader(db, options);
+    match verb {
+        WorkCommand::Validate { spec } => read::validate(spec),
+        WorkCommand::Ready { spec, session } => read::ready(&reader, spec, &session.session),
+        WorkCommand::Status { spec, session } => read::status(&reader, spec, &session.session),
+        WorkCommand::Plan { node: r, with, key } => plan::plan(&rec(key)?, r, with),
+        WorkCommand::Dispatch {
+            node: r,
+            run_id,
+            worktree,
+            expected_commit,
+            budget,
+            not_dispatched,
+            key,
+        } => {
+            let rec = rec(key)?;
+            let (f, n) = target(r)?;
+            let command = Command::Dispatch {
+                run_id: run_id.clone(),
+                worktree_path: worktree.clone(),
+                expected_commit: expected_commit.clone(),
+                budget: *budget,
+                finding: not_dispatched.clone(),
+            };
+            let done = rec.record(Step::new(&stream(&f, &n.address)?, &command))?;
+            let mut out = out_of(&done);
+            if let Some(node::Event::NotDispatched { plan, .. }) = done.events.first() {
+                out["dispatchState"] = json!("not-dispatched");
+                out["plan"] = json!(plan);
+            }
+            finish(out, &rec, &r.spec, &n.address, None)?;
+            Ok(Done::Recorded(done.outcome))
+        }
+        WorkCommand::Verify {
+            node: r,
+            worktree,
+            expected_commit,
+            checklist,
+            confirm,
+            session,
+            key,
+        } => verify::verify(
+            &rec(key)?,
+            r,
+            &verify::Flags {
+                worktree,
+                expected_commit,
+                checklist,
+                confirm,
+                session: &session.session,
+            },
+        ),
+        WorkCommand::Review {
+            node: r,
+            verdict,
+            failed,
+            concerns,
+            key,
+        } => {
+            let verdict = match verdict {
+                VerdictArg::Approve => node::ReviewVerdict::Approve,
+                VerdictArg::Reject => node::ReviewVerdict::Reject,
+            };
+            node_verb(
+                &rec(key)?,
+                r,
+                Command::Review {
+                    verdict,
+                    failed_criteria: failed.clone(),
+                    concerns: concerns.clone(),
+                },
+            )
+        }
+        WorkCommand::Remediate {
+            node: r,
+            run_id,
+            worktree,
+            key,
+        } => node_verb(
+            &rec(key)?,
+            r,
+            Command::Remediate {
+                run_id: run_id.clone(),
+                worktree_path: worktree.clone(),
+            },
+        ),
+        WorkCommand::Escalate {
+            node: r,
+            reason,
+            key,
+        } => node_verb(
+            &rec(key)?,
+            r,
+            Command::Escalate {
+                reason: reason.clone(),
+            },
+        ),
+        WorkCommand::Merge {
+            node: r,
+            merged_tree,
+            commit,
+            key,
+        } => node_verb(
+            &rec(key)?,
+            r,
+            Command::Merge {
+                merged_tree: merged_tree.clone(),
+                commit: commit.clone(),
+            },
+        ),
+        WorkCommand::AmendCriterion {
+            spec,
+            criterion,
+            before,
+            after,
+            reason,
+            authority,
+            key,
+        } => scope::amend_criterion(
+            &rec(key)?,
+            spec,
+            cairn::machines::work::amend::AmendRequest {
+                criterion_id: criterion.clone(),
+                before: before.clone(),
+                after: after.clone(),
+                reason: reason.clone(),
+                authority: authority.clone(),
+            },
+        ),
+        WorkCommand::RaiseScope {
+            node: r,
+            target: t,
+            add_touches,
+            change,
+            rationale,
+            key,
+        } => {
+            let rec = rec(key)?;
+            let (f, n) = target(r)?;
+            let command = Command::RaiseScope {
+                target: t.clone(),
+                add_touches: add_touches.clone(),
+                change: change.clone(),
+                rationale: rationale.clone(),
+            };
+            let done = rec.record(Step::new(&stream(&f, &n.address)?, &command))?;
+            let mut out = out_of(&done);
+            out["request"] = json!(done.state.run().and_then(|r| r.scope.clone()));
+            finish(out, &rec, &r.spec, &n.address, None)?;
+            Ok(Done::Recorded(done.outcome))
+        }
+        WorkCommand::PassUp {
+            node: r,
+            request_id,
+            context,
+            recommendation,
+            key,
+        } => node_verb(
+            &rec(key)?,
+            r,
+            Command::PassUp {
+                request_id: request_id.clone(),
+                context: context.clone(),
+                recommendation: recommendation.clone(),
+            },
+        ),
+        WorkCommand::ResolveScope {
+            node: r,
+            request_id,
+            selected,
+            note,
+            custom_instruction,
+            on_behalf_of_user,
+            operator,
+            key,
+        } => scope::resolve_scope(
+            &rec(key)?,
+            r,
+            Command::ResolveScope {
+                request_id: request_id.clone(),
+                selected: selected.clone(),
+                note: note.clone(),
+                custom_instruction: custom_instruction.clone(),
+                on_behalf_of_user: *on_behalf_of_user,
+                operator: operator.clone(),
+            },
+        ),
+        WorkCommand::Done {
+            node: r,
+            session,
+            key,
+        } => verify::done(&rec(key)?, r, &session.session),
+    }
 }
