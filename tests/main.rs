@@ -6,9 +6,11 @@ mod support;
 
 mod build_loop;
 mod cli;
+mod depth;
 mod engine;
 mod fuzz;
 mod harness;
+mod idempotency;
 mod journal;
 mod park;
 mod park_git;
