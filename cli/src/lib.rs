@@ -1,5 +1,6 @@
 //! The `cairn` command line as a library: parse the command line, run one verb,
-//! map the outcome to an exit code in exactly one place (`Failure::classify`).
+//! map the outcome to an exit code in exactly one place (`failure::exit_code`,
+//! errors through `Failure::classify`).
 //!
 //! The `cairn` binary is `main_with(Registry::builtin())`. A team with its own
 //! lifecycles builds its own binary the same way, with a registry that holds the
