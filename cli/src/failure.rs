@@ -227,3 +227,34 @@ impl Failure {
         json!({ "error": extra })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cairn::Verdict;
+
+    #[test]
+    fn one_function_maps_every_ending_to_its_code() {
+        let cases = [
+            (Ok(Done::Ok), code::OK),
+            (Ok(Done::Recorded(Outcome::Accepted)), code::OK),
+            (Ok(Done::Recorded(Outcome::Unchanged)), code::OK),
+            (Ok(Done::Recorded(Outcome::NotGreen)), code::NOT_GREEN),
+            (
+                Ok(Done::Recorded(Outcome::Replayed(Verdict::Green))),
+                code::OK,
+            ),
+            (
+                Ok(Done::Recorded(Outcome::Replayed(Verdict::NotGreen))),
+                code::NOT_GREEN,
+            ),
+            (Ok(Done::Invalid), code::BAD_INPUT),
+            (Ok(Done::UnknownRecordVersion), 3),
+            (Err(input("f", "r", "m")), code::BAD_INPUT),
+            (Err(Failure::Integrity("x".into())), code::INTEGRITY),
+        ];
+        for (ending, want) in cases {
+            assert_eq!(exit_code(&ending), want, "{ending:?}");
+        }
+    }
+}
