@@ -164,81 +164,101 @@ impl Engine {
         context: &Context,
         idempotency_key: Option<&str>,
     ) -> Result<Executed<M>, Error> {
+        let key = idempotency_key.map(Key::Command);
+        match self.decide::<M>(stream, command, context, key)? {
+            Decision::Replayed(done) => Ok(done),
+            Decision::Pending(pending) => self.append(pending),
+        }
+    }
+
+    /// The result first recorded under `key` on `stream`, looked up before the
+    /// caller observes or decides anything: `None` when the key is not recorded
+    /// there; [`cairn_journal::Error::IdempotencyMismatch`] when it was recorded for
+    /// another request.
+    pub fn recall<M: Machine>(
+        &self,
+        stream: &StreamId,
+        key: &str,
+        request: &str,
+    ) -> Result<Option<Executed<M>>, Error> {
+        check_machine::<M>(stream)?;
+        let idem = Idempotency {
+            key: key.to_owned(),
+            fingerprint: request_fingerprint(M::NAME, request),
+        };
+        self.recorded_under::<M>(stream, &idem)
+    }
+
+    /// Decides `command` against the stream's current state, writing nothing. With
+    /// a key recorded for the same request, the recorded result
+    /// ([`Decision::Replayed`]); with a key recorded for another request,
+    /// [`cairn_journal::Error::IdempotencyMismatch`]. Otherwise the events to
+    /// append ([`Decision::Pending`]), which [`Engine::append`] writes if the stream
+    /// has not moved meanwhile: a caller can act on the decision (write the file it
+    /// describes) between the two, and `decide` runs exactly once.
+    pub fn decide<M: Machine>(
+        &self,
+        stream: &StreamId,
+        command: &M::Command,
+        context: &Context,
+        key: Option<Key<'_>>,
+    ) -> Result<Decision<M>, Error> {
         check_machine::<M>(stream)?;
         let command_json = serde_json::to_string(command)
             .map_err(|e| Error::Stored(format!("cannot encode the command: {e}")))?;
-        let idempotency = idempotency_key.map(|key| Idempotency {
-            key: key.to_owned(),
-            fingerprint: fingerprint(M::NAME, &command_json),
-        });
+        let idempotency = key.map(|k| k.idempotency(M::NAME, &command_json));
         if let Some(idem) = &idempotency {
-            if let Some(t) = self.journal.transition_by_key(stream.as_str(), &idem.key)? {
-                if t.fingerprint.as_deref() != Some(idem.fingerprint.as_str()) {
-                    return Err(cairn_journal::Error::IdempotencyMismatch {
-                        stream: stream.to_string(),
-                        key: idem.key.clone(),
-                    }
-                    .into());
-                }
-                return self.recorded::<M>(stream, t.first_version, t.last_version, None);
+            if let Some(done) = self.recorded_under::<M>(stream, idem)? {
+                return Ok(Decision::Replayed(done));
             }
         }
-
         let (state, version) = self.fold::<M>(stream, None)?;
-        let events = M::decide(&state, command, context).map_err(Error::Rejected)?;
-        if events.is_empty() {
+        Pending::decide_encoded(
+            stream,
+            state,
+            version,
+            command,
+            command_json,
+            context,
+            idempotency,
+        )
+        .map(Decision::Pending)
+    }
+
+    /// Appends a decided transition at the version it was decided against (a
+    /// stream that moved meanwhile is a [`cairn_journal::Error::Conflict`], and
+    /// nothing is written). A decision with no events writes nothing.
+    pub fn append<M: Machine>(&mut self, pending: Pending<M>) -> Result<Executed<M>, Error> {
+        let Pending {
+            stream,
+            events,
+            state,
+            version,
+            append,
+        } = pending;
+        let Some(append) = append else {
             return Ok(Executed {
-                stream: stream.clone(),
+                stream,
                 events,
                 state,
                 version,
                 receipt: None,
                 replayed: false,
             });
-        }
-        let new_events = events
-            .iter()
-            .map(|e| {
-                let raw = RawEvent::encode::<M>(e).map_err(|e| Error::Stored(e.to_string()))?;
-                Ok(NewEvent {
-                    event_type: raw.event_type,
-                    schema_version: raw.schema_version,
-                    payload: raw.payload.to_string(),
-                })
-            })
-            .collect::<Result<Vec<_>, Error>>()?;
-        let context_json = serde_json::to_string(context)
-            .map_err(|e| Error::Stored(format!("cannot encode the context: {e}")))?;
-        let outcome = self.journal.append(&Append {
-            stream: stream.to_string(),
-            machine: M::NAME.to_owned(),
-            expected_version: version,
-            events: new_events,
-            transition: TransitionRecord {
-                command_name: M::command_name(command).to_owned(),
-                command: command_json,
-                context: context_json,
-                rules_version: M::RULES_VERSION,
-            },
-            idempotency,
-            recorded_at: context.now.to_string(),
-        })?;
-        match outcome {
-            AppendOutcome::Appended(receipt) => {
-                let state = events.iter().fold(state, |s, e| M::evolve(s, e));
-                Ok(Executed {
-                    stream: stream.clone(),
-                    events,
-                    state,
-                    version: receipt.last_version,
-                    receipt: Some(receipt),
-                    replayed: false,
-                })
-            }
+        };
+        match self.journal.append(&append)? {
+            AppendOutcome::Appended(receipt) => Ok(Executed {
+                stream,
+                events,
+                state,
+                version: receipt.last_version,
+                receipt: Some(receipt),
+                replayed: false,
+            }),
             // Another process recorded the same request between our check and our append.
             AppendOutcome::Duplicate(receipt) => {
                 let (first, last) = (receipt.first_version, receipt.last_version);
-                self.recorded::<M>(stream, first, last, Some(receipt))
+                self.recorded::<M>(&stream, first, last, Some(receipt))
             }
         }
     }
@@ -302,6 +322,26 @@ impl Engine {
         Ok((state, version))
     }
 
+    /// The result recorded under `idem.key` on `stream`, if its fingerprint matches.
+    fn recorded_under<M: Machine>(
+        &self,
+        stream: &StreamId,
+        idem: &Idempotency,
+    ) -> Result<Option<Executed<M>>, Error> {
+        let Some(t) = self.journal.transition_by_key(stream.as_str(), &idem.key)? else {
+            return Ok(None);
+        };
+        if t.fingerprint.as_deref() != Some(idem.fingerprint.as_str()) {
+            return Err(cairn_journal::Error::IdempotencyMismatch {
+                stream: stream.to_string(),
+                key: idem.key.clone(),
+            }
+            .into());
+        }
+        self.recorded::<M>(stream, t.first_version, t.last_version, None)
+            .map(Some)
+    }
+
     fn recorded<M: Machine>(
         &self,
         stream: &StreamId,
@@ -329,6 +369,163 @@ impl Engine {
             replayed: true,
         })
     }
+}
+
+/// What an idempotency key stands for: the same key for the same request returns
+/// the first recorded result and writes nothing; for another request it is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Key<'a> {
+    /// The key stands for the command (its JSON, evidence included): right when the
+    /// command is exactly the caller's input.
+    Command(&'a str),
+    /// The key stands for the caller's `request` (any stable text, e.g. its input
+    /// as JSON): for commands that also carry what was observed while serving it
+    /// (runs with their times, files as found), which a retry would observe anew.
+    /// [`Engine::recall`] finds it before anything is observed again.
+    Request {
+        /// The key.
+        key: &'a str,
+        /// The request it stands for.
+        request: &'a str,
+    },
+}
+
+impl Key<'_> {
+    fn idempotency(self, machine: &str, command_json: &str) -> Idempotency {
+        match self {
+            Key::Command(key) => Idempotency {
+                key: key.to_owned(),
+                fingerprint: fingerprint(machine, command_json),
+            },
+            Key::Request { key, request } => Idempotency {
+                key: key.to_owned(),
+                fingerprint: request_fingerprint(machine, request),
+            },
+        }
+    }
+}
+
+/// [`Engine::decide`]'s answer.
+pub enum Decision<M: Machine> {
+    /// The key matched an earlier identical request: its recorded result.
+    Replayed(Executed<M>),
+    /// Decided, not yet appended.
+    Pending(Pending<M>),
+}
+
+/// A transition decided against a stream at a version, not yet appended.
+pub struct Pending<M: Machine> {
+    /// The stream.
+    pub stream: StreamId,
+    /// The events `decide` returned (none: [`Engine::append`] writes nothing).
+    pub events: Vec<M::Event>,
+    /// The state after them.
+    pub state: M::State,
+    /// The version decided against: the append's expected version.
+    pub version: u64,
+    append: Option<Box<Append>>,
+}
+
+impl<M: Machine> Pending<M> {
+    /// Decides `command` against `state` at `version` (pure: no journal is read;
+    /// [`Engine::decide`] folds the stream first). A caller with no journal yet
+    /// decides against the initial state at version 0.
+    pub fn decide(
+        stream: &StreamId,
+        state: M::State,
+        version: u64,
+        command: &M::Command,
+        context: &Context,
+        key: Option<Key<'_>>,
+    ) -> Result<Self, Error> {
+        check_machine::<M>(stream)?;
+        let command_json = serde_json::to_string(command)
+            .map_err(|e| Error::Stored(format!("cannot encode the command: {e}")))?;
+        let idempotency = key.map(|k| k.idempotency(M::NAME, &command_json));
+        Self::decide_encoded(
+            stream,
+            state,
+            version,
+            command,
+            command_json,
+            context,
+            idempotency,
+        )
+    }
+
+    /// A decision with no events is complete: nothing to append, nothing written
+    /// (`Ok`). A decision with events comes back as it was (`Err`), for
+    /// [`Engine::append`].
+    pub fn unchanged(self) -> Result<Executed<M>, Self> {
+        if self.append.is_some() {
+            return Err(self);
+        }
+        Ok(Executed {
+            stream: self.stream,
+            events: self.events,
+            state: self.state,
+            version: self.version,
+            receipt: None,
+            replayed: false,
+        })
+    }
+
+    fn decide_encoded(
+        stream: &StreamId,
+        state: M::State,
+        version: u64,
+        command: &M::Command,
+        command_json: String,
+        context: &Context,
+        idempotency: Option<Idempotency>,
+    ) -> Result<Self, Error> {
+        let events = M::decide(&state, command, context).map_err(Error::Rejected)?;
+        let append = if events.is_empty() {
+            None
+        } else {
+            let new_events = events
+                .iter()
+                .map(|e| {
+                    let raw = RawEvent::encode::<M>(e).map_err(|e| Error::Stored(e.to_string()))?;
+                    Ok(NewEvent {
+                        event_type: raw.event_type,
+                        schema_version: raw.schema_version,
+                        payload: raw.payload.to_string(),
+                    })
+                })
+                .collect::<Result<Vec<_>, Error>>()?;
+            let context_json = serde_json::to_string(context)
+                .map_err(|e| Error::Stored(format!("cannot encode the context: {e}")))?;
+            Some(Box::new(Append {
+                stream: stream.to_string(),
+                machine: M::NAME.to_owned(),
+                expected_version: version,
+                events: new_events,
+                transition: TransitionRecord {
+                    command_name: M::command_name(command).to_owned(),
+                    command: command_json,
+                    context: context_json,
+                    rules_version: M::RULES_VERSION,
+                },
+                idempotency,
+                recorded_at: context.now.to_string(),
+            }))
+        };
+        let state = events.iter().fold(state, |s, e| M::evolve(s, e));
+        Ok(Self {
+            stream: stream.clone(),
+            events,
+            state,
+            version,
+            append,
+        })
+    }
+}
+
+/// The fingerprint of a caller's request ([`Key::Request`]): its machine and the
+/// request text, marked so it never equals a command's fingerprint.
+pub fn request_fingerprint(machine: &str, request: &str) -> String {
+    sha256_hex(format!("{machine}\nrequest\n{request}").as_bytes())
 }
 
 /// The fingerprint of a request: its machine and its command (with evidence),

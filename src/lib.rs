@@ -100,7 +100,7 @@ pub mod testing;
 pub mod work;
 
 pub use audit::{AuditReport, Finding, FindingKind};
-pub use engine::{Engine, Executed, Request, StateView};
+pub use engine::{Decision, Engine, Executed, Key, Pending, Request, StateView};
 pub use error::Error;
 pub use registry::Registry;
 pub use stream::StreamId;
@@ -109,5 +109,6 @@ pub use cairn_journal as journal;
 pub use cairn_machines as machines;
 pub use cairn_machines::testing as scenario;
 pub use cairn_machines::{
-    Check, Context, GraphSpec, Id, IdKind, Machine, Outcome, Rejection, Timestamp, Violation,
+    Check, Context, GraphSpec, Id, IdKind, Machine, Outcome, Rejection, Timestamp, Verdict,
+    Violation,
 };

@@ -1,7 +1,7 @@
 //! The engine end to end on a real journal, driven by the test-only `ticket` machine.
 
 use cairn::journal::{Append, NewEvent, TransitionRecord};
-use cairn::{Engine, Error, FindingKind, Machine, Outcome, Registry, StreamId};
+use cairn::{Decision, Engine, Error, FindingKind, Key, Machine, Outcome, Registry, StreamId};
 
 use crate::support::ticket::{close, Command, Event, State, Ticket};
 use crate::support::{ctx, tamper, TempJournal};
@@ -367,4 +367,62 @@ fn audit_names_transition_records_whose_events_are_gone() {
             .starts_with("1 of the stream's 3 transition records"),
         "{report:?}"
     );
+}
+
+#[test]
+fn a_decision_is_appended_only_at_the_version_it_was_decided_against() {
+    use cairn::journal::Error as J;
+    let t = TempJournal::new();
+    let mut e = t.engine();
+    let s = stream("t2");
+    e.execute_with_context::<Ticket>(&s, &open("x"), &ctx(1), None)
+        .unwrap();
+    let comment = |text: &str| Command::Comment { text: text.into() };
+    let Decision::Pending(first) = e
+        .decide::<Ticket>(&s, &comment("a"), &ctx(2), None)
+        .unwrap()
+    else {
+        panic!("nothing is recorded under a key")
+    };
+    assert_eq!((first.version, first.events.len()), (1, 1));
+    // Another writer moves the stream in between: the decision conflicts, nothing is written.
+    e.execute_with_context::<Ticket>(&s, &comment("b"), &ctx(3), None)
+        .unwrap();
+    let before = t.bytes();
+    assert!(matches!(
+        e.append(first),
+        Err(Error::Journal(J::Conflict { .. }))
+    ));
+    assert_eq!(t.bytes(), before);
+
+    // A key standing for a caller's request is found before anything is decided.
+    let request = r#"{"verb":"comment"}"#;
+    assert!(e.recall::<Ticket>(&s, "k", request).unwrap().is_none());
+    let key = Key::Request { key: "k", request };
+    let Decision::Pending(p) = e
+        .decide::<Ticket>(&s, &comment("c"), &ctx(4), Some(key))
+        .unwrap()
+    else {
+        panic!("the key is not recorded yet")
+    };
+    let done = e.append(p).unwrap();
+    let again = e
+        .recall::<Ticket>(&s, "k", request)
+        .unwrap()
+        .expect("recorded under the key");
+    assert_eq!(
+        (again.events, again.version, again.replayed),
+        (done.events, done.version, true)
+    );
+    // Another request under the key is refused; so is the command itself (a request's
+    // fingerprint never equals a command's).
+    assert!(matches!(
+        e.recall::<Ticket>(&s, "k", "another request"),
+        Err(Error::Journal(J::IdempotencyMismatch { .. }))
+    ));
+    assert!(matches!(
+        e.decide::<Ticket>(&s, &comment("c"), &ctx(5), Some(Key::Command("k"))),
+        Err(Error::Journal(J::IdempotencyMismatch { .. }))
+    ));
+    assert_eq!(e.load::<Ticket>(&s).unwrap().1, 3);
 }

@@ -6,10 +6,12 @@ mod support;
 
 mod build_loop;
 mod cli;
+mod depth;
 mod engine;
 mod fuzz;
 mod fuzz_specs;
 mod harness;
+mod idempotency;
 mod journal;
 mod observer;
 mod park;

@@ -844,13 +844,15 @@ fn prior_receipts_must_agree_whatever_their_order() {
         (2, json!("source-bytes-match")),
         "{out}"
     );
-    // A receipt of another intent is not a candidate.
+    // A receipt of another intent is not a candidate (a fresh attempt, recorded:
+    // on a journal of its own, never a shared default path).
+    let t = TempJournal::new();
     let mut elsewhere = receipt();
     elsewhere["intent_id"] = json!("park-55555555-6b7c-4d8e-9f0a-1b2c3d4e5f6a");
     let (code, out, _) = park(
         &["park", "prepare-attempt"],
         &input(vec![src(&elsewhere, 1)]),
-        None,
+        Some(&t.path()),
     );
     assert_eq!(
         (code, out["action"].clone()),

@@ -9,14 +9,14 @@ use cairn::journal::Options;
 use cairn::machines::build_loop::{
     self, criterion, planned, BuildLoop, Command, Event, RECORD_SCHEMA,
 };
-use cairn::{Machine, StreamId};
+use cairn::machines::evidence::wire;
+use cairn::StreamId;
 use serde_json::{json, Map, Value};
 
 use crate::args::BuildLoopArgs;
-use crate::failure::{code, input, Failure, NoJournalLocation};
+use crate::failure::{input, Done, Failure};
 use crate::output;
-
-type Db = Result<PathBuf, NoJournalLocation>;
+use crate::record::{Db, Recorded, Recorder, Request, Step};
 
 /// The contract's top-level key order.
 const KEY_ORDER: [&str; 12] = [
@@ -119,7 +119,8 @@ fn unit_id(u: &Value) -> Option<String> {
         .find_map(|k| u.get(*k).and_then(Value::as_str).map(str::to_owned))
 }
 
-pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<u8, Failure> {
+pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<Done, Failure> {
+    let rec = Recorder::new(db, options, &a.key)?;
     let repo = match &a.repo_root {
         Some(r) => r.clone(),
         None => std::env::current_dir()
@@ -139,8 +140,14 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<u8, Failure>
             &format!("`{}`: {e}", path.display()),
         )
     })?;
-    let record: Value = serde_json::from_str(&text)
-        .map_err(|e| input("record", "json", &format!("`{}`: {e}", path.display())))?;
+    // The run record is read like every other JSON input (one strict, depth-bounded parse).
+    let record: Value = wire::parse_document(&text).map_err(|e| {
+        input(
+            "record",
+            e.rule,
+            &format!("`{}`: {}: {}", path.display(), e.field, e.message),
+        )
+    })?;
     let Some(obj) = record.as_object() else {
         return Err(input(
             "record",
@@ -154,7 +161,7 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<u8, Failure>
         output::json(
             &json!({"error": {"kind": "record-version", "field": "schema", "rule": "record-version", "message": format!("unknown record version '{version}'; this build writes {RECORD_SCHEMA}")}}),
         );
-        return Ok(3);
+        return Ok(Done::UnknownRecordVersion);
     }
     let unknown: Vec<&String> = obj
         .keys()
@@ -227,18 +234,9 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<u8, Failure>
             "scenario_smoke": crit.scenario_smoke,
             "preview": crit.preview,
         }));
-        return Ok(code::OK);
+        return Ok(Done::Ok);
     }
 
-    let revision = git_line(&repo, &["rev-parse", "HEAD"])
-        .filter(|r| r.len() == 40 && r.bytes().all(|b| b.is_ascii_hexdigit()))
-        .ok_or_else(|| {
-            input(
-                "repo_root",
-                "revision",
-                "`git rev-parse HEAD` did not give a full 40-hex revision",
-            )
-        })?;
     let issue = match obj.get("issue") {
         Some(Value::String(s)) => s.clone(),
         Some(other) => other.to_string(),
@@ -253,11 +251,31 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<u8, Failure>
         )
     })?;
 
+    // The key stands for the request (the record, the unit, where and how long
+    // to run): looked up before anything runs, so a retry runs no check and
+    // rewrites no record.
+    let request = Request::new(
+        "build-loop",
+        json!({"record": path, "unit": unit_name, "repo": repo, "profile": profile, "timeout": a.timeout}),
+    );
+    if let Some(done) = rec.recall::<BuildLoop>(&stream, &request)? {
+        return print(&done, &path, &unit_name);
+    }
+
+    let revision = git_line(&repo, &["rev-parse", "HEAD"])
+        .filter(|r| r.len() == 40 && r.bytes().all(|b| b.is_ascii_hexdigit()))
+        .ok_or_else(|| {
+            input(
+                "repo_root",
+                "revision",
+                "`git rev-parse HEAD` did not give a full 40-hex revision",
+            )
+        })?;
+
     // The doc-review gate: execution does not run over an unresolved P0/P1 finding
     // recorded on the saga thread (only a recorded doc-review override passes).
     if let Ok(saga_stream) = StreamId::new(cairn::machines::saga::NAME, &format!("issue-{issue}")) {
-        let thread =
-            crate::record::current::<cairn::machines::saga::Saga>(db, options, &saga_stream)?;
+        let thread = rec.current::<cairn::machines::saga::Saga>(&saga_stream)?;
         if thread
             .thread()
             .is_some_and(|t| cairn::machines::saga::doc_review_blocks(&t.gates))
@@ -281,40 +299,53 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<u8, Failure>
     let finished_at = now();
     let command = Command::Iterate {
         unit: unit_name.clone(),
-        revision: revision.clone(),
+        revision,
         criterion: crit.clone(),
         checks,
         started_at,
         finished_at,
     };
 
-    // Decide first (nothing written on a refusal), write the record, then journal it;
-    // if the journal refuses, the record is put back.
+    // Decided once; the record is written from the decided iteration before the
+    // append, and put back if the journal refuses it.
     let ctx = crate::record::context::<BuildLoop>();
-    let state = crate::record::current::<BuildLoop>(db, options, &stream)?;
-    let events = BuildLoop::decide(&state, &command, &ctx).map_err(cairn::Error::Rejected)?;
-    let (iteration, handed) = match events.first() {
-        Some(Event::IterationGreen {
-            iteration,
-            handed_to_code_review,
-            ..
-        }) => (iteration.clone(), Some(handed_to_code_review.clone())),
-        Some(Event::IterationNotGreen { iteration, .. }) => (iteration.clone(), None),
-        None => return Err(input("unit", "iteration", "nothing to record")),
-    };
-    // The record's own count is authoritative for the iteration number it shows.
-    let mut new = obj.clone();
+    let at = ctx.now.clone();
+    let step = Step::new(&stream, &command)
+        .at(ctx)
+        .request(request)
+        .effect(
+            |events| write_record(&path, &with_iteration(obj, index, &crit, events, &at)?),
+            || {
+                let _ = std::fs::write(&path, &text);
+            },
+        );
+    let done = rec.record(step)?;
+    eprintln!("cairn: {} updated", path.display());
+    print(&done, &path, &unit_name)
+}
+
+/// The record with the decided iteration appended to the unit's `build_loop`
+/// block (the record's own count numbers it), and the hand-off when it is green.
+fn with_iteration(
+    record: &Map<String, Value>,
+    index: usize,
+    crit: &build_loop::ExitCriterion,
+    events: &[Event],
+    at: &cairn::Timestamp,
+) -> Result<Map<String, Value>, Failure> {
+    let (iteration, handed) = iteration_of(events)?;
+    let utc = at.instant().with_timezone(&chrono::Utc);
+    let mut new = record.clone();
     if let Some(Value::Array(rows)) = new.get_mut("units") {
         let row = rows[index]
             .as_object_mut()
             .ok_or_else(|| input("units", "unit-row", "a unit row is not an object"))?;
-        let block = row
+        let mut block = row
             .entry("build_loop")
             .or_insert_with(|| json!({}))
             .as_object_mut()
             .ok_or_else(|| input("build_loop", "block", "build_loop is not an object"))?
             .clone();
-        let mut block = block;
         block.insert(
             "exit_criterion".into(),
             json!({
@@ -330,40 +361,43 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<u8, Failure>
             it["iteration"] = json!(list.len() + 1);
             list.push(it);
         }
-        if let Some(rev) = &handed {
-            block.insert("handed_to_code_review".into(), json!({"revision": rev, "at": chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()}));
+        if let Some(rev) = handed {
+            block.insert(
+                "handed_to_code_review".into(),
+                json!({"revision": rev, "at": utc.format("%Y-%m-%dT%H:%M:%SZ").to_string()}),
+            );
         }
         row.insert("build_loop".into(), Value::Object(block));
     }
-    new.insert("updated_at".into(), json!(chrono::Utc::now().to_rfc3339()));
-    write_record(&path, &new)?;
-    let done = match crate::record::execute::<BuildLoop>(db, options, &stream, &command, &ctx, None)
-    {
-        Ok(d) => d,
-        Err(e) => {
-            let _ = std::fs::write(&path, &text);
-            return Err(e);
-        }
-    };
-    eprintln!(
-        "cairn: recorded {} on {stream} (version {}); {} updated",
-        done.events
-            .iter()
-            .map(BuildLoop::event_name)
-            .collect::<Vec<_>>()
-            .join(", "),
-        done.version,
-        path.display()
-    );
-    let green = handed.is_some();
+    new.insert("updated_at".into(), json!(utc.to_rfc3339()));
+    Ok(new)
+}
+
+/// The iteration an event records, and the revision handed to code review when green.
+fn iteration_of(events: &[Event]) -> Result<(&Value, Option<&String>), Failure> {
+    match events.first() {
+        Some(Event::IterationGreen {
+            iteration,
+            handed_to_code_review,
+            ..
+        }) => Ok((iteration, Some(handed_to_code_review))),
+        Some(Event::IterationNotGreen { iteration, .. }) => Ok((iteration, None)),
+        None => Err(input("unit", "iteration", "nothing to record")),
+    }
+}
+
+/// Prints the recorded (or replayed) iteration; not green is exit 4 (the
+/// machine's verdict).
+fn print(done: &Recorded<BuildLoop>, path: &Path, unit: &str) -> Result<Done, Failure> {
+    let (iteration, handed) = iteration_of(&done.events)?;
     output::json(&json!({
         "record": path,
-        "unit": unit_name,
-        "green": green,
-        "revision": revision,
+        "unit": unit,
+        "green": handed.is_some(),
+        "revision": iteration["revision"],
         "iteration": iteration,
         "handed_to_code_review": handed,
-        "stream": stream.to_string(),
+        "stream": done.stream.to_string(),
     }));
-    Ok(if green { code::OK } else { code::NOT_GREEN })
+    Ok(Done::Recorded(done.outcome))
 }

@@ -1,6 +1,38 @@
-//! The one place where errors become exit codes and JSON error objects.
+//! The one place where outcomes and errors become exit codes and JSON error objects.
 
 use serde_json::{json, Map, Value};
+
+use crate::record::Outcome;
+
+/// How a verb ended when it did not fail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Done {
+    /// A read, a check or an answer printed: nothing to judge.
+    Ok,
+    /// A recording verb's outcome (the machine's verdict).
+    Recorded(Outcome),
+    /// The verb printed its own report of an invalid input (`work validate`).
+    Invalid,
+    /// `build-loop`: the run record's version is not one this build writes (the
+    /// code `build_loop.py` uses).
+    UnknownRecordVersion,
+}
+
+/// The exit code of a run: the one function that decides it (errors through
+/// [`Failure::classify`]).
+pub fn exit_code(result: &Result<Done, Failure>) -> u8 {
+    use cairn::Verdict;
+    match result {
+        Err(failure) => failure.classify().0,
+        Ok(Done::Ok) => code::OK,
+        Ok(Done::Recorded(outcome)) => match outcome {
+            Outcome::Accepted | Outcome::Unchanged | Outcome::Replayed(Verdict::Green) => code::OK,
+            Outcome::NotGreen | Outcome::Replayed(Verdict::NotGreen) => code::NOT_GREEN,
+        },
+        Ok(Done::Invalid) => code::BAD_INPUT,
+        Ok(Done::UnknownRecordVersion) => code::RECORD_VERSION,
+    }
+}
 
 /// An error reaching the CLI's edge.
 #[derive(Debug)]
@@ -102,6 +134,8 @@ pub mod code {
     /// Recorded, but a gate stopped the lifecycle (not a refusal).
     pub const NOT_GREEN: u8 = 4;
     pub const INTEGRITY: u8 = 5;
+    /// `build-loop` only: a run-record version this build does not write.
+    pub const RECORD_VERSION: u8 = 3;
 }
 
 impl Failure {
@@ -197,5 +231,36 @@ impl Failure {
         extra.insert("kind".into(), json!(kind));
         extra.insert("message".into(), json!(self.message()));
         json!({ "error": extra })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cairn::Verdict;
+
+    #[test]
+    fn one_function_maps_every_ending_to_its_code() {
+        let cases = [
+            (Ok(Done::Ok), code::OK),
+            (Ok(Done::Recorded(Outcome::Accepted)), code::OK),
+            (Ok(Done::Recorded(Outcome::Unchanged)), code::OK),
+            (Ok(Done::Recorded(Outcome::NotGreen)), code::NOT_GREEN),
+            (
+                Ok(Done::Recorded(Outcome::Replayed(Verdict::Green))),
+                code::OK,
+            ),
+            (
+                Ok(Done::Recorded(Outcome::Replayed(Verdict::NotGreen))),
+                code::NOT_GREEN,
+            ),
+            (Ok(Done::Invalid), code::BAD_INPUT),
+            (Ok(Done::UnknownRecordVersion), 3),
+            (Err(input("f", "r", "m")), code::BAD_INPUT),
+            (Err(Failure::Integrity("x".into())), code::INTEGRITY),
+        ];
+        for (ending, want) in cases {
+            assert_eq!(exit_code(&ending), want, "{ending:?}");
+        }
     }
 }

@@ -1,5 +1,6 @@
 //! The `cairn` command line as a library: parse the command line, run one verb,
-//! map the outcome to an exit code in exactly one place (`Failure::classify`).
+//! map the outcome to an exit code in exactly one place (`failure::exit_code`,
+//! errors through `Failure::classify`).
 //!
 //! The `cairn` binary is `main_with(Registry::builtin())`. A team with its own
 //! lifecycles builds its own binary the same way, with a registry that holds the
@@ -31,7 +32,7 @@ mod work;
 use clap::Parser;
 
 use crate::args::Cli;
-use crate::failure::{code, Failure};
+use crate::failure::{exit_code, Done, Failure};
 
 /// The exit code of one run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,7 +63,7 @@ pub fn main_with(registry: cairn::Registry) -> Exit {
                     help.push('\n');
                 }
                 output::text(&help);
-                return Exit(code::OK);
+                return Exit(exit_code(&Ok(Done::Ok)));
             }
             let rendered = e.render().to_string();
             let first = rendered
@@ -74,19 +75,16 @@ pub fn main_with(registry: cairn::Registry) -> Exit {
             let failure = Failure::Usage(first);
             output::json(&failure.to_json());
             eprint!("{rendered}");
-            return Exit(code::BAD_INPUT);
+            return Exit(exit_code(&Err(failure)));
         }
     };
-    match verbs::run(cli, registry) {
-        Ok(code) => Exit(code),
-        Err(failure) => {
-            let (code, _, _) = failure.classify();
-            // An integrity failure already printed its report on stdout.
-            if !matches!(failure, Failure::Integrity(_)) {
-                output::json(&failure.to_json());
-            }
-            eprintln!("cairn: {}", failure.message());
-            Exit(code)
+    let result = verbs::run(cli, registry);
+    if let Err(failure) = &result {
+        // An integrity failure already printed its report on stdout.
+        if !matches!(failure, Failure::Integrity(_)) {
+            output::json(&failure.to_json());
         }
+        eprintln!("cairn: {}", failure.message());
     }
+    Exit(exit_code(&result))
 }

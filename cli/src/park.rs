@@ -2,7 +2,6 @@
 //! transitions when the three journal-identity flags are given.
 
 use std::io::Read;
-use std::path::PathBuf;
 
 use cairn::journal::Options;
 use cairn::machines::park::{
@@ -13,8 +12,9 @@ use cairn::{Context, StreamId};
 use serde_json::{json, Value};
 
 use crate::args::{ParkCommand, ParkIdentity};
-use crate::failure::{code, input, require_abs_path, Failure, NoJournalLocation};
+use crate::failure::{input, require_abs_path, Done, Failure};
 use crate::output;
+use crate::record::{Db, Recorded, Recorder, Step};
 
 /// The largest stdin document accepted (bytes): a bound on memory for hostile input.
 pub const MAX_INPUT: u64 = 16 * 1024 * 1024;
@@ -61,154 +61,177 @@ fn identity(flags: &ParkIdentity) -> Result<Option<Identity>, Failure> {
     }
 }
 
-fn context() -> Context {
-    crate::record::context::<Park>()
-}
-
-/// Records `command` on the episode's stream with `ctx`; a report line on stderr.
-fn record(
-    db: &Result<PathBuf, NoJournalLocation>,
-    options: &Options,
-    key: Option<&str>,
-    episode: &EpisodeId,
-    command: park::Command,
-    ctx: &Context,
-) -> Result<Vec<park::Event>, Failure> {
-    let stream = StreamId::new(park::NAME, &episode.to_string())?;
-    let done = crate::record::execute::<Park>(db, options, &stream, &command, ctx, key)?;
-    match &done.receipt {
-        _ if done.replayed => eprintln!(
-            "cairn: idempotency key matched: returning the result recorded at version {} of {stream}; nothing written",
-            done.version
-        ),
-        Some(r) => eprintln!(
-            "cairn: recorded {} on {} (version {})",
-            done.events
-                .iter()
-                .map(|e| <Park as cairn::Machine>::event_name(e))
-                .collect::<Vec<_>>()
-                .join(", "),
-            stream,
-            r.last_version
-        ),
-        None => eprintln!("cairn: nothing recorded on {stream} (no transition)"),
-    }
-    Ok(done.events)
-}
-
-/// Records the command `make` builds from the journal identity, when one was given.
-fn record_with(
-    id: Option<Identity>,
-    key: Option<&str>,
-    db: &Result<PathBuf, NoJournalLocation>,
-    options: &Options,
-    make: impl FnOnce(EpisodeId, IntentId, AttemptId) -> park::Command,
-) -> Result<(), Failure> {
-    match id {
-        Some(id) => {
-            let command = make(id.episode_id, id.intent_id, id.attempt_id);
-            record(db, options, key, &id.episode_id, command, &context()).map(|_| ())
-        }
-        None if key.is_some() => Err(input(
+/// The journal identity of a verb that records with it, or `None` (the verb only
+/// evaluates); a key without the identity is refused.
+fn journal_identity(flags: &ParkIdentity) -> Result<Option<Identity>, Failure> {
+    let id = identity(flags)?;
+    if id.is_none() && flags.key.get().is_some() {
+        return Err(input(
             "idempotency_key",
             "identity-flags",
             "--idempotency-key applies to a recorded transition: give --episode-id, --intent-id and --attempt-id",
-        )),
-        None => Ok(()),
+        ));
     }
+    Ok(id)
+}
+
+/// Records `command` on `episode`'s stream.
+fn record(
+    rec: &Recorder,
+    episode: &EpisodeId,
+    command: park::Command,
+    ctx: Option<Context>,
+) -> Result<Recorded<Park>, Failure> {
+    let stream = StreamId::new(park::NAME, &episode.to_string())?;
+    let step = Step::new(&stream, &command);
+    rec.record(match ctx {
+        Some(ctx) => step.at(ctx),
+        None => step,
+    })
 }
 
 /// Runs one park verb.
-pub fn run(
-    verb: &ParkCommand,
-    key: Option<&str>,
-    db: &Result<PathBuf, NoJournalLocation>,
-    options: &Options,
-) -> Result<u8, Failure> {
+pub fn run(verb: &ParkCommand, db: &Db, options: &Options) -> Result<Done, Failure> {
     match verb {
-        ParkCommand::PrepareAttempt => {
+        ParkCommand::PrepareAttempt(key) => {
+            let rec = Recorder::new(db, options, key)?;
             let v = document()?;
-            let ctx = context();
+            // The context is read once: its ids are the ones handed out and recorded.
+            let ctx = crate::record::context::<Park>();
             let mut prepared = prepare::prepare(&v, &ctx)?;
-            if prepared.action == prepare::PrepareAction::Evaluate {
-                let episode = EpisodeId::parse(&prepared.episode_id)
-                    .map_err(|e| input("episode_id", "episode-id", &e.to_string()))?;
-                let command = park::Command::PrepareAttempt { input: v };
-                let events = record(db, options, key, &episode, command, &ctx)?;
-                // The attempt is the recorded one: an idempotent retry returns the first attempt.
-                for e in events {
-                    if let park::Event::AttemptPrepared { attempt_id, .. } = e {
-                        prepared.attempt_id = Some(attempt_id.to_string());
-                    }
+            if prepared.action != prepare::PrepareAction::Evaluate {
+                if key.get().is_some() {
+                    return Err(input(
+                        "idempotency_key",
+                        "nothing-to-record",
+                        "this prepare-attempt records no transition",
+                    ));
                 }
-            } else if key.is_some() {
-                return Err(input(
-                    "idempotency_key",
-                    "nothing-to-record",
-                    "this prepare-attempt records no transition",
-                ));
+                output::json(&prepared);
+                return Ok(Done::Ok);
+            }
+            let episode = EpisodeId::parse(&prepared.episode_id)
+                .map_err(|e| input("episode_id", "episode-id", &e.to_string()))?;
+            let r = record(
+                &rec,
+                &episode,
+                park::Command::PrepareAttempt { input: v },
+                Some(ctx),
+            )?;
+            // The attempt is the recorded one: an idempotent retry returns the first attempt.
+            for e in &r.events {
+                if let park::Event::AttemptPrepared { attempt_id, .. } = e {
+                    prepared.attempt_id = Some(attempt_id.to_string());
+                }
             }
             output::json(&prepared);
+            Ok(Done::Recorded(r.outcome))
         }
         ParkCommand::Evaluate(flags) => {
-            let id = identity(flags)?;
+            let id = journal_identity(flags)?;
             let v = document()?;
-            let evaluation = fold::evaluate(&observation::parse(&v)?);
-            record_with(id, key, db, options, |episode_id, intent_id, attempt_id| {
+            let obs = observation::parse(&v)?;
+            let Some(id) = id else {
+                output::json(&fold::evaluate(&obs));
+                return Ok(Done::Ok);
+            };
+            let rec = Recorder::new(db, options, &flags.key)?;
+            let r = record(
+                &rec,
+                &id.episode_id,
                 park::Command::Evaluate {
-                    episode_id,
-                    intent_id,
-                    attempt_id,
+                    episode_id: id.episode_id,
+                    intent_id: id.intent_id,
+                    attempt_id: id.attempt_id,
                     observation: v,
-                }
-            })?;
-            output::json(&evaluation);
+                },
+                None,
+            )?;
+            // What was recorded is what is printed (a replay prints the first
+            // evaluation); an unsafe evaluation records nothing and is printed as
+            // evaluated.
+            let recorded = r.events.iter().find_map(|e| match e {
+                park::Event::CheckpointAuthorized { evaluation, .. }
+                | park::Event::ReceiptAuthorized { evaluation, .. } => Some(evaluation.clone()),
+                park::Event::AttemptPrepared { .. }
+                | park::Event::ReceiptValidated { .. }
+                | park::Event::ReceiptConfirmed { .. } => None,
+            });
+            output::json(&recorded.unwrap_or_else(|| fold::evaluate(&obs)));
+            Ok(Done::Recorded(r.outcome))
         }
         ParkCommand::Check => {
             let v = document()?;
             output::json(&fold::evaluate(&observation::parse(&v)?));
+            Ok(Done::Ok)
         }
         ParkCommand::ValidateReceipt(flags) => {
-            let id = identity(flags)?;
+            let id = journal_identity(flags)?;
             let text = read_stdin()?;
             let bytes = text.strip_suffix('\n').unwrap_or(&text).to_owned();
             receipt::validate_bytes(&bytes)?;
-            record_with(id, key, db, options, |episode_id, intent_id, attempt_id| {
-                park::Command::ValidateReceipt {
-                    episode_id,
-                    intent_id,
-                    attempt_id,
-                    receipt_bytes: bytes,
+            let done = match id {
+                None => Done::Ok,
+                Some(id) => {
+                    let rec = Recorder::new(db, options, &flags.key)?;
+                    let r = record(
+                        &rec,
+                        &id.episode_id,
+                        park::Command::ValidateReceipt {
+                            episode_id: id.episode_id,
+                            intent_id: id.intent_id,
+                            attempt_id: id.attempt_id,
+                            receipt_bytes: bytes,
+                        },
+                        None,
+                    )?;
+                    Done::Recorded(r.outcome)
                 }
-            })?;
+            };
             output::json(&json!({ "valid": true }));
+            Ok(done)
         }
         ParkCommand::ConfirmReadback(flags) => {
-            let id = identity(flags)?;
+            let id = journal_identity(flags)?;
             let v = document()?;
+            // The read-back answer (its reasons are not recorded) is a pure function
+            // of the document the transition is decided on.
             let (_, readback) = receipt::confirm(&receipt::parse_readback(&v)?)?;
-            record_with(id, key, db, options, |episode_id, intent_id, attempt_id| {
-                park::Command::ConfirmReadback {
-                    episode_id,
-                    intent_id,
-                    attempt_id,
-                    input: v,
+            let done = match id {
+                None => Done::Ok,
+                Some(id) => {
+                    let rec = Recorder::new(db, options, &flags.key)?;
+                    let r = record(
+                        &rec,
+                        &id.episode_id,
+                        park::Command::ConfirmReadback {
+                            episode_id: id.episode_id,
+                            intent_id: id.intent_id,
+                            attempt_id: id.attempt_id,
+                            input: v,
+                        },
+                        None,
+                    )?;
+                    Done::Recorded(r.outcome)
                 }
-            })?;
+            };
             output::json(&readback);
+            Ok(done)
         }
         ParkCommand::BindRepository => {
             let v = document()?;
             output::json(&bind::bind(&bind::parse(&v)?)?);
+            Ok(Done::Ok)
         }
         ParkCommand::ResumeGate => {
             let v = document()?;
             output::json(&gate::resume_gate(&v)?);
+            Ok(Done::Ok)
         }
         ParkCommand::ObserveVcs { root } => {
             require_abs_path("root", root)?;
             output::json(&json!({ "checks": cairn::observe::park_vcs_checks(root) }));
+            Ok(Done::Ok)
         }
     }
-    Ok(code::OK)
 }

@@ -1,7 +1,5 @@
 //! `cairn pr <verb>`: the PR continuation loop.
 
-use std::path::PathBuf;
-
 use cairn::journal::Options;
 use cairn::machines::evidence::wire;
 use cairn::machines::pr_loop::{
@@ -11,9 +9,10 @@ use cairn::{Machine, StreamId, Timestamp};
 use serde_json::{json, Value};
 
 use crate::args::{DecisionArg, DispositionArg, ModeArg, OfferArg, PrCommand};
-use crate::failure::{code, input, require_abs_path, Failure, NoJournalLocation};
+use crate::failure::{input, require_abs_path, Done, Failure};
 use crate::output;
 use crate::park::document;
+use crate::record::{Db, Recorded, Recorder, Request, Step};
 
 fn stream(pr: &str) -> Result<StreamId, Failure> {
     let instance = pr_loop::stream_instance(pr)
@@ -49,10 +48,13 @@ fn gh_reading(pr: &str) -> Result<(Value, cairn::machines::evidence::CommandRun)
     Ok((wire::parse_document(&run.stdout)?, run))
 }
 
-/// Reads the observe document; with `repo`, counts the commits since the reviewed SHA
-/// itself; with `pr`, reads the PR with gh.
-fn observe_input(repo: &Option<String>, pr: &Option<String>) -> Result<ObserveInput, Failure> {
-    let mut v = document()?;
+/// Completes the observe document: with `repo`, counts the commits since the
+/// reviewed SHA itself; with `pr`, reads the PR with gh.
+fn observe_input(
+    mut v: Value,
+    repo: &Option<String>,
+    pr: &Option<String>,
+) -> Result<ObserveInput, Failure> {
     if let Some(url) = pr {
         if v.get("reading").is_some() {
             return Err(input(
@@ -125,79 +127,90 @@ fn observe_input(repo: &Option<String>, pr: &Option<String>) -> Result<ObserveIn
     Ok(doc)
 }
 
-fn record(
-    db: &Result<PathBuf, NoJournalLocation>,
-    options: &Options,
-    pr: &str,
-    command: Command,
-) -> Result<Value, Failure> {
-    let stream = stream(pr)?;
-    let done = crate::record::execute::<PrLoop>(
-        db,
-        options,
-        &stream,
-        &command,
-        &crate::record::context::<PrLoop>(),
-        None,
-    )?;
-    let names: Vec<&str> = done.events.iter().map(PrLoop::event_name).collect();
-    eprintln!(
-        "cairn: recorded {} on {stream} (version {})",
-        names.join(", "),
-        done.version
-    );
-    let l = done.state.looped();
-    Ok(json!({
-        "stream": stream.to_string(),
-        "version": done.version,
-        "events": names,
-        "state": PrLoop::state_name(&done.state),
+/// What a recorded (or replayed) pr-loop transition prints: its events and the loop after them.
+fn view(r: &Recorded<PrLoop>) -> Value {
+    let l = r.state.looped();
+    json!({
+        "stream": r.stream.to_string(),
+        "version": r.version,
+        "events": r.names(),
+        "state": PrLoop::state_name(&r.state),
         "classification": l.map(|l| &l.last),
         "rounds_seen": l.map(|l| l.rounds_seen.clone()).unwrap_or_default(),
         "next_round": l.map_or(1, |l| l.next_round()),
         "tier": l.and_then(|l| l.tier.clone()),
-    }))
+    })
 }
 
-pub fn run(
-    verb: &PrCommand,
-    db: &Result<PathBuf, NoJournalLocation>,
-    options: &Options,
-) -> Result<u8, Failure> {
-    let out = match verb {
+/// Records a command whose input is exactly the command (the key stands for it).
+fn record(rec: &Recorder, pr: &str, command: Command) -> Result<Recorded<PrLoop>, Failure> {
+    rec.record(Step::new(&stream(pr)?, &command))
+}
+
+/// `observe`: the key stands for the caller's document and flags, and is looked
+/// up before cairn reads the PR with gh or counts commits with git.
+fn observe(
+    rec: &Recorder,
+    repo: &Option<String>,
+    pr: &Option<String>,
+) -> Result<Recorded<PrLoop>, Failure> {
+    let v = document()?;
+    let request = Request::new("pr observe", json!({"document": v, "repo": repo, "pr": pr}));
+    let named = pr
+        .clone()
+        .or_else(|| v.get("pr").and_then(Value::as_str).map(str::to_owned));
+    if let Some(s) = named.as_deref().map(stream).and_then(Result::ok) {
+        if let Some(r) = rec.recall::<PrLoop>(&s, &request)? {
+            return Ok(r);
+        }
+    }
+    let doc = observe_input(v, repo, pr)?;
+    // Classify first: a reading the table cannot place is an input error, and
+    // writes nothing.
+    classify_input(&doc)?;
+    let s = stream(&doc.pr)?;
+    let command = Command::Observe {
+        input: Box::new(doc),
+    };
+    rec.record(Step::new(&s, &command).request(request))
+}
+
+pub fn run(verb: &PrCommand, db: &Db, options: &Options) -> Result<Done, Failure> {
+    let recorded = match verb {
         PrCommand::Classify { repo } => {
-            let doc = observe_input(repo, &None)?;
+            let doc = observe_input(document()?, repo, &None)?;
             let c = classify_input(&doc)?;
             let mut v = json!(c);
             v["commits_since_review"] = json!(doc.commits_since_review);
-            v
+            output::json(&v);
+            return Ok(Done::Ok);
         }
-        PrCommand::Observe { repo, pr } => {
-            let doc = observe_input(repo, pr)?;
-            // Classify first: a reading the table cannot place writes nothing.
-            classify_input(&doc)?;
-            let pr = doc.pr.clone();
-            record(
-                db,
-                options,
-                &pr,
-                Command::Observe {
-                    input: Box::new(doc),
-                },
-            )?
+        PrCommand::Fetch(r) => {
+            let (reading, run) = gh_reading(&r.pr)?;
+            output::json(&json!({ "pr": r.pr, "reading": reading, "observation": run }));
+            return Ok(Done::Ok);
         }
-        PrCommand::OfferReviewRequest(r) => {
-            record(db, options, &r.pr, Command::OfferReviewRequest)?
+        PrCommand::Observe { repo, pr, key } => {
+            observe(&Recorder::new(db, options, key)?, repo, pr)?
         }
-        PrCommand::Confirm { pr, what, operator } => {
+        PrCommand::OfferReviewRequest { pr, key } => record(
+            &Recorder::new(db, options, key)?,
+            &pr.pr,
+            Command::OfferReviewRequest,
+        )?,
+        PrCommand::Confirm {
+            pr,
+            what,
+            operator,
+            key,
+        } => {
             let what = match what {
                 OfferArg::Merge => Offer::Merge,
                 OfferArg::Ready => Offer::Ready,
                 OfferArg::ReviewRequest => Offer::ReviewRequest,
             };
             record(
-                db,
-                options,
+                &Recorder::new(db, options, key)?,
                 &pr.pr,
                 Command::Confirm {
                     what,
@@ -210,6 +223,7 @@ pub fn run(
             mode,
             decision,
             approval_token,
+            key,
         } => {
             let mode = match mode {
                 ModeArg::Attended => Mode::Attended,
@@ -220,8 +234,7 @@ pub fn run(
                 DecisionArg::Decline => Decision::Decline,
             };
             record(
-                db,
-                options,
+                &Recorder::new(db, options, key)?,
                 &pr.pr,
                 Command::ResolveEscalation {
                     mode,
@@ -230,24 +243,28 @@ pub fn run(
                 },
             )?
         }
-        PrCommand::RecordMerge { pr, merged_at } => {
+        PrCommand::RecordMerge { pr, merged_at, key } => {
             let merged_at = Timestamp::parse(merged_at)
                 .map_err(|e| input("merged_at", "timestamp", &e.to_string()))?;
-            record(db, options, &pr.pr, Command::RecordMerge { merged_at })?
+            record(
+                &Recorder::new(db, options, key)?,
+                &pr.pr,
+                Command::RecordMerge { merged_at },
+            )?
         }
         PrCommand::Dispose {
             pr,
             disposition,
             reason,
             operator,
+            key,
         } => {
             let disposition = match disposition {
                 DispositionArg::Paused => Disposition::Paused,
                 DispositionArg::Abandoned => Disposition::Abandoned,
             };
             record(
-                db,
-                options,
+                &Recorder::new(db, options, key)?,
                 &pr.pr,
                 Command::Dispose {
                     disposition,
@@ -256,11 +273,7 @@ pub fn run(
                 },
             )?
         }
-        PrCommand::Fetch(r) => {
-            let (reading, run) = gh_reading(&r.pr)?;
-            json!({ "pr": r.pr, "reading": reading, "observation": run })
-        }
     };
-    output::json(&out);
-    Ok(code::OK)
+    output::json(&view(&recorded));
+    Ok(Done::Recorded(recorded.outcome))
 }

@@ -1,75 +1,326 @@
-//! Recording a transition from the CLI: one path for every recording verb.
+//! Recording a transition from the CLI: the one path every recording verb takes.
+//!
+//! A verb builds its command (and, where it observes something first, the
+//! caller's [`Request`]), and [`Recorder::record`] does the rest: one context
+//! (one clock reading, the fresh ids — [`context`] is the only place the CLI mints
+//! them), the idempotency key, one `decide` through the engine, the verb's side
+//! effect if it has one (a file the transition describes, undone if the append
+//! fails), the append, the stderr report line, and the machine's verdict as an
+//! [`Outcome`]. Exit codes come from the outcome in one place
+//! (`failure::exit_code`).
+//!
+//! # Idempotency keys
+//!
+//! `--idempotency-key KEY` exists on every verb that records (and on no other).
+//! The same key with the same input returns the first recorded result and writes
+//! nothing; with another input it is refused (exit 2). What "the same input" means:
+//!
+//! * a verb whose command is exactly its input (park, most pr, saga and work
+//!   verbs) keys the command ([`Key::Command`]);
+//! * a verb whose command also carries what cairn observed while serving it (git
+//!   runs, criterion runs, the spec file as found, the run record) keys the
+//!   caller's [`Request`] — its flags and stdin document — and looks the key up
+//!   with [`Recorder::recall`] *before* it runs or writes anything: a retry runs
+//!   no git, no criterion and writes no file.
 
 use std::path::PathBuf;
 
 use cairn::journal::Options;
-use cairn::{Context, Engine, Executed, Machine, Registry, StreamId, Timestamp};
+use cairn::{
+    Context, Decision, Engine, Executed, Key, Machine, Pending, Registry, StreamId, Verdict,
+};
+use serde_json::Value;
 
-use crate::failure::{Failure, NoJournalLocation};
+use crate::failure::{require_nonempty, Failure, NoJournalLocation};
 
-/// A fresh decision context: the time now and `M::FRESH_IDS` random ids.
+/// Where the journal is, if a location could be resolved.
+pub type Db = Result<PathBuf, NoJournalLocation>;
+
+/// A fresh decision context: the time now and `M::FRESH_IDS` random ids. The only
+/// place the CLI reads the clock for a transition or mints ids.
 pub fn context<M: Machine>() -> Context {
     Context {
-        now: Timestamp::from_instant(chrono::Utc::now().fixed_offset()),
+        now: cairn::observe::now(),
         fresh_ids: (0..M::FRESH_IDS).map(|_| uuid::Uuid::new_v4()).collect(),
         session: None,
     }
 }
 
-/// The engine over the journal if one exists: reads never create a journal.
-pub fn existing_engine(
-    db: &Result<PathBuf, NoJournalLocation>,
-    options: &Options,
-) -> Result<Option<Engine>, Failure> {
-    let db = db.clone()?;
-    if std::fs::symlink_metadata(&db).is_err() {
-        return Ok(None);
-    }
-    Ok(Some(Engine::open_read_only(
-        &db,
-        options,
-        Registry::builtin(),
-    )?))
+/// How a recording ended (the verdict is the machine's, see `Machine::verdict`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Appended; the lifecycle advanced.
+    Accepted,
+    /// Appended; a gate stopped the lifecycle (not a refusal): not green yet.
+    NotGreen,
+    /// `decide` accepted with no event: nothing to write, nothing written.
+    Unchanged,
+    /// The idempotency key matched the same earlier request: its recorded result,
+    /// with the verdict it had; nothing written.
+    Replayed(Verdict),
 }
 
-/// The state of `stream` (the initial state when there is no journal yet).
-pub fn current<M: Machine>(
-    db: &Result<PathBuf, NoJournalLocation>,
-    options: &Options,
-    stream: &StreamId,
-) -> Result<M::State, Failure> {
-    match existing_engine(db, options)? {
-        None => Ok(M::initial_state()),
-        Some(e) => Ok(e.load::<M>(stream)?.0),
-    }
+/// A recorded (or replayed) transition: what a verb prints from.
+pub struct Recorded<M: Machine> {
+    pub stream: StreamId,
+    /// The events of this transition (of the first one, when replayed).
+    pub events: Vec<M::Event>,
+    /// The stream's state after them.
+    pub state: M::State,
+    /// The stream's version after them.
+    pub version: u64,
+    pub outcome: Outcome,
 }
 
-/// Decides and appends `command` on `stream`. When no journal exists yet, the
-/// command is decided against the initial state first, so a refusal or a command
-/// with no events creates no file: bad input changes nothing, not even the disk.
-pub fn execute<M: Machine>(
-    db: &Result<PathBuf, NoJournalLocation>,
-    options: &Options,
-    stream: &StreamId,
-    command: &M::Command,
-    ctx: &Context,
-    key: Option<&str>,
-) -> Result<Executed<M>, Failure> {
-    let db = db.clone()?;
-    if std::fs::symlink_metadata(&db).is_err() {
-        let initial = M::initial_state();
-        let events = M::decide(&initial, command, ctx).map_err(cairn::Error::Rejected)?;
-        if events.is_empty() {
-            return Ok(Executed {
-                stream: stream.clone(),
-                events,
-                state: initial,
-                version: 0,
-                receipt: None,
-                replayed: false,
-            });
+impl<M: Machine> Recorded<M> {
+    fn from(done: Executed<M>) -> Self {
+        let outcome = if done.replayed {
+            Outcome::Replayed(M::verdict(&done.state, &done.events))
+        } else if done.receipt.is_none() {
+            Outcome::Unchanged
+        } else {
+            match M::verdict(&done.state, &done.events) {
+                Verdict::Green => Outcome::Accepted,
+                Verdict::NotGreen => Outcome::NotGreen,
+            }
+        };
+        Self {
+            stream: done.stream,
+            events: done.events,
+            state: done.state,
+            version: done.version,
+            outcome,
         }
     }
-    let mut engine = Engine::open(&db, options, Registry::builtin())?;
-    Ok(engine.execute_with_context::<M>(stream, command, ctx, key)?)
+
+    /// The event names, in order.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.events.iter().map(M::event_name).collect()
+    }
+
+    /// The stderr line every recording verb prints.
+    fn report(&self) {
+        let s = &self.stream;
+        match self.outcome {
+            Outcome::Replayed(_) => eprintln!(
+                "cairn: idempotency key matched: returning the result recorded at version {} of {s}; nothing written",
+                self.version
+            ),
+            Outcome::Unchanged => eprintln!("cairn: nothing recorded on {s} (no transition)"),
+            Outcome::Accepted | Outcome::NotGreen => eprintln!(
+                "cairn: recorded {} on {s} (version {})",
+                self.names().join(", "),
+                self.version
+            ),
+        }
+    }
+}
+
+/// The caller's input to a verb whose command also carries what cairn observed
+/// while serving it: what the idempotency key stands for (see the module docs).
+pub struct Request(String);
+
+impl Request {
+    /// The verb's name and its input (flags and documents), as JSON.
+    pub fn new(verb: &str, input: Value) -> Self {
+        Request(serde_json::json!({ "verb": verb, "input": input }).to_string())
+    }
+}
+
+type Apply<'a, M> = Box<dyn FnOnce(&[<M as Machine>::Event]) -> Result<(), Failure> + 'a>;
+type Undo<'a> = Box<dyn FnOnce() + 'a>;
+
+/// One transition to record: the stream, the command, and what is particular to
+/// the verb (a context it read earlier, the request its key stands for, a side
+/// effect between the decision and the append).
+pub struct Step<'a, M: Machine> {
+    stream: &'a StreamId,
+    command: &'a M::Command,
+    context: Option<Context>,
+    request: Option<Request>,
+    effect: Option<(Apply<'a, M>, Undo<'a>)>,
+}
+
+impl<'a, M: Machine> Step<'a, M> {
+    pub fn new(stream: &'a StreamId, command: &'a M::Command) -> Self {
+        Self {
+            stream,
+            command,
+            context: None,
+            request: None,
+            effect: None,
+        }
+    }
+
+    /// Decide with this context (the verb read it already: its time or ids are in
+    /// its input or its side effect) instead of a fresh one.
+    pub fn at(mut self, context: Context) -> Self {
+        self.context = Some(context);
+        self
+    }
+
+    /// The key stands for this request, not the command.
+    pub fn request(mut self, request: Request) -> Self {
+        self.request = Some(request);
+        self
+    }
+
+    /// After `decide` accepted with events and before they are appended, `apply`
+    /// runs with them; if it fails nothing is appended, if the append fails `undo`
+    /// runs. Neither runs for a refusal, a decision with no events or a replay.
+    pub fn effect(
+        mut self,
+        apply: impl FnOnce(&[M::Event]) -> Result<(), Failure> + 'a,
+        undo: impl FnOnce() + 'a,
+    ) -> Self {
+        self.effect = Some((Box::new(apply), Box::new(undo)));
+        self
+    }
+}
+
+/// The journal a verb records on, and the idempotency key it was given.
+pub struct Recorder<'a> {
+    db: &'a Db,
+    options: &'a Options,
+    key: Option<&'a str>,
+}
+
+impl<'a> Recorder<'a> {
+    /// A recorder for one verb, with its `--idempotency-key` (an empty key is refused).
+    pub fn new(
+        db: &'a Db,
+        options: &'a Options,
+        key: &'a crate::args::Key,
+    ) -> Result<Self, Failure> {
+        let key = key.get();
+        if let Some(k) = key {
+            require_nonempty("idempotency_key", k)?;
+        }
+        Ok(Self { db, options, key })
+    }
+
+    /// Whether the verb was given an idempotency key.
+    pub fn keyed(&self) -> bool {
+        self.key.is_some()
+    }
+
+    /// This recorder without its key: for a transition the key does not stand
+    /// for (ship's announcement of a git mutation before the step it announces).
+    pub fn without_key(&self) -> Recorder<'a> {
+        Self::reader(self.db, self.options)
+    }
+
+    /// A recorder that only reads (a verb with no key).
+    pub fn reader(db: &'a Db, options: &'a Options) -> Self {
+        Self {
+            db,
+            options,
+            key: None,
+        }
+    }
+
+    /// The engine over the journal if one exists: reads never create a journal.
+    pub fn existing_engine(&self) -> Result<Option<Engine>, Failure> {
+        let db = self.db.clone()?;
+        if std::fs::symlink_metadata(&db).is_err() {
+            return Ok(None);
+        }
+        Ok(Some(Engine::open_read_only(
+            &db,
+            self.options,
+            Registry::builtin(),
+        )?))
+    }
+
+    /// The state of `stream` (the initial state when there is no journal yet).
+    pub fn current<M: Machine>(&self, stream: &StreamId) -> Result<M::State, Failure> {
+        match self.existing_engine()? {
+            None => Ok(M::initial_state()),
+            Some(e) => Ok(e.load::<M>(stream)?.0),
+        }
+    }
+
+    /// The result first recorded under this verb's key for `request`, looked up
+    /// before the verb observes or runs anything; `None` without a key or when the
+    /// key is not recorded on `stream`; exit 2 when it was recorded for another
+    /// request. A hit prints its stderr line.
+    pub fn recall<M: Machine>(
+        &self,
+        stream: &StreamId,
+        request: &Request,
+    ) -> Result<Option<Recorded<M>>, Failure> {
+        let Some(key) = self.key else {
+            return Ok(None);
+        };
+        let Some(engine) = self.existing_engine()? else {
+            return Ok(None);
+        };
+        let found = engine.recall::<M>(stream, key, &request.0)?;
+        Ok(found.map(|done| {
+            let r = Recorded::from(done);
+            r.report();
+            r
+        }))
+    }
+
+    /// Decides and appends one transition. When no journal exists yet the command
+    /// is decided against the initial state, so a refusal or a command with no
+    /// events creates no file: bad input changes nothing, not even the disk.
+    pub fn record<M: Machine>(&self, step: Step<'_, M>) -> Result<Recorded<M>, Failure> {
+        let Step {
+            stream,
+            command,
+            context: given,
+            request,
+            effect,
+        } = step;
+        let ctx = given.unwrap_or_else(context::<M>);
+        let key = match (self.key, &request) {
+            (None, _) => None,
+            (Some(key), None) => Some(Key::Command(key)),
+            (Some(key), Some(r)) => Some(Key::Request { key, request: &r.0 }),
+        };
+        let db = self.db.clone()?;
+        let (engine, pending) = if std::fs::symlink_metadata(&db).is_err() {
+            let p = Pending::<M>::decide(stream, M::initial_state(), 0, command, &ctx, key)?;
+            (None, p)
+        } else {
+            let engine = Engine::open(&db, self.options, Registry::builtin())?;
+            match engine.decide::<M>(stream, command, &ctx, key)? {
+                Decision::Replayed(done) => return Ok(self.finish(done)),
+                Decision::Pending(p) => (Some(engine), p),
+            }
+        };
+        let pending = match pending.unchanged() {
+            Ok(done) => return Ok(self.finish(done)),
+            Err(pending) => pending,
+        };
+        let undo = match effect {
+            Some((apply, undo)) => {
+                apply(&pending.events)?;
+                Some(undo)
+            }
+            None => None,
+        };
+        let appended = match engine {
+            Some(mut e) => e.append(pending),
+            None => Engine::open(&db, self.options, Registry::builtin())
+                .and_then(|mut e| e.append(pending)),
+        };
+        match appended {
+            Ok(done) => Ok(self.finish(done)),
+            Err(e) => {
+                if let Some(undo) = undo {
+                    undo();
+                }
+                Err(e.into())
+            }
+        }
+    }
+
+    fn finish<M: Machine>(&self, done: Executed<M>) -> Recorded<M> {
+        let r = Recorded::from(done);
+        r.report();
+        r
+    }
 }

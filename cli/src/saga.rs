@@ -1,22 +1,19 @@
 //! `cairn saga <verb>`: the work thread. One stream per thread (`saga/<saga_id>`);
 //! `scan` and `restore` read the journal, never a cache.
 
-use std::path::PathBuf;
-
 use cairn::journal::Options;
 use cairn::machines::saga::{
-    self, Command, Kind, Phase, PhaseStatus, QaOutcome, Saga, Save, Scenario, ScenarioResult,
-    State, Status, Thread,
+    self, Command, Kind, Phase, PhaseStatus, Saga, Save, Scenario, ScenarioResult, State, Status,
+    Thread,
 };
 use cairn::{Engine, Machine, Registry, StreamId};
 use serde_json::{json, Value};
 
 use crate::args::{MergeTurnCommand, SagaCommand, SagaSave};
-use crate::failure::{code, input, Failure, NoJournalLocation};
+use crate::failure::{input, Done, Failure};
 use crate::output;
+use crate::record::{Db, Recorded, Recorder, Request, Step};
 use cairn::machines::saga::gates;
-
-type Db = Result<PathBuf, NoJournalLocation>;
 
 fn stream(saga_id: &str) -> Result<StreamId, Failure> {
     if !saga::valid_saga_id(saga_id) {
@@ -108,30 +105,7 @@ fn view(t: &Thread) -> Value {
 }
 
 fn load(db: &Db, options: &Options, s: &StreamId) -> Result<State, Failure> {
-    crate::record::current::<Saga>(db, options, s)
-}
-
-fn record(
-    db: &Db,
-    options: &Options,
-    s: &StreamId,
-    command: Command,
-) -> Result<cairn::Executed<Saga>, Failure> {
-    let done = crate::record::execute::<Saga>(
-        db,
-        options,
-        s,
-        &command,
-        &crate::record::context::<Saga>(),
-        None,
-    )?;
-    let names: Vec<&str> = done.events.iter().map(Saga::event_name).collect();
-    eprintln!(
-        "cairn: recorded {} on {s} (version {})",
-        names.join(", "),
-        done.version
-    );
-    Ok(done)
+    Recorder::reader(db, options).current::<Saga>(s)
 }
 
 fn scenario(s: &str) -> Result<Scenario, Failure> {
@@ -169,47 +143,47 @@ fn scenario(s: &str) -> Result<Scenario, Failure> {
     })
 }
 
-/// Records a gate command; exit 4 when the recorded outcome is a hold, a pause or a half-write.
-fn gate_verb(db: &Db, options: &Options, saga_id: &str, command: Command) -> Result<u8, Failure> {
-    let s = stream(saga_id)?;
-    let done = record(db, options, &s, command)?;
-    let names: Vec<&str> = done.events.iter().map(Saga::event_name).collect();
+/// Records a gate command and prints the gates after it. A hold, a pause or a
+/// half-write is recorded and not green yet (the machine's verdict).
+fn gate_verb(rec: &Recorder, saga_id: &str, step: Step<'_, Saga>) -> Result<Done, Failure> {
+    let done = rec.record(step)?;
+    print_gates(saga_id, &done);
+    Ok(Done::Recorded(done.outcome))
+}
+
+fn print_gates(saga_id: &str, done: &Recorded<Saga>) {
     let g = done
         .state
         .thread()
         .map(|t| t.gates.clone())
         .unwrap_or_default();
-    let not_green = names.iter().any(|n| {
-        matches!(
-            *n,
-            "boundary-held" | "paused-at-boundary" | "board-half-write"
-        )
-    });
     output::json(&json!({
         "saga_id": saga_id,
-        "stream": s.to_string(),
+        "stream": done.stream.to_string(),
         "version": done.version,
-        "events": names,
+        "events": done.names(),
         "submits": !done.events.is_empty(),
         "gates": g,
     }));
-    Ok(if not_green { code::NOT_GREEN } else { code::OK })
 }
 
-pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<u8, Failure> {
+/// A gate command whose input is exactly the command.
+fn gate(rec: &Recorder, saga_id: &str, command: Command) -> Result<Done, Failure> {
+    let s = stream(saga_id)?;
+    gate_verb(rec, saga_id, Step::new(&s, &command))
+}
+
+pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<Done, Failure> {
+    let rec = |key| Recorder::new(db, options, key);
     match verb {
         SagaCommand::Save(a) => {
             let s = stream(&a.id)?;
             let save = save_of(a)?;
-            let done = record(
-                db,
-                options,
-                &s,
-                Command::Save {
-                    saga_id: a.id.clone(),
-                    save: Box::new(save),
-                },
-            )?;
+            let command = Command::Save {
+                saga_id: a.id.clone(),
+                save: Box::new(save),
+            };
+            let done = rec(&a.key)?.record(Step::<Saga>::new(&s, &command))?;
             let t = done
                 .state
                 .thread()
@@ -224,7 +198,7 @@ pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<u8, Failure
                 "next_phase": t.next_phase(),
                 "next_round": t.next_round(),
             }));
-            Ok(code::OK)
+            Ok(Done::Recorded(done.outcome))
         }
         SagaCommand::Restore { saga_id } => {
             let s = stream(saga_id)?;
@@ -237,7 +211,7 @@ pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<u8, Failure
                 }
             };
             output::json(&out);
-            Ok(code::OK)
+            Ok(Done::Ok)
         }
         SagaCommand::Show { saga_id } => {
             let s = stream(saga_id)?;
@@ -252,54 +226,21 @@ pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<u8, Failure
             let mut v = view(t);
             v["state"] = json!(Saga::state_name(&state));
             output::json(&v);
-            Ok(code::OK)
+            Ok(Done::Ok)
         }
         SagaCommand::Scan {
             issue_ref,
             plan_path,
             branch,
             max_candidates,
-        } => {
-            let path = db.clone()?;
-            let mut candidates: Vec<(String, Value)> = vec![];
-            if std::fs::symlink_metadata(&path).is_ok() {
-                let engine = Engine::open_read_only(&path, options, Registry::builtin())?;
-                for info in engine.journal().streams()? {
-                    if info.machine != saga::NAME {
-                        continue;
-                    }
-                    let s = StreamId::parse(&info.stream)?;
-                    let (state, _) = engine.load::<Saga>(&s)?;
-                    let Some(t) = state.thread() else { continue };
-                    let any_key = issue_ref.is_some() || plan_path.is_some() || branch.is_some();
-                    let hit = !any_key
-                        || (issue_ref.is_some() && t.issue_ref == *issue_ref)
-                        || (plan_path.is_some() && t.plan_path == *plan_path)
-                        || (branch.is_some() && t.branch == *branch);
-                    if hit {
-                        candidates.push((info.last_recorded_at.clone(), json!({
-                            "saga_id": t.saga_id, "issue_ref": t.issue_ref, "plan_path": t.plan_path, "branch": t.branch,
-                            "lifecycle_phase": t.lifecycle_phase, "status": t.status, "next_step": t.next_step, "next_round": t.next_round(),
-                        })));
-                    }
-                }
-            }
-            candidates.sort_by(|a, b| b.0.cmp(&a.0));
-            let list: Vec<Value> = candidates
-                .into_iter()
-                .take(*max_candidates)
-                .map(|(_, v)| v)
-                .collect();
-            output::json(&json!({"candidates": list, "count": list.len()}));
-            Ok(code::OK)
-        }
+        } => scan(db, options, issue_ref, plan_path, branch, *max_candidates),
         SagaCommand::DocReview {
             saga_id,
             unresolved_p0_p1,
             source,
-        } => gate_verb(
-            db,
-            options,
+            key,
+        } => gate(
+            &rec(key)?,
             saga_id,
             Command::DocReview {
                 review: gates::DocReview {
@@ -312,12 +253,12 @@ pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<u8, Failure
             saga_id,
             outcome,
             reviewed_sha,
+            key,
         } => {
             let outcome: gates::ReviewOutcome = serde_json::from_value(json!(outcome))
                 .map_err(|_| input("outcome", "enum", "an outcome"))?;
-            gate_verb(
-                db,
-                options,
+            gate(
+                &rec(key)?,
                 saga_id,
                 Command::Review {
                     review: gates::Review {
@@ -329,70 +270,81 @@ pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<u8, Failure
         }
         SagaCommand::Override {
             saga_id,
-            gate,
+            gate: which,
             rationale,
             operator,
+            key,
         } => {
-            let gate: gates::Gate = serde_json::from_value(json!(gate))
+            let which: gates::Gate = serde_json::from_value(json!(which))
                 .map_err(|_| input("gate", "enum", "doc-review | review-gate"))?;
-            gate_verb(
-                db,
-                options,
+            gate(
+                &rec(key)?,
                 saga_id,
                 Command::Override {
-                    gate,
+                    gate: which,
                     rationale: rationale.clone(),
                     operator: operator.clone(),
                 },
             )
         }
-        SagaCommand::PrReady { saga_id, repo } => {
+        SagaCommand::PrReady { saga_id, repo, key } => {
             crate::failure::require_abs_path("repo", repo)?;
+            let rec = rec(key)?;
             let s = stream(saga_id)?;
+            // The key stands for the request; a retry counts nothing again.
+            let request = Request::new("saga pr-ready", json!({ "repo": repo }));
+            if let Some(done) = rec.recall::<Saga>(&s, &request)? {
+                print_gates(saga_id, &done);
+                return Ok(Done::Recorded(done.outcome));
+            }
             let state = load(db, options, &s)?;
             let sha = state
                 .thread()
                 .and_then(|t| t.gates.review.as_ref())
                 .map(|r| r.reviewed_sha.clone());
+            let ctx = crate::record::context::<Saga>();
             let count = match sha {
                 Some(sha) => cairn::observe::run(&cairn::observe::git(
                     repo,
                     &["rev-list", &format!("{sha}..HEAD"), "--count"],
                 )),
-                None => {
-                    let now = crate::record::context::<Saga>().now;
-                    cairn::machines::evidence::CommandRun {
-                        argv: vec![],
-                        env: None,
-                        exit_status: None,
-                        stdout: String::new(),
-                        stderr: "no reviewed SHA is recorded: nothing to count".into(),
-                        started_at: now.clone(),
-                        finished_at: now,
-                    }
-                }
+                None => cairn::machines::evidence::CommandRun {
+                    argv: vec![],
+                    env: None,
+                    exit_status: None,
+                    stdout: String::new(),
+                    stderr: "no reviewed SHA is recorded: nothing to count".into(),
+                    started_at: ctx.now.clone(),
+                    finished_at: ctx.now.clone(),
+                },
+            };
+            let command = Command::PrReady {
+                repo: repo.clone(),
+                count,
             };
             gate_verb(
-                db,
-                options,
+                &rec,
                 saga_id,
-                Command::PrReady {
-                    repo: repo.clone(),
-                    count,
-                },
+                Step::new(&s, &command).at(ctx).request(request),
             )
         }
-        SagaCommand::Adjust { saga_id, directive } => gate_verb(
-            db,
-            options,
+        SagaCommand::Adjust {
+            saga_id,
+            directive,
+            key,
+        } => gate(
+            &rec(key)?,
             saga_id,
             Command::Adjust {
                 directive: directive.clone(),
             },
         ),
-        SagaCommand::Boundary { saga_id, boundary } => gate_verb(
-            db,
-            options,
+        SagaCommand::Boundary {
+            saga_id,
+            boundary,
+            key,
+        } => gate(
+            &rec(key)?,
             saga_id,
             Command::Boundary {
                 boundary: boundary.clone(),
@@ -404,9 +356,9 @@ pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<u8, Failure
             branch,
             merge_worktree,
             holder,
-        }) => gate_verb(
-            db,
-            options,
+            key,
+        }) => gate(
+            &rec(key)?,
             saga_id,
             Command::TakeTurn {
                 unit: unit.clone(),
@@ -420,9 +372,20 @@ pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<u8, Failure
             unit,
             repo,
             target,
+            key,
         }) => {
             crate::failure::require_abs_path("repo", repo)?;
+            let rec = rec(key)?;
             let s = stream(saga_id)?;
+            // The key stands for the request; a retry reads git no more.
+            let request = Request::new(
+                "saga merge-turn release",
+                json!({ "unit": unit, "repo": repo, "target": target }),
+            );
+            if let Some(done) = rec.recall::<Saga>(&s, &request)? {
+                print_gates(saga_id, &done);
+                return Ok(Done::Recorded(done.outcome));
+            }
             let state = load(db, options, &s)?;
             let row = state
                 .thread()
@@ -442,25 +405,21 @@ pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<u8, Failure
                         &["rev-parse", "-q", "--verify", "MERGE_HEAD"],
                     ))
                 });
-            gate_verb(
-                db,
-                options,
-                saga_id,
-                Command::ReleaseTurn {
-                    unit: unit.clone(),
-                    ancestor,
-                    merge_head,
-                },
-            )
+            let command = Command::ReleaseTurn {
+                unit: unit.clone(),
+                ancestor,
+                merge_head,
+            };
+            gate_verb(&rec, saga_id, Step::new(&s, &command).request(request))
         }
         SagaCommand::MergeTurn(MergeTurnCommand::Merged {
             saga_id,
             unit,
             holder,
             merged_tip,
-        }) => gate_verb(
-            db,
-            options,
+            key,
+        }) => gate(
+            &rec(key)?,
             saga_id,
             Command::MarkMerged {
                 unit: unit.clone(),
@@ -474,9 +433,9 @@ pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<u8, Failure
             reviewed_head,
             landed_commit,
             absence_reason,
-        } => gate_verb(
-            db,
-            options,
+            key,
+        } => gate(
+            &rec(key)?,
             saga_id,
             Command::Release {
                 release: gates::Release {
@@ -495,15 +454,15 @@ pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<u8, Failure
             retro_trigger_fired,
             stage,
             status,
+            key,
         } => {
             let deployment: Option<gates::Deployment> = deployment
                 .as_ref()
                 .map(|d| serde_json::from_value(json!(d)))
                 .transpose()
                 .map_err(|_| input("deployment", "enum", "a deployment result"))?;
-            gate_verb(
-                db,
-                options,
+            gate(
+                &rec(key)?,
                 saga_id,
                 Command::Board {
                     boundary: boundary.clone(),
@@ -518,26 +477,22 @@ pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<u8, Failure
             saga_id,
             scenarios,
             extension,
+            key,
         } => {
             let s = stream(saga_id)?;
             let scenarios = scenarios
                 .iter()
                 .map(|x| scenario(x))
                 .collect::<Result<Vec<_>, _>>()?;
-            let done = record(
-                db,
-                options,
-                &s,
-                Command::Qa {
-                    scenarios,
-                    extension: *extension,
-                },
-            )?;
+            let command = Command::Qa {
+                scenarios,
+                extension: *extension,
+            };
+            let done = rec(key)?.record(Step::<Saga>::new(&s, &command))?;
             let t = done
                 .state
                 .thread()
                 .ok_or_else(|| input("saga_id", "thread-exists", "no thread"))?;
-            let passed = t.qa.last_outcome == Some(QaOutcome::Passed);
             output::json(&json!({
                 "saga_id": t.saga_id,
                 "outcome": t.qa.last_outcome,
@@ -545,9 +500,53 @@ pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<u8, Failure
                 "post_merge_cycles": t.qa.post_merge_cycles,
                 "allowed_cycles": t.qa.allowed(),
                 "extension_taken": t.qa.extension_taken,
-                "events": done.events.iter().map(Saga::event_name).collect::<Vec<_>>(),
+                "events": done.names(),
             }));
-            Ok(if passed { code::OK } else { code::NOT_GREEN })
+            // A cycle that is not a PASS is recorded and not green yet.
+            Ok(Done::Recorded(done.outcome))
         }
     }
+}
+
+/// Threads to resume, newest first: read from the journal, never a cache.
+fn scan(
+    db: &Db,
+    options: &Options,
+    issue_ref: &Option<String>,
+    plan_path: &Option<String>,
+    branch: &Option<String>,
+    max_candidates: usize,
+) -> Result<Done, Failure> {
+    let path = db.clone()?;
+    let mut candidates: Vec<(String, Value)> = vec![];
+    if std::fs::symlink_metadata(&path).is_ok() {
+        let engine = Engine::open_read_only(&path, options, Registry::builtin())?;
+        for info in engine.journal().streams()? {
+            if info.machine != saga::NAME {
+                continue;
+            }
+            let s = StreamId::parse(&info.stream)?;
+            let (state, _) = engine.load::<Saga>(&s)?;
+            let Some(t) = state.thread() else { continue };
+            let any_key = issue_ref.is_some() || plan_path.is_some() || branch.is_some();
+            let hit = !any_key
+                || (issue_ref.is_some() && t.issue_ref == *issue_ref)
+                || (plan_path.is_some() && t.plan_path == *plan_path)
+                || (branch.is_some() && t.branch == *branch);
+            if hit {
+                candidates.push((info.last_recorded_at.clone(), json!({
+                    "saga_id": t.saga_id, "issue_ref": t.issue_ref, "plan_path": t.plan_path, "branch": t.branch,
+                    "lifecycle_phase": t.lifecycle_phase, "status": t.status, "next_step": t.next_step, "next_round": t.next_round(),
+                })));
+            }
+        }
+    }
+    candidates.sort_by(|a, b| b.0.cmp(&a.0));
+    let list: Vec<Value> = candidates
+        .into_iter()
+        .take(max_candidates)
+        .map(|(_, v)| v)
+        .collect();
+    output::json(&json!({"candidates": list, "count": list.len()}));
+    Ok(Done::Ok)
 }

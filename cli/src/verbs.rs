@@ -9,11 +9,11 @@ use cairn::{Engine, Registry, StreamId};
 use serde_json::json;
 
 use crate::args::{Cli, Command, GraphFormat, JournalCommand, LogFormat};
-use crate::failure::{code, input, Failure, NoJournalLocation};
+use crate::failure::{input, Done, Failure, NoJournalLocation};
 use crate::output;
 
 /// Runs one parsed command line; the exit code on success.
-pub fn run(cli: Cli, registry: Registry) -> Result<u8, Failure> {
+pub fn run(cli: Cli, registry: Registry) -> Result<Done, Failure> {
     let options = |create: bool| Options {
         busy_timeout: Duration::from_millis(cli.busy_timeout_ms),
         create,
@@ -35,7 +35,7 @@ pub fn run(cli: Cli, registry: Registry) -> Result<u8, Failure> {
                 })
                 .collect();
             output::json(&json!({ "machines": machines }));
-            Ok(code::OK)
+            Ok(Done::Ok)
         }
         Command::Graph { machine, format } => {
             let m = registry
@@ -49,23 +49,15 @@ pub fn run(cli: Cli, registry: Registry) -> Result<u8, Failure> {
                 GraphFormat::Mermaid => output::text(&g.to_mermaid()),
                 GraphFormat::Json => output::json(&g),
             }
-            Ok(code::OK)
+            Ok(Done::Ok)
         }
         Command::State { stream, at } => {
             let stream = StreamId::parse(stream)?;
             let engine = Engine::open_read_only(&db_path(&cli)?, &options(false), registry)?;
             output::json(&engine.state_view(&stream, *at)?);
-            Ok(code::OK)
+            Ok(Done::Ok)
         }
-        Command::Park {
-            idempotency_key,
-            verb,
-        } => crate::park::run(
-            verb,
-            idempotency_key.as_deref(),
-            &db_path(&cli),
-            &options(true),
-        ),
+        Command::Park(verb) => crate::park::run(verb, &db_path(&cli), &options(true)),
         Command::Ship(verb) => crate::ship::run_verb(verb, &db_path(&cli), &options(true)),
         Command::Pr(verb) => crate::pr::run(verb, &db_path(&cli), &options(true)),
         Command::Work(verb) => crate::work::run(verb, &db_path(&cli), &options(true)),
@@ -97,7 +89,7 @@ pub fn run(cli: Cli, registry: Registry) -> Result<u8, Failure> {
                 }
                 LogFormat::Table => output::text(&log_table(&events)),
             }
-            Ok(code::OK)
+            Ok(Done::Ok)
         }
         Command::Journal(JournalCommand::Verify { expect_head }) => {
             let expected = match expect_head {
@@ -122,7 +114,7 @@ pub fn run(cli: Cli, registry: Registry) -> Result<u8, Failure> {
                             _ => String::new(),
                         }
                     );
-                    Ok(code::OK)
+                    Ok(Done::Ok)
                 }
                 Some(p) => Err(Failure::Integrity(format!(
                     "journal verify found {} problem(s); first: {} at seq {} ({}): {}",
@@ -154,7 +146,7 @@ pub fn run(cli: Cli, registry: Registry) -> Result<u8, Failure> {
                     "cairn: audit passed: {} transitions re-decided in {} streams",
                     report.redecided, report.streams
                 );
-                Ok(code::OK)
+                Ok(Done::Ok)
             } else {
                 Err(Failure::Integrity(format!(
                     "journal audit found {failures} failing finding(s)"

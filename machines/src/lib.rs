@@ -40,6 +40,6 @@ pub use error::Error;
 pub use evidence::{Check, Outcome};
 pub use graph::{EdgeSpec, GraphDefect, GraphSpec, StateSpec};
 pub use id::{Id, IdKind};
-pub use machine::{Context, Machine};
+pub use machine::{Context, Machine, Verdict};
 pub use rejection::{Rejection, Violation};
 pub use time::Timestamp;

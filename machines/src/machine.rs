@@ -31,6 +31,21 @@ impl Context {
     }
 }
 
+/// What an accepted transition means for the lifecycle, as its machine judges it.
+///
+/// A transition that records a stop — a gate that held, an iteration that is not
+/// green, a half-written board move — is not a refusal: it is accepted and
+/// recorded, and the lifecycle did not advance. The CLI maps
+/// [`Verdict::NotGreen`] to exit 4 ("not green yet"); nothing else does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// The lifecycle advanced (or the transition stopped nothing).
+    Green,
+    /// Recorded, but a gate stopped the lifecycle: not green yet.
+    NotGreen,
+}
+
 /// A lifecycle as an explicit state machine.
 ///
 /// * [`Machine::decide`] holds every guard: it checks the command and its
@@ -82,6 +97,14 @@ pub trait Machine: 'static {
     fn command_name(command: &Self::Command) -> &'static str;
     /// The transition graph.
     fn graph() -> GraphSpec;
+
+    /// Whether the transition that appended `events` and left the stream in
+    /// `state` advanced the lifecycle. Pure, a function of the recorded events and
+    /// the state after them, so a replayed (idempotent) result has the verdict the
+    /// first one had. The default: every accepted transition is green.
+    fn verdict(_state: &Self::State, _events: &[Self::Event]) -> Verdict {
+        Verdict::Green
+    }
 
     /// The schema version this build writes for `event`.
     fn event_schema_version(_event: &Self::Event) -> u32 {

@@ -1,6 +1,7 @@
 //! Test fixtures: temp journals, a fixed decision context, and `ticket`, a small
 //! machine that exists only in the tests (it is not shipped).
 
+pub mod fixtures;
 pub mod git;
 pub mod park;
 pub mod pr;

@@ -17,6 +17,7 @@ mod event;
 mod evolve;
 mod graph;
 mod state;
+mod verdict;
 
 pub use command::Command;
 pub use criterion::{
@@ -37,6 +38,10 @@ pub struct BuildLoop;
 impl Machine for BuildLoop {
     const NAME: &'static str = NAME;
     const RULES_VERSION: u32 = 1;
+
+    fn verdict(_state: &LoopState, events: &[Event]) -> crate::Verdict {
+        verdict::verdict(events)
+    }
     type State = LoopState;
     type Command = Command;
     type Event = Event;

@@ -2,7 +2,6 @@
 //! the field (a JSON path) and the rule it broke.
 
 use serde::de::DeserializeOwned;
-use serde::Deserialize as _;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -146,17 +145,33 @@ pub fn argv(map: &Map<String, Value>, path: &str, key: &str) -> Result<Vec<Strin
     Ok(v)
 }
 
+/// The deepest nesting of arrays and objects an input document may have.
+///
+/// Every document cairn records is stored inside its command (and often inside
+/// an event and the state), a few levels deeper than it came in, and serde_json
+/// reads JSON back only up to 128 levels. A document deeper than this bound would
+/// be recorded and then be unreadable (`state`, later verbs and `journal audit`
+/// would fail on the stream), so it is refused at the input, before anything is
+/// run or written.
+pub const MAX_DEPTH: usize = 64;
+
 /// Parses stdin text as exactly one JSON document. Stricter than JSON itself: a
-/// duplicate key in any object is refused (a second value must never silently win),
-/// and nesting deeper than serde_json's limit (128) is refused, never a stack overflow.
+/// duplicate key in any object is refused (a second value must never silently
+/// win), and nesting deeper than [`MAX_DEPTH`] is refused (rule `depth`), never
+/// recorded and never a stack overflow.
 pub fn parse_document(text: &str) -> Result<Value> {
+    use serde::de::DeserializeSeed as _;
     let position = |e: &serde_json::Error| format!("$ (line {}, column {})", e.line(), e.column());
     let mut de = serde_json::Deserializer::from_str(text);
-    let value = StrictValue::deserialize(&mut de)
-        .and_then(|v| de.end().map(|()| v.0))
+    let value = Strict { depth: 0 }
+        .deserialize(&mut de)
+        .and_then(|v| de.end().map(|()| v))
         .map_err(|e| {
-            let rule = if e.to_string().starts_with("duplicate key") {
+            let text = e.to_string();
+            let rule = if text.starts_with(DUPLICATE) {
                 "duplicate-key"
+            } else if text.starts_with(TOO_DEEP) {
+                "depth"
             } else {
                 "json"
             };
@@ -165,18 +180,40 @@ pub fn parse_document(text: &str) -> Result<Value> {
     Ok(value)
 }
 
-/// A JSON value whose objects have unique keys.
-struct StrictValue(Value);
+const DUPLICATE: &str = "duplicate key";
+const TOO_DEEP: &str = "nested deeper than";
 
-impl<'de> serde::Deserialize<'de> for StrictValue {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        d.deserialize_any(StrictVisitor).map(StrictValue)
+/// Reads one JSON value whose objects have unique keys, at nesting `depth`.
+#[derive(Clone, Copy)]
+struct Strict {
+    depth: usize,
+}
+
+impl Strict {
+    /// The seed for a child of a container at this depth, or the depth error.
+    fn enter<E: serde::de::Error>(self) -> std::result::Result<Strict, E> {
+        let depth = self.depth + 1;
+        if depth > MAX_DEPTH {
+            return Err(E::custom(format!(
+                "{TOO_DEEP} {MAX_DEPTH} levels of arrays and objects"
+            )));
+        }
+        Ok(Strict { depth })
     }
 }
 
-struct StrictVisitor;
+impl<'de> serde::de::DeserializeSeed<'de> for Strict {
+    type Value = Value;
 
-impl<'de> serde::de::Visitor<'de> for StrictVisitor {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        self,
+        d: D,
+    ) -> std::result::Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Strict {
     type Value = Value;
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -212,8 +249,9 @@ impl<'de> serde::de::Visitor<'de> for StrictVisitor {
         self,
         mut seq: A,
     ) -> std::result::Result<Value, A::Error> {
+        let child = self.enter()?;
         let mut items = Vec::new();
-        while let Some(StrictValue(v)) = seq.next_element()? {
+        while let Some(v) = seq.next_element_seed(child)? {
             items.push(v);
         }
         Ok(Value::Array(items))
@@ -222,12 +260,13 @@ impl<'de> serde::de::Visitor<'de> for StrictVisitor {
         self,
         mut map: A,
     ) -> std::result::Result<Value, A::Error> {
+        let child = self.enter()?;
         let mut object = serde_json::Map::new();
         while let Some(key) = map.next_key::<String>()? {
             if object.contains_key(&key) {
-                return Err(serde::de::Error::custom(format!("duplicate key `{key}`")));
+                return Err(serde::de::Error::custom(format!("{DUPLICATE} `{key}`")));
             }
-            let StrictValue(v) = map.next_value()?;
+            let v = map.next_value_seed(child)?;
             object.insert(key, v);
         }
         Ok(Value::Object(object))
@@ -248,7 +287,33 @@ mod tests {
         assert_eq!(dup.rule, "duplicate-key");
         assert!(dup.field.contains("line 1"), "{dup:?}");
         assert_eq!(parse_document("{} {}").unwrap_err().rule, "json");
-        assert_eq!(parse_document(&"[".repeat(200)).unwrap_err().rule, "json");
+        assert_eq!(parse_document(&"[".repeat(200)).unwrap_err().rule, "depth");
+        assert_eq!(parse_document("1e999").unwrap_err().rule, "json");
+    }
+
+    /// `n` objects nested in each other: `{"a":{"a":…{"a":0}…}}`.
+    fn nested(n: usize) -> String {
+        format!("{}0{}", "{\"a\":".repeat(n), "}".repeat(n))
+    }
+
+    #[test]
+    fn depth_is_bounded_at_the_input() {
+        let at_bound = parse_document(&nested(MAX_DEPTH)).unwrap();
+        assert!(at_bound.pointer(&"/a".repeat(MAX_DEPTH)).is_some());
+        let arrays = format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
+        assert!(parse_document(&arrays).is_ok());
+        for n in [MAX_DEPTH + 1, 100, 126, 127, 10_000] {
+            let e = parse_document(&nested(n)).unwrap_err();
+            assert_eq!(e.rule, "depth", "{n}: {e:?}");
+            assert!(e.field.starts_with("$ (line 1"), "{e:?}");
+        }
+        // Duplicate keys and bad JSON keep their own rules under the bound.
+        assert_eq!(
+            parse_document(r#"{"a":{"b":[1,{"c":1,"c":2}]}}"#)
+                .unwrap_err()
+                .rule,
+            "duplicate-key"
+        );
         assert_eq!(parse_document("1e999").unwrap_err().rule, "json");
     }
 }

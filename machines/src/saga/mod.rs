@@ -15,6 +15,7 @@
 //! boundaries as data and pure rules.
 
 pub mod gates;
+mod verdict;
 
 mod command;
 mod decide;
@@ -66,6 +67,10 @@ impl Machine for Saga {
 
     fn event_name(event: &Event) -> &'static str {
         event::event_name(event)
+    }
+
+    fn verdict(_state: &State, events: &[Event]) -> crate::Verdict {
+        verdict::saga(events)
     }
 
     fn command_name(command: &Command) -> &'static str {

@@ -15,9 +15,11 @@
 //! decided. Failures follow the table in [`recovery`].
 
 pub mod gates;
+pub mod next;
 pub mod preflight;
 pub mod recovery;
 pub mod report;
+mod verdict;
 
 use std::collections::BTreeMap;
 
@@ -2275,6 +2277,10 @@ impl Machine for Ship {
             Event::PermissionBoundaryReached { .. } => "permission-boundary-reached",
             Event::Abandoned { .. } => "abandoned",
         }
+    }
+
+    fn verdict(state: &State, events: &[Event]) -> crate::Verdict {
+        verdict::verdict(state, events)
     }
 
     fn command_name(command: &Command) -> &'static str {

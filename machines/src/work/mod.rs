@@ -6,4 +6,5 @@ pub mod amend;
 pub mod node;
 pub mod ready;
 pub mod spec;
+mod verdict;
 pub mod yaml;

@@ -72,6 +72,10 @@ pub struct WorkNode;
 impl Machine for WorkNode {
     const NAME: &'static str = NAME;
     const RULES_VERSION: u32 = 1;
+
+    fn verdict(_state: &State, events: &[Event]) -> crate::Verdict {
+        super::verdict::verdict(events)
+    }
     /// The id of a raised scope-amendment request.
     const FRESH_IDS: usize = 1;
     type State = State;

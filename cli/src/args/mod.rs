@@ -1,0 +1,167 @@
+//! The raw command line (clap), one module per verb group. Converted once into
+//! domain values by the verbs.
+
+mod park;
+mod pr;
+mod saga;
+mod ship;
+mod work;
+
+pub use park::*;
+pub use pr::*;
+pub use saga::*;
+pub use ship::*;
+pub use work::*;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// cairn: agent-work lifecycles as typed state machines on an SQLite journal.
+///
+/// Machine-facing verbs print exactly one JSON object on stdout and human
+/// detail on stderr. Exit codes: 0 accepted; 1 internal or IO failure; 2 bad
+/// input, schema, evidence or correlation error (nothing written); 3
+/// concurrency conflict or busy journal (nothing written); 4 not green yet;
+/// 5 the journal failed verify or audit.
+#[derive(Debug, Parser)]
+#[command(name = "cairn", version, propagate_version = true)]
+#[command(after_help = "Example:\n  cairn --db ./journal.db journal verify")]
+pub struct Cli {
+    /// The journal file [default: $CAIRN_DB, else $XDG_STATE_HOME/cairn/journal.db,
+    /// else ~/.local/state/cairn/journal.db]
+    #[arg(long, global = true, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+
+    /// How long a writer waits for another writer's lock before giving up with exit 3
+    #[arg(
+        long,
+        global = true,
+        value_name = "MS",
+        env = "CAIRN_BUSY_TIMEOUT_MS",
+        hide_env_values = true,
+        default_value_t = 5000
+    )]
+    pub busy_timeout_ms: u64,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the registered machines with their states and events
+    #[command(after_help = "Example:\n  cairn machines")]
+    Machines,
+    /// Export a machine's transition graph
+    #[command(after_help = "Example:\n  cairn graph park --format mermaid")]
+    Graph {
+        /// The machine's name (see `cairn machines`)
+        machine: String,
+        #[arg(long, value_enum, default_value_t = GraphFormat::Json)]
+        format: GraphFormat,
+    },
+    /// Rebuild a stream's state by replaying its events
+    #[command(
+        after_help = "Example:\n  cairn state park/ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b --at 2"
+    )]
+    State {
+        /// The stream id, `<machine>/<instance>`
+        stream: String,
+        /// Replay only the first VERSION events (time travel)
+        #[arg(long, value_name = "VERSION")]
+        at: Option<u64>,
+    },
+    /// Read, verify and audit the journal
+    #[command(subcommand)]
+    Journal(JournalCommand),
+    /// The worktree ship pipeline: preflight, worktree, phase gates, merge, teardown, resume
+    #[command(subcommand)]
+    Ship(ShipCommand),
+    /// The PR continuation loop: classify readings, rounds, confirmed offers
+    #[command(subcommand)]
+    Pr(PrCommand),
+    /// Work nodes: validate a workspec, status, plan, dispatch, verify, merge, done
+    #[command(subcommand)]
+    Work(WorkCommand),
+    /// The saga work thread: ticks, scan, restore, show, QA
+    #[command(subcommand)]
+    Saga(SagaCommand),
+    /// One build-loop iteration: run the unit's written exit criterion, record it
+    #[command(
+        after_help = "Runs every command of the criterion without a shell (split into words; globs expanded by\ncairn from the repo root), each with a timeout, and appends the iteration to the unit's\nbuild_loop block in the run record and to the journal. Exit 0 green (the block records\nhanded_to_code_review with the full revision) or dry run; 4 not green yet (an iteration, not a\nrefusal); 2 refusal; 3 record version not one this build writes; 1 internal error.\n\nExample:\n  cairn build-loop --issue 42 --unit U1 --dry-run\n  cairn build-loop --record .claude/saga/runs/issue-42.json --unit U1 --timeout 600"
+    )]
+    BuildLoop(BuildLoopArgs),
+    /// The park-work lifecycle: a drop-in for the park skill's `fold.py` helper
+    #[command(subcommand)]
+    Park(ParkCommand),
+}
+
+/// Retry-safe recording: on every verb that records, and on no other.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Key {
+    /// Retry-safe recording: the same key with the same input returns the first
+    /// recorded result and writes nothing; with another input it is refused (exit 2)
+    #[arg(long, value_name = "KEY")]
+    pub idempotency_key: Option<String>,
+}
+
+impl Key {
+    /// The key, when one was given.
+    pub fn get(&self) -> Option<&str> {
+        self.idempotency_key.as_deref()
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum JournalCommand {
+    /// Show events in sequence order
+    #[command(
+        after_help = "Example:\n  cairn journal log --stream park/ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b --format json"
+    )]
+    Log {
+        /// Only this stream
+        #[arg(long, value_name = "STREAM")]
+        stream: Option<String>,
+        /// Only events after this sequence number
+        #[arg(long, value_name = "SEQ", default_value_t = 0)]
+        since: i64,
+        /// At most this many events
+        #[arg(long, value_name = "N", default_value_t = 1000)]
+        limit: u64,
+        #[arg(long, value_enum, default_value_t = LogFormat::Table)]
+        format: LogFormat,
+    },
+    /// Check the hash chain, every stream's versions and every transition record
+    #[command(
+        after_help = "Exit 0 when intact, 5 naming the first broken event otherwise. A chain cannot\nprove its own tail: keep the reported head outside the journal and pass it back\nwith --expect-head to detect a truncated or rewritten tail.\n\nExample:\n  cairn journal verify --expect-head 42:5f1c…"
+    )]
+    Verify {
+        /// A head reported by an earlier verify, `SEQ:HASH`: the journal must still contain it
+        #[arg(long, value_name = "SEQ:HASH")]
+        expect_head: Option<String>,
+    },
+    /// Replay every stream, check each event is an edge of its machine's graph,
+    /// and re-decide every recorded transition
+    #[command(
+        after_help = "Exit 0 when every transition re-decides to its recorded events, 5 otherwise.\n\nExample:\n  cairn journal audit --stream park/ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b"
+    )]
+    Audit {
+        /// Only this stream
+        #[arg(long, value_name = "STREAM")]
+        stream: Option<String>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GraphFormat {
+    Dot,
+    Mermaid,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Table,
+    Json,
+}

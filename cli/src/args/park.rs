@@ -1,0 +1,68 @@
+//! `cairn park …`: the park-work lifecycle's arguments.
+
+use clap::Subcommand;
+
+use super::Key;
+
+/// Journal identity for a recorded park transition: all three, or none (then the
+/// verb only evaluates and writes nothing).
+#[derive(Debug, Clone, clap::Args)]
+pub struct ParkIdentity {
+    /// The episode (`ep-<uuid>`), as prepare-attempt handed it out
+    #[arg(long, value_name = "ep-UUID")]
+    pub episode_id: Option<String>,
+    /// The intent (`park-<uuid>`)
+    #[arg(long, value_name = "park-UUID")]
+    pub intent_id: Option<String>,
+    /// The attempt (`attempt-<uuid>`)
+    #[arg(long, value_name = "attempt-UUID")]
+    pub attempt_id: Option<String>,
+    #[command(flatten)]
+    pub key: Key,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ParkCommand {
+    /// Stable episode/intent ids, prior-receipt dedupe, a fresh attempt id (recorded)
+    #[command(
+        after_help = "Reads {mode, anchor_bead, episode_id, intent_id, prior_receipts} on stdin.\n\nExample:\n  echo '{\"mode\":\"park\",\"anchor_bead\":\"rsry-1\",\"episode_id\":null,\"intent_id\":null,\"prior_receipts\":[]}' | cairn park prepare-attempt"
+    )]
+    PrepareAttempt(Key),
+    /// Fold an observation; with the three ids, record a checkpoint or receipt authorization
+    #[command(
+        after_help = "Reads the observation on stdin. An unsafe result is a result (exit 0, eligible: false) and records nothing.\n\nExample:\n  cairn park evaluate --episode-id ep-… --intent-id park-… --attempt-id attempt-… < observation.json"
+    )]
+    Evaluate(ParkIdentity),
+    /// Read-only evaluate (the skill's --check): reports, never writes
+    #[command(after_help = "Example:\n  cairn park check < observation.json")]
+    Check,
+    /// Validate receipt bytes; with the three ids, record them as validated
+    #[command(
+        after_help = "Reads the exact receipt bytes on stdin (one trailing newline is ignored).\n\nExample:\n  cairn park validate-receipt --episode-id ep-… --intent-id park-… --attempt-id attempt-… < receipt.json"
+    )]
+    ValidateReceipt(ParkIdentity),
+    /// Prove durability by comment read-back; with the three ids, record safe_to_close
+    #[command(
+        after_help = "Reads {receipt_bytes, comments: [{id, body}]} on stdin.\n\nExample:\n  cairn park confirm-readback --episode-id ep-… --intent-id park-… --attempt-id attempt-… < readback.json"
+    )]
+    ConfirmReadback(ParkIdentity),
+    /// Resolve exactly one registered repository from exact bound git observations
+    #[command(
+        after_help = "Reads {selector, receipt_identity, observations, registrations} on stdin.\n\nExample:\n  cairn park bind-repository < bind.json"
+    )]
+    BindRepository,
+    /// The resume gate: v1 allows read-only inspection only
+    #[command(
+        after_help = "Reads {episode_id, intent_id, atomic_claim} on stdin.\n\nExample:\n  echo '{\"episode_id\":\"ep-…\",\"intent_id\":\"park-…\",\"atomic_claim\":null}' | cairn park resume-gate"
+    )]
+    ResumeGate,
+    /// Run the bound git observations and print the three typed VCS checks
+    #[command(
+        after_help = "Runs `git -C ROOT …` itself (never in the caller's directory) and records argv, exit status, output and time.\n\nExample:\n  cairn park observe-vcs --root /abs/path/to/workspace"
+    )]
+    ObserveVcs {
+        /// The bound root: an absolute, normalised path
+        #[arg(long, value_name = "DIR")]
+        root: String,
+    },
+}

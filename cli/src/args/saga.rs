@@ -1,0 +1,313 @@
+//! `cairn saga …` and `cairn build-loop`: the saga work thread's arguments.
+
+use clap::Subcommand;
+
+use super::Key;
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct BuildLoopArgs {
+    /// The run record
+    #[arg(long, value_name = "PATH", conflicts_with = "issue")]
+    pub record: Option<String>,
+    /// The issue: the record is <primary>/.claude/saga/runs/issue-<N>.json
+    #[arg(long, value_name = "N")]
+    pub issue: Option<u64>,
+    /// The directory holding issue-<N>.json (instead of the primary checkout's)
+    #[arg(long, value_name = "DIR")]
+    pub store_root: Option<String>,
+    /// The repository the criterion runs in [default: the current directory]
+    #[arg(long, value_name = "DIR")]
+    pub repo_root: Option<String>,
+    /// The repository profile [default: <repo>/.saga-profile.json]
+    #[arg(long, value_name = "PATH")]
+    pub profile: Option<String>,
+    /// The unit (needed unless the record has one row)
+    #[arg(long, value_name = "ID")]
+    pub unit: Option<String>,
+    /// Seconds per check
+    #[arg(long, default_value_t = 1800)]
+    pub timeout: u64,
+    /// Print the criterion; run nothing, write nothing
+    #[arg(long, conflicts_with = "idempotency_key")]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub key: Key,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SagaCommand {
+    /// Save a tick: list flags are full snapshots (`a|b`; omitted = carried forward, "" = cleared)
+    #[command(
+        after_help = "`next_round` is derived (max(rounds_seen) + 1) and never set; a bad --gate-verdict refuses\nthe whole save (exit 2, nothing written); `lifecycle_phase` never moves past `work` here.\n\nExample:\n  cairn saga save --id issue-42 --issue-ref acme/widgets#42 --lifecycle-phase work \\\n    --phase-status in_progress --plan-path docs/plans/p.md --rounds-seen 1 --gate-verdict 'tests:done:ci#7'"
+    )]
+    Save(Box<SagaSave>),
+    /// Rebuild a thread from the journal: round, phase, checks run, next step (writes nothing)
+    #[command(after_help = "Example:\n  cairn saga restore --saga-id issue-42")]
+    Restore {
+        #[arg(long)]
+        saga_id: String,
+    },
+    /// Threads to resume, matched by issue ref, plan path or branch, newest first (writes nothing)
+    #[command(after_help = "Example:\n  cairn saga scan --issue-ref acme/widgets#42")]
+    Scan {
+        #[arg(long)]
+        issue_ref: Option<String>,
+        #[arg(long)]
+        plan_path: Option<String>,
+        #[arg(long)]
+        branch: Option<String>,
+        #[arg(long, default_value_t = 10)]
+        max_candidates: usize,
+    },
+    /// The whole thread: ticks, gate verdicts, rounds, the QA allowance (writes nothing)
+    #[command(after_help = "Example:\n  cairn saga show --saga-id issue-42")]
+    Show {
+        #[arg(long)]
+        saga_id: String,
+    },
+    /// Record the plan review's result: an unresolved P0/P1 finding blocks execution
+    #[command(
+        after_help = "Example:\n  cairn saga doc-review --saga-id issue-42 --unresolved-p0-p1 0 --source 'run record review_cycles'"
+    )]
+    DocReview {
+        #[arg(long)]
+        saga_id: String,
+        #[arg(long)]
+        unresolved_p0_p1: u32,
+        /// Where the result was read
+        #[arg(long)]
+        source: String,
+        #[command(flatten)]
+        key: Key,
+    },
+    /// Record code review's typed outcome for the full reviewed SHA
+    #[command(
+        after_help = "Example:\n  cairn saga review --saga-id issue-42 --outcome accepted --reviewed-sha <40 hex>"
+    )]
+    Review {
+        #[arg(long)]
+        saga_id: String,
+        #[arg(long, value_parser = ["accepted", "cycle_cap_best_available", "repairs_requested", "review_incomplete"])]
+        outcome: String,
+        #[arg(long)]
+        reviewed_sha: String,
+        #[command(flatten)]
+        key: Key,
+    },
+    /// An operator override of ONE gate, with its recorded rationale
+    #[command(
+        after_help = "Example:\n  cairn saga override --saga-id issue-42 --gate review-gate --rationale 'docs-only follow-up' --operator ana"
+    )]
+    Override {
+        #[arg(long)]
+        saga_id: String,
+        #[arg(long, value_parser = ["doc-review", "review-gate"])]
+        gate: String,
+        #[arg(long)]
+        rationale: String,
+        #[arg(long)]
+        operator: String,
+        #[command(flatten)]
+        key: Key,
+    },
+    /// The PR-ready gate: doc review, review outcome, and staleness counted by cairn with git
+    #[command(
+        after_help = "cairn runs `git -C REPO rev-list <reviewed_sha>..HEAD --count` itself. Refused (exit 2) with every\nblocking gate named.\n\nExample:\n  cairn saga pr-ready --saga-id issue-42 --repo /abs/repo"
+    )]
+    PrReady {
+        #[arg(long)]
+        saga_id: String,
+        #[arg(long, value_name = "DIR")]
+        repo: String,
+        #[command(flatten)]
+        key: Key,
+    },
+    /// Set the adjustment envelope's directive: drain | halt | pause_after:<boundary> | continue
+    #[command(
+        after_help = "A malformed or unknown directive fails closed and names it (exit 2).\n\nExample:\n  cairn saga adjust --saga-id issue-42 --directive pause_after:phase-2"
+    )]
+    Adjust {
+        #[arg(long)]
+        saga_id: String,
+        #[arg(long, allow_hyphen_values = true)]
+        directive: String,
+        #[command(flatten)]
+        key: Key,
+    },
+    /// Poll the envelope at a phase boundary: exit 0 proceed, 4 hold (drain/halt) or paused
+    #[command(
+        after_help = "Example:\n  cairn saga boundary --saga-id issue-42 --boundary phase-2"
+    )]
+    Boundary {
+        #[arg(long)]
+        saga_id: String,
+        #[arg(long)]
+        boundary: String,
+        #[command(flatten)]
+        key: Key,
+    },
+    /// The merge turn: exactly one unit holds `merging` (take | release | merged)
+    #[command(subcommand)]
+    MergeTurn(MergeTurnCommand),
+    /// Record the release: reviewed head and landed commit apart; destination `none` with its reason
+    #[command(
+        after_help = "Example:\n  cairn saga release --saga-id issue-42 --destination merge --reviewed-head <40 hex> --landed-commit <40 hex>\n  cairn saga release --saga-id issue-42 --destination none --absence-reason 'plan-only run'"
+    )]
+    Release {
+        #[arg(long)]
+        saga_id: String,
+        #[arg(long)]
+        destination: String,
+        #[arg(long)]
+        reviewed_head: Option<String>,
+        #[arg(long)]
+        landed_commit: Option<String>,
+        #[arg(long)]
+        absence_reason: Option<String>,
+        #[command(flatten)]
+        key: Key,
+    },
+    /// A board boundary move: the allowed (Stage, Status) pair; a bare `Status` record is a half-write
+    #[command(
+        after_help = "Boundaries: admission-exit, plan-review-pass, build-start, review-accepted (submits nothing),\nmerge-and-deploy (only after the merge and a succeeded non-production deployment, or none to\ndeploy), close. Exit 0 moved, 4 half-write (recorded as a failure).\n\nExample:\n  cairn saga board --saga-id issue-42 --boundary build-start --written-field Stage+Status"
+    )]
+    Board {
+        #[arg(long)]
+        saga_id: String,
+        #[arg(long)]
+        boundary: String,
+        /// The lifecycle record's `field`
+        #[arg(long)]
+        written_field: String,
+        #[arg(long, value_parser = ["succeeded", "failed", "not-run", "no-deployable-software"])]
+        deployment: Option<String>,
+        #[arg(long)]
+        retro_trigger_fired: bool,
+        /// The Stage half of a submitted pair (refused unless it is the table's)
+        #[arg(long, requires = "status")]
+        stage: Option<String>,
+        /// The Status half of a submitted pair
+        #[arg(long, requires = "stage")]
+        status: Option<String>,
+        #[command(flatten)]
+        key: Key,
+    },
+    /// Record one QA cycle after merge: only an all-passed cycle moves the thread to `qa`
+    #[command(
+        after_help = "Scenarios: NAME=passed | NAME=failed | NAME=not-run | NAME=blocked:CAUSE. The allowance is 3 standard\n+ 2 escalated cycles, then exactly one --extension. Exit 0 on a PASS, 4 otherwise (recorded).\n\nExample:\n  cairn saga qa --saga-id issue-42 --scenario checkout=passed --scenario refund=blocked:sandbox-down"
+    )]
+    Qa {
+        #[arg(long)]
+        saga_id: String,
+        #[arg(long = "scenario", value_name = "NAME=RESULT")]
+        scenarios: Vec<String>,
+        #[arg(long)]
+        extension: bool,
+        #[command(flatten)]
+        key: Key,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MergeTurnCommand {
+    /// Claim the turn (refused while another unit holds `merging`)
+    #[command(
+        after_help = "Example:\n  cairn saga merge-turn take --saga-id issue-42 --unit U1 --branch work/42-u1 --merge-worktree /abs/wt --holder turn-7"
+    )]
+    Take {
+        #[arg(long)]
+        saga_id: String,
+        #[arg(long)]
+        unit: String,
+        #[arg(long)]
+        branch: String,
+        #[arg(long, value_name = "DIR")]
+        merge_worktree: String,
+        #[arg(long)]
+        holder: String,
+        #[command(flatten)]
+        key: Key,
+    },
+    /// Release a turn left by a dead holder, after checking git (never trusted)
+    #[command(
+        after_help = "cairn runs `git -C REPO merge-base --is-ancestor BRANCH TARGET` and, when the merge worktree\nexists, `git -C WT rev-parse -q --verify MERGE_HEAD`.\n\nExample:\n  cairn saga merge-turn release --saga-id issue-42 --unit U1 --repo /abs/repo --target main"
+    )]
+    Release {
+        #[arg(long)]
+        saga_id: String,
+        #[arg(long)]
+        unit: String,
+        #[arg(long, value_name = "DIR")]
+        repo: String,
+        #[arg(long)]
+        target: String,
+        #[command(flatten)]
+        key: Key,
+    },
+    /// The holder records its merge
+    #[command(
+        after_help = "Example:\n  cairn saga merge-turn merged --saga-id issue-42 --unit U1 --holder turn-7 --merged-tip <40 hex>"
+    )]
+    Merged {
+        #[arg(long)]
+        saga_id: String,
+        #[arg(long)]
+        unit: String,
+        #[arg(long)]
+        holder: String,
+        #[arg(long)]
+        merged_tip: String,
+        #[command(flatten)]
+        key: Key,
+    },
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct SagaSave {
+    /// `issue-<N>` or `task-<slug>`
+    #[arg(long)]
+    pub id: String,
+    #[arg(long, value_parser = ["issue", "task"])]
+    pub kind: Option<String>,
+    #[arg(long, value_parser = ["ideation", "brainstorm", "plan", "review", "work", "qa", "retro"])]
+    pub lifecycle_phase: Option<String>,
+    #[arg(long, value_parser = ["pending", "in_progress", "complete"])]
+    pub phase_status: Option<String>,
+    #[arg(long, value_parser = ["active", "blocked", "paused", "handed-off", "done", "abandoned"])]
+    pub status: Option<String>,
+    #[arg(long)]
+    pub phase: Option<u32>,
+    #[arg(long)]
+    pub destination: Option<String>,
+    #[arg(long)]
+    pub issue_ref: Option<String>,
+    #[arg(long)]
+    pub plan_path: Option<String>,
+    #[arg(long)]
+    pub branch: Option<String>,
+    #[arg(long)]
+    pub head_sha: Option<String>,
+    #[arg(long)]
+    pub next_step: Option<String>,
+    /// `1|2`: the full set of rounds seen
+    #[arg(long)]
+    pub rounds_seen: Option<String>,
+    #[arg(long)]
+    pub checks_run: Option<String>,
+    #[arg(long)]
+    pub work_session_paths: Option<String>,
+    #[arg(long)]
+    pub files_modified: Option<String>,
+    #[arg(long)]
+    pub pr_refs: Option<String>,
+    #[arg(long)]
+    pub review_paths: Option<String>,
+    /// `gate:state:ref` (repeatable); state ∈ done | in-progress | blocked | failed | halted | not-reached
+    #[arg(long = "gate-verdict", allow_hyphen_values = true)]
+    pub gate_verdicts: Vec<String>,
+    /// Refused: `next_round` is derived from `rounds_seen`
+    #[arg(long)]
+    pub next_round: Option<u32>,
+    #[command(flatten)]
+    pub key: Key,
+}

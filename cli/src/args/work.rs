@@ -1,0 +1,266 @@
+//! `cairn work …`: the work-node arguments.
+
+use clap::Subcommand;
+
+use super::Key;
+
+/// A workspec and one of its nodes.
+#[derive(Debug, Clone, clap::Args)]
+pub struct WorkNodeRef {
+    /// The workspec (YAML or JSON)
+    #[arg(long, value_name = "FILE")]
+    pub spec: String,
+    /// The node: a bare id (refused when ambiguous) or a qualified address `["a","b"]`
+    #[arg(long, value_name = "ID|ADDRESS")]
+    pub node: String,
+}
+
+/// The session that evidence is bound to.
+#[derive(Debug, Clone, clap::Args)]
+pub struct WorkSession {
+    /// The current session (only this session's evidence opens a gate)
+    #[arg(long, env = "CAIRN_SESSION", value_name = "ID")]
+    pub session: String,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WorkCommand {
+    /// Validate a workspec: every finding with its stable code and path (writes nothing)
+    #[command(
+        after_help = "Exit 0 when the spec has no error, 2 when it has (the report lists every finding).\n\nExample:\n  cairn work validate .work/specs/cache.yaml"
+    )]
+    Validate {
+        /// The workspec
+        spec: String,
+    },
+    /// The ready set: nodes whose dependencies are done this session, with every other node's blockers
+    #[command(
+        after_help = "Only `done` recorded in the current session satisfies a dependency; a cached, replayed or\nother-session result never does. Writes nothing.\n\nExample:\n  cairn work ready .work/specs/cache.yaml --session s-42"
+    )]
+    Ready {
+        /// The workspec
+        spec: String,
+        #[command(flatten)]
+        session: WorkSession,
+    },
+    /// Lifecycle and verification provenance of every node, and the ready set (writes nothing)
+    #[command(
+        after_help = "Only `done` recorded in the current session satisfies a dependency.\n\nExample:\n  cairn work status .work/specs/cache.yaml --session s-42"
+    )]
+    Status {
+        /// The workspec
+        spec: String,
+        #[command(flatten)]
+        session: WorkSession,
+    },
+    /// Plan one node: write its brief by reference and record path, SHA-256 and the delegate contract
+    #[command(
+        after_help = "Example:\n  cairn work plan --spec .work/specs/cache.yaml --node core"
+    )]
+    Plan {
+        #[command(flatten)]
+        node: WorkNodeRef,
+        /// Other nodes planned in the same wave (for the touch-overlap advisory)
+        #[arg(long = "with", value_name = "ID|ADDRESS")]
+        with: Vec<String>,
+        #[command(flatten)]
+        key: Key,
+    },
+    /// Record work_dispatch's outcome: a receipt, or a degraded not-dispatched result
+    #[command(
+        after_help = "Example:\n  cairn work dispatch --spec s.yaml --node core --run-id r-1 --worktree /abs/lane --expected-commit <40 hex>\n  cairn work dispatch --spec s.yaml --node core --not-dispatched delegate-client-unavailable"
+    )]
+    Dispatch {
+        #[command(flatten)]
+        node: WorkNodeRef,
+        #[arg(long)]
+        run_id: Option<String>,
+        /// The persistent worker tree (absolute)
+        #[arg(long, value_name = "DIR", default_value = "")]
+        worktree: String,
+        #[arg(long, value_name = "SHA", default_value = "")]
+        expected_commit: String,
+        /// Remediation rounds allowed (default 2)
+        #[arg(long)]
+        budget: Option<u32>,
+        /// The degraded result's finding (the plan comes back; nothing advances)
+        #[arg(long, value_name = "FINDING")]
+        not_dispatched: Option<String>,
+        #[command(flatten)]
+        key: Key,
+    },
+    /// cairn runs every criterion in the tree (after checking its HEAD) and records the evidence
+    #[command(
+        after_help = "Command criteria run as `sh -c` in the tree, in their own process group, killed as a group\nat their timeout. A user criterion needs --confirm ID=WORDS; an agent criterion is agent-unavailable.\nExit 0 when every criterion and the checklist passed, 4 when not (recorded).\n\nExample:\n  cairn work verify --spec s.yaml --node core --worktree /abs/lane --expected-commit <40 hex> \\\n    --checklist '[{\"index\":0,\"done\":true}]' --session s-42"
+    )]
+    Verify {
+        #[command(flatten)]
+        node: WorkNodeRef,
+        #[arg(long, value_name = "DIR")]
+        worktree: String,
+        #[arg(long, value_name = "SHA")]
+        expected_commit: String,
+        /// `[{"index": 0, "done": true}, …]`
+        #[arg(long, value_name = "JSON", default_value = "[]")]
+        checklist: String,
+        /// The host's explicit confirmation of a user criterion: `ID=WORDS`
+        #[arg(long, value_name = "ID=WORDS")]
+        confirm: Vec<String>,
+        #[command(flatten)]
+        session: WorkSession,
+        #[command(flatten)]
+        key: Key,
+    },
+    /// Record a review (reporting data: never verification)
+    #[command(
+        after_help = "Example:\n  cairn work review --spec s.yaml --node core --verdict reject --failed C1 --concern 'src/cache.rs:12 misses eviction'"
+    )]
+    Review {
+        #[command(flatten)]
+        node: WorkNodeRef,
+        #[arg(long, value_enum)]
+        verdict: VerdictArg,
+        #[arg(long = "failed", value_name = "CRITERION")]
+        failed: Vec<String>,
+        #[arg(long = "concern")]
+        concerns: Vec<String>,
+        #[command(flatten)]
+        key: Key,
+    },
+    /// Redispatch after a rejection, in the same persistent worktree (within the budget)
+    #[command(
+        after_help = "Example:\n  cairn work remediate --spec s.yaml --node core --run-id r-2 --worktree /abs/lane"
+    )]
+    Remediate {
+        #[command(flatten)]
+        node: WorkNodeRef,
+        #[arg(long)]
+        run_id: String,
+        #[arg(long, value_name = "DIR")]
+        worktree: String,
+        #[command(flatten)]
+        key: Key,
+    },
+    /// Escalate to the user when the remediation budget is spent
+    #[command(
+        after_help = "Example:\n  cairn work escalate --spec s.yaml --node core --reason 'two rounds spent'"
+    )]
+    Escalate {
+        #[command(flatten)]
+        node: WorkNodeRef,
+        #[arg(long)]
+        reason: String,
+        #[command(flatten)]
+        key: Key,
+    },
+    /// Record the merge: every pre-merge green stops counting
+    #[command(
+        after_help = "Example:\n  cairn work merge --spec s.yaml --node core --merged-tree /abs/integration --commit <40 hex>"
+    )]
+    Merge {
+        #[command(flatten)]
+        node: WorkNodeRef,
+        #[arg(long, value_name = "DIR")]
+        merged_tree: String,
+        #[arg(long, value_name = "SHA")]
+        commit: String,
+        #[command(flatten)]
+        key: Key,
+    },
+    /// Change one criterion's accepted text, with its authority: a chain entry in the spec
+    #[command(
+        after_help = "Refuses a stale `before`, an unknown criterion, a no-op, an invalid prior chain, an\nunavailable draft (criterion-draft-unavailable) or one lacking the criterion, and splitting or\nmerging criteria (not-an-amendment). The spec is rewritten as block YAML (the draft marker\nline is kept; other comments are not).\n\nExample:\n  cairn work amend-criterion --spec s.yaml --criterion A1 --before 'The exact current statement' \\\n    --after 'The replacement' --reason 'Why it changed' --authority 'ADR-7'"
+    )]
+    AmendCriterion {
+        #[arg(long, value_name = "FILE")]
+        spec: String,
+        #[arg(long, value_name = "ID")]
+        criterion: String,
+        /// The exact current text
+        #[arg(long, allow_hyphen_values = true)]
+        before: String,
+        /// The authority-approved replacement
+        #[arg(long, allow_hyphen_values = true)]
+        after: String,
+        #[arg(long)]
+        reason: String,
+        #[arg(long)]
+        authority: String,
+        #[command(flatten)]
+        key: Key,
+    },
+    /// Raise a scope amendment: a worker needs literal paths outside `touches`
+    #[command(
+        after_help = "Example:\n  cairn work raise-scope --spec s.yaml --node core --target lane-1 --add-touch reports/published \\\n    --change 'Add reports/published to touches' --rationale 'The publication step writes there'"
+    )]
+    RaiseScope {
+        #[command(flatten)]
+        node: WorkNodeRef,
+        #[arg(long)]
+        target: String,
+        /// A literal relative path the change adds to `touches` (repeatable)
+        #[arg(long = "add-touch", value_name = "PATH")]
+        add_touches: Vec<String>,
+        #[arg(long)]
+        change: String,
+        #[arg(long)]
+        rationale: String,
+        #[command(flatten)]
+        key: Key,
+    },
+    /// Pass a pending scope amendment up to the user, with context and a recommendation
+    #[command(
+        after_help = "Example:\n  cairn work pass-up --spec s.yaml --node core --request-id amend-… --context '…' --recommendation '…'"
+    )]
+    PassUp {
+        #[command(flatten)]
+        node: WorkNodeRef,
+        #[arg(long)]
+        request_id: String,
+        #[arg(long)]
+        context: String,
+        #[arg(long)]
+        recommendation: String,
+        #[command(flatten)]
+        key: Key,
+    },
+    /// Resolve a scope amendment: 0 Approve, 1 Approve with modifications (see note), 2 Reject, 3 custom
+    #[command(
+        after_help = "A user-held request needs --on-behalf-of-user and the operator's explicit choice. Approval adds\nthe touches to the spec; then re-validate, re-plan and redispatch in the same worktree.\n\nExample:\n  cairn work resolve-scope --spec s.yaml --node core --request-id amend-… --selected 0 --operator ana"
+    )]
+    ResolveScope {
+        #[command(flatten)]
+        node: WorkNodeRef,
+        #[arg(long)]
+        request_id: String,
+        /// The zero-based option index (no default: an explicit choice)
+        #[arg(long, required = true)]
+        selected: Vec<usize>,
+        #[arg(long, default_value = "")]
+        note: String,
+        #[arg(long)]
+        custom_instruction: Option<String>,
+        #[arg(long)]
+        on_behalf_of_user: bool,
+        #[arg(long)]
+        operator: String,
+        #[command(flatten)]
+        key: Key,
+    },
+    /// Record done, only when every terminal-truth item holds (else each failing item, exit 2)
+    #[command(after_help = "Example:\n  cairn work done --spec s.yaml --node core --session s-42")]
+    Done {
+        #[command(flatten)]
+        node: WorkNodeRef,
+        #[command(flatten)]
+        session: WorkSession,
+        #[command(flatten)]
+        key: Key,
+    },
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum VerdictArg {
+    Approve,
+    Reject,
+}

@@ -1,0 +1,193 @@
+//! The ship verbs that read git without mutating it — `open`, `preflight` and the
+//! phase reports (`verify`, `refine`, `pre-merge`) with cairn's own gate readings.
+
+use cairn::machines::evidence::{wire, CommandRun};
+use cairn::machines::ship::{self, gates, Command, Params, Ship, Verb};
+use cairn::observe::{run as exec, run_all};
+use cairn::StreamId;
+use serde_json::{json, Value};
+
+use super::{admitted, observed, review};
+use crate::args::{ShipOpen, ShipReport, ShipReview};
+use crate::failure::{input, require_abs_path, Done, Failure};
+use crate::record::{Recorder, Request};
+
+/// The §repo-anchor divergence advisory's readings (no fetch: the stored remote ref).
+fn advisory(p: &Params, root: &str) -> Vec<CommandRun> {
+    let mut runs = vec![exec(&gates::upstream_argv(p, root))];
+    let plan = gates::advisory_plan(p, root, &runs);
+    if let Some(count) = plan.get(1) {
+        runs.push(exec(count));
+    }
+    runs
+}
+
+/// `open`: capture REPO_ROOT, record the parameters and the preflight.
+pub fn open(rec: &Recorder, o: &ShipOpen) -> Result<Done, Failure> {
+    require_abs_path("repo", &o.repo)?;
+    let params = Params {
+        short_id: o.id.short_id.clone(),
+        expected_basename: o.expected_basename.clone(),
+        branch: o.branch.clone(),
+        worktree_path: o.worktree_path.clone(),
+        target_branch: o.target_branch.clone(),
+        intent_field: o.intent_field.clone(),
+        files_max: o.files_max,
+        deletions_max: o.deletions_max,
+        tiebreaker_4: o.tiebreaker_4.clone(),
+        tiebreaker_5: o.tiebreaker_5,
+        close_step: o.close_step.clone(),
+    };
+    params.check().map_err(|(f, r, m)| input(f, r, &m))?;
+    let stream = &super::stream(&o.id)?;
+    let review_status = review(&o.review);
+    let request = Request::new(
+        "ship open",
+        json!({"repo": o.repo, "params": params, "review_status": review_status}),
+    );
+    observed(rec, stream, request, || {
+        ship::admits(&rec.current::<Ship>(stream)?, Verb::Open).map_err(cairn::Error::Rejected)?;
+        let capture = exec(&gates::anchor_argv(&o.repo));
+        let root = gates::Runs(std::slice::from_ref(&capture))
+            .line(&capture.argv)
+            .unwrap_or_default();
+        // An anchor that names no repository is refused by the machine; run nothing more.
+        let (runs, advisory) = if cairn::machines::evidence::is_normal_abs_path(&root) {
+            (
+                run_all(&gates::preflight_plan(&params, &root)),
+                advisory(&params, &root),
+            )
+        } else {
+            (vec![], vec![])
+        };
+        Ok(Command::Open {
+            params,
+            anchor: capture,
+            runs,
+            review_status,
+            advisory,
+        })
+    })
+}
+
+/// `preflight`: re-run the recorded preflight.
+pub fn preflight(rec: &Recorder, r: &ShipReview, stream: &StreamId) -> Result<Done, Failure> {
+    let review_status = review(r);
+    let request = Request::new("ship preflight", json!({ "review_status": review_status }));
+    observed(rec, stream, request, || {
+        let run = admitted(&rec.current::<Ship>(stream)?, Verb::Preflight)?;
+        Ok(Command::Preflight {
+            runs: run_all(&gates::preflight_plan(&run.params, &run.repo_root)),
+            review_status,
+            advisory: advisory(&run.params, &run.repo_root),
+        })
+    })
+}
+
+/// The phase report verbs.
+#[derive(Debug, Clone, Copy)]
+pub enum Phase {
+    /// `verify`: the phase-1 report and §phase-1d.
+    Verify,
+    /// `refine`: the phase-2 report and the worktree re-verify.
+    Refine,
+    /// `pre-merge`: the phase-3 report and cairn's pre-merge checks.
+    PreMerge,
+}
+
+/// A phase report verb: the report (stdin or packet), then cairn's readings.
+pub fn report_verb(
+    rec: &Recorder,
+    r: &ShipReport,
+    phase: Phase,
+    stream: &StreamId,
+) -> Result<Done, Failure> {
+    let (verb, name, packet) = match phase {
+        Phase::Verify => (Verb::Verify, "ship verify", "resolve"),
+        Phase::Refine => (Verb::Refine, "ship refine", "refine"),
+        Phase::PreMerge => (Verb::PreMerge, "ship pre-merge", "ship"),
+    };
+    let state = rec.current::<Ship>(stream)?;
+    let run = match admitted(&state, verb) {
+        // Without a key (or a run) nothing can be replayed: refused before the
+        // report is read.
+        Err(e) if !rec.keyed() || state.run().is_none() => return Err(e),
+        guard => guard,
+    };
+    let doc = report(r, state.run(), packet)?;
+    let request = Request::new(name, json!({ "report": doc }));
+    observed(rec, stream, request, || {
+        let run = run?;
+        let (p, root) = (&run.params, run.repo_root.as_str());
+        Ok(match phase {
+            Phase::Verify => {
+                let stopped = doc
+                    .get("verdict")
+                    .and_then(Value::as_str)
+                    .is_some_and(|v| v.starts_with("stopped:"));
+                let runs = if stopped {
+                    vec![]
+                } else {
+                    run_all(&gates::phase1d_plan(p, root))
+                };
+                Command::Verify { report: doc, runs }
+            }
+            Phase::Refine => {
+                let passed = doc.get("verdict").and_then(Value::as_str) == Some("passed");
+                let runs = if passed {
+                    run_all(&gates::refine_plan(p, root))
+                } else {
+                    vec![]
+                };
+                Command::Refine { report: doc, runs }
+            }
+            Phase::PreMerge => {
+                let conflict =
+                    doc.get("rebase_outcome_3_2").and_then(Value::as_str) == Some("conflict");
+                let squashed = !matches!(
+                    doc.get("squash").and_then(Value::as_str),
+                    Some("n/a") | None
+                );
+                let pre = doc
+                    .get("pre_squash_sha")
+                    .and_then(Value::as_str)
+                    .filter(|s| cairn::machines::evidence::is_full_git_id(s));
+                let runs = if conflict {
+                    vec![]
+                } else {
+                    run_all(&gates::premerge_plan(
+                        p,
+                        root,
+                        if squashed { pre } else { None },
+                    ))
+                };
+                Command::PreMerge { report: doc, runs }
+            }
+        })
+    })
+}
+
+/// A phase report: stdin, or the leaf's packet under the worktree (read once,
+/// through the same strict, depth-bounded parse as stdin).
+fn report(r: &ShipReport, run: Option<&ship::Run>, phase: &str) -> Result<Value, Failure> {
+    if !r.packet {
+        return crate::park::document();
+    }
+    let run =
+        run.ok_or_else(|| input("short_id", "opened", "no ship run is open on this SHORT_ID"))?;
+    let path = format!(
+        "{}/.run-ship/{phase}-{}.json",
+        run.params.worktree_path, run.params.short_id
+    );
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        input(
+            "packet",
+            "packet-readable",
+            &format!("`{path}`: {e} (a missing packet is a structured stop)"),
+        )
+    })?;
+    if text.len() as u64 > crate::park::MAX_INPUT {
+        return Err(input("packet", "input-size", "the packet is too large"));
+    }
+    Ok(wire::parse_document(&text)?)
+}

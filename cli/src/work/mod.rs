@@ -1,0 +1,363 @@
+//! `cairn work <verb>`: work nodes of a workspec. cairn validates the spec, keeps
+//! one journal stream per node (`work-node/<spec key>:<address>`), runs the
+//! criteria itself for `verify`, and refuses what the evidence does not support.
+//!
+//! `--idempotency-key` on every recording verb. `plan`, `verify`,
+//! `amend-criterion` and `done` carry what cairn read or ran (the spec as found,
+//! the tree, the criterion runs, this session's `done` records), so their key
+//! stands for the caller's flags and is looked up first: a retry runs no
+//! criterion and rewrites no file. The other verbs' commands are their flags.
+
+mod plan;
+mod read;
+mod scope;
+mod verify;
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use cairn::journal::Options;
+use cairn::machines::work::node::{self, provenance, Command, State, WorkNode};
+use cairn::machines::work::ready::lifecycles;
+use cairn::machines::work::spec::{render_path, validate, Node, Severity, Spec};
+use cairn::{Engine, Machine, StreamId};
+use serde_json::{json, Value};
+
+use crate::args::{VerdictArg, WorkCommand, WorkNodeRef};
+use crate::failure::{input, Done, Failure};
+use crate::output;
+use crate::record::{Db, Recorded, Recorder, Step};
+
+/// A spec read from disk: its absolute path, text and key.
+struct SpecFile {
+    path: PathBuf,
+    text: String,
+    key: String,
+}
+
+fn read_spec(path: &str) -> Result<SpecFile, Failure> {
+    let abs = std::fs::canonicalize(path)
+        .map_err(|e| input("spec", "read-error", &format!("`{path}`: {e}")))?;
+    let meta = std::fs::metadata(&abs).map_err(|e| input("spec", "read-error", &e.to_string()))?;
+    if meta.len() > crate::park::MAX_INPUT {
+        return Err(input("spec", "input-size", "the workspec is too large"));
+    }
+    let text = std::fs::read_to_string(&abs)
+        .map_err(|e| input("spec", "read-error", &format!("`{}`: {e}", abs.display())))?;
+    let key = node::sha256_hex(abs.to_string_lossy().as_bytes())[..16].to_owned();
+    Ok(SpecFile {
+        path: abs,
+        text,
+        key,
+    })
+}
+
+fn valid_spec(f: &SpecFile) -> Result<Spec, Failure> {
+    let v = validate(&f.text);
+    if let Some(first) = v.findings.iter().find(|x| x.severity == Severity::Error) {
+        return Err(input(
+            &format!("spec {}", render_path(&first.path)),
+            "spec-valid",
+            &format!(
+                "the workspec has errors; run `cairn work validate`: {} ({})",
+                first.render(),
+                first.message
+            ),
+        ));
+    }
+    v.spec
+        .ok_or_else(|| input("spec", "spec-valid", "the workspec could not be read"))
+}
+
+fn stream(f: &SpecFile, address: &[String]) -> Result<StreamId, Failure> {
+    Ok(StreamId::new(
+        node::NAME,
+        &node::stream_instance(&f.key, address),
+    )?)
+}
+
+fn resolve<'a>(spec: &'a Spec, selector: &str) -> Result<&'a Node, Failure> {
+    spec.resolve(selector)
+        .map_err(|m| input("node", "node-address", &m))
+}
+
+fn load(engine: &Option<Engine>, s: &StreamId) -> Result<State, Failure> {
+    match engine {
+        None => Ok(WorkNode::initial_state()),
+        Some(e) => Ok(e.load::<WorkNode>(s)?.0),
+    }
+}
+
+/// The nodes whose `done` was recorded in `session` (and only those).
+fn done_this_session(
+    engine: &Option<Engine>,
+    f: &SpecFile,
+    spec: &Spec,
+    session: &str,
+) -> Result<BTreeSet<Vec<String>>, Failure> {
+    let mut done = BTreeSet::new();
+    for n in &spec.nodes {
+        if let State::Done { run } = load(engine, &stream(f, &n.address)?)? {
+            if run.done_session.as_deref() == Some(session) {
+                done.insert(n.address.clone());
+            }
+        }
+    }
+    Ok(done)
+}
+
+/// What every recorded (or replayed) node transition prints before both axes.
+fn out_of(done: &Recorded<WorkNode>) -> Value {
+    json!({
+        "stream": done.stream.to_string(),
+        "version": done.version,
+        "events": done.names(),
+        "state": WorkNode::state_name(&done.state),
+    })
+}
+
+/// The spec and the node a verb names.
+fn target(r: &WorkNodeRef) -> Result<(SpecFile, Node), Failure> {
+    let f = read_spec(&r.spec)?;
+    let s = valid_spec(&f)?;
+    let n = resolve(&s, &r.node)?.clone();
+    Ok((f, n))
+}
+
+/// A node verb whose command is exactly its flags: record it, print it with both axes.
+fn node_verb(rec: &Recorder, r: &WorkNodeRef, command: Command) -> Result<Done, Failure> {
+    let (f, n) = target(r)?;
+    let done = rec.record(Step::new(&stream(&f, &n.address)?, &command))?;
+    finish(out_of(&done), rec, &r.spec, &n.address, None)?;
+    Ok(Done::Recorded(done.outcome))
+}
+
+/// Prints a node verb's output with both axes: lifecycle (from the spec as it is
+/// now and this session's `done` records) and verification provenance.
+fn finish(
+    mut out: Value,
+    rec: &Recorder,
+    spec: &str,
+    address: &[String],
+    session: Option<&str>,
+) -> Result<(), Failure> {
+    let env_session = std::env::var("CAIRN_SESSION").ok();
+    let session = session.or(env_session.as_deref());
+    let f = read_spec(spec)?;
+    let s = valid_spec(&f)?;
+    let e = rec.existing_engine()?;
+    let done = match session {
+        Some(sess) => done_this_session(&e, &f, &s, sess)?,
+        None => BTreeSet::new(),
+    };
+    if let (Some(n), Some((lifecycle, blockers))) =
+        (s.node(address), lifecycles(&s, &done).get(address))
+    {
+        let state = load(&e, &stream(&f, address)?)?;
+        let p = provenance(state.run(), n, session.unwrap_or(""));
+        out["lifecycle"] = json!(lifecycle);
+        out["blockers"] = json!(blockers);
+        out["verification"] = json!(p);
+        out["verification_words"] = json!(p.words());
+        out["session"] = json!(session);
+    }
+    output::json(&out);
+    Ok(())
+}
+
+pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<Done, Failure> {
+    let rec = |key| Recorder::new(db, options, key);
+    let reader = Recorder::reader(db, options);
+    match verb {
+        WorkCommand::Validate { spec } => read::validate(spec),
+        WorkCommand::Ready { spec, session } => read::ready(&reader, spec, &session.session),
+        WorkCommand::Status { spec, session } => read::status(&reader, spec, &session.session),
+        WorkCommand::Plan { node: r, with, key } => plan::plan(&rec(key)?, r, with),
+        WorkCommand::Dispatch {
+            node: r,
+            run_id,
+            worktree,
+            expected_commit,
+            budget,
+            not_dispatched,
+            key,
+        } => {
+            let rec = rec(key)?;
+            let (f, n) = target(r)?;
+            let command = Command::Dispatch {
+                run_id: run_id.clone(),
+                worktree_path: worktree.clone(),
+                expected_commit: expected_commit.clone(),
+                budget: *budget,
+                finding: not_dispatched.clone(),
+            };
+            let done = rec.record(Step::new(&stream(&f, &n.address)?, &command))?;
+            let mut out = out_of(&done);
+            if let Some(node::Event::NotDispatched { plan, .. }) = done.events.first() {
+                out["dispatchState"] = json!("not-dispatched");
+                out["plan"] = json!(plan);
+            }
+            finish(out, &rec, &r.spec, &n.address, None)?;
+            Ok(Done::Recorded(done.outcome))
+        }
+        WorkCommand::Verify {
+            node: r,
+            worktree,
+            expected_commit,
+            checklist,
+            confirm,
+            session,
+            key,
+        } => verify::verify(
+            &rec(key)?,
+            r,
+            &verify::Flags {
+                worktree,
+                expected_commit,
+                checklist,
+                confirm,
+                session: &session.session,
+            },
+        ),
+        WorkCommand::Review {
+            node: r,
+            verdict,
+            failed,
+            concerns,
+            key,
+        } => {
+            let verdict = match verdict {
+                VerdictArg::Approve => node::ReviewVerdict::Approve,
+                VerdictArg::Reject => node::ReviewVerdict::Reject,
+            };
+            node_verb(
+                &rec(key)?,
+                r,
+                Command::Review {
+                    verdict,
+                    failed_criteria: failed.clone(),
+                    concerns: concerns.clone(),
+                },
+            )
+        }
+        WorkCommand::Remediate {
+            node: r,
+            run_id,
+            worktree,
+            key,
+        } => node_verb(
+            &rec(key)?,
+            r,
+            Command::Remediate {
+                run_id: run_id.clone(),
+                worktree_path: worktree.clone(),
+            },
+        ),
+        WorkCommand::Escalate {
+            node: r,
+            reason,
+            key,
+        } => node_verb(
+            &rec(key)?,
+            r,
+            Command::Escalate {
+                reason: reason.clone(),
+            },
+        ),
+        WorkCommand::Merge {
+            node: r,
+            merged_tree,
+            commit,
+            key,
+        } => node_verb(
+            &rec(key)?,
+            r,
+            Command::Merge {
+                merged_tree: merged_tree.clone(),
+                commit: commit.clone(),
+            },
+        ),
+        WorkCommand::AmendCriterion {
+            spec,
+            criterion,
+            before,
+            after,
+            reason,
+            authority,
+            key,
+        } => scope::amend_criterion(
+            &rec(key)?,
+            spec,
+            cairn::machines::work::amend::AmendRequest {
+                criterion_id: criterion.clone(),
+                before: before.clone(),
+                after: after.clone(),
+                reason: reason.clone(),
+                authority: authority.clone(),
+            },
+        ),
+        WorkCommand::RaiseScope {
+            node: r,
+            target: t,
+            add_touches,
+            change,
+            rationale,
+            key,
+        } => {
+            let rec = rec(key)?;
+            let (f, n) = target(r)?;
+            let command = Command::RaiseScope {
+                target: t.clone(),
+                add_touches: add_touches.clone(),
+                change: change.clone(),
+                rationale: rationale.clone(),
+            };
+            let done = rec.record(Step::new(&stream(&f, &n.address)?, &command))?;
+            let mut out = out_of(&done);
+            out["request"] = json!(done.state.run().and_then(|r| r.scope.clone()));
+            finish(out, &rec, &r.spec, &n.address, None)?;
+            Ok(Done::Recorded(done.outcome))
+        }
+        WorkCommand::PassUp {
+            node: r,
+            request_id,
+            context,
+            recommendation,
+            key,
+        } => node_verb(
+            &rec(key)?,
+            r,
+            Command::PassUp {
+                request_id: request_id.clone(),
+                context: context.clone(),
+                recommendation: recommendation.clone(),
+            },
+        ),
+        WorkCommand::ResolveScope {
+            node: r,
+            request_id,
+            selected,
+            note,
+            custom_instruction,
+            on_behalf_of_user,
+            operator,
+            key,
+        } => scope::resolve_scope(
+            &rec(key)?,
+            r,
+            Command::ResolveScope {
+                request_id: request_id.clone(),
+                selected: selected.clone(),
+                note: note.clone(),
+                custom_instruction: custom_instruction.clone(),
+                on_behalf_of_user: *on_behalf_of_user,
+                operator: operator.clone(),
+            },
+        ),
+        WorkCommand::Done {
+            node: r,
+            session,
+            key,
+        } => verify::done(&rec(key)?, r, &session.session),
+    }
+}
