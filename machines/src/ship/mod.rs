@@ -45,7 +45,9 @@ pub struct Ship;
 
 impl Machine for Ship {
     const NAME: &'static str = NAME;
-    const RULES_VERSION: u32 = 1;
+    // 2: every caller-derived argv operand follows `--end-of-options` (ranges end in
+    // `--`), listings with paths are read with `-z`, option-like parameters are refused.
+    const RULES_VERSION: u32 = 2;
     type State = State;
     type Command = Command;
     type Event = Event;

@@ -9,7 +9,7 @@ use super::command::Verb;
 use super::gates::Phase1d;
 use super::preflight::Preflight;
 use super::recovery::{Failure, OpClass};
-use crate::evidence::is_normal_abs_path;
+use crate::evidence::{is_normal_abs_path, is_option_like};
 use crate::Outcome;
 
 /// A consumer's parameters (the seed's parameter table).
@@ -74,6 +74,18 @@ impl Params {
                 "expected_basename",
                 "basename",
                 "a non-empty directory name without `/`".into(),
+            ));
+        }
+        let option_like = [
+            ("branch", &self.branch),
+            ("target_branch", &self.target_branch),
+            ("worktree_path", &self.worktree_path),
+        ];
+        if let Some(&(field, _)) = option_like.iter().find(|(_, v)| is_option_like(v)) {
+            return Err((
+                field,
+                "option-like",
+                "must not start with `-` (git would read it as an option)".into(),
             ));
         }
         if !is_ref_name(&self.branch) {
@@ -309,4 +321,56 @@ pub fn is_terminal(stage: &Stage) -> bool {
             | Stage::CreationFailed { .. }
             | Stage::PermissionBoundary { .. }
     )
+}
+
+/// Parameters for unit tests (`REPO_ROOT` is `/srv/repo`).
+#[cfg(test)]
+impl Params {
+    pub(super) fn sample() -> Params {
+        Params {
+            short_id: "abc".into(),
+            expected_basename: "repo".into(),
+            branch: "wt-branch".into(),
+            worktree_path: "/srv/repo/.claude/worktrees/abc".into(),
+            target_branch: "trunk".into(),
+            intent_field: "intent_excerpt".into(),
+            files_max: 10,
+            deletions_max: 300,
+            tiebreaker_4: "ask-user".into(),
+            tiebreaker_5: false,
+            close_step: "echo".into(),
+        }
+    }
+
+    /// [`Params::sample`] with one of `branch`, `target_branch`, `worktree_path` set.
+    pub(super) fn sample_with(field: &str, value: &str) -> Params {
+        let mut p = Params::sample();
+        match field {
+            "branch" => p.branch = value.into(),
+            "target_branch" => p.target_branch = value.into(),
+            "worktree_path" => p.worktree_path = value.into(),
+            other => panic!("no such sample field {other}"),
+        }
+        p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn option_like_branches_and_paths_are_refused_naming_the_field() {
+        assert_eq!(Params::sample().check(), Ok(()));
+        for (field, value) in [
+            ("branch", "--orphan"),
+            ("branch", "-b"),
+            ("target_branch", "--all"),
+            ("worktree_path", "--end-of-options"),
+        ] {
+            let p = Params::sample_with(field, value);
+            let (f, rule, _) = p.check().expect_err("an option-like value is refused");
+            assert_eq!((f, rule), (field, "option-like"), "{p:?}");
+        }
+    }
 }

@@ -109,3 +109,55 @@ fn preflighted(
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::command::Command;
+    use super::super::super::state::State;
+    use super::super::decide;
+    use super::*;
+    use crate::{Outcome, Timestamp};
+
+    fn open(params: Params) -> Command {
+        let at = Timestamp::parse("2026-01-01T00:00:00Z").expect("a fixed timestamp parses");
+        Command::Open {
+            params,
+            anchor: CommandRun {
+                argv: gates::anchor_argv("/srv/repo"),
+                env: None,
+                exit_status: Some(0),
+                stdout: "/srv/repo\n".into(),
+                stderr: String::new(),
+                started_at: at.clone(),
+                finished_at: at,
+            },
+            runs: vec![],
+            review_status: ReviewStatus {
+                outcome: Outcome::Pass,
+                detail: String::new(),
+            },
+            advisory: vec![],
+        }
+    }
+
+    #[test]
+    fn open_refuses_an_option_like_branch_target_or_path_naming_the_field() {
+        for (field, value) in [
+            ("branch", "--orphan"),
+            ("target_branch", "-trunk"),
+            ("worktree_path", "--end-of-options"),
+        ] {
+            let p = Params::sample_with(field, value);
+            let r = decide(&State::Idle, &open(p)).expect_err("refused");
+            let v = &r.violations[0];
+            assert_eq!(
+                (v.predicate.as_str(), v.field.as_deref()),
+                ("option-like", Some(field)),
+                "{r:?}"
+            );
+        }
+        // The same parameters, not option-like, get as far as the preflight runs.
+        let r = decide(&State::Idle, &open(Params::sample())).expect_err("no runs");
+        assert_eq!(r.violations[0].field.as_deref(), Some("runs"), "{r:?}");
+    }
+}

@@ -27,12 +27,17 @@ pub fn anchor_gate(run: &CommandRun, root: &str) -> Gate {
     )
 }
 
-fn branch_line(branch: &str) -> String {
-    format!("branch refs/heads/{branch}")
+/// The fields of git's `-z` output: split on NUL, empty fields (a record's end)
+/// dropped. A path is one field whatever bytes it holds (`docs/café.md`, a newline).
+pub(super) fn nul_fields(s: &str) -> impl Iterator<Item = &str> {
+    s.split('\0').filter(|f| !f.is_empty())
 }
 
+/// Whether `git worktree list --porcelain -z` has a worktree on `refs/heads/BRANCH`
+/// (a field, so no worktree path can forge the line).
 pub(super) fn lists_branch(list: Option<&str>, branch: &str) -> Option<bool> {
-    list.map(|l| l.lines().any(|x| x == branch_line(branch)))
+    let line = format!("branch refs/heads/{branch}");
+    list.map(|l| nul_fields(l).any(|x| x == line))
 }
 
 /// The classifier's facts, read back from the preflight runs.
@@ -226,4 +231,21 @@ pub fn resume_facts(
         lists_branch(r.ok(&plan[2]), &p.branch),
         r.yes_no(&plan[3]),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_worktree_path_cannot_forge_the_branch_line() {
+        let forged = "worktree /srv/repo\nbranch refs/heads/wt-branch\0HEAD 1111111111111111111111111111111111111111\0branch refs/heads/trunk\0\0";
+        assert_eq!(lists_branch(Some(forged), "wt-branch"), Some(false));
+        assert_eq!(lists_branch(Some(forged), "trunk"), Some(true));
+        assert_eq!(lists_branch(None, "trunk"), None);
+        assert_eq!(
+            nul_fields("docs/café.md\0odd\nname.txt\0").collect::<Vec<_>>(),
+            ["docs/café.md", "odd\nname.txt"]
+        );
+    }
 }

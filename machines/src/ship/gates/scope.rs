@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::super::Params;
 use super::plans::phase1d_plan;
-use super::readers::{head_gate, isolation_gates};
+use super::readers::{head_gate, isolation_gates, nul_fields};
 use super::{Gate, Runs};
 use crate::evidence::CommandRun;
 use crate::Outcome;
@@ -67,12 +67,9 @@ pub fn phase1d(
             .skip(1)
             .any(|l| !l.trim().is_empty() && !is_trailer(l))
     });
-    let changed: Option<Vec<String>> = r.ok(&plan[12]).map(|s| {
-        s.lines()
-            .filter(|l| !l.is_empty())
-            .map(str::to_owned)
-            .collect()
-    });
+    let changed: Option<Vec<String>> = r
+        .ok(&plan[12])
+        .map(|s| nul_fields(s).map(str::to_owned).collect());
     let floor = stat.map(|(f, d)| f > p.files_max || d > p.deletions_max);
     gates.push(match stat {
         None => Gate::new(
@@ -193,6 +190,71 @@ fn is_trailer(line: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Timestamp;
+
+    const TIP: &str = "2222222222222222222222222222222222222222";
+
+    /// The phase-1d runs of a worktree one commit ahead, its changed paths `names`
+    /// as `git diff --name-only -z` prints them.
+    fn runs(names: &str) -> Vec<CommandRun> {
+        let wt_list = "worktree /srv/repo\0HEAD 1111111111111111111111111111111111111111\0\
+                       branch refs/heads/trunk\0\0worktree /srv/repo/.claude/worktrees/abc\0\
+                       HEAD 2222222222222222222222222222222222222222\0branch refs/heads/wt-branch\0\0";
+        let out = [
+            "/srv/repo/.git\n",
+            "/srv/repo/.git\n",
+            "/srv/repo/.git/worktrees/abc\n",
+            "/srv/repo/.git\n",
+            "trunk\n",
+            "wt-branch\n",
+            "",
+            wt_list,
+            "2222222222222222222222222222222222222222\n",
+            "1\n",
+            " 2 files changed, 2 insertions(+)\n",
+            "fix: the thing\n\nwhy\n",
+            names,
+        ];
+        let at = Timestamp::parse("2026-01-01T00:00:00Z").expect("a fixed timestamp parses");
+        phase1d_plan(&Params::sample(), "/srv/repo")
+            .into_iter()
+            .zip(out)
+            .map(|(argv, stdout)| CommandRun {
+                argv,
+                env: None,
+                exit_status: Some(0),
+                stdout: stdout.into(),
+                stderr: String::new(),
+                started_at: at.clone(),
+                finished_at: at.clone(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn changed_paths_are_nul_separated_so_odd_names_are_one_path_each() {
+        let p = Params::sample();
+        let names = "docs/café.md\0odd\nname.txt\0";
+        let both = ["docs/café.md".to_owned(), "odd\nname.txt".to_owned()];
+        let (result, gates) = phase1d(&p, "/srv/repo", &runs(names), Some(&TIP[..7]), &both);
+        assert_eq!(result, Phase1d::Verified, "{gates:?}");
+        let (result, _) = phase1d(&p, "/srv/repo", &runs(names), Some(TIP), &both[..1]);
+        assert_eq!(
+            result,
+            Phase1d::ScopeTripped {
+                files: 2,
+                deletions: 0,
+                floor_tripped: false,
+                out_of_scope: vec!["odd\nname.txt".into()],
+            }
+        );
+        // The newline-separated form is not read as a list of paths: one odd path.
+        let (result, _) = phase1d(&p, "/srv/repo", &runs("a.txt\nb.txt\n"), Some(TIP), &[]);
+        assert!(
+            matches!(&result, Phase1d::ScopeTripped { out_of_scope, .. } if out_of_scope == &["a.txt\nb.txt\n".to_owned()]),
+            "{result:?}"
+        );
+    }
 
     #[test]
     fn shortstat_reads_every_form() {
