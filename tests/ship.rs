@@ -227,7 +227,7 @@ fn happy_path_creates_verifies_rebases_onto_a_moved_target_merges_and_tears_down
     );
     let text = log.to_string();
     for needle in [
-        "\"merge\",\"--ff-only\",\"worktree-abc\"",
+        "\"merge\",\"--ff-only\",\"--end-of-options\",\"worktree-abc\"",
         "\"worktree\",\"add\",\"-b\"",
         "\"exit_status\"",
         "\"started_at\"",
@@ -322,6 +322,46 @@ fn a_missing_in_scope_list_is_the_empty_set_and_trips() {
         "{out}"
     );
     assert_eq!(out["stage"]["trip"]["out_of_scope"], json!(["src.txt"]));
+}
+
+#[test]
+fn changed_paths_with_odd_names_are_one_path_each() {
+    let r = Repo::new();
+    assert_eq!(r.open_with(&[]).0, 0);
+    assert_eq!(r.verb("create", "").0, 0);
+    let head = r.commit_in(
+        &r.wt(),
+        &[("docs/café.md", "accent\n"), ("odd\nname.txt", "newline\n")],
+        "docs: the odd names",
+    );
+    // Read with `diff --name-only -z`: a newline in a name is not two paths, and
+    // neither name is C-quoted.
+    let (code, out) = r.verb(
+        "verify",
+        &phase1(&head, Some(&["docs/café.md"])).to_string(),
+    );
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (4, Some("scope-tripped")),
+        "{out}"
+    );
+    assert_eq!(
+        out["stage"]["trip"]["out_of_scope"],
+        json!(["odd\nname.txt"]),
+        "{out}"
+    );
+    let r = Repo::new();
+    assert_eq!(r.open_with(&[]).0, 0);
+    assert_eq!(r.verb("create", "").0, 0);
+    let head = r.commit_in(
+        &r.wt(),
+        &[("docs/café.md", "accent\n"), ("odd\nname.txt", "newline\n")],
+        "docs: the odd names",
+    );
+    let both = phase1(&head, Some(&["docs/café.md", "odd\nname.txt"]));
+    let (code, out) = r.verb("verify", &both.to_string());
+    assert_eq!((code, out["state"].as_str()), (0, Some("phase-2")), "{out}");
+    r.audit_ok();
 }
 
 #[test]
@@ -959,6 +999,84 @@ fn open_refuses_bad_parameters_and_a_wrong_repository_without_writing() {
             .starts_with("stopped:wrong-repo:"),
         "{out}"
     );
+}
+
+#[test]
+fn open_and_classify_refuse_option_like_branches_and_paths_naming_the_field() {
+    let r = Repo::new();
+    let root = r.root.to_str().unwrap().to_owned();
+    let wt = r.wt().to_str().unwrap().to_owned();
+    // `args` with the value of `flag` replaced by `flag=value` (clap takes a
+    // leading `-` only in that form).
+    let with = |args: &[&str], flag: &str, value: &str| -> Vec<String> {
+        let mut v: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+        let i = v.iter().position(|a| a == flag).unwrap();
+        v[i] = format!("{flag}={value}");
+        v.remove(i + 1);
+        v
+    };
+    let open = [
+        "open",
+        "--repo",
+        &root,
+        "--short-id",
+        ID,
+        "--expected-basename",
+        "consumer-repo",
+        "--branch",
+        "worktree-abc",
+        "--worktree-path",
+        &wt,
+        "--target-branch",
+        "main",
+        "--tiebreaker-4",
+        "ask-user",
+        "--close-step",
+        "echo",
+        "--review-status",
+        "pass",
+    ];
+    let classify = [
+        "classify",
+        "--repo-root",
+        &root,
+        "--expected-basename",
+        "consumer-repo",
+        "--branch",
+        "worktree-abc",
+        "--worktree-path",
+        &wt,
+        "--target-branch",
+        "main",
+    ];
+    let refused = |args: Vec<String>, field: &str| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, out) = r.run(&args, "");
+        assert_eq!(
+            (
+                code,
+                out["error"]["field"].as_str(),
+                out["error"]["rule"].as_str()
+            ),
+            (2, Some(field), Some("option-like")),
+            "{args:?}: {out}"
+        );
+    };
+    for (flag, value, field) in [
+        ("--branch", "--orphan", "branch"),
+        ("--target-branch", "-main", "target_branch"),
+        ("--worktree-path", "--end-of-options", "worktree_path"),
+    ] {
+        refused(with(&open, flag, value), field);
+    }
+    for (flag, value, field) in [
+        ("--branch", "--all", "branch"),
+        ("--target-branch", "-main", "target_branch"),
+    ] {
+        refused(with(&classify, flag, value), field);
+    }
+    assert!(!r.journal.path().exists(), "no journal file was created");
+    assert!(!r.wt().exists());
 }
 
 macro_rules! snap {

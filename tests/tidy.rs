@@ -24,10 +24,7 @@ const MAX_LINES: usize = 600;
 /// when it was listed as a ceiling. A listed file must not grow past its ceiling, and
 /// must leave the list once it is at or under [`MAX_LINES`] (or gone): the list only
 /// shrinks. Never add to it: split the file.
-const OVERSIZED: &[(&str, usize)] = &[
-    ("machines/src/ship/gates.rs", 769),
-    ("machines/src/ship/mod.rs", 2407),
-];
+const OVERSIZED: &[(&str, usize)] = &[];
 
 /// Folders under `machines/src` that every machine shares: not machines.
 const SHARED: [&str; 1] = ["evidence"];

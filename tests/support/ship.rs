@@ -84,11 +84,11 @@ impl World {
                 ok(if self.on_target { "main" } else { "other" })
             }
             [_, _, _, "show-ref", ..] => yes_no(self.branch_exists),
-            [_, _, _, "worktree", "list", "--porcelain"] => {
-                let mut s = format!("worktree {ROOT}\nHEAD {BASE}\nbranch refs/heads/main\n");
+            [_, _, _, "worktree", "list", "--porcelain", "-z"] => {
+                let mut s = format!("worktree {ROOT}\0HEAD {BASE}\0branch refs/heads/main\0\0");
                 if self.listed {
                     s.push_str(&format!(
-                        "\nworktree {WT}\nHEAD {TIP}\nbranch refs/heads/worktree-abc\n"
+                        "worktree {WT}\0HEAD {TIP}\0branch refs/heads/worktree-abc\0\0"
                     ));
                 }
                 (Some(0), s)
@@ -96,7 +96,7 @@ impl World {
             [_, _, _, "worktree", "add", ..]
             | [_, _, _, "merge", ..]
             | [_, _, _, "worktree", "remove", ..]
-            | [_, _, _, "branch", "-d" | "-D", _] => {
+            | [_, _, _, "branch", "-d" | "-D", "--end-of-options", _] => {
                 (Some(if self.op_ok { 0 } else { 128 }), String::new())
             }
             [_, _, _, "rev-parse", "--git-dir"] if at_wt => {
@@ -108,19 +108,27 @@ impl World {
                 ok(&format!("{ROOT}/.git"))
             }
             [_, _, _, "rev-parse", "HEAD"] => ok(TIP),
-            [_, _, _, "rev-parse", "--verify", r] if r.ends_with("/main") => {
+            [_, _, _, "rev-parse", "--verify", "--end-of-options", r] if r.ends_with("/main") => {
                 ok(if self.op_ok { TIP } else { BASE })
             }
-            [_, _, _, "rev-parse", "--verify", _] => ok(TIP),
-            [_, _, _, "rev-list", "--count", _] => ok(&self.ahead.to_string()),
-            [_, _, _, "diff", "--shortstat", _] => ok(" 1 file changed, 1 insertion(+)"),
+            [_, _, _, "rev-parse", "--verify", "--end-of-options", _] => ok(TIP),
+            [_, _, _, "rev-list", "--count", "--end-of-options", _, "--"] => {
+                ok(&self.ahead.to_string())
+            }
+            [_, _, _, "diff", "--shortstat", "--end-of-options", _, "--"] => {
+                ok(" 1 file changed, 1 insertion(+)")
+            }
             [_, _, _, "log", ..] => ok("fix: the thing\n\nwhy"),
-            [_, _, _, "diff", "--name-only", _] => ok(if self.out_of_scope {
-                "src.txt\nother.txt"
-            } else {
-                "src.txt"
-            }),
-            [_, _, _, "diff", _] => ok(""),
+            [_, _, _, "diff", "--name-only", "-z", "--end-of-options", _, "--"] => (
+                Some(0),
+                if self.out_of_scope {
+                    "src.txt\0other.txt\0"
+                } else {
+                    "src.txt\0"
+                }
+                .into(),
+            ),
+            [_, _, _, "diff", "--end-of-options", _, "--"] => ok(""),
             _ => (Some(2), format!("unexpected argv {a:?}")),
         }
     }

@@ -118,6 +118,15 @@ pub fn run_verb(verb: &ShipCommand, db: &Db, options: &Options) -> Result<Done, 
             require_nonempty("expected_basename", expected_basename)?;
             require_nonempty("branch", branch)?;
             require_nonempty("target_branch", target_branch)?;
+            for (field, value) in [("branch", branch), ("target_branch", target_branch)] {
+                if cairn::machines::evidence::is_option_like(value) {
+                    return Err(input(
+                        field,
+                        "option-like",
+                        "must not start with `-` (git would read it as an option)",
+                    ));
+                }
+            }
             let (outcome, runs) = cairn::observe::ship_preflight(&cairn::observe::ShipParams {
                 repo_root: repo_root.clone(),
                 expected_basename: expected_basename.clone(),

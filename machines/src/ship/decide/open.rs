@@ -1,0 +1,163 @@
+//! `open` (capture the anchor, record the parameters and the first preflight) and
+//! `preflight` (re-run it): §repo-anchor, §preflight-shared, §preflight-classifier.
+
+use super::super::event::Event;
+use super::super::gates::{self, Runs};
+use super::super::preflight;
+use super::super::state::{Params, ReviewStatus};
+use super::guards::Guard;
+use crate::evidence::{is_normal_abs_path, CommandRun};
+use crate::Rejection;
+
+/// `open`: the parameters hold, the anchor is the bound `rev-parse --show-toplevel`
+/// naming an absolute repository, `WORKTREE_PATH` lies under it, then the preflight.
+pub(super) fn decide_open(
+    guard: Guard<'_>,
+    params: &Params,
+    anchor: &CommandRun,
+    runs: &[CommandRun],
+    review_status: &ReviewStatus,
+    advisory: &[CommandRun],
+) -> Result<Vec<Event>, Rejection> {
+    params.check().map_err(|(f, r, m)| guard.bad(f, r, &m))?;
+    let bound = matches!(anchor.argv.as_slice(), [g, c, dir, a, b] if g == "git" && c == "-C" && a == "rev-parse" && b == "--show-toplevel" && is_normal_abs_path(dir));
+    if !bound {
+        return Err(guard.bad(
+            "anchor",
+            "evidence-bound",
+            "expected a run of `git -C <absolute repo> rev-parse --show-toplevel`",
+        ));
+    }
+    let root = match Runs(std::slice::from_ref(anchor)).line(&anchor.argv) {
+        Some(r) if is_normal_abs_path(&r) => r,
+        _ => {
+            return Err(guard.bad(
+                "repo",
+                "git-toplevel",
+                "`git rev-parse --show-toplevel` did not name a repository",
+            ))
+        }
+    };
+    if !params.worktree_path.starts_with(&format!("{root}/")) {
+        return Err(guard.bad(
+            "worktree_path",
+            "anchored-path",
+            &format!("WORKTREE_PATH must be under REPO_ROOT `{root}`"),
+        ));
+    }
+    let preflight = preflighted(guard, (params, &root), runs, review_status, advisory)?;
+    Ok(vec![
+        Event::Opened {
+            params: params.clone(),
+            repo_root: root,
+            anchor: anchor.clone(),
+        },
+        preflight,
+    ])
+}
+
+/// `preflight`: the classification again, on the recorded parameters and anchor.
+pub(super) fn decide_preflight(
+    guard: Guard<'_>,
+    runs: &[CommandRun],
+    review_status: &ReviewStatus,
+    advisory: &[CommandRun],
+) -> Result<Vec<Event>, Rejection> {
+    let run = guard.opened()?;
+    Ok(vec![preflighted(
+        guard,
+        (&run.params, &run.repo_root),
+        runs,
+        review_status,
+        advisory,
+    )?])
+}
+
+/// The preflight event: the classification, gate 3, and the divergence advisory.
+fn preflighted(
+    guard: Guard<'_>,
+    (p, root): (&Params, &str),
+    runs: &[CommandRun],
+    review_status: &ReviewStatus,
+    advisory: &[CommandRun],
+) -> Result<Event, Rejection> {
+    guard.exact("runs", runs, &gates::preflight_plan(p, root))?;
+    guard.exact(
+        "advisory",
+        advisory,
+        &gates::advisory_plan(p, root, advisory),
+    )?;
+    let outcome = preflight::classify(&gates::preflight_facts(p, root, runs))
+        .with_review_status(review_status.outcome);
+    let note = gates::divergence_note(p, root, advisory);
+    let (review_status, runs, advisory) = (review_status.clone(), runs.to_vec(), advisory.to_vec());
+    Ok(if outcome.may_create_worktree() {
+        Event::PreflightPassed {
+            outcome,
+            review_status,
+            runs,
+            advisory,
+            note,
+        }
+    } else {
+        Event::PreflightBlocked {
+            outcome,
+            review_status,
+            runs,
+            advisory,
+            note,
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::command::Command;
+    use super::super::super::state::State;
+    use super::super::decide;
+    use super::*;
+    use crate::{Outcome, Timestamp};
+
+    fn open(params: Params) -> Command {
+        let at = Timestamp::parse("2026-01-01T00:00:00Z").expect("a fixed timestamp parses");
+        Command::Open {
+            params,
+            anchor: CommandRun {
+                argv: gates::anchor_argv("/srv/repo"),
+                env: None,
+                exit_status: Some(0),
+                stdout: "/srv/repo\n".into(),
+                stderr: String::new(),
+                started_at: at.clone(),
+                finished_at: at,
+            },
+            runs: vec![],
+            review_status: ReviewStatus {
+                outcome: Outcome::Pass,
+                detail: String::new(),
+            },
+            advisory: vec![],
+        }
+    }
+
+    #[test]
+    fn open_refuses_an_option_like_branch_target_or_path_naming_the_field() {
+        for (field, value) in [
+            ("branch", "--orphan"),
+            ("target_branch", "-trunk"),
+            ("worktree_path", "--end-of-options"),
+        ] {
+            let p = Params::sample_with(field, value);
+            let r = decide(&State::Idle, &open(p)).expect_err("refused");
+            let v = &r.violations[0];
+            assert_eq!(
+                (v.predicate.as_str(), v.field.as_deref()),
+                ("option-like", Some(field)),
+                "{r:?}"
+            );
+        }
+        // The same parameters, not option-like, get as far as the preflight runs.
+        let r = decide(&State::Idle, &open(Params::sample())).expect_err("no runs");
+        assert_eq!(r.violations[0].field.as_deref(), Some("runs"), "{r:?}");
+    }
+}

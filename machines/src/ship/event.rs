@@ -1,0 +1,232 @@
+//! What a ship run records: the events (past-tense facts, one target state each)
+//! and what a resume observed.
+
+use serde::{Deserialize, Serialize};
+
+use super::gates::{Gate, Phase1d};
+use super::preflight::Preflight;
+use super::recovery::{Failure, OpClass};
+use super::report::{Phase1Report, PreMergeReport, RefineReport};
+use super::state::{Mutation, Params, ReviewStatus};
+use crate::evidence::CommandRun;
+
+/// Events.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+#[allow(missing_docs)]
+pub enum Event {
+    Opened {
+        params: Params,
+        repo_root: String,
+        anchor: CommandRun,
+    },
+    /// Preflight said `clean`.
+    PreflightPassed {
+        outcome: Preflight,
+        review_status: ReviewStatus,
+        runs: Vec<CommandRun>,
+        advisory: Vec<CommandRun>,
+        note: Option<String>,
+    },
+    /// Preflight said anything else.
+    PreflightBlocked {
+        outcome: Preflight,
+        review_status: ReviewStatus,
+        runs: Vec<CommandRun>,
+        advisory: Vec<CommandRun>,
+        note: Option<String>,
+    },
+    /// A git mutation was announced; its result follows.
+    StepBegun {
+        step: Mutation,
+    },
+    AnchorDrifted {
+        step: String,
+        anchor: CommandRun,
+    },
+    WorktreeCreated {
+        anchor: CommandRun,
+        add: CommandRun,
+        verify: Vec<CommandRun>,
+        gates: Vec<Gate>,
+    },
+    WorktreeCreationFailed {
+        anchor: CommandRun,
+        add: CommandRun,
+        verify: Vec<CommandRun>,
+        cleanup: Vec<CommandRun>,
+        failed: Vec<String>,
+    },
+    Phase1Reported {
+        report: Phase1Report,
+    },
+    Phase1Verified {
+        runs: Vec<CommandRun>,
+        gates: Vec<Gate>,
+    },
+    ScopeTripped {
+        trip: Phase1d,
+        runs: Vec<CommandRun>,
+        gates: Vec<Gate>,
+    },
+    Phase1dFailed {
+        failed: Vec<String>,
+        runs: Vec<CommandRun>,
+        gates: Vec<Gate>,
+    },
+    /// A leaf stop the recovery table says to resume.
+    LeafStopped {
+        phase: u8,
+        code: String,
+        failure: Failure,
+    },
+    /// A leaf stop the recovery table says to tear down (empty by contract).
+    LeafStoppedForTeardown {
+        phase: u8,
+        code: String,
+        failure: Failure,
+    },
+    ScopeProceeded {
+        operator: String,
+    },
+    ScopeAborted {
+        operator: String,
+    },
+    Refined {
+        report: RefineReport,
+        runs: Vec<CommandRun>,
+        gates: Vec<Gate>,
+        tiebreaker_4: String,
+    },
+    RefineStopped {
+        report: RefineReport,
+        runs: Vec<CommandRun>,
+        gates: Vec<Gate>,
+        failure: Failure,
+        code: String,
+    },
+    TiebreakerRaised {
+        number: u8,
+        context: String,
+        proposed: String,
+        phase: u8,
+    },
+    /// The operator answered; the phase-2 leaf is respawned with the disposition.
+    RespawnedPhase2 {
+        number: u8,
+        disposition: String,
+        operator: String,
+    },
+    /// The operator answered; the phase-3 leaf is respawned with the disposition.
+    RespawnedPhase3 {
+        number: u8,
+        disposition: String,
+        operator: String,
+    },
+    PreMergeChecked {
+        report: PreMergeReport,
+        runs: Vec<CommandRun>,
+        gates: Vec<Gate>,
+    },
+    PreMergeStopped {
+        report: PreMergeReport,
+        runs: Vec<CommandRun>,
+        gates: Vec<Gate>,
+        failure: Failure,
+        code: String,
+    },
+    /// `merge --ff-only` succeeded and the primary's HEAD is the branch tip.
+    MergeAccepted {
+        attempt: u8,
+        anchor: CommandRun,
+        merge: CommandRun,
+        after: Vec<CommandRun>,
+        merged_sha: String,
+    },
+    /// The first rejection: re-rebase, then one retry.
+    MergeRejected {
+        attempt: u8,
+        anchor: CommandRun,
+        merge: CommandRun,
+    },
+    /// The second rejection, or a merge whose result could not be verified.
+    MergeStopped {
+        attempt: u8,
+        anchor: CommandRun,
+        merge: CommandRun,
+        after: Vec<CommandRun>,
+        code: String,
+    },
+    /// Teardown removed everything.
+    TornDown {
+        anchor: CommandRun,
+        before: Vec<CommandRun>,
+        remove: Option<CommandRun>,
+        delete: Option<CommandRun>,
+    },
+    /// Teardown left something (`partial:<what>`).
+    TeardownPartial {
+        anchor: CommandRun,
+        before: Vec<CommandRun>,
+        remove: Option<CommandRun>,
+        delete: Option<CommandRun>,
+        teardown: String,
+    },
+    /// Resumed with 0 commits ahead: phase 1.
+    ResumedPhase1(Resumption),
+    /// Resumed with commits and refine not passed: phase-1d re-runs, then phase 2.
+    ResumedPhase2(Resumption),
+    /// Resumed after refine passed: phase 3.
+    ResumedPhase3(Resumption),
+    /// Resumed after the merge: the teardown.
+    ResumedTeardown(Resumption),
+    ResumeBlocked {
+        anchor: CommandRun,
+        runs: Vec<CommandRun>,
+        reason: String,
+    },
+    ExternalOpRecorded {
+        class: OpClass,
+        op: String,
+        denied: bool,
+        attempt: u8,
+    },
+    PermissionBoundaryReached {
+        class: OpClass,
+        op: String,
+        code: String,
+    },
+    Abandoned {
+        reason: String,
+        operator: String,
+    },
+}
+
+/// What a resume observed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resumption {
+    /// The new session number.
+    pub session: u32,
+    /// The re-captured anchor.
+    pub anchor: CommandRun,
+    /// The primary's state and the worktree's whereabouts.
+    pub runs: Vec<CommandRun>,
+    /// The re-attach, when the worktree was gone and the branch was not.
+    pub reattach: Option<CommandRun>,
+    /// `git rev-list --count TARGET..HEAD` in the worktree.
+    pub ahead: CommandRun,
+    /// Its count.
+    pub commits_ahead: u64,
+}
+
+impl Event {
+    /// The resume's observation, for any of the four resume events.
+    pub fn resumption(&self) -> Option<(&Resumption, u8)> {
+        match self {
+            Event::ResumedPhase1(r) => Some((r, 1)),
+            Event::ResumedPhase2(r) => Some((r, 2)),
+            Event::ResumedPhase3(r) | Event::ResumedTeardown(r) => Some((r, 3)),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,357 @@
+//! Each step's exact argv: `git -C <absolute dir> …` (and `test -e`), built from
+//! the run's parameters and `REPO_ROOT` only, so `decide` can require exactly them.
+//!
+//! Every value that comes from the caller (a branch, a ref, a path) follows
+//! `--end-of-options`, so git never reads it as an option; revision ranges are
+//! closed with `--`, so none is ever read as a path. Listings that carry paths
+//! are read in git's `-z` form (NUL-separated).
+
+use super::super::Params;
+use super::{exists, git, Runs};
+use crate::evidence::CommandRun;
+
+/// Everything after it is an operand, never an option (git ≥ 2.24; `rev-parse`
+/// honours it only with `--verify`).
+const EOO: &str = "--end-of-options";
+
+/// `git worktree list --porcelain -z`: one NUL-terminated field per line of the
+/// porcelain form, so a worktree path holding a newline stays one field.
+fn worktree_list(root: &str) -> Vec<String> {
+    git(root, &["worktree", "list", "--porcelain", "-z"])
+}
+
+/// `git show-ref --verify --quiet --end-of-options refs/heads/BRANCH`: exit 0 when
+/// the branch exists, 1 when it does not.
+fn branch_exists(p: &Params, root: &str) -> Vec<String> {
+    git(
+        root,
+        &[
+            "show-ref",
+            "--verify",
+            "--quiet",
+            EOO,
+            &format!("refs/heads/{}", p.branch),
+        ],
+    )
+}
+
+/// `git rev-parse --verify --end-of-options refs/heads/BRANCH`: the branch's tip.
+fn branch_tip(root: &str, branch: &str) -> Vec<String> {
+    git(
+        root,
+        &[
+            "rev-parse",
+            "--verify",
+            EOO,
+            &format!("refs/heads/{branch}"),
+        ],
+    )
+}
+
+/// The anchor re-assertion: `git -C REPO_ROOT rev-parse --show-toplevel`.
+pub fn anchor_argv(root: &str) -> Vec<String> {
+    git(root, &["rev-parse", "--show-toplevel"])
+}
+
+/// §preflight-classifier readings.
+pub fn preflight_plan(p: &Params, root: &str) -> Vec<Vec<String>> {
+    vec![
+        anchor_argv(root),
+        git(root, &["status", "--porcelain"]),
+        git(root, &["branch", "--show-current"]),
+        branch_exists(p, root),
+        worktree_list(root),
+        exists(&p.worktree_path),
+    ]
+}
+
+/// §repo-anchor divergence advisory, first reading: the target's upstream (no fetch).
+pub fn upstream_argv(p: &Params, root: &str) -> Vec<String> {
+    git(
+        root,
+        &[
+            "rev-parse",
+            "--abbrev-ref",
+            "--verify",
+            EOO,
+            &format!("{}@{{upstream}}", p.target_branch),
+        ],
+    )
+}
+
+/// Second reading, when there is an upstream: `rev-list --left-right --count TARGET...UP`.
+pub fn divergence_argv(p: &Params, root: &str, upstream: &str) -> Vec<String> {
+    git(
+        root,
+        &[
+            "rev-list",
+            "--left-right",
+            "--count",
+            EOO,
+            &format!("{}...{upstream}", p.target_branch),
+            "--",
+        ],
+    )
+}
+
+/// The advisory plan as run: the upstream reading, then the count when it named one.
+pub fn advisory_plan(p: &Params, root: &str, runs: &[CommandRun]) -> Vec<Vec<String>> {
+    let mut plan = vec![upstream_argv(p, root)];
+    if let Some(up) = Runs(runs).line(&plan[0]).filter(|u| !u.is_empty()) {
+        plan.push(divergence_argv(p, root, &up));
+    }
+    plan
+}
+
+/// §phase-1b step 1: `git -C REPO_ROOT worktree add -b BRANCH --end-of-options
+/// WORKTREE_PATH TARGET_BRANCH` (`-b` takes its value whatever it looks like).
+pub fn create_argv(p: &Params, root: &str) -> Vec<String> {
+    git(
+        root,
+        &[
+            "worktree",
+            "add",
+            "-b",
+            &p.branch,
+            EOO,
+            &p.worktree_path,
+            &p.target_branch,
+        ],
+    )
+}
+
+/// §phase-1b step 2: the four verifications.
+pub fn create_verify_plan(p: &Params, root: &str) -> Vec<Vec<String>> {
+    vec![
+        worktree_list(root),
+        git(root, &["rev-parse", "--git-dir"]),
+        git(root, &["status", "--porcelain"]),
+        git(&p.worktree_path, &["rev-parse", "HEAD"]),
+        branch_tip(root, &p.target_branch),
+    ]
+}
+
+/// Removing a partial worktree after a failed creation (and the branch `-b` made).
+pub fn create_cleanup_plan(p: &Params, root: &str) -> Vec<Vec<String>> {
+    vec![
+        teardown_remove_argv(p, root, true),
+        teardown_delete_argv(p, root, true),
+    ]
+}
+
+/// `git -C DIR rev-parse HEAD`.
+pub fn head_argv(dir: &str) -> Vec<String> {
+    git(dir, &["rev-parse", "HEAD"])
+}
+
+/// The §worktree-isolation-gate and the after-every-phase checks, read from `runs`.
+pub(super) fn isolation_plan(p: &Params, root: &str) -> Vec<Vec<String>> {
+    let w = p.worktree_path.as_str();
+    vec![
+        git(
+            w,
+            &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+        ),
+        git(
+            root,
+            &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+        ),
+        git(w, &["rev-parse", "--git-dir"]),
+        git(w, &["rev-parse", "--git-common-dir"]),
+        git(root, &["branch", "--show-current"]),
+        git(w, &["branch", "--show-current"]),
+        git(root, &["status", "--porcelain"]),
+        worktree_list(root),
+        head_argv(w),
+    ]
+}
+
+/// §phase-1d-verify-shared. Diffs use `TARGET...HEAD` (from the merge base), so a
+/// target that moved under the worktree never counts a peer's changes as this
+/// branch's; the seed's two-dot form would.
+pub fn phase1d_plan(p: &Params, root: &str) -> Vec<Vec<String>> {
+    let w = p.worktree_path.as_str();
+    let range = format!("{}..HEAD", p.target_branch);
+    let sym = format!("{}...HEAD", p.target_branch);
+    let mut plan = isolation_plan(p, root);
+    plan.extend([
+        git(w, &["rev-list", "--count", EOO, &range, "--"]),
+        git(w, &["diff", "--shortstat", EOO, &sym, "--"]),
+        git(w, &["log", "-1", "--format=%B"]),
+        git(w, &["diff", "--name-only", "-z", EOO, &sym, "--"]),
+    ]);
+    plan
+}
+
+/// §phase-2 "Gate + worktree re-verify": isolation, branch, primary, and the reported tip.
+pub fn refine_plan(p: &Params, root: &str) -> Vec<Vec<String>> {
+    isolation_plan(p, root)
+}
+
+/// §phase-3 pre-merge checks (worktree clean, isolation, branch), and the squash
+/// post-check when a squash is reported (`pre_squash` is the full pre-squash id).
+pub fn premerge_plan(p: &Params, root: &str, pre_squash: Option<&str>) -> Vec<Vec<String>> {
+    let mut plan = isolation_plan(p, root);
+    plan.push(git(&p.worktree_path, &["status", "--porcelain"]));
+    if let Some(pre) = pre_squash {
+        plan.push(git(
+            &p.worktree_path,
+            &["diff", EOO, &format!("{pre}..HEAD"), "--"],
+        ));
+    }
+    plan
+}
+
+/// §phase-3 step 5: `git -C REPO_ROOT merge --ff-only --end-of-options BRANCH`.
+pub fn merge_argv(p: &Params, root: &str) -> Vec<String> {
+    git(root, &["merge", "--ff-only", EOO, &p.branch])
+}
+
+/// After a merge: the primary's HEAD and the branch tip must be the same commit.
+pub fn merge_after_plan(p: &Params, root: &str) -> Vec<Vec<String>> {
+    vec![head_argv(root), branch_tip(root, &p.branch)]
+}
+
+/// §phase-3 step 6 (and the abort teardown): readings first, then only what exists is removed.
+pub fn teardown_before_plan(p: &Params, root: &str) -> Vec<Vec<String>> {
+    vec![worktree_list(root), branch_exists(p, root)]
+}
+
+/// `git worktree remove` (forced only on an abort teardown: nothing there is kept).
+pub fn teardown_remove_argv(p: &Params, root: &str, force: bool) -> Vec<String> {
+    if force {
+        git(
+            root,
+            &["worktree", "remove", "--force", EOO, &p.worktree_path],
+        )
+    } else {
+        git(root, &["worktree", "remove", EOO, &p.worktree_path])
+    }
+}
+
+/// `git branch -d` after a merge (safe: reachable); `-D` on an abort teardown.
+pub fn teardown_delete_argv(p: &Params, root: &str, force: bool) -> Vec<String> {
+    git(
+        root,
+        &["branch", if force { "-D" } else { "-d" }, EOO, &p.branch],
+    )
+}
+
+/// §resume-mechanics readings: the primary's state and where the worktree is.
+pub fn resume_plan(p: &Params, root: &str) -> Vec<Vec<String>> {
+    vec![
+        git(root, &["status", "--porcelain"]),
+        git(root, &["branch", "--show-current"]),
+        worktree_list(root),
+        branch_exists(p, root),
+    ]
+}
+
+/// Re-attach: `git -C REPO_ROOT worktree add --end-of-options WORKTREE_PATH BRANCH`.
+pub fn reattach_argv(p: &Params, root: &str) -> Vec<String> {
+    git(root, &["worktree", "add", EOO, &p.worktree_path, &p.branch])
+}
+
+/// The tip reading that decides the phase: `git -C WORKTREE_PATH rev-list --count
+/// --end-of-options TARGET..HEAD --`.
+pub fn ahead_argv(p: &Params) -> Vec<String> {
+    git(
+        &p.worktree_path,
+        &[
+            "rev-list",
+            "--count",
+            EOO,
+            &format!("{}..HEAD", p.target_branch),
+            "--",
+        ],
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PRE: &str = "0123456789abcdef0123456789abcdef01234567";
+
+    fn every_argv(p: &Params, root: &str) -> Vec<Vec<String>> {
+        let mut all = vec![];
+        for plan in [
+            preflight_plan(p, root),
+            create_verify_plan(p, root),
+            create_cleanup_plan(p, root),
+            phase1d_plan(p, root),
+            refine_plan(p, root),
+            premerge_plan(p, root, Some(PRE)),
+            merge_after_plan(p, root),
+            teardown_before_plan(p, root),
+            resume_plan(p, root),
+        ] {
+            all.extend(plan);
+        }
+        all.extend([
+            upstream_argv(p, root),
+            divergence_argv(p, root, "origin/trunk"),
+            create_argv(p, root),
+            merge_argv(p, root),
+            teardown_remove_argv(p, root, true),
+            teardown_remove_argv(p, root, false),
+            teardown_delete_argv(p, root, true),
+            teardown_delete_argv(p, root, false),
+            reattach_argv(p, root),
+            ahead_argv(p),
+        ]);
+        all
+    }
+
+    #[test]
+    fn every_caller_value_follows_end_of_options_and_every_range_ends_the_revisions() {
+        let p = Params::sample();
+        let root = "/srv/repo";
+        let caller = [
+            p.branch.as_str(),
+            p.target_branch.as_str(),
+            p.worktree_path.as_str(),
+            PRE,
+        ];
+        let mut operands = 0;
+        for argv in every_argv(&p, root) {
+            if argv[0] != "git" {
+                // `test -e WORKTREE_PATH`: an absolute path, never option-like.
+                assert_eq!(argv, exists(&p.worktree_path));
+                continue;
+            }
+            // `git -C DIR`: `-C` takes DIR (absolute) as its value.
+            assert_eq!(argv[1], "-C", "{argv:?}");
+            for (i, a) in argv.iter().enumerate().skip(3) {
+                let derived = caller.iter().any(|c| a.contains(c));
+                if !derived || argv[i - 1] == "-b" {
+                    continue;
+                }
+                operands += 1;
+                assert!(
+                    argv[3..i].iter().any(|x| x == EOO),
+                    "`{a}` is not after --end-of-options in {argv:?}"
+                );
+            }
+            if argv.iter().any(|a| a.contains("..")) {
+                assert_eq!(argv.last().map(String::as_str), Some("--"), "{argv:?}");
+            }
+            if argv[3] == "rev-parse" && argv.iter().any(|a| a == EOO) {
+                // Without `--verify`, rev-parse echoes `--end-of-options` to stdout.
+                assert!(argv.iter().any(|a| a == "--verify"), "{argv:?}");
+            }
+            if argv[3..5] == ["worktree", "list"] {
+                assert!(argv.iter().any(|a| a == "-z"), "{argv:?}");
+            }
+        }
+        assert!(operands >= 20, "the check saw {operands} operands");
+    }
+
+    #[test]
+    fn the_changed_path_list_is_read_nul_separated() {
+        let plan = phase1d_plan(&Params::sample(), "/srv/repo");
+        let names = plan.last().expect("phase-1d ends with the changed paths");
+        assert!(names.iter().any(|a| a == "--name-only"), "{names:?}");
+        assert!(names.iter().any(|a| a == "-z"), "{names:?}");
+    }
+}

@@ -1,0 +1,251 @@
+//! The gates read back from the recorded runs: each looks its run up by the exact
+//! planned argv, and a missing, failed or unreadable run is `unknown`.
+
+use super::super::preflight::Facts;
+use super::super::Params;
+use super::plans::{
+    anchor_argv, create_verify_plan, divergence_argv, head_argv, isolation_plan, preflight_plan,
+    premerge_plan, resume_plan, teardown_before_plan, upstream_argv,
+};
+use super::{Gate, Runs, Squash};
+use crate::evidence::CommandRun;
+use crate::Outcome;
+
+/// Whether a recorded anchor run shows `REPO_ROOT` still is the top level.
+pub fn anchor_gate(run: &CommandRun, root: &str) -> Gate {
+    if run.argv != anchor_argv(root) {
+        return Gate::new(
+            "repo-anchor",
+            Outcome::Unknown,
+            "the anchor run is not the bound argv",
+        );
+    }
+    Gate::eq(
+        "repo-anchor",
+        Runs(std::slice::from_ref(run)).line(&run.argv),
+        root,
+    )
+}
+
+/// The fields of git's `-z` output: split on NUL, empty fields (a record's end)
+/// dropped. A path is one field whatever bytes it holds (`docs/café.md`, a newline).
+pub(super) fn nul_fields(s: &str) -> impl Iterator<Item = &str> {
+    s.split('\0').filter(|f| !f.is_empty())
+}
+
+/// Whether `git worktree list --porcelain -z` has a worktree on `refs/heads/BRANCH`
+/// (a field, so no worktree path can forge the line).
+pub(super) fn lists_branch(list: Option<&str>, branch: &str) -> Option<bool> {
+    let line = format!("branch refs/heads/{branch}");
+    list.map(|l| nul_fields(l).any(|x| x == line))
+}
+
+/// The classifier's facts, read back from the preflight runs.
+pub fn preflight_facts(p: &Params, root: &str, runs: &[CommandRun]) -> Facts {
+    let r = Runs(runs);
+    let plan = preflight_plan(p, root);
+    Facts {
+        repo_root: root.to_owned(),
+        expected_basename: p.expected_basename.clone(),
+        toplevel: r.line(&plan[0]),
+        primary_clean: r.ok(&plan[1]).map(|s| s.trim().is_empty()),
+        current_branch: r.line(&plan[2]),
+        target_branch: p.target_branch.clone(),
+        branch: p.branch.clone(),
+        worktree_path: p.worktree_path.clone(),
+        branch_exists: r.yes_no(&plan[3]),
+        worktree_on_branch: lists_branch(r.ok(&plan[4]), &p.branch),
+        path_exists: r.yes_no(&plan[5]),
+    }
+}
+
+/// The non-fatal note: `local TARGET a ahead / b behind UP (local is truth; no fetch)`,
+/// only when both counts were read and are not `0 0` (the seed's `$# -eq 2` guard).
+pub fn divergence_note(p: &Params, root: &str, runs: &[CommandRun]) -> Option<String> {
+    let r = Runs(runs);
+    let up = r.line(&upstream_argv(p, root)).filter(|u| !u.is_empty())?;
+    let counts = r.line(&divergence_argv(p, root, &up))?;
+    let n: Vec<u64> = counts
+        .split_whitespace()
+        .map(str::parse)
+        .collect::<Result<_, _>>()
+        .ok()?;
+    match n[..] {
+        [0, 0] => None,
+        [a, b] => Some(format!(
+            "note: local {} {a} ahead / {b} behind {up} (local is truth; no fetch)",
+            p.target_branch
+        )),
+        _ => None,
+    }
+}
+
+/// The four verifications as gates.
+pub fn create_gates(p: &Params, root: &str, runs: &[CommandRun]) -> Vec<Gate> {
+    let r = Runs(runs);
+    let plan = create_verify_plan(p, root);
+    let wt_head = r.line(&plan[3]);
+    let target = r.line(&plan[4]);
+    vec![
+        Gate::holds(
+            "worktree-listed",
+            lists_branch(r.ok(&plan[0]), &p.branch),
+            "a linked worktree holds the branch",
+            "no linked worktree holds the branch",
+        ),
+        Gate::eq("anchor-is-primary", r.line(&plan[1]), ".git"),
+        Gate::holds(
+            "primary-clean",
+            r.ok(&plan[2]).map(|s| s.trim().is_empty()),
+            "the primary checkout is clean",
+            "the primary checkout has changes",
+        ),
+        match (wt_head, target) {
+            (Some(h), Some(t)) => Gate::eq("worktree-at-target", Some(h), &t),
+            _ => Gate::new("worktree-at-target", Outcome::Unknown, "a reading failed"),
+        },
+    ]
+}
+
+pub(super) fn isolation_gates(p: &Params, root: &str, r: Runs<'_>) -> Vec<Gate> {
+    let plan = isolation_plan(p, root);
+    let same_repo = match (r.line(&plan[0]), r.line(&plan[1])) {
+        (Some(a), Some(b)) => Some(a == b),
+        _ => None,
+    };
+    let linked = match (r.line(&plan[2]), r.line(&plan[3])) {
+        (Some(a), Some(b)) => Some(a != b),
+        _ => None,
+    };
+    vec![
+        Gate::holds(
+            "isolation-same-repo",
+            same_repo,
+            "the worktree and REPO_ROOT share one (normalised) common dir",
+            "the worktree belongs to another repository",
+        ),
+        Gate::holds(
+            "isolation-linked",
+            linked,
+            "the worktree is linked, not the primary",
+            "the worktree's git dir is the common dir: this is a primary checkout",
+        ),
+        Gate::eq("primary-on-target", r.line(&plan[4]), &p.target_branch),
+        Gate::eq("worktree-on-branch", r.line(&plan[5]), &p.branch),
+        Gate::holds(
+            "primary-clean",
+            r.ok(&plan[6]).map(|s| s.trim().is_empty()),
+            "the primary checkout is clean",
+            "the primary checkout has changes: a leaf wrote outside its worktree",
+        ),
+        Gate::holds(
+            "worktree-listed",
+            lists_branch(r.ok(&plan[7]), &p.branch),
+            "a linked worktree holds the branch",
+            "no linked worktree holds the branch",
+        ),
+    ]
+}
+
+/// `head` (short or full) names the commit the worktree's HEAD is at.
+pub(super) fn head_gate(name: &str, r: Runs<'_>, p: &Params, reported: &str) -> Gate {
+    match r.line(&head_argv(&p.worktree_path)) {
+        None => Gate::new(name, Outcome::Unknown, "HEAD could not be read"),
+        Some(h) if reported.len() >= 7 && h.starts_with(reported) => {
+            Gate::new(name, Outcome::Pass, format!("HEAD is {h}"))
+        }
+        Some(h) => Gate::new(
+            name,
+            Outcome::Fail,
+            format!("HEAD is {h}; the report says `{reported}`"),
+        ),
+    }
+}
+
+/// Phase-2 gates.
+pub fn refine_gates(p: &Params, root: &str, runs: &[CommandRun], tip: &str) -> Vec<Gate> {
+    let r = Runs(runs);
+    let mut g = isolation_gates(p, root, r);
+    g.push(head_gate("tip-matches-report", r, p, tip));
+    g
+}
+
+/// Phase-3 pre-merge gates.
+pub fn premerge_gates(
+    p: &Params,
+    root: &str,
+    runs: &[CommandRun],
+    squash: Squash,
+    pre_squash: Option<&str>,
+) -> Vec<Gate> {
+    let r = Runs(runs);
+    let plan = premerge_plan(p, root, pre_squash);
+    let mut g = isolation_gates(p, root, r);
+    g.push(Gate::holds(
+        "worktree-clean",
+        r.ok(&plan[9]).map(|s| s.trim().is_empty()),
+        "the worktree has no uncommitted state",
+        "the worktree has uncommitted state",
+    ));
+    match (squash, pre_squash) {
+        (Squash::Squashed, Some(_)) => g.push(Gate::holds(
+            "squash-diff-empty",
+            r.ok(&plan[10]).map(|s| s.is_empty()),
+            "git diff PRE_SQUASH..HEAD is empty",
+            "the squash changed the tree: git diff PRE_SQUASH..HEAD is not empty",
+        )),
+        (Squash::FellBack, Some(pre)) => {
+            g.push(Gate::eq(
+                "fell-back-to-pre-squash",
+                r.line(&head_argv(&p.worktree_path)),
+                pre,
+            ));
+        }
+        _ => {}
+    }
+    g
+}
+
+/// What the teardown readings said was there: (worktree listed, branch exists).
+pub fn teardown_present(
+    p: &Params,
+    root: &str,
+    runs: &[CommandRun],
+) -> (Option<bool>, Option<bool>) {
+    let r = Runs(runs);
+    let plan = teardown_before_plan(p, root);
+    (lists_branch(r.ok(&plan[0]), &p.branch), r.yes_no(&plan[1]))
+}
+
+/// Where resume found things: (primary clean, primary branch, worktree listed, branch exists).
+pub fn resume_facts(
+    p: &Params,
+    root: &str,
+    runs: &[CommandRun],
+) -> (Option<bool>, Option<String>, Option<bool>, Option<bool>) {
+    let r = Runs(runs);
+    let plan = resume_plan(p, root);
+    (
+        r.ok(&plan[0]).map(|s| s.trim().is_empty()),
+        r.line(&plan[1]),
+        lists_branch(r.ok(&plan[2]), &p.branch),
+        r.yes_no(&plan[3]),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_worktree_path_cannot_forge_the_branch_line() {
+        let forged = "worktree /srv/repo\nbranch refs/heads/wt-branch\0HEAD 1111111111111111111111111111111111111111\0branch refs/heads/trunk\0\0";
+        assert_eq!(lists_branch(Some(forged), "wt-branch"), Some(false));
+        assert_eq!(lists_branch(Some(forged), "trunk"), Some(true));
+        assert_eq!(lists_branch(None, "trunk"), None);
+        assert_eq!(
+            nul_fields("docs/café.md\0odd\nname.txt\0").collect::<Vec<_>>(),
+            ["docs/café.md", "odd\nname.txt"]
+        );
+    }
+}

@@ -1,0 +1,193 @@
+//! The ship machine's graph: state and event names (the graph's labels) and every
+//! edge `(from, event, to)`, each (state, event) pair with one target.
+
+use super::event::Event;
+use super::state::{Stage, State};
+use super::NAME;
+use crate::{EdgeSpec, GraphSpec, StateSpec};
+
+/// The state's name in the graph.
+pub(super) fn state_name(state: &State) -> &'static str {
+    match state.stage() {
+        None => "idle",
+        Some(s) => match s {
+            Stage::Preflighted { outcome } if outcome.may_create_worktree() => "preflight-clean",
+            Stage::Preflighted { .. } => "preflight-blocked",
+            Stage::Phase1 => "phase-1",
+            Stage::ScopeTripped { .. } => "scope-tripped",
+            Stage::Phase2 => "phase-2",
+            Stage::Phase3 => "phase-3",
+            Stage::MergeReady => "merge-ready",
+            Stage::MergeRejected => "merge-rejected",
+            Stage::Merged => "merged",
+            Stage::Stopped { .. } => "stopped",
+            Stage::Tiebreaker { .. } => "tiebreaker-pending",
+            Stage::TeardownPending { .. } => "teardown-pending",
+            Stage::Shipped => "shipped",
+            Stage::TornDown { .. } => "torn-down",
+            Stage::Abandoned { .. } => "abandoned",
+            Stage::CreationFailed { .. } => "creation-failed",
+            Stage::PermissionBoundary { .. } => "permission-boundary",
+        },
+    }
+}
+
+/// The event's name: its edge label and its journal `event_type`.
+pub(super) fn event_name(event: &Event) -> &'static str {
+    match event {
+        Event::Opened { .. } => "opened",
+        Event::PreflightPassed { .. } => "preflight-passed",
+        Event::PreflightBlocked { .. } => "preflight-blocked",
+        Event::StepBegun { .. } => "step-begun",
+        Event::AnchorDrifted { .. } => "anchor-drifted",
+        Event::WorktreeCreated { .. } => "worktree-created",
+        Event::WorktreeCreationFailed { .. } => "worktree-creation-failed",
+        Event::Phase1Reported { .. } => "phase-1-reported",
+        Event::Phase1Verified { .. } => "phase-1-verified",
+        Event::ScopeTripped { .. } => "scope-tripped",
+        Event::Phase1dFailed { .. } => "phase-1d-failed",
+        Event::LeafStopped { .. } => "leaf-stopped",
+        Event::LeafStoppedForTeardown { .. } => "leaf-stopped-for-teardown",
+        Event::ScopeProceeded { .. } => "scope-proceeded",
+        Event::ScopeAborted { .. } => "scope-aborted",
+        Event::Refined { .. } => "refined",
+        Event::RefineStopped { .. } => "refine-stopped",
+        Event::TiebreakerRaised { .. } => "tiebreaker-raised",
+        Event::RespawnedPhase2 { .. } => "respawned-phase-2",
+        Event::RespawnedPhase3 { .. } => "respawned-phase-3",
+        Event::PreMergeChecked { .. } => "pre-merge-checked",
+        Event::PreMergeStopped { .. } => "pre-merge-stopped",
+        Event::MergeAccepted { .. } => "merge-accepted",
+        Event::MergeRejected { .. } => "merge-rejected",
+        Event::MergeStopped { .. } => "merge-stopped",
+        Event::TornDown { .. } => "torn-down",
+        Event::TeardownPartial { .. } => "teardown-partial",
+        Event::ResumedPhase1(_) => "resumed-phase-1",
+        Event::ResumedPhase2(_) => "resumed-phase-2",
+        Event::ResumedPhase3(_) => "resumed-phase-3",
+        Event::ResumedTeardown(_) => "resumed-teardown",
+        Event::ResumeBlocked { .. } => "resume-blocked",
+        Event::ExternalOpRecorded { .. } => "external-op-recorded",
+        Event::PermissionBoundaryReached { .. } => "permission-boundary-reached",
+        Event::Abandoned { .. } => "abandoned",
+    }
+}
+
+/// Every state and edge.
+pub(super) fn graph() -> GraphSpec {
+    let e = |from, event, to| EdgeSpec { from, event, to };
+    let s = |name, terminal| StateSpec { name, terminal };
+    const LIVE: [&str; 13] = [
+        "idle",
+        "preflight-clean",
+        "preflight-blocked",
+        "phase-1",
+        "scope-tripped",
+        "phase-2",
+        "phase-3",
+        "merge-ready",
+        "merge-rejected",
+        "merged",
+        "stopped",
+        "tiebreaker-pending",
+        "teardown-pending",
+    ];
+    let mut edges = vec![
+        e("idle", "opened", "preflight-blocked"),
+        e("preflight-clean", "anchor-drifted", "preflight-blocked"),
+        e("preflight-clean", "worktree-created", "phase-1"),
+        e(
+            "preflight-clean",
+            "worktree-creation-failed",
+            "creation-failed",
+        ),
+        e("preflight-blocked", "abandoned", "abandoned"),
+        e("phase-1", "phase-1-reported", "phase-1"),
+        e("phase-1", "phase-1-verified", "phase-2"),
+        e("phase-1", "scope-tripped", "scope-tripped"),
+        e("phase-1", "phase-1d-failed", "stopped"),
+        e("phase-1", "leaf-stopped", "stopped"),
+        e("phase-1", "leaf-stopped-for-teardown", "teardown-pending"),
+        e("scope-tripped", "scope-proceeded", "phase-2"),
+        e("scope-tripped", "scope-aborted", "teardown-pending"),
+        e("phase-2", "refined", "phase-3"),
+        e("stopped", "refined", "phase-3"),
+        e("phase-2", "refine-stopped", "stopped"),
+        e("stopped", "refine-stopped", "stopped"),
+        e("phase-2", "tiebreaker-raised", "tiebreaker-pending"),
+        e("stopped", "tiebreaker-raised", "tiebreaker-pending"),
+        e("phase-3", "tiebreaker-raised", "tiebreaker-pending"),
+        e("tiebreaker-pending", "respawned-phase-2", "phase-2"),
+        e("tiebreaker-pending", "respawned-phase-3", "phase-3"),
+        e("phase-3", "pre-merge-checked", "merge-ready"),
+        e("phase-3", "pre-merge-stopped", "stopped"),
+        e("merge-ready", "merge-accepted", "merged"),
+        e("merge-ready", "merge-rejected", "merge-rejected"),
+        e("merge-ready", "merge-stopped", "stopped"),
+        e("merge-rejected", "merge-accepted", "merged"),
+        e("merge-rejected", "merge-stopped", "stopped"),
+        e("merged", "torn-down", "shipped"),
+        e("merged", "teardown-partial", "stopped"),
+        e("teardown-pending", "torn-down", "torn-down"),
+        e("teardown-pending", "teardown-partial", "teardown-pending"),
+        e("teardown-pending", "anchor-drifted", "teardown-pending"),
+        e("stopped", "abandoned", "abandoned"),
+    ];
+    for from in ["preflight-clean", "preflight-blocked"] {
+        edges.push(e(from, "preflight-passed", "preflight-clean"));
+        edges.push(e(from, "preflight-blocked", "preflight-blocked"));
+    }
+    for from in [
+        "phase-1",
+        "scope-tripped",
+        "phase-2",
+        "phase-3",
+        "merge-ready",
+        "merge-rejected",
+        "merged",
+        "stopped",
+        "tiebreaker-pending",
+    ] {
+        edges.push(e(from, "anchor-drifted", from));
+        edges.push(e(from, "resume-blocked", from));
+        edges.push(e(from, "resumed-phase-1", "phase-1"));
+        edges.push(e(from, "resumed-phase-2", "phase-1"));
+        edges.push(e(from, "resumed-phase-3", "phase-3"));
+        edges.push(e(from, "resumed-teardown", "merged"));
+    }
+    // A crashed `create` is recovered by `resume` from the clean preflight.
+    for (event, to) in [
+        ("resumed-phase-1", "phase-1"),
+        ("resumed-phase-2", "phase-1"),
+        ("resume-blocked", "preflight-clean"),
+    ] {
+        edges.push(e("preflight-clean", event, to));
+    }
+    for from in LIVE.iter().filter(|s| **s != "idle") {
+        if *from != "preflight-blocked" {
+            edges.push(e(from, "step-begun", from));
+        }
+        edges.push(e(from, "external-op-recorded", from));
+        edges.push(e(
+            from,
+            "permission-boundary-reached",
+            "permission-boundary",
+        ));
+    }
+    let mut states: Vec<StateSpec> = LIVE.iter().map(|n| s(*n, false)).collect();
+    for t in [
+        "shipped",
+        "torn-down",
+        "abandoned",
+        "creation-failed",
+        "permission-boundary",
+    ] {
+        states.push(s(t, true));
+    }
+    GraphSpec {
+        machine: NAME,
+        initial: "idle",
+        states,
+        edges,
+    }
+}

@@ -1,0 +1,376 @@
+//! What a ship run is and where it is: the consumer's parameters, the run's data,
+//! the stage, and the git mutation in flight.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::command::Verb;
+use super::gates::Phase1d;
+use super::preflight::Preflight;
+use super::recovery::{Failure, OpClass};
+use crate::evidence::{is_normal_abs_path, is_option_like};
+use crate::Outcome;
+
+/// A consumer's parameters (the seed's parameter table).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// `SHORT_ID`: the stream instance.
+    pub short_id: String,
+    /// `EXPECTED_REPO_BASENAME`.
+    pub expected_basename: String,
+    /// `BRANCH`.
+    pub branch: String,
+    /// `WORKTREE_PATH`: absolute, under `REPO_ROOT`.
+    pub worktree_path: String,
+    /// `TARGET_BRANCH`.
+    pub target_branch: String,
+    /// `INTENT_FIELD`: the phase-1 report field holding the intent excerpt.
+    pub intent_field: String,
+    /// `FILES_MAX`.
+    pub files_max: u64,
+    /// `DELETIONS_MAX`.
+    pub deletions_max: u64,
+    /// `TIEBREAKER_4`: the consumer's out-of-scope-finding protocol (recorded with each disposal).
+    pub tiebreaker_4: String,
+    /// `TIEBREAKER_5`: whether multi-target auto-mode applies.
+    pub tiebreaker_5: bool,
+    /// `CLOSE_STEP`: the post-merge work, mirrored in `next_action`.
+    pub close_step: String,
+}
+
+fn is_ref_name(s: &str) -> bool {
+    !s.is_empty()
+        && !s.starts_with('-')
+        && !s.starts_with('/')
+        && !s.ends_with('/')
+        && !s.ends_with(".lock")
+        && !s.contains("..")
+        && !s.contains("@{")
+        && !s
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control() || "~^:?*[\\".contains(c))
+}
+
+impl Params {
+    /// The parameter rules: `(field, rule, message)` of the first broken one.
+    pub fn check(&self) -> Result<(), (&'static str, &'static str, String)> {
+        let id_ok = !self.short_id.is_empty()
+            && self.short_id.len() <= 64
+            && self
+                .short_id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
+        if !id_ok {
+            return Err((
+                "short_id",
+                "short-id",
+                "1–64 characters of [A-Za-z0-9._-]".into(),
+            ));
+        }
+        if self.expected_basename.is_empty() || self.expected_basename.contains('/') {
+            return Err((
+                "expected_basename",
+                "basename",
+                "a non-empty directory name without `/`".into(),
+            ));
+        }
+        let option_like = [
+            ("branch", &self.branch),
+            ("target_branch", &self.target_branch),
+            ("worktree_path", &self.worktree_path),
+        ];
+        if let Some(&(field, _)) = option_like.iter().find(|(_, v)| is_option_like(v)) {
+            return Err((
+                field,
+                "option-like",
+                "must not start with `-` (git would read it as an option)".into(),
+            ));
+        }
+        if !is_ref_name(&self.branch) {
+            return Err(("branch", "ref-name", "not a usable branch name".into()));
+        }
+        if !is_ref_name(&self.target_branch) {
+            return Err((
+                "target_branch",
+                "ref-name",
+                "not a usable branch name".into(),
+            ));
+        }
+        if self.branch == self.target_branch {
+            return Err((
+                "branch",
+                "distinct-branch",
+                "the worktree branch must differ from the target branch".into(),
+            ));
+        }
+        if !is_normal_abs_path(&self.worktree_path) {
+            return Err((
+                "worktree_path",
+                "absolute-path",
+                "an absolute, normalised path".into(),
+            ));
+        }
+        let ident =
+            |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !ident(&self.intent_field) {
+            return Err((
+                "intent_field",
+                "field-name",
+                "a report field name ([A-Za-z0-9_]+)".into(),
+            ));
+        }
+        if self.tiebreaker_4.trim().is_empty() {
+            return Err((
+                "tiebreaker_4",
+                "nonempty-string",
+                "name the protocol".into(),
+            ));
+        }
+        if self.close_step.trim().is_empty() {
+            return Err((
+                "close_step",
+                "nonempty-string",
+                "name the close step".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The review tool's status (§preflight-shared gate 3): an observation in the input.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewStatus {
+    /// pass (the status command exited 0) | fail | unknown.
+    pub outcome: Outcome,
+    /// What the caller saw.
+    pub detail: String,
+}
+
+/// What one ship run carries through every stage.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Run {
+    /// The consumer's parameters.
+    pub params: Params,
+    /// `REPO_ROOT`, captured once from `git rev-parse --show-toplevel`.
+    pub repo_root: String,
+    /// 0 for the first session; +1 for each `--resume`.
+    pub session: u32,
+    /// The last phase-1 report's `in_scope_paths` (missing = the empty set).
+    pub in_scope_paths: Option<Vec<String>>,
+    /// Whether a rebase has been recorded (phase 2).
+    pub rebase_done: bool,
+    /// Whether refine has been recorded `passed`.
+    pub refine_passed: bool,
+    /// ff-merge attempts this session (at most two: one retry).
+    pub merge_attempts: u8,
+    /// The merged commit, once merged.
+    pub merged_sha: Option<String>,
+    /// Denials per external operation class this session.
+    pub denials: BTreeMap<OpClass, u8>,
+    /// A git mutation announced (recorded) before it ran, until its result is recorded.
+    #[serde(default)]
+    pub begun: Option<Mutation>,
+}
+
+/// A step that mutates git. It is announced with `begin` (an append at the version
+/// the caller read) before git runs, so two processes can never both run it: the
+/// second append conflicts (exit 3) and that process touches nothing. Only the
+/// step's result (or `resume`, which re-observes after a crash) may follow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mutation {
+    /// `git worktree add -b`.
+    Create,
+    /// `git merge --ff-only`.
+    Merge,
+    /// `git worktree remove` and `git branch -d|-D`.
+    Teardown,
+    /// A re-attach `git worktree add` (when needed).
+    Resume,
+}
+
+impl Mutation {
+    /// The verb that records this step's result.
+    pub fn verb(self) -> Verb {
+        match self {
+            Mutation::Create => Verb::Create,
+            Mutation::Merge => Verb::Merge,
+            Mutation::Teardown => Verb::Teardown,
+            Mutation::Resume => Verb::Resume,
+        }
+    }
+}
+
+/// Where a run is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "stage", rename_all = "kebab-case")]
+pub enum Stage {
+    /// Preflight recorded: only `clean` may create the worktree.
+    Preflighted {
+        /// The classifier's outcome.
+        outcome: Preflight,
+    },
+    /// The worktree exists; the work leaf's report is awaited.
+    Phase1,
+    /// The scope gate tripped: `proceed` or `abort`.
+    ScopeTripped {
+        /// The trip.
+        trip: Phase1d,
+    },
+    /// Rebase + refine.
+    Phase2,
+    /// Refine passed: the ship leaf's pre-merge report is awaited.
+    Phase3,
+    /// Pre-merge checks passed: cairn may run `merge --ff-only`.
+    MergeReady,
+    /// The ff-merge was rejected once: re-rebase, then one retry.
+    MergeRejected,
+    /// Merged: teardown.
+    Merged,
+    /// Stopped intact for `--resume`.
+    Stopped {
+        /// Which failure.
+        failure: Failure,
+        /// The outcome code.
+        code: String,
+        /// The phase it stopped in.
+        phase: u8,
+    },
+    /// A stop tiebreaker (3 or 5): the operator answers, the leaf is respawned.
+    Tiebreaker {
+        /// 3 or 5.
+        number: u8,
+        /// The packet's context.
+        context: String,
+        /// The proposed disposition.
+        proposed: String,
+        /// The phase to return to.
+        phase: u8,
+    },
+    /// Remove the worktree and branch (empty by contract, or the user aborted).
+    TeardownPending {
+        /// Why.
+        reason: String,
+    },
+    /// Terminal: merged and torn down.
+    Shipped,
+    /// Terminal: torn down without shipping.
+    TornDown {
+        /// Why.
+        reason: String,
+    },
+    /// Terminal: abandoned by the operator.
+    Abandoned {
+        /// Why.
+        reason: String,
+    },
+    /// Terminal: worktree creation failed (not a `--resume` candidate).
+    CreationFailed {
+        /// The failed gates.
+        failed: Vec<String>,
+    },
+    /// Terminal: an external operation was denied twice.
+    PermissionBoundary {
+        /// The stop code.
+        code: String,
+    },
+}
+
+/// The machine's state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "kebab-case")]
+pub enum State {
+    /// Nothing recorded.
+    Idle,
+    /// A run.
+    Active {
+        /// Its data.
+        run: Box<Run>,
+        /// Its stage.
+        stage: Stage,
+    },
+}
+
+impl State {
+    /// The run, once opened.
+    pub fn run(&self) -> Option<&Run> {
+        match self {
+            State::Idle => None,
+            State::Active { run, .. } => Some(run),
+        }
+    }
+    /// The stage, once opened.
+    pub fn stage(&self) -> Option<&Stage> {
+        match self {
+            State::Idle => None,
+            State::Active { stage, .. } => Some(stage),
+        }
+    }
+}
+
+/// Whether `stage` is terminal.
+pub fn is_terminal(stage: &Stage) -> bool {
+    matches!(
+        stage,
+        Stage::Shipped
+            | Stage::TornDown { .. }
+            | Stage::Abandoned { .. }
+            | Stage::CreationFailed { .. }
+            | Stage::PermissionBoundary { .. }
+    )
+}
+
+/// Parameters for unit tests (`REPO_ROOT` is `/srv/repo`).
+#[cfg(test)]
+impl Params {
+    pub(super) fn sample() -> Params {
+        Params {
+            short_id: "abc".into(),
+            expected_basename: "repo".into(),
+            branch: "wt-branch".into(),
+            worktree_path: "/srv/repo/.claude/worktrees/abc".into(),
+            target_branch: "trunk".into(),
+            intent_field: "intent_excerpt".into(),
+            files_max: 10,
+            deletions_max: 300,
+            tiebreaker_4: "ask-user".into(),
+            tiebreaker_5: false,
+            close_step: "echo".into(),
+        }
+    }
+
+    /// [`Params::sample`] with one of `branch`, `target_branch`, `worktree_path` set.
+    pub(super) fn sample_with(field: &str, value: &str) -> Params {
+        let mut p = Params::sample();
+        match field {
+            "branch" => p.branch = value.into(),
+            "target_branch" => p.target_branch = value.into(),
+            "worktree_path" => p.worktree_path = value.into(),
+            other => panic!("no such sample field {other}"),
+        }
+        p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn option_like_branches_and_paths_are_refused_naming_the_field() {
+        assert_eq!(Params::sample().check(), Ok(()));
+        for (field, value) in [
+            ("branch", "--orphan"),
+            ("branch", "-b"),
+            ("target_branch", "--all"),
+            ("worktree_path", "--end-of-options"),
+        ] {
+            let p = Params::sample_with(field, value);
+            let (f, rule, _) = p.check().expect_err("an option-like value is refused");
+            assert_eq!((f, rule), (field, "option-like"), "{p:?}");
+        }
+    }
+}
