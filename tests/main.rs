@@ -30,6 +30,7 @@ mod ship_preflight;
 mod ship_properties;
 mod tidy;
 mod trust;
+mod trust_cli;
 mod work_node;
 mod work_properties;
 mod work_spec;

@@ -1186,12 +1186,15 @@ fn racing_creates_run_git_worktree_add_once() {
 fn a_crashed_create_is_recovered_by_resume() {
     use cairn::machines::ship::{Command, Mutation, Ship};
     let begin = |r: &Repo| {
-        let mut engine = cairn::Engine::open(
-            &r.journal.path(),
-            &cairn::journal::Options::default(),
-            cairn::Registry::builtin(),
-        )
-        .unwrap();
+        // The crashed process signed with the same user key the CLI uses (a signed
+        // journal never goes back to unsigned).
+        let key = cairn::journal::default_key_path().expect("HOME is set in tests");
+        let options = cairn::journal::Options {
+            signing_key: Some(cairn::journal::SigningKey::load_or_create(&key).unwrap()),
+            ..cairn::journal::Options::default()
+        };
+        let mut engine =
+            cairn::Engine::open(&r.journal.path(), &options, cairn::Registry::builtin()).unwrap();
         let stream = cairn::StreamId::new("ship", ID).unwrap();
         engine
             .execute::<Ship>(

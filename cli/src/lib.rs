@@ -26,6 +26,7 @@ mod pr;
 mod record;
 mod saga;
 mod ship;
+mod trust;
 mod verbs;
 mod work;
 

@@ -9,7 +9,7 @@ use cairn::{Engine, Registry, StreamId};
 use serde_json::json;
 
 use crate::args::{Cli, Command, GraphFormat, JournalCommand, LogFormat};
-use crate::failure::{input, Done, Failure, NoJournalLocation};
+use crate::failure::{Done, Failure, NoJournalLocation};
 use crate::output;
 
 /// Runs one parsed command line; the exit code on success.
@@ -18,6 +18,13 @@ pub fn run(cli: Cli, registry: Registry) -> Result<Done, Failure> {
         busy_timeout: Duration::from_millis(cli.busy_timeout_ms),
         create,
         ..Options::default()
+    };
+    // Verbs that may record sign with this user's key (created on first use).
+    let writing = || -> Result<Options, Failure> {
+        Ok(Options {
+            signing_key: Some(crate::trust::signing_key(&cli)?),
+            ..options(true)
+        })
     };
     match &cli.command {
         Command::Machines => {
@@ -57,18 +64,21 @@ pub fn run(cli: Cli, registry: Registry) -> Result<Done, Failure> {
             output::json(&engine.state_view(&stream, *at)?);
             Ok(Done::Ok)
         }
-        Command::Park(verb) => crate::park::run(verb, &db_path(&cli), &options(true)),
-        Command::Ship(verb) => crate::ship::run_verb(verb, &db_path(&cli), &options(true)),
-        Command::Pr(verb) => crate::pr::run(verb, &db_path(&cli), &options(true)),
-        Command::Work(verb) => crate::work::run(verb, &db_path(&cli), &options(true)),
-        Command::Saga(verb) => crate::saga::run(verb, &db_path(&cli), &options(true)),
-        Command::BuildLoop(a) => crate::build::run(a, &db_path(&cli), &options(true)),
+        Command::Park(verb) => crate::park::run(verb, &db_path(&cli), &writing()?),
+        Command::Ship(verb) => crate::ship::run_verb(verb, &db_path(&cli), &writing()?),
+        Command::Pr(verb) => crate::pr::run(verb, &db_path(&cli), &writing()?),
+        Command::Work(verb) => crate::work::run(verb, &db_path(&cli), &writing()?),
+        Command::Saga(verb) => crate::saga::run(verb, &db_path(&cli), &writing()?),
+        Command::BuildLoop(a) => crate::build::run(a, &db_path(&cli), &writing()?),
         Command::Journal(JournalCommand::Log {
             stream,
             since,
             limit,
             format,
         }) => {
+            if let Some(s) = stream {
+                StreamId::parse(s)?;
+            }
             let journal = Journal::open_read_only(&db_path(&cli)?, &options(false))?;
             let events = journal.read_after(*since, stream.as_deref(), *limit)?;
             match format {
@@ -91,44 +101,19 @@ pub fn run(cli: Cli, registry: Registry) -> Result<Done, Failure> {
             }
             Ok(Done::Ok)
         }
-        Command::Journal(JournalCommand::Verify { expect_head }) => {
-            let expected = match expect_head {
-                None => None,
-                Some(text) => Some(parse_head(text)?),
-            };
-            let journal = Journal::open_read_only(&db_path(&cli)?, &options(false))?;
-            let report = journal.verify_against(expected.as_ref())?;
-            output::json(&report);
-            match report.problems.first() {
-                None => {
-                    eprintln!(
-                        "cairn: journal intact: {} events in {} streams, {} transitions{}",
-                        report.events,
-                        report.streams,
-                        report.transitions,
-                        match (&report.head, report.tail) {
-                            (Some(h), "unanchored") => format!(
-                                "; tail unanchored: keep --expect-head {}:{} to detect a truncated tail later",
-                                h.seq, h.hash
-                            ),
-                            _ => String::new(),
-                        }
-                    );
-                    Ok(Done::Ok)
-                }
-                Some(p) => Err(Failure::Integrity(format!(
-                    "journal verify found {} problem(s); first: {} at seq {} ({}): {}",
-                    report.problem_count,
-                    serde_json::to_value(p.kind)
-                        .ok()
-                        .and_then(|v| v.as_str().map(str::to_owned))
-                        .unwrap_or_default(),
-                    p.seq.map_or("-".into(), |s| s.to_string()),
-                    p.stream.as_deref().unwrap_or("-"),
-                    p.detail
-                ))),
-            }
+        Command::Journal(JournalCommand::Verify {
+            expect_head,
+            trusted_key,
+        }) => crate::trust::verify(
+            &db_path(&cli)?,
+            &options(false),
+            expect_head.as_deref(),
+            trusted_key.as_deref(),
+        ),
+        Command::Journal(JournalCommand::Anchor) => {
+            crate::trust::anchor(&db_path(&cli)?, &options(false), &cli)
         }
+        Command::Journal(JournalCommand::Key) => crate::trust::key(&cli),
         Command::Journal(JournalCommand::Audit { stream }) => {
             if let Some(s) = stream {
                 StreamId::parse(s)?;
@@ -154,26 +139,6 @@ pub fn run(cli: Cli, registry: Registry) -> Result<Done, Failure> {
             }
         }
     }
-}
-
-/// `SEQ:HASH` as printed in a verify report's `head`.
-fn parse_head(text: &str) -> Result<cairn::journal::ChainHead, Failure> {
-    let bad = || {
-        input(
-            "expect_head",
-            "head-format",
-            "expected SEQ:HASH (a sequence number and 64 hex digits)",
-        )
-    };
-    let (seq, hash) = text.split_once(':').ok_or_else(bad)?;
-    let seq: i64 = seq.parse().map_err(|_| bad())?;
-    if seq < 1 || hash.len() != 64 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(bad());
-    }
-    Ok(cairn::journal::ChainHead {
-        seq,
-        hash: hash.to_ascii_lowercase(),
-    })
 }
 
 /// `--db`, else `CAIRN_DB`, else `$XDG_STATE_HOME/cairn/journal.db`, else

@@ -44,6 +44,12 @@ pub struct Cli {
     )]
     pub busy_timeout_ms: u64,
 
+    /// The Ed25519 key that signs every transition this process records [default:
+    /// $XDG_CONFIG_HOME/cairn/signing.key, else ~/.config/cairn/signing.key; created
+    /// mode 0600 on first use]
+    #[arg(long, global = true, value_name = "PATH", env = "CAIRN_SIGNING_KEY")]
+    pub signing_key: Option<PathBuf>,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -137,10 +143,26 @@ pub enum JournalCommand {
         after_help = "Exit 0 when intact, 5 naming the first broken event otherwise. A chain cannot\nprove its own tail: keep the reported head outside the journal and pass it back\nwith --expect-head to detect a truncated or rewritten tail.\n\nExample:\n  cairn journal verify --expect-head 42:5f1c…"
     )]
     Verify {
-        /// A head reported by an earlier verify, `SEQ:HASH`: the journal must still contain it
-        #[arg(long, value_name = "SEQ:HASH")]
+        /// A head kept from earlier: `SEQ:HASH` from a verify report, or a signed
+        /// anchor from `cairn journal anchor` (its signature must hold): the journal
+        /// must still contain it
+        #[arg(long, value_name = "SEQ:HASH|ANCHOR")]
         expect_head: Option<String>,
+        /// Every transition (and the anchor) must be signed by this public key (64
+        /// hex digits, as `cairn journal key` prints it)
+        #[arg(long, value_name = "PUBLIC_KEY")]
+        trusted_key: Option<String>,
     },
+    /// Print a signed anchor of the journal's head, to keep outside the journal (a
+    /// bead comment, a git note) and pass back to `verify --expect-head`
+    #[command(
+        after_help = "Example:\n  cairn journal anchor\n  cairn journal verify --expect-head cairn-anchor-v1:42:5f1c…"
+    )]
+    Anchor,
+    /// Print the public half of this user's signing key (creating the key on first
+    /// use): what `verify --trusted-key` takes
+    #[command(after_help = "Example:\n  cairn journal key")]
+    Key,
     /// Replay every stream, check each event is an edge of its machine's graph,
     /// and re-decide every recorded transition
     #[command(

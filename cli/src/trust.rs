@@ -1,0 +1,166 @@
+//! The journal's trust verbs: the signing key a writer uses, `journal verify` with
+//! a kept head, a signed anchor and a trusted key, `journal anchor` and `journal key`.
+
+use std::path::Path;
+
+use cairn::journal::{Anchor, ChainHead, Journal, Options, SigningKey, VerifyOptions};
+use serde_json::json;
+
+use crate::args::Cli;
+use crate::failure::{input, Done, Failure};
+use crate::output;
+
+/// This user's signing key: `--signing-key`, else `CAIRN_SIGNING_KEY`, else the
+/// default file under the config directory, created (0600) on first use.
+pub fn signing_key(cli: &Cli) -> Result<SigningKey, Failure> {
+    let path = match &cli.signing_key {
+        Some(p) => p.clone(),
+        None => cairn::journal::default_key_path().ok_or_else(|| {
+            input(
+                "signing_key",
+                "key-location",
+                "no signing key location: pass --signing-key, or set CAIRN_SIGNING_KEY, XDG_CONFIG_HOME or HOME",
+            )
+        })?,
+    };
+    Ok(SigningKey::load_or_create(&path)?)
+}
+
+/// `SEQ:HASH` as printed in a verify report's `head`, or a signed anchor.
+enum Kept {
+    Head(ChainHead),
+    Anchor(Anchor),
+}
+
+fn parse_kept(text: &str) -> Result<Kept, Failure> {
+    if text.starts_with("cairn-anchor-v1:") {
+        return Anchor::parse(text).map(Kept::Anchor).ok_or_else(|| {
+            input(
+                "expect_head",
+                "anchor-format",
+                "expected cairn-anchor-v1:SEQ:HASH:PUBLIC_KEY:SIGNATURE as `cairn journal anchor` prints it",
+            )
+        });
+    }
+    let bad = || {
+        input(
+            "expect_head",
+            "head-format",
+            "expected SEQ:HASH (a sequence number and 64 hex digits) or a signed anchor",
+        )
+    };
+    let (seq, hash) = text.split_once(':').ok_or_else(bad)?;
+    let seq: i64 = seq.parse().map_err(|_| bad())?;
+    if seq < 1 || hash.len() != 64 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(bad());
+    }
+    Ok(Kept::Head(ChainHead {
+        seq,
+        hash: hash.to_ascii_lowercase(),
+    }))
+}
+
+fn is_public_key(s: &str) -> bool {
+    s.len() == 64
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// `cairn journal verify [--expect-head SEQ:HASH|ANCHOR] [--trusted-key KEY]`.
+pub fn verify(
+    db: &Path,
+    options: &Options,
+    expect_head: Option<&str>,
+    trusted_key: Option<&str>,
+) -> Result<Done, Failure> {
+    let mut checks = VerifyOptions::default();
+    match expect_head.map(parse_kept).transpose()? {
+        None => {}
+        Some(Kept::Head(h)) => checks.expect = Some(h),
+        Some(Kept::Anchor(a)) => checks.anchor = Some(a),
+    }
+    if let Some(k) = trusted_key {
+        if !is_public_key(k) {
+            return Err(input(
+                "trusted_key",
+                "public-key",
+                "expected an Ed25519 public key: 64 lower-case hex digits, as `cairn journal key` prints it",
+            ));
+        }
+        checks.trusted_key = Some(k.to_owned());
+    }
+    let journal = Journal::open_read_only(db, options)?;
+    let report = journal.verify_with(&checks)?;
+    output::json(&report);
+    match report.problems.first() {
+        None => {
+            eprintln!(
+                "cairn: journal intact: {} events in {} streams, {} transitions; {} ({} signed, {} unsigned){}{}",
+                report.events,
+                report.streams,
+                report.transitions,
+                report.signing.status,
+                report.signing.signed,
+                report.signing.unsigned,
+                match (&report.head, report.tail) {
+                    (Some(h), "unanchored") => format!(
+                        "; tail unanchored: keep `cairn journal anchor` (or --expect-head {}:{}) to detect a truncated tail later",
+                        h.seq, h.hash
+                    ),
+                    _ => String::new(),
+                },
+                report
+                    .loose_permissions
+                    .as_ref()
+                    .map(|m| format!("; warning: the file has mode {m}: chmod 600 it"))
+                    .unwrap_or_default()
+            );
+            Ok(Done::Ok)
+        }
+        Some(p) => Err(Failure::Integrity(format!(
+            "journal verify found {} problem(s); first: {} at seq {} ({}): {}",
+            report.problem_count,
+            serde_json::to_value(p.kind)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default(),
+            p.seq.map_or("-".into(), |s| s.to_string()),
+            p.stream.as_deref().unwrap_or("-"),
+            p.detail
+        ))),
+    }
+}
+
+/// `cairn journal anchor`: the head, signed by this user's key.
+pub fn anchor(db: &Path, options: &Options, cli: &Cli) -> Result<Done, Failure> {
+    let journal = Journal::open_read_only(db, options)?;
+    let (seq, hash) = journal.head()?.ok_or_else(|| {
+        input(
+            "db",
+            "journal-has-events",
+            "the journal has no events: there is no head to anchor",
+        )
+    })?;
+    let key = signing_key(cli)?;
+    let anchor = key.anchor(seq, &hash);
+    output::json(&json!({
+        "anchor": anchor.text(),
+        "seq": anchor.seq,
+        "hash": anchor.hash,
+        "public_key": anchor.public_key,
+    }));
+    eprintln!(
+        "cairn: keep this anchor outside the journal; `cairn journal verify --expect-head <anchor>` checks it later"
+    );
+    Ok(Done::Ok)
+}
+
+/// `cairn journal key`: the public half of this user's signing key.
+pub fn key(cli: &Cli) -> Result<Done, Failure> {
+    let key = signing_key(cli)?;
+    output::json(&json!({
+        "public_key": key.public_hex(),
+        "path": key.path().map(|p| p.display().to_string()),
+    }));
+    Ok(Done::Ok)
+}

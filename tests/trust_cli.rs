@@ -1,0 +1,180 @@
+//! Journal trust through the `cairn` binary: every recorded transition is signed
+//! with the user's key, `journal key` prints it, `journal anchor` signs the head,
+//! and `journal verify` takes both back.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+fn cairn(args: &[&str], db: &Path, key: &Path, stdin: &str) -> (i32, Value, String) {
+    use std::io::Write as _;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .arg("--signing-key")
+        .arg(key)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (
+        out.status.code().unwrap_or(-1),
+        v,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn prepare(db: &Path, key: &Path, n: u32) {
+    let ep = crate::reliability::episode(n);
+    let input = serde_json::json!({"mode": "park", "anchor_bead": "bd-1", "episode_id": ep, "intent_id": "park-00000000-0000-4000-8000-000000000001", "prior_receipts": []});
+    let (code, out, err) = cairn(&["park", "prepare-attempt"], db, key, &input.to_string());
+    assert_eq!(code, 0, "{out} {err}");
+}
+
+#[test]
+fn what_the_cli_records_is_signed_by_the_users_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("journal.db");
+    let key = dir.path().join("config/cairn/signing.key");
+    for n in [1, 2, 1] {
+        prepare(&db, &key, n);
+    }
+    // The key was created on first use, owner-only, and prints its public half.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            std::fs::metadata(&key).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+    }
+    let (code, k, _) = cairn(&["journal", "key"], &db, &key, "");
+    assert_eq!(code, 0);
+    let public = k["public_key"].as_str().unwrap().to_owned();
+    assert_eq!(public.len(), 64);
+
+    let (code, r, _) = cairn(
+        &["journal", "verify", "--trusted-key", &public],
+        &db,
+        &key,
+        "",
+    );
+    assert_eq!(code, 0, "{r}");
+    assert_eq!(r["signing"]["status"], "signed");
+    assert_eq!(r["signing"]["signed"], 3);
+
+    // Another user's key is not trusted for this journal.
+    let other = dir.path().join("other.key");
+    let (_, o, _) = cairn(&["journal", "key"], &db, &other, "");
+    let (code, r, _) = cairn(
+        &[
+            "journal",
+            "verify",
+            "--trusted-key",
+            o["public_key"].as_str().unwrap(),
+        ],
+        &db,
+        &key,
+        "",
+    );
+    assert_eq!(code, 5, "{r}");
+    assert_eq!(r["problems"][0]["kind"], "untrusted-key");
+
+    // A malformed trusted key is bad input, naming the field.
+    let (code, e, _) = cairn(
+        &["journal", "verify", "--trusted-key", "abc"],
+        &db,
+        &key,
+        "",
+    );
+    assert_eq!(code, 2);
+    assert_eq!(e["error"]["field"], "trusted_key");
+}
+
+#[test]
+fn a_signed_anchor_detects_a_truncated_tail() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("journal.db");
+    let key = dir.path().join("k/signing.key");
+    prepare(&db, &key, 1);
+    prepare(&db, &key, 2);
+    let (code, a, _) = cairn(&["journal", "anchor"], &db, &key, "");
+    assert_eq!(code, 0, "{a}");
+    let anchor = a["anchor"].as_str().unwrap().to_owned();
+    assert!(anchor.starts_with("cairn-anchor-v1:2:"), "{anchor}");
+    // Later appends keep the anchor valid.
+    prepare(&db, &key, 3);
+    let (code, r, _) = cairn(
+        &["journal", "verify", "--expect-head", &anchor],
+        &db,
+        &key,
+        "",
+    );
+    assert_eq!(code, 0, "{r}");
+    assert_eq!(r["tail"], "anchored");
+    // A forged anchor (another head under the same key) is exit 5, named.
+    let mut parts: Vec<&str> = anchor.split(':').collect();
+    parts[1] = "1";
+    let forged = parts.join(":");
+    let (code, r, _) = cairn(
+        &["journal", "verify", "--expect-head", &forged],
+        &db,
+        &key,
+        "",
+    );
+    assert_eq!(code, 5, "{r}");
+    assert!(r["problems"].to_string().contains("anchor-forged"), "{r}");
+    // Truncate the journal back to its first transition: only the anchor tells.
+    let c = rusqlite::Connection::open(&db).unwrap();
+    crate::support::tamper(
+        &c,
+        "DROP TRIGGER IF EXISTS signatures_append_only_delete; DELETE FROM signatures WHERE transition_id > 1; DELETE FROM events WHERE seq > 1; DELETE FROM transitions WHERE id > 1;",
+    );
+    drop(c);
+    let (code, r, _) = cairn(&["journal", "verify"], &db, &key, "");
+    assert_eq!(code, 0, "without an anchor a truncated tail verifies: {r}");
+    let (code, r, _) = cairn(
+        &["journal", "verify", "--expect-head", &anchor],
+        &db,
+        &key,
+        "",
+    );
+    assert_eq!(code, 5, "{r}");
+    assert_eq!(r["problems"][0]["kind"], "head-missing");
+    // An empty journal has nothing to anchor; a bad anchor is bad input.
+    let (code, e, _) = cairn(
+        &["journal", "verify", "--expect-head", "cairn-anchor-v1:x"],
+        &db,
+        &key,
+        "",
+    );
+    assert_eq!(code, 2);
+    assert_eq!(e["error"]["rule"], "anchor-format");
+}
+
+#[test]
+fn journal_log_refuses_an_invalid_stream_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("journal.db");
+    let key = dir.path().join("signing.key");
+    prepare(&db, &key, 1);
+    let (code, e, _) = cairn(
+        &["journal", "log", "--stream", "not a stream"],
+        &db,
+        &key,
+        "",
+    );
+    assert_eq!(code, 2, "{e}");
+    assert_eq!(e["error"]["field"], "stream");
+}
