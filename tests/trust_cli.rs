@@ -178,3 +178,29 @@ fn journal_log_refuses_an_invalid_stream_id() {
     assert_eq!(code, 2, "{e}");
     assert_eq!(e["error"]["field"], "stream");
 }
+
+#[test]
+fn a_writer_refuses_a_journal_others_may_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("journal.db");
+    let key = dir.path().join("signing.key");
+    prepare(&db, &key, 1);
+    crate::support::checkpoint(&db);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let before = std::fs::read(&db).unwrap();
+        let ep = crate::reliability::episode(2);
+        let input = serde_json::json!({"mode": "park", "anchor_bead": "bd-1", "episode_id": ep, "intent_id": "park-00000000-0000-4000-8000-000000000001", "prior_receipts": []});
+        let (code, e, _) = cairn(&["park", "prepare-attempt"], &db, &key, &input.to_string());
+        assert_eq!(code, 1, "{e}");
+        assert_eq!(e["error"]["kind"], "loose-permissions");
+        assert_eq!(e["error"]["mode"], "644");
+        assert_eq!(std::fs::read(&db).unwrap(), before);
+        // A reader still verifies it, and says so.
+        let (code, r, _) = cairn(&["journal", "verify"], &db, &key, "");
+        assert_eq!(code, 0, "{r}");
+        assert_eq!(r["loose_permissions"], "644");
+    }
+}
