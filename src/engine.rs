@@ -65,6 +65,21 @@ pub struct StateView {
     pub state_name: String,
     /// The state as JSON.
     pub state: Value,
+    /// Set when `--at` lands between the events of one transition: the state shown
+    /// is one no decision ever produced on its own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mid_transition: Option<MidTransition>,
+}
+
+/// The transition a time-travel version falls inside.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MidTransition {
+    /// The transition record.
+    pub transition_id: i64,
+    /// Its first version.
+    pub first_version: u64,
+    /// Its last version: `--at` this version shows the whole transition.
+    pub last_version: u64,
 }
 
 /// A journal with the machines that may write to it.
@@ -204,6 +219,12 @@ impl Engine {
         key: Option<Key<'_>>,
     ) -> Result<Decision<M>, Error> {
         check_machine::<M>(stream)?;
+        // A stream this engine's audit could not check is never written.
+        if self.registry.get(M::NAME).is_none() {
+            return Err(Error::UnknownMachine {
+                name: M::NAME.to_owned(),
+            });
+        }
         let command_json = serde_json::to_string(command)
             .map_err(|e| Error::Stored(format!("cannot encode the command: {e}")))?;
         let idempotency = key.map(|k| k.idempotency(M::NAME, &command_json));
@@ -289,12 +310,23 @@ impl Engine {
                         reason: err.to_string(),
                     })
             })?;
+        let mid_transition = match self.journal.transition_at(stream.as_str(), up_to)? {
+            Some((transition_id, first_version, last_version)) if last_version > up_to => {
+                Some(MidTransition {
+                    transition_id,
+                    first_version,
+                    last_version,
+                })
+            }
+            _ => None,
+        };
         Ok(StateView {
             stream: stream.to_string(),
             machine: machine.name().to_owned(),
             version: up_to,
             state_name: fold.state_name().to_owned(),
             state: fold.state_json(),
+            mid_transition,
         })
     }
 

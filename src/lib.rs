@@ -100,7 +100,7 @@ pub mod testing;
 pub mod work;
 
 pub use audit::{AuditReport, Finding, FindingKind};
-pub use engine::{Decision, Engine, Executed, Key, Pending, Request, StateView};
+pub use engine::{Decision, Engine, Executed, Key, MidTransition, Pending, Request, StateView};
 pub use error::Error;
 pub use registry::Registry;
 pub use stream::StreamId;

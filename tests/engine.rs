@@ -426,3 +426,70 @@ fn a_decision_is_appended_only_at_the_version_it_was_decided_against() {
     ));
     assert_eq!(e.load::<Ticket>(&s).unwrap().1, 3);
 }
+
+#[test]
+fn an_engine_refuses_to_write_a_machine_it_cannot_audit() {
+    // Writing streams the engine's own audit would report as `unknown-machine` is
+    // refused before anything is decided or written.
+    let t = TempJournal::new();
+    drop(t.engine());
+    let before = t.bytes();
+    let mut e = Engine::open(&t.path(), &Default::default(), Registry::new()).unwrap();
+    let err = e
+        .execute_with_context::<Ticket>(&stream("t1"), &open("x"), &ctx(1), None)
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::UnknownMachine { name } if name == "ticket"),
+        "{err:?}"
+    );
+    drop(e);
+    assert_eq!(t.bytes(), before);
+}
+
+#[test]
+fn time_travel_says_when_it_lands_inside_a_transition() {
+    let t = TempJournal::new();
+    let mut e = t.engine();
+    e.execute_with_context::<Ticket>(&stream("t1"), &open("x"), &ctx(1), None)
+        .unwrap();
+    // One transition of two events (versions 2 and 3).
+    let ev = |text: &str| NewEvent {
+        event_type: "commented".into(),
+        schema_version: 1,
+        payload: format!(r#"{{"type":"commented","text":"{text}"}}"#),
+    };
+    e.journal_mut()
+        .append(&Append {
+            stream: "ticket/t1".into(),
+            machine: "ticket".into(),
+            expected_version: 1,
+            events: vec![ev("a"), ev("b")],
+            transition: TransitionRecord {
+                command_name: "comment".into(),
+                command: r#"{"type":"comment","text":"a"}"#.into(),
+                context: serde_json::to_string(&ctx(2)).unwrap(),
+                rules_version: Ticket::RULES_VERSION,
+            },
+            idempotency: None,
+            recorded_at: "2026-11-30T09:00:00Z".into(),
+        })
+        .unwrap();
+    let mid = e.state_view(&stream("t1"), Some(2)).unwrap();
+    let m = mid
+        .mid_transition
+        .expect("version 2 is inside the 2..=3 transition");
+    assert_eq!((m.first_version, m.last_version), (2, 3));
+    for at in [1, 3] {
+        assert_eq!(
+            e.state_view(&stream("t1"), Some(at))
+                .unwrap()
+                .mid_transition,
+            None,
+            "--at {at}"
+        );
+    }
+    assert_eq!(
+        e.state_view(&stream("t1"), None).unwrap().mid_transition,
+        None
+    );
+}

@@ -61,7 +61,14 @@ pub fn run(cli: Cli, registry: Registry) -> Result<Done, Failure> {
         Command::State { stream, at } => {
             let stream = StreamId::parse(stream)?;
             let engine = Engine::open_read_only(&db_path(&cli)?, &options(false), registry)?;
-            output::json(&engine.state_view(&stream, *at)?);
+            let view = engine.state_view(&stream, *at)?;
+            output::json(&view);
+            if let Some(m) = &view.mid_transition {
+                eprintln!(
+                    "cairn: version {} falls inside transition {} (versions {}..={}): no decision produced this state on its own; --at {} shows the whole transition",
+                    view.version, m.transition_id, m.first_version, m.last_version, m.last_version
+                );
+            }
             Ok(Done::Ok)
         }
         Command::Park(verb) => crate::park::run(verb, &db_path(&cli), &writing()?),

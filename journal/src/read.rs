@@ -231,6 +231,29 @@ impl Journal {
         Ok(out)
     }
 
+    /// The transition that covers `version` of `stream`: `(id, first_version,
+    /// last_version)`, `None` when no record covers it.
+    pub fn transition_at(
+        &self,
+        stream: &str,
+        version: u64,
+    ) -> Result<Option<(i64, u64, u64)>, Error> {
+        let v = int(version, "version")?;
+        let row: Option<(i64, i64, i64)> = self
+            .conn
+            .prepare_cached(crate::sql::TRANSITION_AT)
+            .and_then(|mut s| {
+                s.query_row(params![stream, v], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })
+                .optional()
+            })
+            .map_err(|e| Error::sql(e, self.busy_ms))?;
+        Ok(row
+            .filter(|(_, _, last)| *last >= v)
+            .map(|(id, first, last)| (id, first.max(0) as u64, last.max(0) as u64)))
+    }
+
     /// A stream's transition records in order.
     pub fn transitions(&self, stream: &str) -> Result<Vec<StoredTransition>, Error> {
         let mut stmt = self

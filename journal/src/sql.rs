@@ -20,6 +20,9 @@ pub(crate) const STREAM_MACHINE: &str =
 pub(crate) const REPLAY: &str = "SELECT seq, version, event_type, schema_version, payload FROM events WHERE stream = ?1 AND version <= ?2 ORDER BY version";
 /// How many transition records a stream has.
 pub(crate) const TRANSITION_COUNT: &str = "SELECT count(*) FROM transitions WHERE stream = ?1";
+/// The transition record that covers a stream version: the last one starting at or
+/// before it.
+pub(crate) const TRANSITION_AT: &str = "SELECT id, first_version, last_version FROM transitions WHERE stream = ?1 AND first_version <= ?2 ORDER BY first_version DESC LIMIT 1";
 /// Records a signing key's public half once.
 pub(crate) const KEY_INSERT: &str =
     "INSERT OR IGNORE INTO signing_keys (public_key, added_at) VALUES (?1, ?2)";
@@ -58,6 +61,7 @@ mod tests {
             LOG_STREAM_AFTER,
             KEY_ID,
             SIGNATURE_OF,
+            TRANSITION_AT,
         ] {
             let mut stmt = j
                 .conn
