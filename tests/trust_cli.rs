@@ -204,3 +204,24 @@ fn a_writer_refuses_a_journal_others_may_read() {
         assert_eq!(r["loose_permissions"], "644");
     }
 }
+
+#[test]
+fn journal_show_prints_a_transition_with_its_evidence_and_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("journal.db");
+    let key = dir.path().join("signing.key");
+    prepare(&db, &key, 1);
+    let (code, v, _) = cairn(&["journal", "show", "1", "--format", "json"], &db, &key, "");
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["transition"]["id"], 1);
+    assert_eq!(v["transition"]["command_name"], "prepare-attempt");
+    assert!(v["transition"]["command"].is_object(), "{v}");
+    assert!(v["transition"]["context"]["now"].is_string(), "{v}");
+    let events = v["events"].as_array().unwrap();
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0]["event_type"], "attempt-prepared");
+    assert!(events[0]["payload"].is_object());
+    let (code, e, _) = cairn(&["journal", "show", "99"], &db, &key, "");
+    assert_eq!(code, 2, "{e}");
+    assert_eq!(e["error"]["field"], "transition");
+}

@@ -121,6 +121,53 @@ pub fn run(cli: Cli, registry: Registry) -> Result<Done, Failure> {
             crate::trust::anchor(&db_path(&cli)?, &options(false), &cli)
         }
         Command::Journal(JournalCommand::Key) => crate::trust::key(&cli),
+        Command::Journal(JournalCommand::Show { transition, format }) => {
+            let journal = Journal::open_read_only(&db_path(&cli)?, &options(false))?;
+            let (record, events) = journal.transition_by_id(*transition)?.ok_or_else(|| {
+                crate::failure::input(
+                    "transition",
+                    "transition-exists",
+                    &format!("no transition {transition} in this journal"),
+                )
+            })?;
+            let json_or_text =
+                |s: &str| serde_json::from_str::<serde_json::Value>(s).unwrap_or_else(|_| json!(s));
+            match format {
+                LogFormat::Json => {
+                    let mut t = json!(record);
+                    t["command"] = json_or_text(&record.command);
+                    t["context"] = json_or_text(&record.context);
+                    let events: Vec<serde_json::Value> = events
+                        .iter()
+                        .map(|e| {
+                            let mut v = json!(e);
+                            v["payload"] = json_or_text(&e.payload);
+                            v
+                        })
+                        .collect();
+                    output::json(&json!({ "transition": t, "events": events }));
+                }
+                LogFormat::Table => output::text(&format!(
+                    "transition {}  {}  {}@{}..={}  rules v{}  recorded {}{}\ncommand: {}\ncontext: {}\n{}",
+                    record.id,
+                    record.command_name,
+                    record.stream,
+                    record.first_version,
+                    record.last_version,
+                    record.rules_version,
+                    record.recorded_at,
+                    record
+                        .idempotency_key
+                        .as_ref()
+                        .map(|k| format!("  key {k}"))
+                        .unwrap_or_default(),
+                    record.command,
+                    record.context,
+                    log_table(&events)
+                )),
+            }
+            Ok(Done::Ok)
+        }
         Command::Journal(JournalCommand::Audit { stream }) => {
             if let Some(s) = stream {
                 StreamId::parse(s)?;

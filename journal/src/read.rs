@@ -254,6 +254,38 @@ impl Journal {
             .map(|(id, first, last)| (id, first.max(0) as u64, last.max(0) as u64)))
     }
 
+    /// One transition record by id, with the events it produced (in version
+    /// order); `None` when no such record exists.
+    pub fn transition_by_id(
+        &self,
+        id: i64,
+    ) -> Result<Option<(StoredTransition, Vec<StoredEvent>)>, Error> {
+        let sql = |e| Error::sql(e, self.busy_ms);
+        let record = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {TRANSITION_COLUMNS} FROM transitions WHERE id = ?1"
+            ))
+            .and_then(|mut s| s.query_row([id], transition_from_row).optional())
+            .map_err(sql)?;
+        let Some(record) = record else {
+            return Ok(None);
+        };
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {EVENT_COLUMNS} FROM events WHERE stream = ?1 AND version BETWEEN ?2 AND ?3 ORDER BY version"
+            ))
+            .map_err(sql)?;
+        let first = int(record.first_version, "version")?;
+        let last = int(record.last_version, "version")?;
+        let events = stmt
+            .query_map(params![record.stream, first, last], event_from_row)
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(sql)?;
+        Ok(Some((record, events)))
+    }
+
     /// A stream's transition records in order.
     pub fn transitions(&self, stream: &str) -> Result<Vec<StoredTransition>, Error> {
         let mut stmt = self

@@ -163,6 +163,15 @@ pub enum JournalCommand {
     /// use): what `verify --trusted-key` takes
     #[command(after_help = "Example:\n  cairn journal key")]
     Key,
+    /// Show one transition record: the command and evidence it carried, its context,
+    /// rules version, idempotency key, and the events it produced
+    #[command(after_help = "Example:\n  cairn journal show 42 --format json")]
+    Show {
+        /// The transition id (`transition_id` in `journal log`)
+        transition: i64,
+        #[arg(long, value_enum, default_value_t = LogFormat::Table)]
+        format: LogFormat,
+    },
     /// Replay every stream, check each event is an edge of its machine's graph,
     /// and re-decide every recorded transition
     #[command(
