@@ -73,9 +73,10 @@ pub struct Config {
     pub session: Option<&'static str>,
 }
 
-/// What one sequence did.
+/// What one sequence did (statistics of a run; not to be confused with
+/// [`crate::Outcome`], the evidence outcome `pass | fail | unknown`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Outcome {
+pub struct RunStats {
     /// Commands that appended events.
     pub accepted: usize,
     /// Commands the guards refused.
@@ -85,6 +86,10 @@ pub struct Outcome {
     /// Events appended.
     pub events: u64,
 }
+
+/// The old name of [`RunStats`].
+#[deprecated(note = "renamed RunStats: `cairn::Outcome` is the evidence outcome")]
+pub type Outcome = RunStats;
 
 /// Runs the harness; panics with the minimal failing sequence when an invariant breaks.
 pub fn check<M, P, S>(config: &Config, steps: S, to_command: impl Fn(&M::State, &P) -> M::Command)
@@ -130,7 +135,7 @@ impl Drop for Scratch {
 pub fn run_sequence<M: Machine, P>(
     steps: &[P],
     to_command: &impl Fn(&M::State, &P) -> M::Command,
-) -> Result<Outcome, String> {
+) -> Result<RunStats, String> {
     run_sequence_in::<M, P>(steps, to_command, None)
 }
 
@@ -139,7 +144,7 @@ pub fn run_sequence_in<M: Machine, P>(
     steps: &[P],
     to_command: &impl Fn(&M::State, &P) -> M::Command,
     session: Option<&str>,
-) -> Result<Outcome, String> {
+) -> Result<RunStats, String> {
     let dir = Scratch(std::env::temp_dir().join(format!("cairn-harness-{}", uuid::Uuid::new_v4())));
     let mut registry = Registry::builtin();
     registry.register::<M>();
@@ -148,7 +153,7 @@ pub fn run_sequence_in<M: Machine, P>(
     let stream = StreamId::new(M::NAME, "harness").map_err(|e| e.to_string())?;
     let graph = M::graph();
     let mut model = M::initial_state();
-    let mut out = Outcome::default();
+    let mut out = RunStats::default();
     let base =
         chrono::DateTime::parse_from_rfc3339("2026-01-01T00:00:00Z").map_err(|e| e.to_string())?;
     for (i, step) in steps.iter().enumerate() {
