@@ -39,6 +39,10 @@ pub enum FindingKind {
     /// Notice: the transition was decided under a rules version the machine
     /// declares retired; it was folded and edge-checked but not re-decided.
     RulesChanged,
+    /// SQLite's structural check found the file damaged (an index that disagrees
+    /// with its table tells readers another history than the rows): nothing read
+    /// through it can be trusted.
+    Damaged,
     /// The transition names a rules version its machine never declared (a future
     /// one included): it cannot have been decided by this machine.
     RulesUndeclared,
@@ -105,6 +109,15 @@ impl Engine {
             redecided: 0,
             findings: Vec::new(),
         };
+        for line in self.journal().integrity_problems(10)? {
+            report.findings.push(Finding {
+                kind: FindingKind::Damaged,
+                stream: String::new(),
+                transition_id: None,
+                seq: None,
+                detail: format!("sqlite integrity_check: {line}"),
+            });
+        }
         for s in &streams {
             self.audit_stream(s, &mut report)?;
         }

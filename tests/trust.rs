@@ -686,3 +686,96 @@ fn damage_the_checks_can_name_exits_5() {
         assert!(v.to_string().contains('3'), "{v}");
     }
 }
+
+#[test]
+fn an_index_rewritten_to_tell_another_history_is_caught() {
+    // Found by a hostile review: swapping an index's root page (no row changed)
+    // made `state` and `journal log --stream` show another history than the rows
+    // verify walks. SQLite's integrity check now runs in verify and audit.
+    let t = TempJournal::new();
+    day(&t.path());
+    crate::support::checkpoint(&t.path());
+    {
+        // A shadow index holding every (stream, version) but t1's tail, then the
+        // events' own index pointed at it: no row changes, t1 "ends" at version 1.
+        let c = rusqlite::Connection::open(t.path()).unwrap();
+        c.execute_batch(
+            "CREATE TABLE shadow (stream TEXT, version INTEGER);
+             CREATE INDEX shadow_idx ON shadow (stream, version);
+             INSERT INTO shadow (rowid, stream, version)
+                 SELECT seq, stream, version FROM events
+                 WHERE NOT (stream = 'ticket/t1' AND version > 1);",
+        )
+        .unwrap();
+        let root: i64 = c
+            .query_row(
+                "SELECT rootpage FROM sqlite_schema WHERE name = 'shadow_idx'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        c.execute_batch("PRAGMA writable_schema=ON;").unwrap();
+        c.execute(
+            "UPDATE sqlite_schema SET rootpage = ?1 WHERE name = 'sqlite_autoindex_events_1'",
+            [root],
+        )
+        .unwrap();
+        c.execute_batch("PRAGMA writable_schema=OFF;").unwrap();
+    }
+    // The forged view: t1 replays to its first event only.
+    let v = reader(&t.path())
+        .state_view(&StreamId::parse("ticket/t1").unwrap(), None)
+        .map(|v| v.version);
+    assert!(!matches!(v, Ok(3)), "the index swap did not take: {v:?}");
+    let e = reader(&t.path());
+    let r = e
+        .journal()
+        .verify_with(&VerifyOptions {
+            trusted_key: Some(key().public_hex()),
+            ..VerifyOptions::default()
+        })
+        .unwrap();
+    assert!(!r.ok, "{r:?}");
+    assert!(
+        r.problems.iter().any(|p| p.kind == ProblemKind::Damaged),
+        "{r:?}"
+    );
+    let a = e.audit(None);
+    assert!(a.map(|a| !a.ok).unwrap_or(true));
+}
+
+#[test]
+fn a_write_ahead_log_on_read_only_media_is_read_not_dropped() {
+    // Found by a hostile review: with the -wal but no -shm on read-only media, an
+    // immutable open ignored the log and reported a shorter journal as intact.
+    let src = Mount::tmpfs();
+    let db = src.dir.path().join("journal.db");
+    drop(engine(&db, &signed_options()));
+    let hold = rusqlite::Connection::open(&db).unwrap();
+    let _: i64 = hold
+        .query_row("SELECT count(*) FROM events", [], |r| r.get(0))
+        .unwrap();
+    day(&db);
+    let ro = Mount::tmpfs();
+    for f in ["journal.db", "journal.db-wal"] {
+        std::fs::copy(src.dir.path().join(f), ro.dir.path().join(f)).unwrap();
+    }
+    drop(hold);
+    assert!(
+        std::fs::metadata(ro.dir.path().join("journal.db-wal"))
+            .unwrap()
+            .len()
+            > 0
+    );
+    ro.remount("ro");
+    let before = files(ro.dir.path());
+    let e = reader(&ro.dir.path().join("journal.db"));
+    let r = e.journal().verify().unwrap();
+    assert!(r.ok, "{r:?}");
+    assert_eq!(r.events, 7, "every committed transition in the log is read");
+    assert_eq!(e.journal().access(), cairn::journal::Access::Copy);
+    assert!(e.audit(None).unwrap().ok);
+    drop(e);
+    assert_eq!(files(ro.dir.path()), before);
+    ro.remount("rw");
+}

@@ -225,3 +225,37 @@ fn journal_show_prints_a_transition_with_its_evidence_and_events() {
     assert_eq!(code, 2, "{e}");
     assert_eq!(e["error"]["field"], "transition");
 }
+
+#[test]
+fn the_key_cannot_be_the_journal_or_its_sidecars_and_anchors_need_a_sound_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("journal.db");
+    let key = dir.path().join("signing.key");
+    prepare(&db, &key, 1);
+    for side in [
+        "journal.db",
+        "journal.db-wal",
+        "journal.db-shm",
+        "journal.db-journal",
+    ] {
+        let ep = crate::reliability::episode(2);
+        let input = serde_json::json!({"mode": "park", "anchor_bead": "bd-1", "episode_id": ep, "intent_id": "park-00000000-0000-4000-8000-000000000001", "prior_receipts": []});
+        let (code, e, _) = cairn(
+            &["park", "prepare-attempt"],
+            &db,
+            &dir.path().join(side),
+            &input.to_string(),
+        );
+        assert_eq!(code, 2, "{side}: {e}");
+        assert_eq!(e["error"]["rule"], "key-not-journal");
+    }
+    // A journal that does not verify gets no anchor.
+    let c = rusqlite::Connection::open(&db).unwrap();
+    crate::support::tamper(
+        &c,
+        "UPDATE events SET payload = replace(payload, 'bd-1', 'bd-2')",
+    );
+    drop(c);
+    let (code, r, _) = cairn(&["journal", "anchor"], &db, &key, "");
+    assert_eq!(code, 5, "{r}");
+}

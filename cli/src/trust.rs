@@ -23,6 +23,26 @@ pub fn signing_key(cli: &Cli) -> Result<SigningKey, Failure> {
             )
         })?,
     };
+    // The key must not be the journal or one of SQLite's files beside it (SQLite
+    // would overwrite it, and every write would mint a new key).
+    if let Ok(db) = crate::verbs::db_path(cli) {
+        let taken: Vec<std::path::PathBuf> = ["", "-wal", "-shm", "-journal"]
+            .iter()
+            .map(|s| {
+                let mut p = db.as_os_str().to_owned();
+                p.push(s);
+                std::path::PathBuf::from(p)
+            })
+            .collect();
+        let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_owned());
+        if taken.iter().any(|t| abs(t) == abs(&path)) {
+            return Err(input(
+                "signing_key",
+                "key-not-journal",
+                "the signing key cannot be the journal or one of its -wal, -shm, -journal files",
+            ));
+        }
+    }
     Ok(SigningKey::load_or_create(&path)?)
 }
 
@@ -33,6 +53,7 @@ enum Kept {
 }
 
 fn parse_kept(text: &str) -> Result<Kept, Failure> {
+    let text = text.trim();
     if text.starts_with("cairn-anchor-v1:") {
         return Anchor::parse(text).map(Kept::Anchor).ok_or_else(|| {
             input(
@@ -134,6 +155,15 @@ pub fn verify(
 /// `cairn journal anchor`: the head, signed by this user's key.
 pub fn anchor(db: &Path, options: &Options, cli: &Cli) -> Result<Done, Failure> {
     let journal = Journal::open_read_only(db, options)?;
+    // Never sign a head the journal's own checks refuse.
+    let report = journal.verify()?;
+    if !report.ok {
+        output::json(&report);
+        return Err(Failure::Integrity(format!(
+            "journal verify found {} problem(s): no anchor is signed for a journal that does not verify",
+            report.problem_count
+        )));
+    }
     let (seq, hash) = journal.head()?.ok_or_else(|| {
         input(
             "db",

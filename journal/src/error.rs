@@ -129,8 +129,22 @@ pub enum Error {
 }
 
 impl Error {
-    /// Maps a SQLite error, recognising busy/locked as [`Error::Busy`].
+    /// Maps a SQLite error, recognising busy/locked as [`Error::Busy`], and a
+    /// stored value of the wrong type (a BLOB payload, a text version, NULL where
+    /// the schema says NOT NULL) as [`Error::Damaged`]: the file holds what cairn
+    /// never writes.
     pub(crate) fn sql(e: rusqlite::Error, timeout_ms: u64) -> Self {
+        match &e {
+            rusqlite::Error::InvalidColumnType(..)
+            | rusqlite::Error::FromSqlConversionFailure(..)
+            | rusqlite::Error::IntegralValueOutOfRange(..)
+            | rusqlite::Error::Utf8Error(..) => {
+                return Error::Damaged {
+                    detail: format!("a stored value has the wrong type: {e}"),
+                }
+            }
+            _ => {}
+        }
         if let rusqlite::Error::SqliteFailure(f, _) = &e {
             match f.code {
                 rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked => {

@@ -126,6 +126,8 @@ pub struct Journal {
     pub(crate) schema: i64,
     pub(crate) signing_key: Option<crate::SigningKey>,
     pub(crate) access: Access,
+    /// The private copy a [`Access::Copy`] journal reads (dropped after the connection).
+    pub(crate) copy: Option<PrivateCopy>,
 }
 
 /// How a journal was opened.
@@ -136,9 +138,65 @@ pub enum Access {
     ReadWrite,
     /// SQLite's read-only mode: nothing is created, converted or checkpointed.
     ReadOnly,
-    /// Read-only media where SQLite cannot even keep its shared-memory index: the
-    /// file is read as immutable (a snapshot or a copy).
+    /// Read-only media where SQLite cannot even keep its shared-memory index, and
+    /// no write-ahead log: the file is read as immutable (a snapshot or a copy).
     Immutable,
+    /// Read-only media holding a write-ahead log SQLite cannot read in place: a
+    /// private copy of the file and its log (in the temp directory, removed after)
+    /// is read, so no committed transition is dropped.
+    Copy,
+}
+
+/// `path` with `suffix` appended (`journal.db-wal`).
+pub(crate) fn sidecar(path: &Path, suffix: &str) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(suffix);
+    PathBuf::from(s)
+}
+
+/// A private copy of a journal and its write-ahead log, removed on drop.
+pub(crate) struct PrivateCopy {
+    dir: PathBuf,
+    pub(crate) db: PathBuf,
+}
+
+impl PrivateCopy {
+    fn make(path: &Path, wal: &Path) -> Result<Self, Error> {
+        let mut nonce = [0u8; 8];
+        let _ = getrandom::fill(&mut nonce);
+        let dir = std::env::temp_dir().join(format!(
+            "cairn-read-{}-{}",
+            std::process::id(),
+            crate::hash::to_hex(&nonce)
+        ));
+        let io = |p: &Path| {
+            let p = p.to_owned();
+            move |source| Error::Io { path: p, source }
+        };
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::DirBuilderExt;
+            std::fs::DirBuilder::new()
+                .mode(0o700)
+                .create(&dir)
+                .map_err(io(&dir))?;
+        }
+        #[cfg(not(unix))]
+        std::fs::create_dir(&dir).map_err(io(&dir))?;
+        let copy = Self {
+            db: dir.join("journal.db"),
+            dir,
+        };
+        std::fs::copy(path, &copy.db).map_err(io(path))?;
+        std::fs::copy(wal, sidecar(&copy.db, "-wal")).map_err(io(wal))?;
+        Ok(copy)
+    }
+}
+
+impl Drop for PrivateCopy {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }
 
 impl Journal {
@@ -189,6 +247,7 @@ impl Journal {
             schema: SCHEMA_VERSION,
             signing_key: options.signing_key.clone(),
             access: Access::ReadWrite,
+            copy: None,
         };
         // Read before writing anything: a foreign or newer file must stay byte-identical.
         let (version, app_id, tables) = journal.identify()?;
@@ -267,6 +326,7 @@ impl Journal {
                 schema: 0,
                 signing_key: None,
                 access,
+                copy: None,
             };
             let (version, app_id, tables) = journal.identify()?;
             if version > SCHEMA_VERSION {
@@ -286,14 +346,73 @@ impl Journal {
                 });
             }
             journal.schema = version;
+            journal.require_tables()?;
             Ok(journal)
         };
         match attempt(Access::ReadOnly) {
             Err(Error::ReadOnly | Error::StorageIo { .. } | Error::Sqlite(_)) => {
+                // SQLite cannot keep its index next to the file (read-only media, a
+                // directory the user may not write). Immutable mode would ignore a
+                // write-ahead log, silently dropping committed transitions: when
+                // one is there, read a private copy of the file and its log instead.
+                let wal = sidecar(path, "-wal");
+                if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
+                    let copy = PrivateCopy::make(path, &wal)?;
+                    let mut journal = Self::open_read_only(&copy.db, options)?;
+                    journal.path = path.to_owned();
+                    journal.access = Access::Copy;
+                    journal.copy = Some(copy);
+                    return Ok(journal);
+                }
                 attempt(Access::Immutable)
             }
             other => other,
         }
+    }
+
+    /// Whether the file has a table of this name.
+    pub(crate) fn has_table(&self, name: &str) -> Result<bool, Error> {
+        let n: i64 = self
+            .conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?1",
+                [name],
+                |r| r.get(0),
+            )
+            .map_err(|e| Error::sql(e, self.busy_ms))?;
+        Ok(n == 1)
+    }
+
+    /// A cairn journal has its tables; one without them was damaged (or emptied).
+    fn require_tables(&self) -> Result<(), Error> {
+        let mut wanted = vec!["events", "transitions"];
+        if self.schema >= 2 {
+            wanted.extend(["signing_keys", "signatures"]);
+        }
+        for table in wanted {
+            if !self.has_table(table)? {
+                return Err(Error::Damaged {
+                    detail: format!("the table `{table}` is missing"),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// SQLite's own structural check (`PRAGMA integrity_check`): every index agrees
+    /// with its table, every page is where the file says. The problems it names,
+    /// at most `limit`; empty when the file is sound. Verify runs it, so an index
+    /// rewritten to show a different history than the rows cannot pass.
+    pub fn integrity_problems(&self, limit: u32) -> Result<Vec<String>, Error> {
+        let mut stmt = self
+            .conn
+            .prepare(&format!("PRAGMA integrity_check({limit})"))
+            .map_err(|e| Error::sql(e, self.busy_ms))?;
+        let lines: Vec<String> = stmt
+            .query_map([], |r| r.get(0))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| Error::sql(e, self.busy_ms))?;
+        Ok(lines.into_iter().filter(|l| l != "ok").collect())
     }
 
     /// How this journal was opened.
@@ -421,7 +540,7 @@ fn file_uri(path: &Path, access: Access) -> String {
     }
     uri.push_str(match access {
         Access::Immutable => "?mode=ro&immutable=1",
-        Access::ReadOnly | Access::ReadWrite => "?mode=ro",
+        Access::ReadOnly | Access::ReadWrite | Access::Copy => "?mode=ro",
     });
     uri
 }

@@ -159,8 +159,11 @@ impl Journal {
     /// [`Journal::verify`] with a kept head, a signed anchor and a trusted key.
     pub fn verify_with(&self, options: &VerifyOptions) -> Result<VerifyReport, Error> {
         let sql = |e| Error::sql(e, self.busy_ms);
+        // By the tables present, not `user_version`: a lowered version must not
+        // switch the signature checks off.
+        let signed_schema = self.has_table("signatures")?;
         let mut signatures = Signatures {
-            stmt: if self.schema >= 2 {
+            stmt: if signed_schema {
                 Some(
                     self.conn
                         .prepare_cached(crate::sql::SIGNATURE_OF)
@@ -389,7 +392,7 @@ impl Journal {
             close_transition(&t, &mut problems);
             signatures.check(&t, &mut problems).map_err(sql)?;
         }
-        if self.schema >= 2 {
+        if signed_schema {
             let orphans: Vec<i64> = self
                 .conn
                 .prepare("SELECT transition_id FROM signatures WHERE transition_id NOT IN (SELECT id FROM transitions) ORDER BY transition_id")
@@ -424,6 +427,17 @@ impl Journal {
             .conn
             .query_row("SELECT count(*) FROM transitions", [], |r| r.get(0))
             .map_err(sql)?;
+        // The rows were walked by rowid; readers find a stream's events through its
+        // indexes. SQLite's structural check makes sure both tell the same history.
+        for line in self.integrity_problems(10)? {
+            problems.push(
+                ProblemKind::Damaged,
+                None,
+                None,
+                None,
+                format!("sqlite integrity_check: {line}"),
+            );
+        }
         let expected = options.expect.as_ref();
         if let Some(anchor) = &options.anchor {
             if !anchor.signature_holds() {
