@@ -47,9 +47,17 @@ pub fn pr_outcome(response: &Value, pr_url: &str) -> Outcome {
     }
 }
 
-/// `anchor_confirmed`: an anchor, or an error (`fail` or `unknown`).
+/// `anchor_confirmed`: an anchor, or an error (`fail` or `unknown`), from a source
+/// that confirms it; a detected anchor is only a proposal until a human confirms it.
 fn anchor(a: &AnchorEvidence, ep: &str) -> Result<Vec<Outcome>> {
     detail(&a.detail, ep)?;
+    if !a.source.confirms() {
+        return Err(InputError::new(
+            at(ep, "source"),
+            "anchor-unconfirmed",
+            "a detected anchor (active dispatch, current branch, recently touched bead) is a proposal: have a human confirm it and send source `human_confirmation`",
+        ));
+    }
     Ok(match &a.anchor {
         Some(s) if !s.trim().is_empty() && a.error.is_none() => vec![Pass],
         Some(s) if s.trim().is_empty() => {
@@ -306,7 +314,9 @@ fn resume(r: &ResumeEvidence, ep: &str) -> Result<Vec<Outcome>> {
             } else {
                 bound_argv(cmd, r.backend, &r.bound_root, &at(ep, "resolver_command"))?;
             }
-            vec![Pass]
+            // Resolved now, but the target may have drifted or moved since the
+            // receipt: `fail` with resolver evidence is an unsafe result.
+            vec![Pass, Fail]
         }
         (None, None) => {
             error_only(&r.error, false, ep)?;
