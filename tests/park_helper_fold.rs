@@ -290,3 +290,28 @@ fn evaluate_lists_only_what_blocks_in_the_helpers_words_and_order() {
     let (_, _, err) = park("check", &observation().to_string());
     assert!(err.contains("anchor_confirmed=pass"), "{err}");
 }
+
+#[test]
+fn a_resolver_name_git_would_read_as_an_option_is_refused() {
+    // The resolver argv is the helper's (`git -C ROOT rev-parse VALUE`, no
+    // `--end-of-options`): a value starting with `-` never reaches it.
+    let mut v = observation();
+    set(&mut v, resume("pass", "--output=/tmp/x", "branch", HEAD));
+    refused(
+        "check",
+        &v.to_string(),
+        "checks[9].evidence.target.value",
+        "option-like",
+    );
+    let mut v = observation();
+    let mut tree = durable("tree_preserved");
+    tree["evidence"]["reference"] = json!("-p");
+    tree["evidence"]["resolver_command"] = git(&["cat-file", "-e", "-p^{commit}"]);
+    set(&mut v, tree);
+    refused(
+        "check",
+        &v.to_string(),
+        "checks[5].evidence.reference",
+        "option-like",
+    );
+}
