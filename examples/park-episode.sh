@@ -6,7 +6,8 @@
 #
 #   CAIRN=path/to/cairn CAIRN_DB=./cairn-demo.db examples/park-episode.sh
 #
-# The wire documents under examples/park/ are the park skill's own formats; the
+# The wire documents under examples/park/ are built the way the park skill's
+# helper builds them, and cairn answers with the helper's bytes; the
 # evidence describes a bound workspace at /srv/work/project (a fixture: `check`,
 # `evaluate` and `validate-receipt` judge evidence, they do not read the disk;
 # `cairn park observe-vcs --root DIR` is the verb that observes a real one).
@@ -17,7 +18,8 @@ export CAIRN_DB=${CAIRN_DB:-./cairn-demo.db}
 docs=$here/park
 
 say() { printf '\n== %s\n' "$*"; }
-field() { sed -n "s/.*\"$1\":\"\\([^\"]*\\)\".*/\\1/p"; }
+# A string field of a park answer (the helper's bytes: `"key": "value"`).
+field() { sed -n "s/.*\"$1\": \"\\([^\"]*\\)\".*/\\1/p"; }
 fill() {
   local text
   text=$(cat "$1")

@@ -225,7 +225,7 @@ fn answer(verb: Verb, bytes: &[u8]) -> Answer {
             doc()
                 .and_then(|d| receipt::parse_readback(&d))
                 .and_then(|r| receipt::confirm(&r))
-                .map(|(_, readback)| enc(&readback)),
+                .map(|c| enc(&c.readback)),
         ),
         Verb::PrepareAttempt => (
             Verb::PrepareAttempt,

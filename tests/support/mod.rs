@@ -4,6 +4,7 @@
 pub mod fixtures;
 pub mod git;
 pub mod park;
+pub mod park_helper;
 pub mod pr;
 pub mod ship;
 pub mod ticket;

@@ -105,19 +105,16 @@ fn argv(root: &str, rest: &[&str]) -> Vec<String> {
     v
 }
 
-/// The bound git observations every later VCS reading must use, in the seed's order.
+/// The bound git commands a binding names (the helper's `commands`, exactly these
+/// five in this order): status, unresolved paths, git dir, common dir, `HEAD`.
+/// `observe-vcs` runs more than these; the binding's list is the helper's.
 pub fn bound_commands(root: &str) -> Vec<Vec<String>> {
     [
         &["status", "--porcelain=v2", "--branch"][..],
         &["diff", "--name-only", "--diff-filter=U"],
-        &["rev-parse", "--show-toplevel"],
         &["rev-parse", "--path-format=absolute", "--git-dir"],
         &["rev-parse", "--path-format=absolute", "--git-common-dir"],
-        &["remote", "get-url", "origin"],
-        &["branch", "--show-current"],
         &["rev-parse", "HEAD"],
-        &["rev-parse", "@{upstream}"],
-        &["merge-base", "--is-ancestor", "HEAD", "@{upstream}"],
     ]
     .iter()
     .map(|rest| argv(root, rest))
@@ -237,6 +234,20 @@ pub fn bind(input: &BindInput) -> Result<BindOutput> {
             "receipt_identity.repository.path",
             "absolute-path",
             "expected an absolute, normalised path",
+        ));
+    }
+    if id.repository.branch.trim().is_empty() {
+        return Err(InputError::new(
+            "receipt_identity.repository.branch",
+            "nonempty-string",
+            "the branch is empty",
+        ));
+    }
+    if !id.repository.vcs.is_full_head(&id.repository.head) {
+        return Err(InputError::new(
+            "receipt_identity.repository.head",
+            "full-head",
+            "expected a full immutable head: 40 or 64 lower-case hex digits for git",
         ));
     }
     let obs = &input.observations;

@@ -1,13 +1,22 @@
 //! `evaluate`: the deterministic fold of a validated observation into a candidate
-//! outcome, an action and eligibility. Fail-closed: anything not proven is unsafe.
+//! outcome, an action and eligibility, with the helper's reasons: only what
+//! blocks, in its words and order. Fail-closed: anything not proven is unsafe.
+//! cairn's own narrative of a fold is [`explain`] (the CLI prints it on stderr).
 
 use serde::{Deserialize, Serialize};
 
-use super::observation::{outcome_str, CheckName, Observation, Phase, PreservationState};
+use super::observation::{outcome_str, CheckName, Observation, Phase};
 use crate::Outcome;
 
 /// The tracker id of the missing close-condition mechanism (seed: `rosary-a6166d`).
 pub const CLOSE_CONDITION_MECHANISM: &str = "rosary-a6166d";
+
+/// The reason a terminal bead is not `completed` in v1.
+pub const COMPLETED_UNAVAILABLE: &str = "completed unavailable: required Rosary mechanism rosary-a6166d cannot prove the declared acceptance command and latest verdict";
+/// The reason the completion checks give no candidate otherwise.
+pub const COMPLETION_UNKNOWN: &str = "completion evidence conflicts or is unknown";
+/// The only reason a checkpoint-authorizing preflight gives.
+pub const DURABLE_REQUIRED: &str = "durable preservation evidence required";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -34,127 +43,103 @@ pub struct Evaluation {
     pub reasons: Vec<String>,
 }
 
-const BASE: [CheckName; 7] = [
+/// The base checks other than preservation, in name order (the order reasons list them).
+const QUIESCENT: [CheckName; 5] = [
     CheckName::AnchorConfirmed,
-    CheckName::RepositoryResolved,
     CheckName::NoActiveDispatch,
     CheckName::NoRunningChildOperation,
     CheckName::NoVcsOperationOrConflict,
-    CheckName::TreePreserved,
-    CheckName::CommitsReachableOrCheckpointResolvable,
+    CheckName::RepositoryResolved,
 ];
 
+/// The preservation checks, in name order.
 const PRESERVATION: [CheckName; 2] = [
-    CheckName::TreePreserved,
     CheckName::CommitsReachableOrCheckpointResolvable,
+    CheckName::TreePreserved,
 ];
+
+/// `name=outcome` for each of `names` that is not `pass`.
+fn blocking(obs: &Observation, names: &[CheckName]) -> Vec<String> {
+    names
+        .iter()
+        .filter(|n| obs.outcome(**n) != Outcome::Pass)
+        .map(|n| format!("{}={}", n.as_str(), outcome_str(obs.outcome(*n))))
+        .collect()
+}
+
+/// The candidate the completion checks give (v1: `parked` only — a non-terminal
+/// bead whose close condition is unavailable, every other completion check
+/// known), or the reasons they give none.
+fn completion(obs: &Observation) -> Result<Candidate, Vec<String>> {
+    let terminal = obs.outcome(CheckName::BeadTerminal);
+    let close = obs.outcome(CheckName::CloseConditionSatisfied);
+    let pr_unknown = obs.pr_backed && obs.outcome(CheckName::PrMerged) == Outcome::Unknown;
+    if terminal == Outcome::Fail && close == Outcome::Unknown && !pr_unknown {
+        return Ok(Candidate::Parked);
+    }
+    let mut reasons = vec![if terminal == Outcome::Pass && close == Outcome::Unknown {
+        COMPLETED_UNAVAILABLE.to_owned()
+    } else {
+        COMPLETION_UNKNOWN.to_owned()
+    }];
+    if pr_unknown {
+        reasons.push("pr_merged=unknown".to_owned());
+    }
+    Err(reasons)
+}
 
 /// Folds an observation. Pure and deterministic.
 pub fn evaluate(obs: &Observation) -> Evaluation {
-    let mut reasons: Vec<String> = obs
+    let phase = obs.protocol_phase;
+    let mut reasons = blocking(obs, &QUIESCENT);
+    let candidate = match completion(obs) {
+        Ok(c) => Some(c),
+        Err(why) => {
+            reasons.extend(why);
+            None
+        }
+    };
+    let result = |action, candidate, eligible, reasons| Evaluation {
+        action,
+        candidate,
+        eligible,
+        protocol_phase: phase,
+        reasons,
+    };
+    if phase == Phase::Preflight {
+        return match candidate {
+            Some(c) if reasons.is_empty() => result(
+                Some(Action::Checkpoint),
+                Some(c),
+                false,
+                vec![DURABLE_REQUIRED.to_owned()],
+            ),
+            _ => result(None, None, false, reasons),
+        };
+    }
+    reasons.extend(blocking(obs, &PRESERVATION));
+    if candidate == Some(Candidate::Parked) {
+        reasons.extend(blocking(obs, &[CheckName::ResumeTargetResolvable]));
+    }
+    match candidate {
+        Some(c) if reasons.is_empty() => result(Some(Action::WriteReceipt), Some(c), true, vec![]),
+        _ => result(None, None, false, reasons),
+    }
+}
+
+/// cairn's own explanation of a fold, for a human (never part of the wire): every
+/// check's outcome, then what the answer means.
+pub fn explain(obs: &Observation, evaluation: &Evaluation) -> Vec<String> {
+    let checks: Vec<String> = obs
         .checks
         .iter()
         .map(|c| format!("{}={}", c.name.as_str(), outcome_str(c.outcome)))
         .collect();
-    let phase = obs.protocol_phase;
-    let unsafe_with = |mut reasons: Vec<String>, candidate: Option<Candidate>, why: &str| {
-        reasons.push(why.to_owned());
-        Evaluation {
-            action: None,
-            candidate,
-            eligible: false,
-            protocol_phase: phase,
-            reasons,
-        }
+    let verdict = match (evaluation.action, obs.protocol_phase) {
+        (Some(Action::Checkpoint), _) => "checkpoint the bound workspace, then re-observe both preservation checks as durable and evaluate again".to_owned(),
+        (Some(Action::WriteReceipt), _) => format!("parked: the bead is not terminal and close_condition_satisfied is unavailable until {CLOSE_CONDITION_MECHANISM}; write the receipt"),
+        (None, Phase::Preflight) => "unsafe: no checkpoint is authorized".to_owned(),
+        (None, Phase::Durable) => "unsafe: no receipt is authorized".to_owned(),
     };
-
-    let failing: Vec<&str> = BASE
-        .iter()
-        .filter(|n| obs.outcome(**n) != Outcome::Pass)
-        .map(|n| n.as_str())
-        .collect();
-    if !failing.is_empty() {
-        return unsafe_with(
-            reasons,
-            None,
-            &format!(
-                "unsafe: base evidence not all pass ({})",
-                failing.join(", ")
-            ),
-        );
-    }
-    match obs.outcome(CheckName::BeadTerminal) {
-        Outcome::Pass => {
-            return unsafe_with(
-                reasons,
-                None,
-                &format!("unsafe: the bead is terminal but completion cannot be proven: close_condition_satisfied is unavailable until {CLOSE_CONDITION_MECHANISM}"),
-            )
-        }
-        Outcome::Unknown => return unsafe_with(reasons, None, "unsafe: bead status unknown"),
-        Outcome::Fail => {}
-    }
-    if obs.pr_backed && obs.outcome(CheckName::PrMerged) == Outcome::Unknown {
-        return unsafe_with(reasons, None, "unsafe: pr_merged unknown");
-    }
-    if obs.outcome(CheckName::ResumeTargetResolvable) != Outcome::Pass {
-        return unsafe_with(reasons, None, "unsafe: resume target not resolvable");
-    }
-    reasons.push(format!(
-        "parked: bead non-terminal; close_condition_satisfied unavailable until {CLOSE_CONDITION_MECHANISM}"
-    ));
-    let states: Vec<Option<PreservationState>> = PRESERVATION
-        .iter()
-        .map(|n| obs.preservation(*n).map(|p| p.state))
-        .collect();
-    match phase {
-        Phase::Preflight => {
-            if states
-                .iter()
-                .all(|s| *s == Some(PreservationState::Checkpointable))
-            {
-                reasons.push("preflight: checkpoint the bound workspace, then re-observe preservation as durable".into());
-                Evaluation {
-                    action: Some(Action::Checkpoint),
-                    candidate: Some(Candidate::Parked),
-                    eligible: false,
-                    protocol_phase: phase,
-                    reasons,
-                }
-            } else {
-                unsafe_with(reasons, Some(Candidate::Parked), "preflight is never receipt-eligible; no checkpoint: both preservation checks must be checkpointable")
-            }
-        }
-        Phase::Durable => {
-            if !states
-                .iter()
-                .all(|s| *s == Some(PreservationState::Durable))
-            {
-                return unsafe_with(
-                    reasons,
-                    Some(Candidate::Parked),
-                    "unsafe: both preservation checks must carry resolved durable references",
-                );
-            }
-            let heads: Vec<Option<&str>> = PRESERVATION
-                .iter()
-                .map(|n| {
-                    obs.preservation(*n)
-                        .and_then(|p| p.resolved_head.as_deref())
-                })
-                .collect();
-            let target = obs.resume_target().map(|t| t.resolved_head.as_str());
-            if heads[0] != heads[1] || heads[0] != target {
-                return unsafe_with(reasons, Some(Candidate::Parked), "unsafe: the durable references and the resume target resolve to different heads");
-            }
-            reasons.push("durable: write the receipt".into());
-            Evaluation {
-                action: Some(Action::WriteReceipt),
-                candidate: Some(Candidate::Parked),
-                eligible: true,
-                protocol_phase: phase,
-                reasons,
-            }
-        }
-    }
+    vec![format!("checks: {}", checks.join(", ")), verdict]
 }

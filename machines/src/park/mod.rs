@@ -52,7 +52,12 @@ pub struct Park;
 
 impl Machine for Park {
     const NAME: &'static str = NAME;
-    const RULES_VERSION: u32 = 1;
+    /// 2: the helper's wire (issue #19): the binding's five commands, a detected
+    /// anchor refused until confirmed, a drifted resume target a `fail`, the
+    /// helper's reasons and read-back, preservation evidence of its phase, heads
+    /// that agree, a malformed prior refused, an empty branch or short head unbound.
+    const RULES_VERSION: u32 = 2;
+    const RETIRED_RULES: &'static [u32] = &[1];
     const FRESH_IDS: usize = 3;
     type State = State;
     type Command = Command;

@@ -3,7 +3,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::receipt::{self, id_key, Receipt};
+use super::receipt::{self, id_key};
 use super::{AttemptId, EpisodeId, IntentId};
 use crate::evidence::wire::{self, at, idx, InputError, Result};
 use crate::Context;
@@ -119,40 +119,12 @@ pub fn prepare(v: &Value, ctx: &Context) -> Result<Prepared> {
         }
     };
 
-    // Every matching-intent candidate is validated; they must all agree.
-    let mut matching: Vec<(Receipt, Value, Option<PriorSource>)> = Vec::new();
+    // Every prior is read (a malformed one is refused, never skipped); every
+    // matching-intent candidate is validated; they must all agree.
+    let mut matching: Vec<Prior> = Vec::new();
     for (i, item) in priors.iter().enumerate() {
         let p = idx("prior_receipts", i);
-        let (receipt_value, source) = if item.get("receipt").is_some() {
-            let m = wire::object(item, &p, &["receipt", "source_bytes", "comment_id"], &[])?;
-            let bytes: String = wire::field(m, &p, "source_bytes")?;
-            let comment_id = m.get("comment_id").cloned().unwrap_or(Value::Null);
-            if !(comment_id.is_string() || comment_id.is_u64() || comment_id.is_i64()) {
-                return Err(InputError::new(
-                    at(&p, "comment_id"),
-                    "comment-id",
-                    "a comment id is a string or an integer",
-                ));
-            }
-            let parsed = wire::parse_document(&bytes)
-                .map_err(|e| InputError::new(at(&p, "source_bytes"), e.rule, e.message))?;
-            if Some(&parsed) != m.get("receipt") {
-                return Err(InputError::new(
-                    at(&p, "source_bytes"),
-                    "source-bytes-match",
-                    "source_bytes do not parse to the receipt beside them",
-                ));
-            }
-            (
-                parsed,
-                Some(PriorSource {
-                    comment_id,
-                    source_bytes: bytes,
-                }),
-            )
-        } else {
-            (item.clone(), None)
-        };
+        let (receipt_value, source) = prior(item, &p)?;
         if receipt_value.get("intent_id").and_then(Value::as_str)
             != Some(intent.to_string().as_str())
         {
@@ -168,35 +140,34 @@ pub fn prepare(v: &Value, ctx: &Context) -> Result<Prepared> {
                 "unsafe: a receipt for this intent names another episode or anchor",
             ));
         }
-        matching.push((r, receipt_value, source));
+        matching.push(Prior {
+            semantics: r.semantics(),
+            receipt: receipt_value,
+            source,
+        });
     }
-    if let Some((first, _, _)) = matching.first() {
-        let semantics = first.semantics();
-        if matching.iter().any(|(r, _, _)| r.semantics() != semantics) {
+    if let Some(first) = matching.first() {
+        if matching.iter().any(|m| m.semantics != first.semantics) {
             return Err(InputError::new(
                 "prior_receipts",
                 "prior-receipts-agree",
                 "unsafe: prior successes for this intent disagree",
             ));
         }
-        let mut sources: Vec<PriorSource> =
-            matching.iter().filter_map(|(_, _, s)| s.clone()).collect();
-        sources.sort_by_key(|s| id_key(&s.comment_id));
-        let receipt = match sources.first() {
-            Some(s) => matching
-                .iter()
-                .find(|(_, _, src)| src.as_ref() == Some(s))
-                .map(|(_, v, _)| v.clone()),
-            None => matching.first().map(|(_, v, _)| v.clone()),
-        };
+        // Sourced priors first, by comment id then bytes; bare ones by their canonical JSON.
+        matching.sort_by_cached_key(|m| match &m.source {
+            Some(s) => (0, id_key(&s.comment_id), s.source_bytes.clone()),
+            None => (1, (0, 0, String::new()), m.receipt.to_string()),
+        });
+        let sources: Vec<PriorSource> = matching.iter().filter_map(|m| m.source.clone()).collect();
         return Ok(Prepared {
-            ready: false,
+            ready: true,
             action: PrepareAction::ReturnExisting,
             episode_id: episode.to_string(),
             intent_id: intent.to_string(),
             retry_command: None,
-            receipt,
-            prior_sources: Some(sources),
+            receipt: Some(matching.swap_remove(0).receipt),
+            prior_sources: (!sources.is_empty()).then_some(sources),
             attempt_id: None,
             anchor_bead: anchor,
         });
@@ -213,4 +184,65 @@ pub fn prepare(v: &Value, ctx: &Context) -> Result<Prepared> {
         attempt_id: Some(attempt.to_string()),
         anchor_bead: anchor,
     })
+}
+
+/// A validated prior success for this intent.
+struct Prior {
+    semantics: Value,
+    receipt: Value,
+    source: Option<PriorSource>,
+}
+
+/// The fields that make a prior a `{receipt, source_bytes, comment_id}` wrapper.
+const WRAPPER: [&str; 3] = ["receipt", "source_bytes", "comment_id"];
+
+/// One prior: a bare receipt, or a wrapper (any of its fields makes it one, and
+/// then it has exactly all three) whose `source_bytes` parse to its `receipt`.
+fn prior(item: &Value, p: &str) -> Result<(Value, Option<PriorSource>)> {
+    let Some(obj) = item.as_object() else {
+        return Err(InputError::new(
+            p,
+            "type",
+            "a prior receipt is an object: a receipt, or {receipt, source_bytes, comment_id}",
+        ));
+    };
+    if !WRAPPER.iter().any(|k| obj.contains_key(*k)) {
+        return Ok((item.clone(), None));
+    }
+    // `object` checked all three keys are present: indexing cannot miss.
+    let m = wire::object(item, p, &WRAPPER, &[])?;
+    let receipt = &m["receipt"];
+    if !receipt.is_object() {
+        return Err(InputError::new(
+            at(p, "receipt"),
+            "type",
+            "expected the receipt as a JSON object",
+        ));
+    }
+    let bytes = wire::nonempty(m, p, "source_bytes")?;
+    let comment_id = m["comment_id"].clone();
+    let nonempty = comment_id.as_str().is_some_and(|s| !s.trim().is_empty());
+    if !(nonempty || comment_id.is_u64() || comment_id.is_i64()) {
+        return Err(InputError::new(
+            at(p, "comment_id"),
+            "comment-id",
+            "a comment id is a non-empty string or an integer",
+        ));
+    }
+    let parsed = wire::parse_document(&bytes)
+        .map_err(|e| InputError::new(at(p, "source_bytes"), e.rule, e.message))?;
+    if &parsed != receipt {
+        return Err(InputError::new(
+            at(p, "source_bytes"),
+            "source-bytes-match",
+            "source_bytes do not parse to the receipt beside them",
+        ));
+    }
+    Ok((
+        parsed,
+        Some(PriorSource {
+            comment_id,
+            source_bytes: bytes,
+        }),
+    ))
 }

@@ -131,14 +131,9 @@ pub fn validate(v: &Value) -> Result<Receipt> {
             "safe_to_close must be the literal true",
         ));
     }
+    // The sessions are evidence attached to the episode, never its identity: the
+    // list may be empty (the helper writes such receipts), its entries unique.
     let provider_sessions: Vec<ProviderSession> = wire::field(map, "", "provider_sessions")?;
-    if provider_sessions.is_empty() {
-        return Err(InputError::new(
-            "provider_sessions",
-            "provider-sessions",
-            "name at least the current provider session",
-        ));
-    }
     for (i, s) in provider_sessions.iter().enumerate() {
         if s.id.trim().is_empty() {
             return Err(InputError::new(
@@ -157,11 +152,11 @@ pub fn validate(v: &Value) -> Result<Receipt> {
     }
     let repository: Repository = wire::field(map, "", "repository")?;
     let references: Vec<String> = wire::field(map, "", "references")?;
-    if references.is_empty() || references.iter().any(|r| r.trim().is_empty()) {
+    if let Some(i) = references.iter().position(|r| r.trim().is_empty()) {
         return Err(InputError::new(
-            "references",
-            "references",
-            "references must be a non-empty list of non-empty strings",
+            idx("references", i),
+            "nonempty-string",
+            "every reference is a non-empty string",
         ));
     }
     let resume: Option<Resume> = match map.get("resume") {
@@ -360,90 +355,93 @@ pub fn id_key(id: &Value) -> (u8, i128, String) {
     }
 }
 
-/// The fenced blocks of a comment body: `(inner bytes)`.
-fn fenced_blocks(body: &str) -> Vec<&str> {
+/// The receipt bytes of a comment whose body is exactly one fence, nothing around
+/// it (and no fence inside), or `None`.
+fn sole_fence(body: &str) -> Option<&str> {
     let open = format!("```{FENCE_TAG}\n");
-    let mut out = Vec::new();
-    let mut rest = body;
-    while let Some(start) = rest.find(&open) {
-        let inner = &rest[start + open.len()..];
-        match inner.find("\n```") {
-            Some(end) => {
-                out.push(&inner[..end]);
-                rest = &inner[end + 4..];
-            }
-            None => break,
-        }
-    }
-    out
+    let inner = body.strip_prefix(&open)?.strip_suffix("\n```")?;
+    (!inner.is_empty() && !inner.contains("```")).then_some(inner)
 }
 
-/// Confirms durability: exactly the fence around the exact bytes, as a whole comment.
-pub fn confirm(input: &ReadbackInput) -> Result<(Receipt, Readback)> {
+/// The helper's answer when no exact sole fence proves durability.
+pub const NOT_FOUND: &str = "matching receipt comment not found";
+/// The helper's answer when a valid receipt for the same intent has other bytes.
+pub const CONFLICT: &str = "conflicting receipt bytes for stable intent";
+
+/// A read-back, confirmed: the receipt, the helper's answer, and cairn's own
+/// account of each comment (for a human, never part of the wire).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Confirmed {
+    pub receipt: Receipt,
+    pub readback: Readback,
+    pub notes: Vec<String>,
+}
+
+/// Confirms durability. The receipt bytes validate; a comment is a candidate
+/// only when its body is exactly one fence around a valid receipt for the same
+/// intent: with these exact bytes it proves durability (the first such comment
+/// read back), with other bytes it is a conflict, which wins.
+pub fn confirm(input: &ReadbackInput) -> Result<Confirmed> {
     let receipt = validate_bytes(&input.receipt_bytes)
         .map_err(|e| InputError::new(format!("receipt_bytes.{}", e.field), e.rule, e.message))?;
-    let want = fence(&input.receipt_bytes);
-    let mut comments: Vec<&Comment> = input.comments.iter().collect();
-    comments.sort_by_key(|c| id_key(&c.id));
-    let mut reasons = Vec::new();
+    let mut notes = Vec::new();
     let mut exact = Vec::new();
     let mut conflicting = false;
-    for c in &comments {
-        if c.body == want {
-            exact.push(c.id.clone());
-            continue;
-        }
-        for inner in fenced_blocks(&c.body) {
-            if inner == input.receipt_bytes {
-                reasons.push(format!(
-                    "comment {} holds the receipt with other text around it: not proof",
+    for c in &input.comments {
+        let Some(inner) = sole_fence(&c.body) else {
+            if c.body.contains(&fence(&input.receipt_bytes)) {
+                notes.push(format!(
+                    "comment {}: the receipt with other text around it, not proof",
                     c.id
                 ));
-                continue;
             }
-            let same_intent = serde_json::from_str::<Value>(inner)
-                .ok()
-                .and_then(|v| {
-                    v.get("intent_id")
-                        .and_then(Value::as_str)
-                        .map(str::to_owned)
-                })
-                .is_some_and(|i| i == receipt.intent_id.to_string());
-            if same_intent {
-                conflicting = true;
-                reasons.push(format!(
-                    "comment {} holds different bytes for the same intent",
+            continue;
+        };
+        // Read as the helper reads it (a repeated key: the last one wins).
+        let candidate = serde_json::from_str::<Value>(inner)
+            .map_err(|e| e.to_string())
+            .and_then(|v| validate(&v).map_err(|e| e.to_string()));
+        match candidate {
+            Err(why) => notes.push(format!(
+                "comment {}: a fenced document that is not a valid receipt, ignored ({why})",
+                c.id
+            )),
+            Ok(r) if r.intent_id != receipt.intent_id => {}
+            Ok(_) if inner == input.receipt_bytes => {
+                notes.push(format!(
+                    "comment {}: exactly the fenced receipt bytes",
                     c.id
                 ));
+                exact.push(c.id.clone());
+            }
+            Ok(_) => {
+                notes.push(format!(
+                    "comment {}: a receipt for the same intent with other bytes",
+                    c.id
+                ));
+                conflicting = true;
             }
         }
     }
-    let readback = if conflicting {
-        reasons.push("unsafe: conflicting same-intent receipts".into());
-        Readback {
-            comment_id: None,
-            durable: false,
-            reasons,
-            safe_to_close: false,
-        }
-    } else if let Some(first) = exact.first() {
-        reasons.push(format!(
-            "comment {first} is exactly the fenced receipt bytes"
-        ));
-        Readback {
+    let unproven = |why: &str| Readback {
+        comment_id: None,
+        durable: false,
+        reasons: vec![why.to_owned()],
+        safe_to_close: false,
+    };
+    let readback = match exact.first() {
+        _ if conflicting => unproven(CONFLICT),
+        None => unproven(NOT_FOUND),
+        Some(first) => Readback {
             comment_id: Some(first.clone()),
             durable: true,
-            reasons,
+            reasons: vec![],
             safe_to_close: true,
-        }
-    } else {
-        reasons.push("unsafe: no comment is exactly the fenced receipt bytes".into());
-        Readback {
-            comment_id: None,
-            durable: false,
-            reasons,
-            safe_to_close: false,
-        }
+        },
     };
-    Ok((receipt, readback))
+    Ok(Confirmed {
+        receipt,
+        readback,
+        notes,
+    })
 }

@@ -23,7 +23,9 @@ pub(super) fn decide_confirm_readback(
 ) -> Result<Vec<Event>, Rejection> {
     r.correlate(episode_id, intent_id, attempt_id)?;
     let parsed = receipt::parse_readback(input).map_err(|e| r.input(e))?;
-    let (receipt, readback) = receipt::confirm(&parsed).map_err(|e| r.input(e))?;
+    let receipt::Confirmed {
+        receipt, readback, ..
+    } = receipt::confirm(&parsed).map_err(|e| r.input(e))?;
     if &receipt.intent_id != intent_id
         || &receipt.attempt_id != attempt_id
         || &receipt.episode_id != episode_id

@@ -11,8 +11,8 @@ use super::evidence::{
     RepositoryEvidence, ResumeEvidence, VcsEvidence,
 };
 use super::{Backend, Bead, NONTERMINAL_STATUSES, TERMINAL_STATUSES};
-use crate::evidence::is_normal_abs_path;
 use crate::evidence::wire::{at, idx, InputError, Result};
+use crate::evidence::{is_normal_abs_path, is_option_like};
 use crate::Outcome::{self, Fail, Pass, Unknown};
 use crate::Timestamp;
 
@@ -47,9 +47,17 @@ pub fn pr_outcome(response: &Value, pr_url: &str) -> Outcome {
     }
 }
 
-/// `anchor_confirmed`: an anchor, or an error (`fail` or `unknown`).
+/// `anchor_confirmed`: an anchor, or an error (`fail` or `unknown`), from a source
+/// that confirms it; a detected anchor is only a proposal until a human confirms it.
 fn anchor(a: &AnchorEvidence, ep: &str) -> Result<Vec<Outcome>> {
     detail(&a.detail, ep)?;
+    if !a.source.confirms() {
+        return Err(InputError::new(
+            at(ep, "source"),
+            "anchor-unconfirmed",
+            "a detected anchor (active dispatch, current branch, recently touched bead) is a proposal: have a human confirm it and send source `human_confirmation`",
+        ));
+    }
     Ok(match &a.anchor {
         Some(s) if !s.trim().is_empty() && a.error.is_none() => vec![Pass],
         Some(s) if s.trim().is_empty() => {
@@ -278,6 +286,9 @@ fn resume(r: &ResumeEvidence, ep: &str) -> Result<Vec<Outcome>> {
                     "the resume target is empty",
                 ));
             }
+            if is_option_like(&t.value) {
+                return Err(option_like(&at(ep, "target.value")));
+            }
             if !r.backend.is_full_head(&t.resolved_head) {
                 return Err(InputError::new(
                     at(ep, "target.resolved_head"),
@@ -306,7 +317,9 @@ fn resume(r: &ResumeEvidence, ep: &str) -> Result<Vec<Outcome>> {
             } else {
                 bound_argv(cmd, r.backend, &r.bound_root, &at(ep, "resolver_command"))?;
             }
-            vec![Pass]
+            // Resolved now, but the target may have drifted or moved since the
+            // receipt: `fail` with resolver evidence is an unsafe result.
+            vec![Pass, Fail]
         }
         (None, None) => {
             error_only(&r.error, false, ep)?;
@@ -407,6 +420,9 @@ fn preservation(p: &PreservationEvidence, ep: &str) -> Result<Vec<Outcome>> {
                         "durable evidence names its reference",
                     )
                 })?;
+            if is_option_like(reference) {
+                return Err(option_like(&at(ep, "reference")));
+            }
             let head = p.resolved_head.as_deref().unwrap_or("");
             if !p.backend.is_full_head(head) {
                 return Err(InputError::new(
@@ -486,6 +502,16 @@ fn error_only(error: &Option<String>, positive: bool, ep: &str) -> Result<()> {
             "evidence without a result must name its error",
         )),
     }
+}
+
+/// A name that stands in a resolver's argv where git would read `-x` as an
+/// option (the helper's argv has no `--end-of-options`): refused at the input.
+fn option_like(path: &str) -> InputError {
+    InputError::new(
+        path,
+        "option-like",
+        "a name starting with `-` would be read by git as an option",
+    )
 }
 
 fn detail(d: &str, ep: &str) -> Result<()> {

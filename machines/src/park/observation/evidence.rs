@@ -9,13 +9,30 @@ use super::Backend;
 
 pub use crate::evidence::CommandRun;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// Where the anchor came from. Only `explicit` and `human_confirmation` can confirm
+/// it; the three detected sources name a proposal, which `derive` refuses (seed:
+/// "Require human confirmation of a detected anchor").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AnchorSource {
     Explicit,
+    HumanConfirmation,
     ActiveDispatch,
     CurrentBranch,
     RecentlyTouchedBead,
+}
+
+impl AnchorSource {
+    /// True for a source that confirms the anchor: given explicitly, or a
+    /// detected proposal a human confirmed.
+    pub fn confirms(self) -> bool {
+        match self {
+            AnchorSource::Explicit | AnchorSource::HumanConfirmation => true,
+            AnchorSource::ActiveDispatch
+            | AnchorSource::CurrentBranch
+            | AnchorSource::RecentlyTouchedBead => false,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::derive::derive;
-use super::evidence::{BeadEvidence, Evidence};
+use super::evidence::{BeadEvidence, Evidence, PreservationState};
 use super::{
     outcome_str, Backend, Bead, Category, CheckItem, CheckName, Observation, Phase,
     NONTERMINAL_STATUSES, OBSERVATION_KEYS,
@@ -49,7 +49,7 @@ pub fn parse_at(v: &Value, path: &str, extra: &[&str]) -> Result<Observation> {
     let mut checks: Vec<CheckItem> = Vec::with_capacity(raw_checks.len());
     for (i, raw) in raw_checks.iter().enumerate() {
         let p = idx(&checks_path, i);
-        let item = parse_check(raw, &p, &bead)?;
+        let item = parse_check(raw, &p, &bead, protocol_phase)?;
         if checks.iter().any(|c| c.name == item.name) {
             return Err(InputError::new(
                 at(&p, "name"),
@@ -72,9 +72,9 @@ pub fn parse_at(v: &Value, path: &str, extra: &[&str]) -> Result<Observation> {
     Ok(obs)
 }
 
-/// One check: its name, category, outcome, timestamp and typed evidence, and an
-/// outcome its evidence supports.
-fn parse_check(raw: &Value, p: &str, bead: &Bead) -> Result<CheckItem> {
+/// One check: its name, category, outcome, timestamp and typed evidence, an
+/// outcome its evidence supports, and preservation evidence of its phase.
+fn parse_check(raw: &Value, p: &str, bead: &Bead, phase: Phase) -> Result<CheckItem> {
     let map = wire::object(
         raw,
         p,
@@ -146,6 +146,9 @@ fn parse_check(raw: &Value, p: &str, bead: &Bead) -> Result<CheckItem> {
             ),
         ));
     }
+    if let Evidence::Preservation(pres) = &evidence {
+        preservation_phase(pres.state, phase, &at(&ep, "state"))?;
+    }
     Ok(CheckItem {
         name,
         category,
@@ -153,6 +156,29 @@ fn parse_check(raw: &Value, p: &str, bead: &Bead) -> Result<CheckItem> {
         evidence,
         observed_at,
     })
+}
+
+/// Preservation evidence belongs to one phase: a preflight observation carries
+/// `checkpointable` evidence only (it authorizes the checkpoint), a durable one
+/// never does (it carries the resolved references, or why they are missing).
+fn preservation_phase(state: PreservationState, phase: Phase, path: &str) -> Result<()> {
+    let fits = match state {
+        PreservationState::Checkpointable => phase == Phase::Preflight,
+        PreservationState::Durable
+        | PreservationState::Unpreserved
+        | PreservationState::Unknown => phase == Phase::Durable,
+    };
+    if fits {
+        return Ok(());
+    }
+    Err(InputError::new(
+        path,
+        "preservation-phase",
+        match phase {
+            Phase::Preflight => "a preflight observation carries checkpointable preservation evidence from rsry_workspace_checkpoint",
+            Phase::Durable => "checkpointable evidence is preflight evidence: a durable observation carries resolved durable references (or unpreserved / unknown state)",
+        },
+    ))
 }
 
 /// Which checks must be present, given the others.
@@ -221,6 +247,7 @@ fn correlation(obs: &Observation, checks_path: &str) -> Result<()> {
             }
         }
     }
+    heads_agree(obs, checks_path)?;
     if let (Some(binding), Some(anchor)) = (obs.binding(), obs.anchor()) {
         if binding.receipt_identity.anchor_bead != anchor {
             return Err(InputError::new(
@@ -228,6 +255,43 @@ fn correlation(obs: &Observation, checks_path: &str) -> Result<()> {
                 "anchor-binding-mismatch",
                 "the binding was made for another anchor",
             ));
+        }
+    }
+    Ok(())
+}
+
+/// Passing durable references and a passing resume target resolve to one head:
+/// a receipt names that head as `repository.head`, so evidence that passes all
+/// three checks at different heads contradicts itself.
+fn heads_agree(obs: &Observation, checks_path: &str) -> Result<()> {
+    if obs.protocol_phase != Phase::Durable
+        || obs.outcome(CheckName::ResumeTargetResolvable) != Outcome::Pass
+    {
+        return Ok(());
+    }
+    let Some(target) = obs.resume_target() else {
+        return Ok(());
+    };
+    for name in [
+        CheckName::CommitsReachableOrCheckpointResolvable,
+        CheckName::TreePreserved,
+    ] {
+        let head = obs
+            .preservation(name)
+            .filter(|_| obs.outcome(name) == Outcome::Pass)
+            .and_then(|p| p.resolved_head.as_deref());
+        if let Some(head) = head {
+            if head != target.resolved_head {
+                return Err(InputError::new(
+                    checks_path,
+                    "heads-agree",
+                    format!(
+                        "`{}` resolves to {head}, resume_target_resolvable to {}: passing evidence names one head",
+                        name.as_str(),
+                        target.resolved_head
+                    ),
+                ));
+            }
         }
     }
     Ok(())

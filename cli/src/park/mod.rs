@@ -1,5 +1,8 @@
-//! `cairn park <verb>`: the park helper's wire format on stdin/stdout; recorded
-//! transitions when the three journal-identity flags are given.
+//! `cairn park <verb>`: the park helper's wire format on stdin/stdout (its exact
+//! bytes: `wire_json`); recorded transitions when the three journal-identity flags
+//! are given. cairn's own explanation of an answer goes to stderr.
+
+mod wire_json;
 
 use std::io::Read;
 
@@ -13,7 +16,6 @@ use serde_json::{json, Value};
 
 use crate::args::{ParkCommand, ParkIdentity};
 use crate::failure::{input, require_abs_path, Done, Failure};
-use crate::output;
 use crate::record::{Db, Recorded, Recorder, Step};
 
 /// The largest stdin document accepted (bytes): a bound on memory for hostile input.
@@ -107,7 +109,7 @@ pub fn run(verb: &ParkCommand, db: &Db, options: &Options) -> Result<Done, Failu
                         "this prepare-attempt records no transition",
                     ));
                 }
-                output::json(&prepared);
+                wire_json::print(&prepared);
                 return Ok(Done::Ok);
             }
             let episode = EpisodeId::parse(&prepared.episode_id)
@@ -124,7 +126,7 @@ pub fn run(verb: &ParkCommand, db: &Db, options: &Options) -> Result<Done, Failu
                     prepared.attempt_id = Some(attempt_id.to_string());
                 }
             }
-            output::json(&prepared);
+            wire_json::print(&prepared);
             Ok(Done::Recorded(r.outcome))
         }
         ParkCommand::Evaluate(flags) => {
@@ -132,7 +134,7 @@ pub fn run(verb: &ParkCommand, db: &Db, options: &Options) -> Result<Done, Failu
             let v = document()?;
             let obs = observation::parse(&v)?;
             let Some(id) = id else {
-                output::json(&fold::evaluate(&obs));
+                answer(&obs, &fold::evaluate(&obs));
                 return Ok(Done::Ok);
             };
             let rec = Recorder::new(db, options, &flags.key)?;
@@ -157,12 +159,12 @@ pub fn run(verb: &ParkCommand, db: &Db, options: &Options) -> Result<Done, Failu
                 | park::Event::ReceiptValidated { .. }
                 | park::Event::ReceiptConfirmed { .. } => None,
             });
-            output::json(&recorded.unwrap_or_else(|| fold::evaluate(&obs)));
+            answer(&obs, &recorded.unwrap_or_else(|| fold::evaluate(&obs)));
             Ok(Done::Recorded(r.outcome))
         }
         ParkCommand::Check => {
-            let v = document()?;
-            output::json(&fold::evaluate(&observation::parse(&v)?));
+            let obs = observation::parse(&document()?)?;
+            answer(&obs, &fold::evaluate(&obs));
             Ok(Done::Ok)
         }
         ParkCommand::ValidateReceipt(flags) => {
@@ -188,7 +190,7 @@ pub fn run(verb: &ParkCommand, db: &Db, options: &Options) -> Result<Done, Failu
                     Done::Recorded(r.outcome)
                 }
             };
-            output::json(&json!({ "valid": true }));
+            wire_json::print(&json!({ "valid": true }));
             Ok(done)
         }
         ParkCommand::ConfirmReadback(flags) => {
@@ -196,7 +198,12 @@ pub fn run(verb: &ParkCommand, db: &Db, options: &Options) -> Result<Done, Failu
             let v = document()?;
             // The read-back answer (its reasons are not recorded) is a pure function
             // of the document the transition is decided on.
-            let (_, readback) = receipt::confirm(&receipt::parse_readback(&v)?)?;
+            let receipt::Confirmed {
+                readback, notes, ..
+            } = receipt::confirm(&receipt::parse_readback(&v)?)?;
+            for note in notes {
+                eprintln!("cairn: {note}");
+            }
             let done = match id {
                 None => Done::Ok,
                 Some(id) => {
@@ -215,23 +222,32 @@ pub fn run(verb: &ParkCommand, db: &Db, options: &Options) -> Result<Done, Failu
                     Done::Recorded(r.outcome)
                 }
             };
-            output::json(&readback);
+            wire_json::print(&readback);
             Ok(done)
         }
         ParkCommand::BindRepository => {
             let v = document()?;
-            output::json(&bind::bind(&bind::parse(&v)?)?);
+            wire_json::print(&bind::bind(&bind::parse(&v)?)?);
             Ok(Done::Ok)
         }
         ParkCommand::ResumeGate => {
             let v = document()?;
-            output::json(&gate::resume_gate(&v)?);
+            wire_json::print(&gate::resume_gate(&v)?);
             Ok(Done::Ok)
         }
         ParkCommand::ObserveVcs { root } => {
             require_abs_path("root", root)?;
-            output::json(&json!({ "checks": cairn::observe::park_vcs_checks(root) }));
+            wire_json::print(&json!({ "checks": cairn::observe::park_vcs_checks(root) }));
             Ok(Done::Ok)
         }
     }
+}
+
+/// Prints an evaluation (the helper's answer) on stdout and cairn's explanation of
+/// it on stderr.
+fn answer(obs: &observation::Observation, evaluation: &fold::Evaluation) {
+    for line in fold::explain(obs, evaluation) {
+        eprintln!("cairn: {line}");
+    }
+    wire_json::print(evaluation);
 }
