@@ -97,6 +97,7 @@ pub mod registry;
 pub mod stream;
 #[cfg(feature = "testing")]
 pub mod testing;
+mod view;
 pub mod work;
 
 pub use audit::{AuditReport, Finding, FindingKind};
