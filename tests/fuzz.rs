@@ -113,7 +113,8 @@ fn valid(verb: Verb) -> String {
         Verb::PrepareAttempt => json!({"mode": "park", "anchor_bead": ANCHOR, "episode_id": EPISODE, "intent_id": INTENT, "prior_receipts": [receipt()]}).to_string(),
         Verb::BindRepository => bind_input().to_string(),
         Verb::ResumeGate => json!({"episode_id": EPISODE, "intent_id": INTENT, "atomic_claim": null}).to_string(),
-        Verb::PrClassify => crate::support::pr::doc("approved-fresh", "merge").to_string(),
+        // Stale on the caller's count: classified without a repository to observe.
+        Verb::PrClassify => crate::support::pr::doc("approved-stale", "merge").to_string(),
     }
 }
 
@@ -246,23 +247,9 @@ fn answer(verb: Verb, bytes: &[u8]) -> Answer {
         Verb::PrClassify => (
             Verb::PrClassify,
             doc()
-                .and_then(|d| {
-                    wire::object(
-                        &d,
-                        "",
-                        &["pr", "reading", "destination"],
-                        &[
-                            "reviewed_sha",
-                            "commits_since_review",
-                            "unresolved_threads",
-                            "failure_shape",
-                            "tiers",
-                        ],
-                    )?;
-                    wire::typed::<pr_loop::ObserveInput>(d, "$")
-                })
-                .and_then(|input| pr_loop::classify_input(&input))
-                .map(|c| enc(&c)),
+                .and_then(pr_loop::parse_document)
+                .and_then(|input| pr_loop::classify_input(&input, &pr_loop::Observed::default()))
+                .map(|p| enc(&p.classification)),
         ),
     };
     Answer {

@@ -213,7 +213,9 @@ fn a_retried_saga_qa_with_the_same_key_spends_one_qa_cycle() {
 #[test]
 fn a_retried_pr_observe_with_the_same_key_counts_its_round_once() {
     let t = TempJournal::new();
-    let d = doc("changes-requested", "merge").to_string();
+    let mut d = doc("changes-requested", "merge");
+    d["reading"]["headRefOid"] = json!("a".repeat(40));
+    let d = d.to_string();
     let observe =
         |key: &str, stdin: &str| run(&t, &["pr", "observe", "--idempotency-key", key], stdin);
     let (code, first) = observe("obs-1", &d);
@@ -236,8 +238,14 @@ fn a_retried_pr_observe_with_the_same_key_counts_its_round_once() {
         (2, Some("idempotency-mismatch")),
         "{out}"
     );
-    // A new key is a new observation: a new round.
+    // A new key is a new observation, but the same head and verdict are no new
+    // round (issue #18: a round is a new head or verdict, not a new call); a new
+    // head is.
     let (_, out) = observe("obs-2", &d);
+    assert_eq!(out["rounds_seen"], json!([1]), "{out}");
+    let mut new_head = doc("changes-requested", "merge");
+    new_head["reading"]["headRefOid"] = json!("c".repeat(40));
+    let (_, out) = observe("obs-2b", &new_head.to_string());
     assert_eq!(out["rounds_seen"], json!([1, 2]), "{out}");
 
     // With --repo cairn counts commits itself; a retry is answered before git runs:

@@ -16,19 +16,38 @@ fn classify(doc: &Value) -> (i32, Value) {
     (code, out)
 }
 
+/// Classifies `state`'s document; an approved-fresh one with cairn observing its
+/// freshness in `fresh` (the only way a review is fresh).
+fn classify_state(fresh: &FreshRepo, state: &str, destination: &str) -> (i32, Value) {
+    if state == "approved-fresh" {
+        let d = fresh.doc(state, destination).to_string();
+        let (code, out, _) = cairn(&["pr", "classify", "--repo", fresh.repo()], &d, None);
+        (code, out)
+    } else {
+        classify(&doc(state, destination))
+    }
+}
+
 #[test]
 fn every_state_is_classified_from_a_gh_reading() {
+    let fresh = FreshRepo::new();
     for state in STATES {
-        let (code, out) = classify(&doc(state, "pr"));
+        let (code, out) = classify_state(&fresh, state, "pr");
         assert_eq!((code, out["state"].as_str()), (0, Some(state)), "{out}");
     }
 }
 
 #[test]
 fn classification_snapshots() {
+    let fresh = FreshRepo::new();
     for state in STATES {
-        let (code, out) = classify(&doc(state, "merge"));
+        let (code, mut out) = classify_state(&fresh, state, "merge");
         assert_eq!(code, 0);
+        // The temp repository and its commit ids differ run to run.
+        if let Some(f) = out.get_mut("freshness") {
+            f["repo"] = json!("[REPO]");
+            f["reviewed_sha"] = json!("[REVIEWED]");
+        }
         insta::assert_snapshot!(
             format!("pr_classify_{state}"),
             serde_json::to_string_pretty(&out).unwrap()
@@ -38,7 +57,8 @@ fn classification_snapshots() {
 
 #[test]
 fn actions_follow_the_table() {
-    let action = |state: &str, dest: &str| classify(&doc(state, dest)).1;
+    let fresh = FreshRepo::new();
+    let action = |state: &str, dest: &str| classify_state(&fresh, state, dest).1;
     let d = action("draft", "pr");
     assert_eq!(
         (d["action"].clone(), d["request_review"].clone()),
@@ -84,16 +104,17 @@ fn actions_follow_the_table() {
     assert_eq!(action("merged", "pr")["action"], "complete-to-qa");
     assert_eq!(action("closed", "pr")["action"], "ask-operator");
     // Unresolved threads are changes requested, even on an approved PR.
-    let mut threads = doc("approved-fresh", "merge");
+    let mut threads = doc("approved-stale", "merge");
     threads["unresolved_threads"] = json!(2);
     assert_eq!(classify(&threads).1["state"], "changes-requested");
 }
 
+/// Whatever else the reading says, once `state` is MERGED with `mergedAt`. (A
+/// `state` of OPEN or CLOSED beside `mergedAt` is a contradiction, refused: see
+/// `pr_findings`.)
 #[test]
 fn a_merged_pr_is_merged_whatever_else_it_says() {
     for (k, v) in [
-        ("state", json!("OPEN")),
-        ("state", json!("CLOSED")),
         ("isDraft", json!(true)),
         ("reviewDecision", json!("CHANGES_REQUESTED")),
         ("mergeable", json!("CONFLICTING")),
@@ -153,7 +174,7 @@ fn readings_the_table_cannot_place_are_typed_errors() {
         ("full-head", Box::new(|d| d["reviewed_sha"] = json!("abc"))),
     ];
     for (rule, mutate) in cases {
-        let mut d = doc("approved-fresh", "pr");
+        let mut d = doc("approved-stale", "pr");
         mutate(&mut d);
         let (code, out) = classify(&d);
         assert_eq!(
@@ -248,6 +269,7 @@ fn the_loop_rounds_escalates_and_merges_only_on_confirmation() {
             json!([1, 2])
         )
     );
+    let token = out["proposal"]["token"].as_str().unwrap().to_owned();
     // Attended: no spend increase without the approval token.
     let (code, out) = verb(
         &db,
@@ -273,7 +295,7 @@ fn the_loop_rounds_escalates_and_merges_only_on_confirmation() {
             "--decision",
             "apply",
             "--approval-token",
-            "tok-1",
+            &token,
         ],
     );
     assert_eq!(
@@ -281,25 +303,49 @@ fn the_loop_rounds_escalates_and_merges_only_on_confirmation() {
         (0, json!("sonnet"), json!("observing")),
         "{out}"
     );
-    // Approved and fresh with a merge destination: offered, not merged.
-    let out = observe(&db, &doc("approved-fresh", "merge"));
-    assert_eq!(out["state"], "merge-offered");
-    let (code, out) = verb(
-        &db,
-        &["record-merge", "--merged-at", "2026-11-30T06:00:00Z"],
+    // Approved and fresh (cairn's own runs) with a merge destination: offered, not merged.
+    let fresh = FreshRepo::new();
+    let (code, out, _) = cairn(
+        &["pr", "observe", "--repo", fresh.repo()],
+        &fresh.doc("approved-fresh", "merge").to_string(),
+        Some(&db),
     );
+    assert_eq!(
+        (code, out["state"].clone()),
+        (0, json!("merge-offered")),
+        "{out}"
+    );
+    let gh = StandInGh::new();
+    let mut merged = reading("merged");
+    merged["headRefOid"] = json!(fresh.head());
+    gh.answer(&merged);
+    let record_merge = || {
+        cairn_with(
+            &["pr", "record-merge", "--pr", PR],
+            "",
+            &db,
+            Some(gh.dir.path()),
+            &[],
+        )
+    };
+    let (code, out, _) = record_merge();
     assert_eq!(
         (code, out["error"]["violations"][0]["predicate"].clone()),
         (2, json!("merge-confirmed")),
         "{out}"
     );
+    assert!(
+        gh.calls().is_empty(),
+        "nothing is read before a confirmation"
+    );
     let (code, out) = verb(&db, &["confirm", "--what", "merge", "--operator", "alice"]);
     assert_eq!((code, out["state"].clone()), (0, json!("merge-confirmed")));
-    let (code, out) = verb(
-        &db,
-        &["record-merge", "--merged-at", "2026-11-30T06:00:00Z"],
+    let (code, out, _) = record_merge();
+    assert_eq!(
+        (code, out["state"].clone()),
+        (0, json!("complete")),
+        "{out}"
     );
-    assert_eq!((code, out["state"].clone()), (0, json!("complete")));
     // The loop has ended; the journal audits.
     let out = cairn(
         &["pr", "observe"],
@@ -322,18 +368,29 @@ fn the_loop_rounds_escalates_and_merges_only_on_confirmation() {
 fn a_new_observation_withdraws_an_unconfirmed_or_confirmed_merge() {
     let t = TempJournal::new();
     let db = t.path();
-    observe(&db, &doc("approved-fresh", "merge"));
+    let fresh = FreshRepo::new();
+    let (code, out, _) = cairn(
+        &["pr", "observe", "--repo", fresh.repo()],
+        &fresh.doc("approved-fresh", "merge").to_string(),
+        Some(&db),
+    );
+    assert_eq!(
+        (code, out["state"].clone()),
+        (0, json!("merge-offered")),
+        "{out}"
+    );
     assert_eq!(
         verb(&db, &["confirm", "--what", "merge", "--operator", "alice"]).0,
         0
     );
     // The PR moved (new commits): the confirmation does not carry over.
     observe(&db, &doc("approved-stale", "merge"));
-    let (code, _) = verb(
-        &db,
-        &["record-merge", "--merged-at", "2026-11-30T06:00:00Z"],
+    let (code, out) = verb(&db, &["record-merge", "--target", "main"]);
+    assert_eq!(
+        (code, out["error"]["violations"][0]["predicate"].clone()),
+        (2, json!("merge-confirmed")),
+        "{out}"
     );
-    assert_eq!(code, 2);
 }
 
 #[test]
@@ -442,6 +499,7 @@ fn unattended_escalation_is_held_and_a_clamped_one_is_not_proposed() {
     failing["failure_shape"] = json!("depth");
     failing["tiers"] =
         json!({"ladder": ["haiku", "sonnet", "opus"], "current": "sonnet", "ceiling": "opus"});
+    failing["reading"]["headRefOid"] = json!("a".repeat(40));
     assert_eq!(observe(&db, &failing)["state"], "escalation-proposed");
     let (code, out) = verb(
         &db,
@@ -458,11 +516,17 @@ fn unattended_escalation_is_held_and_a_clamped_one_is_not_proposed() {
         (0, json!(["escalation-held"]), Value::Null),
         "{out}"
     );
-    failing["tiers"]["current"] = json!("opus");
+    // Held: the tier is still the journal's `sonnet`. At the session ceiling, a new
+    // round's depth-shaped failure proposes nothing, and says so.
+    failing["tiers"]["ceiling"] = json!("sonnet");
+    failing["reading"]["headRefOid"] = json!("b".repeat(40));
     let out = observe(&db, &failing);
     assert_eq!(
         (out["events"].clone(), out["state"].clone()),
-        (json!(["observed", "round-started"]), json!("observing")),
+        (
+            json!(["observed", "round-started", "escalation-clamped"]),
+            json!("observing")
+        ),
         "{out}"
     );
 }
@@ -489,4 +553,22 @@ fn the_graph_renders_as_mermaid() {
     let (code, stdout, _) = crate::cli::run(&["graph", "pr-loop", "--format", "mermaid"], None);
     assert_eq!(code, 0);
     insta::assert_snapshot!("pr_loop_mermaid", stdout);
+    // README's section for the loop shows the graph as built.
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let section = readme
+        .split("## The PR continuation loop (`cairn pr`)")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("the README has the loop's section");
+    let block = section
+        .split("```mermaid\n")
+        .nth(1)
+        .and_then(|b| b.split("\n```").next())
+        .expect("a mermaid block");
+    assert_eq!(
+        block.trim_end(),
+        stdout.trim_end(),
+        "regenerate the README block with `cairn graph pr-loop --format mermaid`"
+    );
 }

@@ -1,11 +1,12 @@
 //! Property tests of the PR loop; seeds in proptest-regressions/pr-loop.txt.
 
-use cairn::machines::pr_loop::classify::{self, Freshness, GhState, PrState};
-use cairn::machines::pr_loop::escalation::{self, Tiers};
+use cairn::machines::pr_loop::classify::{self, Freshness, PrState, Review};
+use cairn::machines::pr_loop::escalation::{self, Step, Tiers};
 use cairn::machines::pr_loop::{
-    self, Command, Decision, Disposition, Event, Mode, ObserveInput, Offer, PrLoop, State,
+    self, Command, Decision, Disposition, Event, MergeEvidence, Mode, ObserveInput, Observed,
+    Offer, PrLoop, State,
 };
-use cairn::{Context, Machine, Timestamp};
+use cairn::Machine;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence};
 use serde_json::{json, Value};
@@ -95,15 +96,46 @@ fn input(
     serde_json::from_value(json!({"pr": PR, "reading": reading, "reviewed_sha": SHA, "commits_since_review": commits, "unresolved_threads": threads, "destination": destination})).unwrap()
 }
 
-/// The pr-loop command a generated step stands for.
+/// What cairn observed, as generated: nothing, or its freshness runs (the ancestry
+/// exit status and the count) — fresh, stale, or `HEAD` behind the reviewed commit.
+fn cairn_freshness() -> impl Strategy<Value = Option<(i32, u64)>> {
+    prop_oneof![
+        2 => Just(None),
+        2 => Just(Some((0, 0))),
+        1 => (1u64..3).prop_map(|n| Some((0, n))),
+        1 => Just(Some((1, 0))),
+    ]
+}
+
+/// The review the model expects: stale if anyone shows it stale, fresh only on
+/// cairn's own runs showing it fresh, else unknown.
+fn model_review(commits: Option<u64>, cairn: Option<(i32, u64)>) -> Review {
+    match (commits, cairn) {
+        (Some(n), _) if n > 0 => Review::Stale,
+        (_, None) => Review::Unknown,
+        (_, Some((0, 0))) => Review::Fresh,
+        (_, Some(_)) => Review::Stale,
+    }
+}
+
+/// The pr-loop command a generated step stands for. An approved-fresh reading
+/// comes with cairn's freshness runs showing it fresh; a merge is recorded from
+/// cairn's gh reading of the merged, reviewed head.
 pub fn pr_command(kind: u8, pr_state: &str) -> Command {
     match kind {
         0..=4 => {
             let mut d = doc(pr_state, if kind % 2 == 0 { "merge" } else { "pr" });
             d["failure_shape"] = json!("depth");
             d["tiers"] = json!({"ladder": ["a", "b", "c"], "current": "a", "ceiling": "c"});
+            let observed = if pr_state == "approved-fresh" {
+                d.as_object_mut().unwrap().remove("commits_since_review");
+                freshness_runs(0, 0)
+            } else {
+                Observed::default()
+            };
             Command::Observe {
                 input: Box::new(serde_json::from_value(d).unwrap()),
+                observed,
             }
         }
         5 => Command::Confirm {
@@ -114,9 +146,16 @@ pub fn pr_command(kind: u8, pr_state: &str) -> Command {
             what: Offer::Ready,
             operator: "op".into(),
         },
-        7 => Command::RecordMerge {
-            merged_at: Timestamp::parse("2026-11-30T06:00:00Z").unwrap(),
-        },
+        7 => {
+            let mut merged = crate::support::pr::reading("merged");
+            merged["headRefOid"] = json!(SHA);
+            Command::RecordMerge {
+                merged_at: None,
+                evidence: Some(Box::new(MergeEvidence::Gh {
+                    run: gh_run(&merged),
+                })),
+            }
+        }
         8 => Command::OfferReviewRequest,
         9 => Command::ResolveEscalation {
             mode: Mode::Attended,
@@ -140,15 +179,15 @@ proptest! {
     #![proptest_config(config(512))]
 
     /// Totality and exclusivity: every reading yields exactly one state or a typed
-    /// error. A reading the parser refuses is refused with the parser's error (a field
-    /// under `reading`, a rule); a parsed reading matches at most one row, and is
-    /// refused only as a contradiction (MERGED without mergedAt) or as an approved,
-    /// clean PR whose freshness is unknown: with a freshness count the classifier is
-    /// total.
+    /// error. A reading the parser refuses (an unknown value, a missing field, a
+    /// contradiction) is refused with the parser's error; a parsed reading matches at
+    /// most one row, and is refused only as an approved, clean PR whose freshness
+    /// nobody observed. A merge is offered only on cairn's own fresh observation.
     #[test]
-    fn classification_is_total_and_exclusive(r in reading(), commits in proptest::option::of(0u64..3), threads in proptest::option::of(0u64..2), dest in proptest::sample::select(&["plan-only", "pr", "merge", "nonprod-deploy"][..])) {
+    fn classification_is_total_and_exclusive(r in reading(), commits in proptest::option::of(0u64..3), threads in proptest::option::of(0u64..2), dest in proptest::sample::select(&["plan-only", "pr", "merge", "nonprod-deploy"][..]), cairn in cairn_freshness()) {
         let doc = input(r.clone(), commits, threads, dest);
-        let result = pr_loop::classify_input(&doc);
+        let observed = cairn.map_or_else(Observed::default, |(a, n)| freshness_runs(a, n));
+        let result = pr_loop::classify_input(&doc, &observed).map(|p| p.classification);
         let parsed = match classify::parse_reading(&r, "reading") {
             Ok(parsed) => parsed,
             Err(e) => {
@@ -157,32 +196,32 @@ proptest! {
                 return Ok(());
             }
         };
-        let f = Freshness { commits_since_review: commits, unresolved_threads: threads.unwrap_or(0) };
+        let review = model_review(commits, cairn);
+        let f = Freshness { review, unresolved_threads: threads.unwrap_or(0) };
         let rows: Vec<PrState> = classify::guards(&parsed, &f).iter().filter(|(_, g)| *g).map(|(s, _)| *s).collect();
         prop_assert!(rows.len() <= 1, "more than one row matched: {:?}", rows);
-        let contradictory = parsed.state == GhState::Merged && parsed.merged_at.is_none();
         match &result {
             Ok(c) => {
-                prop_assert!(!contradictory);
                 prop_assert_eq!(&rows, &vec![c.state]);
                 // mergedAt set ⇒ merged.
                 if parsed.merged_at.is_some() { prop_assert_eq!(c.state, PrState::Merged); }
                 // A draft never yields a review request.
                 if c.state == PrState::Draft { prop_assert!(!c.request_review); }
-                // A merge is offered only for an approved, fresh PR whose destination includes a merge.
-                if c.merge_offer { prop_assert_eq!(c.state, PrState::ApprovedFresh); }
-            }
-            Err(e) if contradictory => {
-                prop_assert_eq!((e.field.as_str(), e.rule), ("reading.mergedAt", "merged-without-time"));
+                // A merge is offered only for an approved PR cairn itself observed fresh.
+                if c.merge_offer {
+                    prop_assert_eq!(c.state, PrState::ApprovedFresh);
+                    prop_assert_eq!(cairn, Some((0, 0)));
+                    prop_assert!(commits.map_or(true, |n| n == 0));
+                }
             }
             Err(e) => {
                 // Only an approved, clean PR whose freshness is unknown falls through the table.
-                prop_assert!(rows.is_empty() && commits.is_none(), "{:?} refused: {:?}", rows, e);
-                prop_assert_eq!((e.field.as_str(), e.rule), ("commits_since_review", "review-freshness-unknown"));
+                prop_assert!(rows.is_empty() && review == Review::Unknown, "{:?} refused: {:?}", rows, e);
+                prop_assert_eq!((e.field.as_str(), e.rule), ("repo", "review-freshness-unknown"));
             }
         }
-        if commits.is_some() && !contradictory {
-            prop_assert!(result.is_ok(), "a valid reading with a freshness count refused: {:?}", result);
+        if review != Review::Unknown {
+            prop_assert!(result.is_ok(), "a valid reading with known freshness refused: {:?}", result);
         }
     }
 
@@ -193,8 +232,8 @@ proptest! {
         let t = Tiers { ladder: ladder.clone(), current: format!("t{current}"), ceiling: format!("t{ceiling}") };
         match escalation::propose(&t) {
             Err(_) => prop_assert!(current >= n || ceiling >= n),
-            Ok(Err(_clamped)) => prop_assert!(current >= ceiling),
-            Ok(Ok(p)) => {
+            Ok(Step::Clamped(c)) => prop_assert!(current >= ceiling || current + 1 == n, "{:?}", c),
+            Ok(Step::Propose(p)) => {
                 let from = ladder.iter().position(|r| *r == p.from).unwrap();
                 let to = ladder.iter().position(|r| *r == p.to).unwrap();
                 prop_assert_eq!(to, from + 1);
@@ -212,7 +251,7 @@ proptest! {
         let happy = [(0u8, "approved-fresh"), (5, "approved-fresh"), (7, "approved-fresh")];
         let steps: Vec<(u8, &str)> = happy[..prefix].iter().cloned().chain(rest).collect();
         let mut merged = false;
-        let ctx = Context { now: Timestamp::parse("2026-11-30T04:00:00Z").unwrap(), fresh_ids: vec![], session: None };
+        let ctx = crate::support::ctx(1);
         let mut state = PrLoop::initial_state();
         let mut last_confirmed = false;
         let mut rounds: Vec<u32> = Vec::new();
@@ -230,7 +269,7 @@ proptest! {
                         merged = true;
                     }
                     Event::Observed { .. } => last_confirmed = false,
-                    Event::RoundStarted { round } => {
+                    Event::RoundStarted { round, .. } => {
                         prop_assert_eq!(*round, pr_loop::next_round(&rounds));
                         rounds.push(*round);
                     }
@@ -252,19 +291,24 @@ proptest! {
 }
 
 /// The generated readings reach every branch of the totality property: of 1,000
-/// (classified without a freshness count), some are refused by the parser, some are
-/// classified, some are refused as a contradiction, some as an approved clean PR of
-/// unknown freshness.
+/// (classified without any freshness observation), some are refused by the parser
+/// (among them contradictions), some are classified, some are refused as an
+/// approved clean PR of unknown freshness.
 #[test]
 fn generated_readings_reach_every_branch() {
     let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
     for r in crate::support::sample(reading(), 1000) {
-        let branch = if classify::parse_reading(&r, "reading").is_err() {
-            "parser"
-        } else {
-            match pr_loop::classify_input(&input(r, None, None, "merge")) {
-                Ok(_) => "classified",
-                Err(e) => e.rule,
+        let branch = match classify::parse_reading(&r, "reading") {
+            Err(e) if e.rule == "contradictory-reading" || e.rule == "merged-without-time" => {
+                e.rule
+            }
+            Err(_) => "parser",
+            Ok(_) => {
+                match pr_loop::classify_input(&input(r, None, None, "merge"), &Observed::default())
+                {
+                    Ok(_) => "classified",
+                    Err(e) => e.rule,
+                }
             }
         };
         *counts.entry(branch).or_default() += 1;
@@ -273,12 +317,14 @@ fn generated_readings_reach_every_branch() {
     let n = |k: &str| counts.get(k).copied().unwrap_or(0);
     assert!(n("parser") >= 100 && n("classified") >= 100, "{counts:?}");
     assert!(
-        n("merged-without-time") >= 5 && n("review-freshness-unknown") >= 5,
+        n("merged-without-time") >= 5
+            && n("contradictory-reading") >= 5
+            && n("review-freshness-unknown") >= 5,
         "{counts:?}"
     );
     assert_eq!(
         counts.len(),
-        4,
+        5,
         "a refusal the property does not expect: {counts:?}"
     );
 }

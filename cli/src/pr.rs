@@ -1,11 +1,16 @@
-//! `cairn pr <verb>`: the PR continuation loop.
+//! `cairn pr <verb>`: the PR continuation loop. cairn's own observations (the `gh pr
+//! view` reading with `--pr`, the freshness runs with `--repo`, the merge's gh or
+//! git evidence) are planned by the machine, run by the one observer
+//! (`cairn::observe::run`) and recorded in the command, so the audit re-reads them.
 
 use cairn::journal::Options;
-use cairn::machines::evidence::wire;
+use cairn::machines::evidence::{fresh, is_option_like, AbsPath, CommandRun, FullCommit};
+use cairn::machines::pr_loop::identity::PrId;
 use cairn::machines::pr_loop::{
-    self, classify_input, Command, Decision, Disposition, Mode, ObserveInput, Offer, PrLoop,
+    self, canonical_pr, classify_input, plan, Command, Decision, Disposition, FreshnessRuns,
+    MergeEvidence, Mode, ObserveInput, Observed, Offer, PrLoop, State,
 };
-use cairn::{Machine, StreamId, Timestamp};
+use cairn::{Machine, StreamId};
 use serde_json::{json, Value};
 
 use crate::args::{DecisionArg, DispositionArg, ModeArg, OfferArg, PrCommand};
@@ -14,47 +19,43 @@ use crate::output;
 use crate::park::document;
 use crate::record::{Db, Recorded, Recorder, Request, Step};
 
+/// The stream of the PR a URL names (any spelling of it: one identity).
 fn stream(pr: &str) -> Result<StreamId, Failure> {
-    let instance = pr_loop::stream_instance(pr)
-        .ok_or_else(|| input("pr", "pr-url", "expected the PR's http(s) URL"))?;
+    let instance = PrId::parse(pr, "pr")?.instance();
     Ok(StreamId::new(pr_loop::NAME, &instance)?)
 }
 
-/// Runs `gh pr view URL --json …`: the reading and the run.
-fn gh_reading(pr: &str) -> Result<(Value, cairn::machines::evidence::CommandRun), Failure> {
-    stream(pr)?;
-    let argv: Vec<String> = [
-        "gh",
-        "pr",
-        "view",
-        pr,
-        "--json",
-        "state,reviewDecision,mergeable,mergeStateStatus,statusCheckRollup,isDraft,mergedAt",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let run = cairn::observe::run(&argv);
+/// Runs cairn's `gh pr view` of the PR: the reading and the run.
+fn gh_reading(pr: &str) -> Result<(Value, CommandRun), Failure> {
+    let pr = canonical_pr(pr)?;
+    let run = cairn::observe::run(&plan::gh_view(&pr));
     if run.exit_status.is_none() {
         return Err(input("gh", "gh-installed", "gh is not installed here: run `gh pr view` where it is and pipe its JSON to cairn on stdin"));
     }
-    if run.exit_status != Some(0) {
+    if !run.ok() {
         return Err(input(
             "pr",
             "gh-read",
             &format!("`gh pr view` failed: {}", run.stderr.trim()),
         ));
     }
-    Ok((wire::parse_document(&run.stdout)?, run))
+    let reading = plan::read_gh(&pr, &run, "gh")?;
+    Ok((reading, run))
 }
 
-/// Completes the observe document: with `repo`, counts the commits since the
-/// reviewed SHA itself; with `pr`, reads the PR with gh.
+fn abs_path(field: &str, value: &str) -> Result<AbsPath, Failure> {
+    require_abs_path(field, value)?;
+    AbsPath::parse(value).map_err(|e| input(field, e.rule, &e.message))
+}
+
+/// Completes the observe document with what cairn observes itself: with `pr`, the
+/// reading (gh); with `repo`, the freshness runs of the reviewed SHA (git).
 fn observe_input(
     mut v: Value,
     repo: &Option<String>,
     pr: &Option<String>,
-) -> Result<ObserveInput, Failure> {
+) -> Result<(ObserveInput, Observed), Failure> {
+    let mut observed = Observed::default();
     if let Some(url) = pr {
         if v.get("reading").is_some() {
             return Err(input(
@@ -63,27 +64,22 @@ fn observe_input(
                 "with --pr, cairn reads the PR itself: leave `reading` out",
             ));
         }
-        let (reading, _run) = gh_reading(url)?;
+        let canonical = canonical_pr(url)?;
+        if let Some(given) = v.get("pr").and_then(Value::as_str) {
+            if canonical_pr(given)? != canonical {
+                return Err(input("pr", "one-source", "`pr` names another PR than --pr"));
+            }
+        }
+        let (reading, run) = gh_reading(url)?;
         if let Some(obj) = v.as_object_mut() {
             obj.insert("reading".into(), reading);
             obj.insert("pr".into(), json!(url));
         }
+        observed.gh = Some(run);
     }
-    wire::object(
-        &v,
-        "",
-        &["pr", "reading", "destination"],
-        &[
-            "reviewed_sha",
-            "commits_since_review",
-            "unresolved_threads",
-            "failure_shape",
-            "tiers",
-        ],
-    )?;
-    let mut doc: ObserveInput = wire::typed(v, "$")?;
+    let doc = pr_loop::parse_document(v)?;
     if let Some(repo) = repo {
-        require_abs_path("repo", repo)?;
+        let repo = abs_path("repo", repo)?;
         if doc.commits_since_review.is_some() {
             return Err(input(
                 "commits_since_review",
@@ -91,54 +87,55 @@ fn observe_input(
                 "give commits_since_review or --repo, not both",
             ));
         }
-        let sha = doc.reviewed_sha.clone().ok_or_else(|| {
+        let sha = doc.reviewed_sha.as_deref().ok_or_else(|| {
             input(
                 "reviewed_sha",
                 "required",
-                "--repo counts commits since reviewed_sha: name it",
+                "--repo observes freshness since reviewed_sha: name it",
             )
         })?;
-        if !cairn::machines::evidence::is_full_git_id(&sha) {
-            return Err(input(
+        let sha = FullCommit::parse(sha).map_err(|_| {
+            input(
                 "reviewed_sha",
                 "full-head",
                 "expected a full 40/64-hex commit id",
-            ));
-        }
-        let argv = cairn::observe::git(repo, &["rev-list", &format!("{sha}..HEAD"), "--count"]);
-        let run = cairn::observe::run(&argv);
-        let count = if run.exit_status == Some(0) {
-            run.stdout.trim().parse::<u64>().ok()
-        } else {
-            None
-        };
-        match count {
-            Some(n) => doc.commits_since_review = Some(n),
-            None => {
-                return Err(input(
-                    "reviewed_sha",
-                    "freshness-unreadable",
-                    &format!("`{}` failed: {}", argv.join(" "), run.stderr.trim()),
-                ))
-            }
-        }
-        doc.freshness_observation = Some(run);
+            )
+        })?;
+        let runs = cairn::observe::run_all(&fresh::plan(&repo, &sha));
+        observed.freshness = Some(FreshnessRuns { repo, runs });
     }
-    Ok(doc)
+    Ok((doc, observed))
 }
 
 /// What a recorded (or replayed) pr-loop transition prints: its events and the loop after them.
 fn view(r: &Recorded<PrLoop>) -> Value {
+    use pr_loop::Event;
     let l = r.state.looped();
+    let proposal = match &r.state {
+        State::EscalationProposed { proposal, .. } => Some(proposal),
+        _ => None,
+    };
+    let merged_at = r.events.iter().find_map(|e| match e {
+        Event::MergedByLoop { merged_at, .. } | Event::MergeObserved { merged_at } => {
+            Some(merged_at.clone())
+        }
+        _ => None,
+    });
     json!({
         "stream": r.stream.to_string(),
         "version": r.version,
         "events": r.names(),
         "state": PrLoop::state_name(&r.state),
+        "pr": l.map(|l| &l.pr),
         "classification": l.map(|l| &l.last),
+        "reading_source": l.and_then(|l| l.source),
+        "freshness": l.and_then(|l| l.freshness.as_ref()),
         "rounds_seen": l.map(|l| l.rounds_seen.clone()).unwrap_or_default(),
         "next_round": l.map_or(1, |l| l.next_round()),
         "tier": l.and_then(|l| l.tier.clone()),
+        "current_tier": l.and_then(|l| l.current_tier()),
+        "proposal": proposal,
+        "merged_at": merged_at.flatten(),
     })
 }
 
@@ -148,7 +145,7 @@ fn record(rec: &Recorder, pr: &str, command: Command) -> Result<Recorded<PrLoop>
 }
 
 /// `observe`: the key stands for the caller's document and flags, and is looked
-/// up before cairn reads the PR with gh or counts commits with git.
+/// up before cairn reads the PR with gh or runs git.
 fn observe(
     rec: &Recorder,
     repo: &Option<String>,
@@ -164,13 +161,83 @@ fn observe(
             return Ok(r);
         }
     }
-    let doc = observe_input(v, repo, pr)?;
+    let (doc, observed) = observe_input(v, repo, pr)?;
     // Classify first: a reading the table cannot place is an input error, and
     // writes nothing.
-    classify_input(&doc)?;
-    let s = stream(&doc.pr)?;
+    let placed = classify_input(&doc, &observed)?;
+    let s = stream(&placed.pr)?;
     let command = Command::Observe {
         input: Box::new(doc),
+        observed,
+    };
+    rec.record(Step::new(&s, &command).request(request))
+}
+
+/// `record-merge`: cairn observes the merge itself — its `gh pr view` reading, or
+/// (with `--target`) git's answer to whether the target contains the confirmed
+/// head. Keyed on the caller's flags, looked up before anything runs.
+fn record_merge(
+    rec: &Recorder,
+    pr: &str,
+    target: &Option<String>,
+    repo: &Option<String>,
+) -> Result<Recorded<PrLoop>, Failure> {
+    let s = stream(pr)?;
+    let request = Request::new(
+        "pr record-merge",
+        json!({"pr": pr, "target": target, "repo": repo}),
+    );
+    if let Some(r) = rec.recall::<PrLoop>(&s, &request)? {
+        return Ok(r);
+    }
+    if let Some(t) = target {
+        if is_option_like(t) {
+            return Err(input(
+                "target",
+                "option-like",
+                "a branch name, never an option",
+            ));
+        }
+        if !plan::is_target_name(t) {
+            return Err(input(
+                "target",
+                "target-branch",
+                "the branch the merge landed on (not HEAD, a commit id or a revision expression)",
+            ));
+        }
+    } else if repo.is_some() {
+        return Err(input(
+            "repo",
+            "requires-target",
+            "--repo names where git checks --target: give --target",
+        ));
+    }
+    let repo = repo.as_deref().map(|r| abs_path("repo", r)).transpose()?;
+    // Only a confirmed merge with a head cairn observed fresh can be checked; any
+    // other state is refused by `decide`, and nothing runs.
+    let state = rec.current::<PrLoop>(&s)?;
+    let confirmed = match &state {
+        State::MergeConfirmed { l, .. } => l.merge_head().cloned(),
+        _ => None,
+    };
+    let evidence = match (confirmed, target) {
+        (None, _) => None,
+        (Some(_), None) => Some(MergeEvidence::Gh {
+            run: gh_reading(pr)?.1,
+        }),
+        (Some(fresh), Some(target)) => {
+            let repo = repo.unwrap_or(fresh.repo);
+            let run = cairn::observe::run(&plan::merge_plan(&repo, &fresh.reviewed_sha, target));
+            Some(MergeEvidence::Git {
+                repo,
+                target: target.clone(),
+                run,
+            })
+        }
+    };
+    let command = Command::RecordMerge {
+        merged_at: None,
+        evidence: evidence.map(Box::new),
     };
     rec.record(Step::new(&s, &command).request(request))
 }
@@ -178,16 +245,25 @@ fn observe(
 pub fn run(verb: &PrCommand, db: &Db, options: &Options) -> Result<Done, Failure> {
     let recorded = match verb {
         PrCommand::Classify { repo } => {
-            let doc = observe_input(document()?, repo, &None)?;
-            let c = classify_input(&doc)?;
-            let mut v = json!(c);
-            v["commits_since_review"] = json!(doc.commits_since_review);
+            let (doc, observed) = observe_input(document()?, repo, &None)?;
+            let placed = classify_input(&doc, &observed)?;
+            let mut v = json!(placed.classification);
+            let counted = placed
+                .freshness
+                .as_ref()
+                .and_then(|f| f.result.commits_since());
+            v["commits_since_review"] = json!(counted.or(doc.commits_since_review));
+            if let Some(f) = &placed.freshness {
+                v["freshness"] = json!(f);
+            }
             output::json(&v);
             return Ok(Done::Ok);
         }
         PrCommand::Fetch(r) => {
             let (reading, run) = gh_reading(&r.pr)?;
-            output::json(&json!({ "pr": r.pr, "reading": reading, "observation": run }));
+            output::json(
+                &json!({ "pr": canonical_pr(&r.pr)?, "reading": reading, "observation": run }),
+            );
             return Ok(Done::Ok);
         }
         PrCommand::Observe { repo, pr, key } => {
@@ -243,15 +319,12 @@ pub fn run(verb: &PrCommand, db: &Db, options: &Options) -> Result<Done, Failure
                 },
             )?
         }
-        PrCommand::RecordMerge { pr, merged_at, key } => {
-            let merged_at = Timestamp::parse(merged_at)
-                .map_err(|e| input("merged_at", "timestamp", &e.to_string()))?;
-            record(
-                &Recorder::new(db, options, key)?,
-                &pr.pr,
-                Command::RecordMerge { merged_at },
-            )?
-        }
+        PrCommand::RecordMerge {
+            pr,
+            target,
+            repo,
+            key,
+        } => record_merge(&Recorder::new(db, options, key)?, &pr.pr, target, repo)?,
         PrCommand::Dispose {
             pr,
             disposition,

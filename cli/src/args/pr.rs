@@ -16,18 +16,19 @@ pub struct PrRef {
 pub enum PrCommand {
     /// Classify a `gh pr view --json …` reading into exactly one of nine states (writes nothing)
     #[command(
-        after_help = "Reads {pr, reading, reviewed_sha, commits_since_review, destination, …} on stdin.\nWith --repo, cairn counts `git -C REPO rev-list <reviewed_sha>..HEAD --count` itself.\n\nExample:\n  gh pr view 7 --json state,reviewDecision,mergeable,mergeStateStatus,statusCheckRollup,isDraft,mergedAt \\\n    | jq '{pr: \"https://github.com/o/r/pull/7\", reading: ., reviewed_sha: \"…\", destination: \"pr\"}' \\\n    | cairn pr classify --repo ."
+        after_help = "Reads {pr, reading, reviewed_sha, destination, …} on stdin. An approved, clean PR is\nfresh only on cairn's own runs: with --repo (absolute), cairn checks `git merge-base\n--is-ancestor <reviewed_sha> HEAD` and counts `git rev-list --count <reviewed_sha>..HEAD`\nitself; a caller's commits_since_review can only make a review stale.\n\nExample:\n  gh pr view 7 --json state,reviewDecision,mergeable,mergeStateStatus,statusCheckRollup,isDraft,mergedAt \\\n    | jq --arg sha \"$REVIEWED_SHA\" '{pr: \"https://github.com/o/r/pull/7\", reading: ., reviewed_sha: $sha, destination: \"pr\"}' \\\n    | cairn pr classify --repo \"$PWD\""
     )]
     Classify {
-        /// Count the commits since `reviewed_sha` in this repository
+        /// Observe the review's freshness in this repository (an absolute path)
         #[arg(long, value_name = "DIR")]
         repo: Option<String>,
     },
     /// Classify and record: rounds, offers and escalation proposals follow from the state
     #[command(
-        after_help = "With --pr, cairn reads the PR with `gh pr view` itself (where gh is installed; exit 2\nwhere it is not) and stdin carries the rest of the document, without `reading`.\n\nExample:\n  cairn pr observe --repo /abs/repo < observation.json"
+        after_help = "With --pr, cairn reads the PR with `gh pr view` itself (where gh is installed; exit 2\nwhere it is not) and stdin carries the rest of the document, without `reading`; the output's\n`reading_source` says which it was. Only a reading cairn made ends the loop as merged.\n\nExample:\n  cairn pr observe --repo /abs/repo --pr https://github.com/o/r/pull/7 < observation.json"
     )]
     Observe {
+        /// Observe the review's freshness in this repository (an absolute path)
         #[arg(long, value_name = "DIR")]
         repo: Option<String>,
         /// Read the PR at this URL with gh instead of taking `reading` on stdin
@@ -62,7 +63,7 @@ pub enum PrCommand {
     },
     /// Resolve a proposed tier escalation through the intent envelope
     #[command(
-        after_help = "Attended: applying needs --approval-token. Unattended: held at the default.\n\nExample:\n  cairn pr resolve-escalation --pr https://github.com/o/r/pull/7 --mode attended --decision apply --approval-token T-1"
+        after_help = "Attended: applying needs the approval token cairn minted with the proposal (the\n`proposal.token` of the observation that proposed it; single-use). Unattended: held at the\ndefault.\n\nExample:\n  cairn pr resolve-escalation --pr https://github.com/o/r/pull/7 --mode attended --decision apply \\\n    --approval-token esc-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b"
     )]
     ResolveEscalation {
         #[command(flatten)]
@@ -76,19 +77,23 @@ pub enum PrCommand {
         #[command(flatten)]
         key: Key,
     },
-    /// Record the merge the operator confirmed
+    /// Record the merge the operator confirmed, as cairn observes it
     #[command(
-        after_help = "Example:\n  cairn pr record-merge --pr https://github.com/o/r/pull/7 --merged-at 2026-11-30T10:00:00Z"
+        after_help = "cairn reads the PR with `gh pr view` and records the merge when it shows MERGED with\nmergedAt and the reviewed head; with --target, git checks that the branch contains the\nreviewed head instead (in the repository the review was observed in, or --repo).\n\nExample:\n  cairn pr record-merge --pr https://github.com/o/r/pull/7\n  cairn pr record-merge --pr https://github.com/o/r/pull/7 --target main"
     )]
     RecordMerge {
         #[command(flatten)]
         pr: PrRef,
-        #[arg(long, value_name = "RFC3339")]
-        merged_at: String,
+        /// Check with git that this branch contains the reviewed head (instead of gh)
+        #[arg(long, value_name = "BRANCH")]
+        target: Option<String>,
+        /// The repository git checks in (an absolute path; default: where the review was observed)
+        #[arg(long, value_name = "DIR")]
+        repo: Option<String>,
         #[command(flatten)]
         key: Key,
     },
-    /// The operator's answer to a closed PR: paused or abandoned
+    /// The operator pauses or abandons the loop (a closed PR, or an open one)
     #[command(
         after_help = "Example:\n  cairn pr dispose --pr https://github.com/o/r/pull/7 --as paused --reason \"waiting on upstream\" --operator alice"
     )]

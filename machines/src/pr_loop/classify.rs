@@ -1,17 +1,18 @@
-//! The PR-state classifier: a `gh pr view --json
-//! state,reviewDecision,mergeable,mergeStateStatus,statusCheckRollup,isDraft,mergedAt`
-//! reading (plus review freshness and the destination) → exactly one of nine states.
+//! The PR-state classifier: a parsed reading (see `reading`), the review's
+//! freshness and the destination → exactly one of nine states.
 //!
 //! Total and exclusive by construction: every row's guard includes the negation of
 //! every earlier row, so at most one guard holds, and the last rows cover what is
 //! left; a reading the table cannot place (a missing field, an unknown enum value,
-//! a contradiction) is a typed input error, never a guess. `mergedAt` set ⇒ `merged`.
+//! a contradiction — refused by the parser) or an approved clean PR whose freshness
+//! cairn did not observe is a typed input error, never a guess.
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-use crate::evidence::wire::{self, at, idx, InputError, Result};
-use crate::Timestamp;
+pub use super::reading::{
+    parse_reading, rollup, Checks, GhState, MergeStateStatus, Mergeable, Reading, ReviewDecision,
+};
+use crate::evidence::wire::{InputError, Result};
 
 /// The nine PR states, in the table's order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -57,66 +58,25 @@ impl PrState {
 
     /// True for the rows that start a new round (re-enter the build loop).
     pub fn starts_round(self, checks: Checks) -> bool {
+        self == PrState::Conflicting || self.is_failure_row(checks)
+    }
+
+    /// True for the failure rows, whose depth-shaped failures may escalate the tier:
+    /// changes requested and failing checks (the work fell short). A conflict starts
+    /// a round too, but the base moved: a rebase is not a shortfall of the tier.
+    pub fn is_failure_row(self, checks: Checks) -> bool {
         match self {
-            PrState::ChangesRequested | PrState::Conflicting => true,
+            PrState::ChangesRequested => true,
             PrState::PendingOrFailingChecks => checks == Checks::Failing,
-            _ => false,
+            PrState::Draft
+            | PrState::AwaitReview
+            | PrState::Conflicting
+            | PrState::ApprovedStale
+            | PrState::ApprovedFresh
+            | PrState::Merged
+            | PrState::Closed => false,
         }
     }
-}
-
-/// `state`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum GhState {
-    Open,
-    Closed,
-    Merged,
-}
-
-/// `reviewDecision` (`""` and `null` are "no decision").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum ReviewDecision {
-    Approved,
-    ChangesRequested,
-    ReviewRequired,
-    None,
-}
-
-/// `mergeable`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum Mergeable {
-    Mergeable,
-    Conflicting,
-    Unknown,
-}
-
-/// `mergeStateStatus`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum MergeStateStatus {
-    Behind,
-    Blocked,
-    Clean,
-    Dirty,
-    Draft,
-    HasHooks,
-    Unknown,
-    Unstable,
-}
-
-/// The check rollup, folded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Checks {
-    /// Every check succeeded (or was neutral/skipped), or there are none.
-    Passing,
-    /// At least one still running, none failed.
-    Running,
-    /// At least one failed.
-    Failing,
 }
 
 /// Where the work is headed (`admission.destination`).
@@ -136,23 +96,24 @@ impl Destination {
     }
 }
 
-/// A parsed reading.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Reading {
-    pub state: GhState,
-    pub review_decision: ReviewDecision,
-    pub mergeable: Mergeable,
-    pub merge_state_status: MergeStateStatus,
-    pub checks: Checks,
-    pub is_draft: bool,
-    pub merged_at: Option<Timestamp>,
+/// Whether the review still covers the code the PR would merge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Review {
+    /// cairn's own runs show the reviewed commit is `HEAD` (an ancestor, nothing since).
+    Fresh,
+    /// Commits landed since, the reviewed commit is not an ancestor of `HEAD`, the
+    /// PR's head is another commit, or the caller counted commits since.
+    Stale,
+    /// Nobody observed it: never fresh.
+    Unknown,
 }
 
 /// What classification needs besides the reading.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Freshness {
-    /// Commits since the reviewed SHA (`git rev-list <sha>..HEAD --count`), when known.
-    pub commits_since_review: Option<u64>,
+    /// The review's freshness (fresh only on cairn's own observation).
+    pub review: Review,
     /// Unresolved review threads, when the caller read them.
     pub unresolved_threads: u64,
 }
@@ -196,149 +157,6 @@ pub struct Classification {
     pub next_step: String,
 }
 
-fn enum_field<T: serde::de::DeserializeOwned>(
-    map: &serde_json::Map<String, Value>,
-    key: &str,
-    path: &str,
-) -> Result<T> {
-    match map.get(key) {
-        None => Err(InputError::new(
-            at(path, key),
-            "required",
-            format!("missing field `{key}`"),
-        )),
-        Some(v) => wire::typed(v.clone(), &at(path, key)).map_err(|e| InputError {
-            rule: "pr-enum",
-            ..e
-        }),
-    }
-}
-
-/// Parses a `gh pr view --json …` reading strictly.
-pub fn parse_reading(v: &Value, path: &str) -> Result<Reading> {
-    let keys = [
-        "state",
-        "reviewDecision",
-        "mergeable",
-        "mergeStateStatus",
-        "statusCheckRollup",
-        "isDraft",
-        "mergedAt",
-    ];
-    let map = wire::object(v, path, &keys, &["number", "url", "headRefOid", "title"])?;
-    let state: GhState = enum_field(map, "state", path)?;
-    let review_decision = match map.get("reviewDecision") {
-        Some(Value::Null) => ReviewDecision::None,
-        Some(Value::String(s)) if s.is_empty() => ReviewDecision::None,
-        _ => {
-            let d: ReviewDecision = enum_field(map, "reviewDecision", path)?;
-            if d == ReviewDecision::None {
-                return Err(InputError::new(
-                    at(path, "reviewDecision"),
-                    "pr-enum",
-                    "no decision is `\"\"` or null",
-                ));
-            }
-            d
-        }
-    };
-    let mergeable: Mergeable = enum_field(map, "mergeable", path)?;
-    let merge_state_status: MergeStateStatus = enum_field(map, "mergeStateStatus", path)?;
-    let is_draft: bool = wire::field(map, path, "isDraft")?;
-    let merged_at = match map.get("mergedAt") {
-        Some(Value::Null) => None,
-        Some(Value::String(s)) if s.is_empty() => None,
-        Some(Value::String(s)) => Some(
-            Timestamp::parse(s)
-                .map_err(|e| InputError::new(at(path, "mergedAt"), "timestamp", e.to_string()))?,
-        ),
-        _ => {
-            return Err(InputError::new(
-                at(path, "mergedAt"),
-                "type",
-                "expected an RFC3339 timestamp or null",
-            ))
-        }
-    };
-    let checks = rollup(
-        map.get("statusCheckRollup").unwrap_or(&Value::Null),
-        &at(path, "statusCheckRollup"),
-    )?;
-    Ok(Reading {
-        state,
-        review_decision,
-        mergeable,
-        merge_state_status,
-        checks,
-        is_draft,
-        merged_at,
-    })
-}
-
-/// Folds `statusCheckRollup` (CheckRun and StatusContext entries, as gh prints them).
-pub fn rollup(v: &Value, path: &str) -> Result<Checks> {
-    let items = match v {
-        Value::Null => return Ok(Checks::Passing),
-        Value::Array(items) => items,
-        _ => return Err(InputError::new(path, "type", "expected an array of checks")),
-    };
-    let mut running = false;
-    for (i, item) in items.iter().enumerate() {
-        let p = idx(path, i);
-        let obj = item
-            .as_object()
-            .ok_or_else(|| InputError::new(&p, "type", "expected a check object"))?;
-        let s = |k: &str| obj.get(k).and_then(Value::as_str).unwrap_or("");
-        let kind = if obj.contains_key("context") || s("__typename") == "StatusContext" {
-            "StatusContext"
-        } else {
-            "CheckRun"
-        };
-        if kind == "StatusContext" {
-            match s("state") {
-                "SUCCESS" => {}
-                "PENDING" | "EXPECTED" => running = true,
-                "FAILURE" | "ERROR" => return Ok(Checks::Failing),
-                other => {
-                    return Err(InputError::new(
-                        at(&p, "state"),
-                        "pr-enum",
-                        format!("unknown status state `{other}`"),
-                    ))
-                }
-            }
-        } else {
-            match s("status") {
-                "COMPLETED" => match s("conclusion") {
-                    "SUCCESS" | "NEUTRAL" | "SKIPPED" => {}
-                    "FAILURE" | "TIMED_OUT" | "CANCELLED" | "ACTION_REQUIRED"
-                    | "STARTUP_FAILURE" | "STALE" => return Ok(Checks::Failing),
-                    other => {
-                        return Err(InputError::new(
-                            at(&p, "conclusion"),
-                            "pr-enum",
-                            format!("unknown conclusion `{other}`"),
-                        ))
-                    }
-                },
-                "QUEUED" | "IN_PROGRESS" | "PENDING" | "WAITING" | "REQUESTED" => running = true,
-                other => {
-                    return Err(InputError::new(
-                        at(&p, "status"),
-                        "pr-enum",
-                        format!("unknown check status `{other}`"),
-                    ))
-                }
-            }
-        }
-    }
-    Ok(if running {
-        Checks::Running
-    } else {
-        Checks::Passing
-    })
-}
-
 /// Every row's guard, in order; exactly one holds for any reading (see the tests).
 pub fn guards(r: &Reading, f: &Freshness) -> [(PrState, bool); 9] {
     let merged = r.merged_at.is_some() || r.state == GhState::Merged;
@@ -371,8 +189,8 @@ pub fn guards(r: &Reading, f: &Freshness) -> [(PrState, bool); 9] {
                 MergeStateStatus::Dirty | MergeStateStatus::Behind
             ));
     let clean = approved && !pending && !conflicting;
-    let stale = clean && f.commits_since_review.is_some_and(|n| n > 0);
-    let fresh = clean && f.commits_since_review == Some(0);
+    let stale = clean && f.review == Review::Stale;
+    let fresh = clean && f.review == Review::Fresh;
     let closed = r.state == GhState::Closed && !merged;
     [
         (PrState::Draft, draft),
@@ -394,13 +212,6 @@ pub fn classify(
     destination: Destination,
     pr: &str,
 ) -> Result<Classification> {
-    if r.state == GhState::Merged && r.merged_at.is_none() {
-        return Err(InputError::new(
-            "reading.mergedAt",
-            "merged-without-time",
-            "state MERGED with no mergedAt is a contradictory reading",
-        ));
-    }
     let matched: Vec<PrState> = guards(r, f)
         .iter()
         .filter(|(_, g)| *g)
@@ -411,9 +222,9 @@ pub fn classify(
         [] => {
             // Only an approved, clean PR whose freshness is unknown falls through the table.
             return Err(InputError::new(
-                "commits_since_review",
+                "repo",
                 "review-freshness-unknown",
-                "the PR is approved and clean: give reviewed_sha with commits_since_review (or --repo to count them) to tell stale from fresh",
+                "the PR is approved and clean: give reviewed_sha and --repo so cairn observes the review's freshness itself (a caller's commits_since_review can only make it stale)",
             ));
         }
         many => {

@@ -1,10 +1,12 @@
-//! The pr-loop's commands: an observation, the operator's answers to what was
-//! offered (confirm, resolve an escalation, pause or abandon), and the merge the
-//! skill made after a confirmation.
+//! The pr-loop's commands: an observation (the caller's document and what cairn
+//! observed itself), the operator's answers to what was offered (confirm, resolve an
+//! escalation, pause or abandon), and the merge the skill made after a confirmation,
+//! with cairn's own observation of it.
 
 use serde::{Deserialize, Serialize};
 
-use super::input::ObserveInput;
+use super::input::{ObserveInput, Observed};
+use crate::evidence::{AbsPath, CommandRun};
 use crate::Timestamp;
 
 /// Something offered to the operator.
@@ -37,11 +39,29 @@ pub enum Disposition {
     Abandoned,
 }
 
+/// cairn's own observation of a merge: a `gh pr view` reading, or git showing the
+/// target branch contains the merged head.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "source", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum MergeEvidence {
+    /// `plan::gh_view(pr)`, recorded.
+    Gh { run: CommandRun },
+    /// `plan::merge_plan(repo, head, target)`, recorded; the head is the loop's.
+    Git {
+        repo: AbsPath,
+        target: String,
+        run: CommandRun,
+    },
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "command", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum Command {
     Observe {
         input: Box<ObserveInput>,
+        /// What cairn observed while serving it (absent in rules-v1 commands).
+        #[serde(default, skip_serializing_if = "Observed::is_empty")]
+        observed: Observed,
     },
     OfferReviewRequest,
     Confirm {
@@ -54,7 +74,12 @@ pub enum Command {
         approval_token: Option<String>,
     },
     RecordMerge {
-        merged_at: Timestamp,
+        /// Retired with rules v1 (the caller's merge time): read from old journals,
+        /// refused now.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        merged_at: Option<Timestamp>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        evidence: Option<Box<MergeEvidence>>,
     },
     Dispose {
         disposition: Disposition,

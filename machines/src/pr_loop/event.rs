@@ -4,8 +4,21 @@
 use serde::{Deserialize, Serialize};
 
 use super::classify::Classification;
-use super::escalation::Proposal;
+use super::escalation::{Clamp, Proposal, Tiers};
+use super::input::{FreshnessRecord, ReadingSource};
+use super::state::RoundBasis;
+use crate::evidence::FullCommit;
 use crate::Timestamp;
+
+/// How cairn saw the loop's merge.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "source", rename_all = "kebab-case")]
+pub enum MergeVia {
+    /// A `gh pr view` reading showing `MERGED` with `mergedAt` and the merged head.
+    Gh,
+    /// git showing `target` contains `head`.
+    Git { target: String, head: FullCommit },
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
@@ -15,10 +28,25 @@ pub enum Event {
         pr: String,
         classification: Classification,
         at: Timestamp,
+        /// Where the reading came from (absent in rules-v1 events: not recorded).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        source: Option<ReadingSource>,
+        /// cairn's freshness reading, when it made one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        freshness: Option<FreshnessRecord>,
+        /// The tier context, checked against the journal's.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tiers: Option<Tiers>,
+        /// The saga thread's rounds, adopted by a new loop.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        saga_rounds_seen: Option<Vec<u32>>,
     },
-    /// A round began: `round` joins `rounds_seen`.
+    /// A round began: `round` joins `rounds_seen`; `basis` is the head and verdict
+    /// it began on (absent in rules-v1 events).
     RoundStarted {
         round: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        basis: Option<RoundBasis>,
     },
     EscalationProposed {
         proposal: Proposal,
@@ -32,6 +60,10 @@ pub enum Event {
     EscalationHeld {
         reason: String,
     },
+    /// A depth-shaped failure at the ladder top or the session ceiling: no rung.
+    EscalationClamped {
+        clamp: Clamp,
+    },
     ReadyOffered,
     ReadyConfirmed {
         operator: String,
@@ -44,9 +76,12 @@ pub enum Event {
     MergeConfirmed {
         operator: String,
     },
-    /// The skill merged after the confirmation.
+    /// The skill merged after the confirmation, as cairn observed it (`via`;
+    /// absent in rules-v1 events, which took the time on the caller's word).
     MergedByLoop {
-        merged_at: Timestamp,
+        merged_at: Option<Timestamp>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        via: Option<MergeVia>,
     },
     /// An observation found the PR merged (by anyone).
     MergeObserved {
@@ -71,6 +106,7 @@ pub(super) fn event_name(event: &Event) -> &'static str {
         Event::EscalationProposed { .. } => "escalation-proposed",
         Event::EscalationApplied { .. } => "escalation-applied",
         Event::EscalationHeld { .. } => "escalation-held",
+        Event::EscalationClamped { .. } => "escalation-clamped",
         Event::ReadyOffered => "ready-offered",
         Event::ReadyConfirmed { .. } => "ready-confirmed",
         Event::ReviewRequestOffered => "review-request-offered",

@@ -1,6 +1,7 @@
-//! `evolve`: every event has one target state; the loop's data (the PR, rounds,
-//! last classification, tier) travels with it. Total: an event that needs a loop,
-//! applied before any observation, changes nothing.
+//! `evolve`: every event has one target state; the loop's data (the PR, rounds and
+//! their basis, last classification and freshness, the tier ladder and tier)
+//! travels with it. Total: an event that needs a loop, applied before any
+//! observation, changes nothing.
 
 use super::event::Event;
 use super::state::{Loop, State};
@@ -11,23 +12,49 @@ pub(super) fn evolve(state: State, event: &Event) -> State {
     match (event, l) {
         (
             Event::Observed {
-                pr, classification, ..
+                pr,
+                classification,
+                source,
+                freshness,
+                tiers,
+                saga_rounds_seen,
+                ..
             },
             l,
-        ) => State::Observing {
-            l: Loop {
-                pr: pr.clone(),
-                rounds_seen: l
-                    .as_ref()
-                    .map(|l| l.rounds_seen.clone())
-                    .unwrap_or_default(),
-                last: classification.clone(),
-                tier: l.and_then(|l| l.tier),
-            },
-        },
-        (Event::RoundStarted { round }, Some(mut l)) => {
+        ) => {
+            let mut next = match l {
+                Some(l) => Loop {
+                    pr: pr.clone(),
+                    last: classification.clone(),
+                    source: *source,
+                    freshness: freshness.clone(),
+                    ..l
+                },
+                // A new loop continues the saga thread's rounds.
+                None => Loop {
+                    pr: pr.clone(),
+                    rounds_seen: saga_rounds_seen.clone().unwrap_or_default(),
+                    last: classification.clone(),
+                    tier: None,
+                    round_basis: None,
+                    ladder: None,
+                    base_tier: None,
+                    source: *source,
+                    freshness: freshness.clone(),
+                },
+            };
+            if let Some(t) = tiers {
+                next.ladder.get_or_insert_with(|| t.ladder.clone());
+                next.base_tier.get_or_insert_with(|| t.current.clone());
+            }
+            State::Observing { l: next }
+        }
+        (Event::RoundStarted { round, basis }, Some(mut l)) => {
             if !l.rounds_seen.contains(round) {
                 l.rounds_seen.push(*round);
+            }
+            if basis.is_some() {
+                l.round_basis = basis.clone();
             }
             State::Observing { l }
         }
@@ -39,7 +66,9 @@ pub(super) fn evolve(state: State, event: &Event) -> State {
             l.tier = Some(to.clone());
             State::Observing { l }
         }
-        (Event::EscalationHeld { .. }, Some(l)) => State::Observing { l },
+        (Event::EscalationHeld { .. } | Event::EscalationClamped { .. }, Some(l)) => {
+            State::Observing { l }
+        }
         (Event::ReadyOffered, Some(l)) => State::ReadyOffered { l },
         (Event::ReadyConfirmed { .. }, Some(l)) => State::Observing { l },
         (Event::ReviewRequestOffered, Some(l)) => State::ReviewRequestOffered { l },
@@ -67,6 +96,7 @@ pub(super) fn evolve(state: State, event: &Event) -> State {
             | Event::EscalationProposed { .. }
             | Event::EscalationApplied { .. }
             | Event::EscalationHeld { .. }
+            | Event::EscalationClamped { .. }
             | Event::ReadyOffered
             | Event::ReadyConfirmed { .. }
             | Event::ReviewRequestOffered

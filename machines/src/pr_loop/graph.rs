@@ -1,6 +1,7 @@
 //! The pr-loop graph: `idle → observing`, the offer states, `merge-offered →
-//! merge-confirmed → complete`, `awaiting-operator → paused | abandoned`; every
-//! event has one target state, so no edge is ambiguous.
+//! merge-confirmed → complete`, a closed PR `awaiting-operator`, and the operator
+//! pausing or abandoning from any open state; every event has one target state, so
+//! no edge is ambiguous.
 
 use super::NAME;
 use crate::{EdgeSpec, GraphSpec, StateSpec};
@@ -10,8 +11,8 @@ pub(super) fn graph() -> GraphSpec {
     let e = |from, event, to| EdgeSpec { from, event, to };
     let s = |name, terminal| StateSpec { name, terminal };
     let mut edges = Vec::new();
-    for from in [
-        "idle",
+    // The states with an observed PR whose loop has not ended.
+    let open = [
         "observing",
         "ready-offered",
         "review-request-offered",
@@ -19,8 +20,8 @@ pub(super) fn graph() -> GraphSpec {
         "merge-confirmed",
         "escalation-proposed",
         "awaiting-operator",
-        "paused",
-    ] {
+    ];
+    for from in std::iter::once("idle").chain(open).chain(["paused"]) {
         edges.push(e(from, "observed", "observing"));
     }
     edges.extend([
@@ -28,6 +29,7 @@ pub(super) fn graph() -> GraphSpec {
         e("observing", "escalation-proposed", "escalation-proposed"),
         e("escalation-proposed", "escalation-applied", "observing"),
         e("escalation-proposed", "escalation-held", "observing"),
+        e("observing", "escalation-clamped", "observing"),
         e("observing", "ready-offered", "ready-offered"),
         e("ready-offered", "ready-confirmed", "observing"),
         e(
@@ -45,9 +47,13 @@ pub(super) fn graph() -> GraphSpec {
         e("merge-confirmed", "merged-by-loop", "complete"),
         e("observing", "merge-observed", "complete"),
         e("observing", "closed-observed", "awaiting-operator"),
-        e("awaiting-operator", "paused", "paused"),
-        e("awaiting-operator", "abandoned", "abandoned"),
     ]);
+    for from in open {
+        edges.push(e(from, "paused", "paused"));
+    }
+    for from in open.into_iter().chain(["paused"]) {
+        edges.push(e(from, "abandoned", "abandoned"));
+    }
     GraphSpec {
         machine: NAME,
         initial: "idle",

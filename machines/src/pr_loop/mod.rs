@@ -1,19 +1,28 @@
 //! `pr-loop`: the PR continuation loop (seed `002_5521956d0644431d`, Phase 0.4 and
 //! the round-N loop after PR-ready) as a total, ordered transition table.
 //!
-//! One stream per PR (`pr-loop/<host>/<owner>/<repo>/pull/<n>`). Each observation
-//! records its classification; rows that re-execute units start a round (rounds are
-//! `rounds_seen`; `next_round` is derived, never set); rows that merge or pause set
-//! status and stop. Merging, marking ready and requesting review are offered and
-//! confirmed, never automatic: `merged-by-loop` is reachable only through
-//! `merge-confirmed`, which is reachable only through `merge-offered`.
+//! One stream per PR (`pr-loop/<host>/<owner>/<repo>/pull/<n>`, from the PR's one
+//! canonical identity). Each observation records its classification; a
+//! round-starting row on a new head or verdict starts a round (rounds are
+//! `rounds_seen`, continuing the saga thread's; `next_round` is derived, never
+//! set); rows that merge or pause set status and stop. Merging, marking ready and
+//! requesting review are offered and confirmed, never automatic: `merged-by-loop`
+//! is reachable only through `merge-confirmed`, which is reachable only through
+//! `merge-offered`, and is recorded only on cairn's own observation of the merge.
+//! The review is fresh, and a merge offered, only on cairn's own git runs; the tier
+//! is the journal's.
 //!
-//! Layout: `classify` (the nine-row table) and `escalation` (one rung) are the pure
-//! rules; `input` the observe document and its classification; `state`, `command`,
+//! Layout: `reading` (the strict gh reading), `classify` (the nine-row table),
+//! `escalation` (one rung, clamped), `identity` (the canonical PR URL) and `plan`
+//! (the argv cairn runs and their readers) are the pure rules; `input` the observe
+//! document, cairn's observations and their classification; `state`, `command`,
 //! `event`, `decide` (one function per command), `evolve` and `graph` the machine.
 
 pub mod classify;
 pub mod escalation;
+pub mod identity;
+pub mod plan;
+pub mod reading;
 
 mod command;
 mod decide;
@@ -23,10 +32,14 @@ mod graph;
 mod input;
 mod state;
 
-pub use command::{Command, Decision, Disposition, Mode, Offer};
-pub use event::Event;
-pub use input::{classify_input, stream_instance, FailureShape, ObserveInput};
-pub use state::{Loop, State};
+pub use command::{Command, Decision, Disposition, MergeEvidence, Mode, Offer};
+pub use event::{Event, MergeVia};
+pub use identity::{canonical_pr, stream_instance};
+pub use input::{
+    classify_input, parse_document, FailureShape, FreshnessRecord, FreshnessRuns, ObserveInput,
+    Observed, Placed, ReadingSource,
+};
+pub use state::{Loop, RoundBasis, State};
 
 pub use crate::evidence::next_round;
 
@@ -40,7 +53,10 @@ pub struct PrLoop;
 
 impl Machine for PrLoop {
     const NAME: &'static str = NAME;
-    const RULES_VERSION: u32 = 1;
+    const RULES_VERSION: u32 = 2;
+    const RETIRED_RULES: &'static [u32] = &[1];
+    /// The approval token of an escalation proposal.
+    const FRESH_IDS: usize = 1;
     type State = State;
     type Command = Command;
     type Event = Event;

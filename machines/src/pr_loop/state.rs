@@ -1,25 +1,77 @@
-//! The pr-loop's state: `idle`, or the loop (the PR, its rounds, the last
-//! classification, the tier) in the state of its offers and the operator's answers.
+//! The pr-loop's state: `idle`, or the loop (the PR, its rounds and what the last
+//! one began on, the last classification and freshness, the tier ladder and the
+//! tier the journal's approved escalations make current) in the state of its
+//! offers and the operator's answers.
 
 use serde::{Deserialize, Serialize};
 
-use super::classify::Classification;
+use super::classify::{Classification, PrState};
 use super::escalation::Proposal;
-use crate::evidence::next_round;
+use super::input::{FreshnessRecord, ReadingSource};
+use crate::evidence::{next_round, FullCommit};
+
+/// What a round began on: the PR's head (when the reading named it) and the row.
+/// A round-starting row starts a new round only on a new basis (see [`RoundBasis::is_new`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RoundBasis {
+    pub head: Option<FullCommit>,
+    pub on: PrState,
+}
+
+impl RoundBasis {
+    /// A new head (both known and different) or a new verdict (another row) than
+    /// `last`; with no earlier basis, new.
+    pub fn is_new(&self, last: Option<&RoundBasis>) -> bool {
+        match last {
+            None => true,
+            Some(l) => {
+                l.on != self.on || matches!((&l.head, &self.head), (Some(a), Some(b)) if a != b)
+            }
+        }
+    }
+}
 
 /// The loop's data, carried by every state but `idle`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Loop {
+    /// The PR's canonical URL.
     pub pr: String,
     pub rounds_seen: Vec<u32>,
     pub last: Classification,
+    /// The tier an approved escalation moved the loop to.
     pub tier: Option<String>,
+    /// What the last round began on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_basis: Option<RoundBasis>,
+    /// The tier ladder the loop started with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ladder: Option<Vec<String>>,
+    /// The tier of the loop's first tier context, before any escalation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_tier: Option<String>,
+    /// Where the last reading came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<ReadingSource>,
+    /// cairn's freshness reading of the last observation, when it made one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub freshness: Option<FreshnessRecord>,
 }
 
 impl Loop {
     /// `max(rounds_seen) + 1`, or 1: derived, never stored or set.
     pub fn next_round(&self) -> u32 {
         next_round(&self.rounds_seen)
+    }
+
+    /// The current tier: the last approved escalation's, else the first one seen.
+    pub fn current_tier(&self) -> Option<&str> {
+        self.tier.as_deref().or(self.base_tier.as_deref())
+    }
+
+    /// The head an offered (and confirmed) merge is of: the reviewed commit cairn
+    /// observed fresh in the observation that offered it.
+    pub fn merge_head(&self) -> Option<&FreshnessRecord> {
+        self.freshness.as_ref().filter(|f| f.result.is_fresh())
     }
 }
 

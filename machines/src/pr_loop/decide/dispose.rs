@@ -1,33 +1,50 @@
-//! `dispose`: the operator's answer to a closed PR — pause or abandon, with who
-//! answered and why.
+//! `dispose`: the operator pauses or abandons the loop — a closed PR, or an open
+//! one — with who answered and why. Pausing withdraws any offer or confirmation; a
+//! paused loop resumes on its next observation, or is abandoned.
 
 use super::super::command::Disposition;
 use super::super::event::Event;
 use super::super::state::State;
 use super::Refuse;
-use crate::Rejection;
+use crate::{Rejection, Violation};
 
-/// `dispose`: only while awaiting the operator, naming the reason and the operator.
+/// `dispose`: a PR is observed and the loop open (not already paused, to pause),
+/// naming the reason and the operator.
 pub(super) fn decide_dispose(
     r: &Refuse,
     disposition: Disposition,
     reason: &str,
     operator: &str,
 ) -> Result<Vec<Event>, Rejection> {
-    if !matches!(r.state, State::AwaitingOperator { .. }) {
-        return Err(r.rejection(
-            "closed-observed",
+    let mut v = Vec::new();
+    match (r.state, disposition) {
+        (State::Idle, _) => v.push(Violation::new(
+            "pr-observed",
             None,
-            "pause or abandon is the operator's answer to a closed PR",
-        ));
+            "observe the PR before pausing or abandoning its loop",
+        )),
+        (State::Paused { .. }, Disposition::Paused) => v.push(Violation::new(
+            "not-paused",
+            None,
+            "the loop is paused already",
+        )),
+        _ => {}
     }
-    if reason.trim().is_empty() || operator.trim().is_empty() {
-        return Err(r.rejection(
-            "reason-and-operator",
+    if reason.trim().is_empty() {
+        v.push(Violation::new(
+            "reason-named",
             Some("reason"),
-            "record the operator and the reason",
+            "record why the loop is paused or abandoned",
         ));
     }
+    if operator.trim().is_empty() {
+        v.push(Violation::new(
+            "operator-named",
+            Some("operator"),
+            "record the operator who answered",
+        ));
+    }
+    r.all(v)?;
     let (reason, operator) = (reason.to_owned(), operator.to_owned());
     Ok(vec![match disposition {
         Disposition::Paused => Event::Paused { reason, operator },

@@ -7,6 +7,9 @@ mod observe;
 mod offer_review_request;
 mod record_merge;
 mod resolve_escalation;
+#[cfg(test)]
+mod tests;
+mod tiers;
 
 use super::command::{command_name, Command};
 use super::event::Event;
@@ -32,7 +35,7 @@ pub(super) fn decide(
         ));
     }
     match command {
-        Command::Observe { input } => observe::decide_observe(&r, input, ctx),
+        Command::Observe { input, observed } => observe::decide_observe(&r, input, observed, ctx),
         Command::OfferReviewRequest => offer_review_request::decide_offer_review_request(&r),
         Command::Confirm { what, operator } => confirm::decide_confirm(&r, *what, operator),
         Command::ResolveEscalation {
@@ -45,7 +48,10 @@ pub(super) fn decide(
             *decision,
             approval_token.as_deref(),
         ),
-        Command::RecordMerge { merged_at } => record_merge::decide_record_merge(&r, merged_at),
+        Command::RecordMerge {
+            merged_at,
+            evidence,
+        } => record_merge::decide_record_merge(&r, merged_at.as_ref(), evidence.as_deref()),
         Command::Dispose {
             disposition,
             reason,
@@ -70,6 +76,14 @@ impl Refuse<'_> {
             state_name(self.state),
             Violation::new(predicate, field, message),
         )
+    }
+
+    /// A rejection listing every collected violation; `Ok` when there are none.
+    fn all(&self, violations: Vec<Violation>) -> Result<(), Rejection> {
+        match Rejection::from_violations(NAME, self.command, state_name(self.state), violations) {
+            Some(r) => Err(r),
+            None => Ok(()),
+        }
     }
 
     /// An input document's error, as this command's rejection.

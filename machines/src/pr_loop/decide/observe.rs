@@ -1,63 +1,129 @@
-//! `observe`: one classified reading of the PR; a row that re-executes units starts
-//! a round (and, for a depth-shaped failure, proposes one escalation rung); a draft
-//! offers ready, a fresh approval may offer the merge, merged or closed end or pause
-//! the loop.
+//! `observe`: one classified reading of the PR. It must follow this stream's PR,
+//! agree with the journal's tier and the saga thread's rounds, and show a merge
+//! only on cairn's own `gh` reading. A round-starting row starts a round only on a
+//! new head or a new verdict (and, on a failure row with a depth-shaped failure,
+//! proposes one escalation rung or records the clamp); a draft offers ready, a
+//! fresh approval may offer the merge, merged or closed end or pause the loop.
 
-use super::super::classify::{self, PrState};
-use super::super::escalation;
+use super::super::classify::PrState;
+use super::super::escalation::{self, Step};
 use super::super::event::Event;
-use super::super::input::{classify_input, FailureShape, ObserveInput};
-use super::Refuse;
+use super::super::identity::canonical_pr;
+use super::super::input::{classify_input, FailureShape, ObserveInput, Observed, ReadingSource};
+use super::super::state::RoundBasis;
+use super::{tiers, Refuse};
 use crate::evidence::next_round;
-use crate::{Context, Rejection};
+use crate::{Context, Rejection, Violation};
 
 /// `observe`: the input classifies and follows this stream's PR; the events are the
 /// observation, then the round, the escalation and the offer or ending it implies.
 pub(super) fn decide_observe(
     r: &Refuse,
     input: &ObserveInput,
+    observed: &Observed,
     ctx: &Context,
 ) -> Result<Vec<Event>, Rejection> {
-    let state = r.state;
-    let c = classify_input(input).map_err(|e| r.input(e))?;
-    if let Some(l) = state.looped() {
-        if l.pr != input.pr {
-            return Err(r.rejection("same-pr", Some("pr"), "this stream follows another PR"));
+    let placed = classify_input(input, observed).map_err(|e| r.input(e))?;
+    let l = r.state.looped();
+    let c = &placed.classification;
+    let mut v = Vec::new();
+    if let Some(l) = l {
+        // Loops recorded under rules v1 kept the URL as given: compare identities.
+        if canonical_pr(&l.pr).map_or(true, |pr| pr != placed.pr) {
+            v.push(Violation::new(
+                "same-pr",
+                Some("pr"),
+                format!("this stream follows {}", l.pr),
+            ));
         }
     }
-    let rounds_seen = state
-        .looped()
-        .map(|l| l.rounds_seen.clone())
-        .unwrap_or_default();
-    let merged_at = classify::parse_reading(&input.reading, "reading")
-        .ok()
-        .and_then(|reading| reading.merged_at);
+    // A new loop (or one with no rounds yet) adopts the saga thread's rounds; a later
+    // observation's must be the loop's own.
+    let adopt = l.map_or(true, |l| l.rounds_seen.is_empty());
+    let rounds_before = match (l, &input.saga_rounds_seen) {
+        (Some(l), Some(saga)) if !adopt => {
+            let (mut a, mut b) = (saga.clone(), l.rounds_seen.clone());
+            a.sort_unstable();
+            b.sort_unstable();
+            if a != b {
+                v.push(Violation::new(
+                    "rounds-consistent",
+                    Some("saga_rounds_seen"),
+                    format!(
+                        "the saga thread's rounds {saga:?} are not the loop's {:?}: save the loop's into the thread (`saga save --rounds-seen`)",
+                        l.rounds_seen
+                    ),
+                ));
+            }
+            l.rounds_seen.clone()
+        }
+        (Some(l), None) if !adopt => l.rounds_seen.clone(),
+        (_, saga) => saga.clone().unwrap_or_default(),
+    };
+    if let Some(t) = &input.tiers {
+        tiers::check(l, t, &mut v);
+    }
+    if c.state == PrState::Merged && placed.source != ReadingSource::Gh {
+        v.push(Violation::new(
+            "merge-unobserved",
+            Some("reading"),
+            "a merge is recorded from cairn's own reading: `cairn pr observe --pr URL` (gh), or `cairn pr record-merge` after a confirmed merge",
+        ));
+    }
+    r.all(v)?;
     let mut events = vec![Event::Observed {
-        pr: input.pr.clone(),
+        pr: placed.pr.clone(),
         classification: c.clone(),
         at: ctx.now.clone(),
+        source: Some(placed.source),
+        freshness: placed.freshness.clone(),
+        tiers: input.tiers.clone(),
+        saga_rounds_seen: if adopt {
+            input.saga_rounds_seen.clone()
+        } else {
+            None
+        },
     }];
-    if c.state.starts_round(c.checks) {
+    let basis = RoundBasis {
+        head: placed.reading.head.clone(),
+        on: c.state,
+    };
+    if c.state.starts_round(c.checks) && basis.is_new(l.and_then(|l| l.round_basis.as_ref())) {
         events.push(Event::RoundStarted {
-            round: next_round(&rounds_seen),
+            round: next_round(&rounds_before),
+            basis: Some(basis),
         });
-        if input.failure_shape == Some(FailureShape::Depth)
-            && c.state == PrState::PendingOrFailingChecks
-        {
-            if let Some(t) = &input.tiers {
-                match escalation::propose(t).map_err(|e| r.input(e))? {
-                    Ok(proposal) => events.push(Event::EscalationProposed { proposal }),
-                    Err(_clamped) => {}
+        let depth = input.failure_shape == Some(FailureShape::Depth);
+        if let (true, true, Some(t)) = (c.state.is_failure_row(c.checks), depth, &input.tiers) {
+            match escalation::propose(t).map_err(|e| r.input(e))? {
+                Step::Propose(mut proposal) => {
+                    let id = ctx.fresh_id(0).ok_or_else(|| {
+                        r.rejection(
+                            "fresh-id",
+                            None,
+                            "a proposal's approval token is minted from the context's fresh id",
+                        )
+                    })?;
+                    proposal.token = Some(escalation::token(id));
+                    events.push(Event::EscalationProposed { proposal });
                 }
+                Step::Clamped(clamp) => events.push(Event::EscalationClamped { clamp }),
             }
         }
     }
     match c.state {
         PrState::Draft => events.push(Event::ReadyOffered),
         PrState::ApprovedFresh if c.merge_offer => events.push(Event::MergeOffered),
-        PrState::Merged => events.push(Event::MergeObserved { merged_at }),
+        PrState::Merged => events.push(Event::MergeObserved {
+            merged_at: placed.reading.merged_at.clone(),
+        }),
         PrState::Closed => events.push(Event::ClosedObserved),
-        _ => {}
+        PrState::AwaitReview
+        | PrState::ChangesRequested
+        | PrState::PendingOrFailingChecks
+        | PrState::Conflicting
+        | PrState::ApprovedStale
+        | PrState::ApprovedFresh => {}
     }
     Ok(events)
 }

@@ -1,6 +1,7 @@
-//! `resolve-escalation`: an attended operator applies the proposed rung (with an
-//! approval token) or declines it; unattended, the loop holds at the default and
-//! records the proposal.
+//! `resolve-escalation`: an attended operator applies the proposed rung (with the
+//! approval token cairn minted with that proposal — single-use, since the proposal
+//! ends with its answer) or declines it; unattended, the loop holds at the default
+//! and records the proposal.
 
 use super::super::command::{Decision, Mode};
 use super::super::event::Event;
@@ -8,8 +9,7 @@ use super::super::state::State;
 use super::Refuse;
 use crate::Rejection;
 
-/// `resolve-escalation`: an escalation is proposed; applying it needs the
-/// operator's approval token.
+/// `resolve-escalation`: an escalation is proposed; applying it needs its token.
 pub(super) fn decide_resolve_escalation(
     r: &Refuse,
     mode: Mode,
@@ -29,15 +29,20 @@ pub(super) fn decide_resolve_escalation(
         (Mode::Attended, Decision::Decline) => Ok(vec![Event::EscalationHeld {
             reason: "declined by the operator".into(),
         }]),
-        (Mode::Attended, Decision::Apply) => match approval_token.map(str::trim) {
-            Some(t) if !t.is_empty() => Ok(vec![Event::EscalationApplied {
+        (Mode::Attended, Decision::Apply) => match (approval_token, &proposal.token) {
+            (Some(given), Some(minted)) if given == minted => Ok(vec![Event::EscalationApplied {
                 to: proposal.to.clone(),
-                approval_token: t.to_owned(),
+                approval_token: given.to_owned(),
             }]),
-            _ => Err(r.rejection(
+            (_, None) => Err(r.rejection(
                 "approval-token",
                 Some("approval_token"),
-                "an attended spend increase needs the operator's approval token",
+                "this proposal was recorded without a token (rules v1): observe again for a new one",
+            )),
+            (_, Some(_)) => Err(r.rejection(
+                "approval-token",
+                Some("approval_token"),
+                "an attended spend increase needs the approval token cairn minted with this proposal",
             )),
         },
     }
