@@ -26,6 +26,7 @@ mod saga;
 mod saga_gates;
 mod saga_properties;
 mod ship;
+mod ship_merge;
 mod ship_names;
 mod ship_preflight;
 mod ship_properties;

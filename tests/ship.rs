@@ -64,8 +64,10 @@ fn happy_path_creates_verifies_rebases_onto_a_moved_target_merges_and_tears_down
         Some(&r.journal.path()),
     );
     let text = log.to_string();
+    // The merge names the checked commit itself (issue 15), not the branch.
+    let merge = format!("\"merge\",\"--ff-only\",\"--end-of-options\",\"{tip}\"");
     for needle in [
-        "\"merge\",\"--ff-only\",\"--end-of-options\",\"worktree-abc\"",
+        merge.as_str(),
         "\"worktree\",\"add\",\"-b\"",
         "\"exit_status\"",
         "\"started_at\"",
@@ -335,6 +337,14 @@ fn an_ff_merge_rejected_once_is_retried_after_a_rerebase() {
     );
     assert_eq!(r.main_head(), before, "a rejected ff-merge changes nothing");
     git(&r.wt(), &["rebase", "-q", "main"]);
+    // The re-rebased tip is a new commit: the pre-merge checks see it before the
+    // retry (issue 15: only a checked tip is merged).
+    let (code, out) = r.verb("pre-merge", &premerge().to_string());
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (0, Some("merge-ready")),
+        "{out}"
+    );
     let (code, out) = r.verb("merge", "");
     assert_eq!((code, out["state"].as_str()), (0, Some("merged")), "{out}");
     assert_eq!(out["merge_attempts"], 2);

@@ -57,8 +57,9 @@ proptest! {
                 let begun = state.run().and_then(|r| r.begun);
                 let needs = match e {
                     Event::WorktreeCreated { .. } | Event::WorktreeCreationFailed { .. } => Some(vec![Mutation::Create]),
-                    Event::MergeAccepted { .. } | Event::MergeRejected { .. } | Event::MergeStopped { .. } => Some(vec![Mutation::Merge]),
-                    Event::TornDown { .. } | Event::TeardownPartial { .. } => Some(vec![Mutation::Teardown]),
+                    Event::MergeAccepted { .. } | Event::MergeRejected { .. } | Event::MergeStopped { .. }
+                    | Event::MergeBlocked { .. } | Event::MergeTipMoved { .. } => Some(vec![Mutation::Merge]),
+                    Event::TornDown { .. } | Event::TeardownPartial { .. } | Event::MergeLost { .. } => Some(vec![Mutation::Teardown]),
                     Event::ResumeBlocked { .. } | Event::ResumedPhase1(_) | Event::ResumedPhase2(_) | Event::ResumedPhase3(_) | Event::ResumedTeardown(_) => {
                         Some(vec![Mutation::Resume, Mutation::Create, Mutation::Merge, Mutation::Teardown])
                     }
@@ -73,6 +74,14 @@ proptest! {
                         "worktree-created from {:?}", state.stage()
                     ),
                     Event::MergeAccepted { .. } | Event::MergeRejected { .. } | Event::MergeStopped { .. } => {
+                        // Only the tip the pre-merge checks bound is ever merged.
+                        if let Event::MergeAccepted { merged_sha, .. } = e {
+                            let bound = match state.stage() {
+                                Some(Stage::MergeReady { tip } | Stage::MergeRejected { tip }) => tip.clone(),
+                                _ => None,
+                            };
+                            prop_assert_eq!(bound.as_deref(), Some(merged_sha.as_str()), "merged a tip nobody checked");
+                        }
                         attempts_this_session += 1;
                         prop_assert!(attempts_this_session <= 2, "a second ff-merge retry");
                         merged |= matches!(e, Event::MergeAccepted { .. });

@@ -5,7 +5,9 @@
 //! combination of facts.)
 
 use cairn::machines::evidence::CommandRun;
-use cairn::machines::ship::{gates, Command, Mutation, Params, ReviewStatus, ScopeAnswer, State};
+use cairn::machines::ship::{
+    gates, Command, Mutation, Params, ReviewStatus, ScopeAnswer, Stage, State,
+};
 use cairn::{Outcome, Timestamp};
 use proptest::prelude::*;
 use serde_json::json;
@@ -129,6 +131,9 @@ impl World {
                 .into(),
             ),
             [_, _, _, "diff", "--end-of-options", _, "--"] => ok(""),
+            [_, _, _, "merge-base", "--is-ancestor", "--end-of-options", _, _] => {
+                yes_no(self.op_ok)
+            }
             _ => (Some(2), format!("unexpected argv {a:?}")),
         }
     }
@@ -377,18 +382,39 @@ pub fn command(state: &State, step: &Step, w: &World) -> Command {
             if !w.anchor_ok {
                 return Command::Merge {
                     anchor,
+                    before: vec![],
                     merge: None,
                     after: vec![],
                 };
             }
-            let m = w.run(gates::merge_argv(&p, root));
+            let tip = match state.stage() {
+                Some(
+                    Stage::MergeReady { tip: Some(t) } | Stage::MergeRejected { tip: Some(t) },
+                ) => t.to_string(),
+                _ => TIP.to_owned(),
+            };
+            let before = w.runs(&gates::merge_before_plan(&p, root));
+            let b = gates::merge_before(&p, root, &before);
+            if b.current.as_deref() != Some("main")
+                || b.clean != Some(true)
+                || b.tip != Some(tip.clone())
+            {
+                return Command::Merge {
+                    anchor,
+                    before,
+                    merge: None,
+                    after: vec![],
+                };
+            }
+            let m = w.run(gates::merge_argv(root, &tip));
             let after = if m.exit_status == Some(0) {
-                w.runs(&gates::merge_after_plan(&p, root))
+                w.runs(&gates::merge_after_plan(&p, root, &tip))
             } else {
                 vec![]
             };
             Command::Merge {
                 anchor,
+                before,
                 merge: Some(m),
                 after,
             }
@@ -402,11 +428,22 @@ pub fn command(state: &State, step: &Step, w: &World) -> Command {
                     delete: None,
                 };
             }
-            let force = matches!(
-                state.stage(),
-                Some(cairn::machines::ship::Stage::TeardownPending { .. })
-            );
-            let before = w.runs(&gates::teardown_before_plan(&p, root));
+            let force = matches!(state.stage(), Some(Stage::TeardownPending { .. }));
+            let merged = state
+                .run()
+                .and_then(|r| r.merged_sha.clone())
+                .filter(|_| !force);
+            let before = w.runs(&gates::teardown_before_plan(&p, root, merged.as_deref()));
+            if let Some(sha) = &merged {
+                if gates::Runs(&before).yes_no(&gates::contains_argv(&p, root, sha)) != Some(true) {
+                    return Command::Teardown {
+                        anchor,
+                        before,
+                        remove: None,
+                        delete: None,
+                    };
+                }
+            }
             let (listed, branch) = gates::teardown_present(&p, root, &before);
             Command::Teardown {
                 anchor,

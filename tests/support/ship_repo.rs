@@ -64,6 +64,11 @@ impl Spy {
             .map(str::to_owned)
             .collect()
     }
+    /// Run `sh -c script` before every git argv containing `needle`.
+    pub fn before(&self, needle: &str, script: &str) {
+        std::fs::write(self.dir.path().join("before-on"), needle).unwrap();
+        std::fs::write(self.dir.path().join("before"), script).unwrap();
+    }
 }
 
 pub struct Repo {
@@ -215,6 +220,36 @@ impl Repo {
     }
     pub fn main_head(&self) -> String {
         git(&self.root, &["rev-parse", "main"])
+    }
+    /// Whether `refs/heads/<name>` exists in the primary.
+    pub fn has_branch(&self, name: &str) -> bool {
+        try_git(
+            &self.root,
+            &[
+                "show-ref",
+                "--verify",
+                "--quiet",
+                &format!("refs/heads/{name}"),
+            ],
+        )
+        .status
+        .success()
+    }
+    /// The event types recorded on the stream, in order.
+    pub fn events(&self) -> Vec<String> {
+        let (_, log, _) = cairn(
+            &["journal", "log", "--stream", "ship/abc", "--format", "json"],
+            "",
+            Some(&self.journal.path()),
+        );
+        log["events"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|e| e["event_type"].as_str().unwrap_or("").to_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
     }
     pub fn audit_ok(&self) {
         let (code, out, _) = cairn(&["journal", "audit"], "", Some(&self.journal.path()));

@@ -62,7 +62,17 @@ pub fn step(rec: &Recorder, stream: &StreamId, mutation: Mutation) -> Result<Don
             let run = begin(rec, stream, mutation)?;
             match mutation {
                 Mutation::Create => Ok(create(&run)),
-                Mutation::Merge => Ok(merge(&run)),
+                Mutation::Merge => {
+                    // `admits` let `merge` through: the stage binds the checked tip.
+                    let tip = match rec.current::<Ship>(stream)?.stage() {
+                        Some(
+                            Stage::MergeReady { tip: Some(t) }
+                            | Stage::MergeRejected { tip: Some(t) },
+                        ) => t.to_string(),
+                        _ => String::new(),
+                    };
+                    Ok(merge(&run, &tip))
+                }
                 Mutation::Teardown => {
                     let state = rec.current::<Ship>(stream)?;
                     let force = matches!(state.stage(), Some(Stage::TeardownPending { .. }));
@@ -112,31 +122,45 @@ fn create(run: &ship::Run) -> Command {
     }
 }
 
-/// `git merge --ff-only BRANCH` in REPO_ROOT, and the readings after it.
-fn merge(run: &ship::Run) -> Command {
+/// The primary's readings right before; then, only when it is on TARGET_BRANCH
+/// and clean and the branch is still at `tip` (the commit pre-merge checked), `git
+/// merge --ff-only TIP` in REPO_ROOT and the readings after it.
+fn merge(run: &ship::Run, tip: &str) -> Command {
     let (p, root) = (&run.params, run.repo_root.as_str());
     let (a, held) = anchor(run);
+    let nothing = |anchor, before| Command::Merge {
+        anchor,
+        before,
+        merge: None,
+        after: vec![],
+    };
     if !held {
-        return Command::Merge {
-            anchor: a,
-            merge: None,
-            after: vec![],
-        };
+        return nothing(a, vec![]);
     }
-    let m = exec(&gates::merge_argv(p, root));
+    let before = run_all(&gates::merge_before_plan(p, root));
+    let b = gates::merge_before(p, root, &before);
+    let ready = b.current.as_deref() == Some(p.target_branch.as_str())
+        && b.clean == Some(true)
+        && b.tip.as_deref() == Some(tip);
+    if !ready {
+        return nothing(a, before);
+    }
+    let m = exec(&gates::merge_argv(root, tip));
     let after = if m.exit_status == Some(0) {
-        run_all(&gates::merge_after_plan(p, root))
+        run_all(&gates::merge_after_plan(p, root, tip))
     } else {
         vec![]
     };
     Command::Merge {
         anchor: a,
+        before,
         merge: Some(m),
         after,
     }
 }
 
-/// Removes only what the readings show is there (`--force`/`-D` on an abort teardown).
+/// Removes only what the readings show is there (`--force`/`-D` on an abort
+/// teardown); after a merge, only while TARGET_BRANCH still holds the merged commit.
 fn teardown(run: &ship::Run, force: bool) -> Command {
     let (p, root) = (&run.params, run.repo_root.as_str());
     let (a, held) = anchor(run);
@@ -148,7 +172,18 @@ fn teardown(run: &ship::Run, force: bool) -> Command {
             delete: None,
         };
     }
-    let before = run_all(&gates::teardown_before_plan(p, root));
+    let merged = run.merged_sha.as_deref().filter(|_| !force);
+    let before = run_all(&gates::teardown_before_plan(p, root, merged));
+    if let Some(sha) = merged {
+        if gates::Runs(&before).yes_no(&gates::contains_argv(p, root, sha)) != Some(true) {
+            return Command::Teardown {
+                anchor: a,
+                before,
+                remove: None,
+                delete: None,
+            };
+        }
+    }
     let (listed, branch) = gates::teardown_present(p, root, &before);
     let remove = (listed == Some(true)).then(|| exec(&gates::teardown_remove_argv(p, root, force)));
     let delete = (branch == Some(true)).then(|| exec(&gates::teardown_delete_argv(p, root, force)));

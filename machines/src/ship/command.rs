@@ -68,9 +68,12 @@ pub enum Command {
         report: Value,
         runs: Vec<CommandRun>,
     },
-    /// `git merge --ff-only` (after the anchor) and the readings after it.
+    /// The anchor, the primary's readings right before, `git merge --ff-only` of
+    /// the checked tip, and the readings after it.
     Merge {
         anchor: CommandRun,
+        #[serde(default)]
+        before: Vec<CommandRun>,
         merge: Option<CommandRun>,
         after: Vec<CommandRun>,
     },

@@ -10,7 +10,7 @@ use super::gates::Phase1d;
 use super::names;
 use super::preflight::Preflight;
 use super::recovery::{Failure, OpClass};
-use crate::evidence::{is_normal_abs_path, is_option_like};
+use crate::evidence::{is_normal_abs_path, is_option_like, FullCommit};
 use crate::Outcome;
 
 /// A consumer's parameters (the seed's parameter table).
@@ -226,10 +226,17 @@ pub enum Stage {
     Phase2,
     /// Refine passed: the ship leaf's pre-merge report is awaited.
     Phase3,
-    /// Pre-merge checks passed: cairn may run `merge --ff-only`.
-    MergeReady,
-    /// The ff-merge was rejected once: re-rebase, then one retry.
-    MergeRejected,
+    /// Pre-merge checks passed: cairn may run `merge --ff-only` of exactly `tip`.
+    MergeReady {
+        /// The tip the pre-merge checks read (none in a journal from before rules 3:
+        /// `pre-merge` must run again).
+        tip: Option<FullCommit>,
+    },
+    /// The ff-merge was rejected once: re-rebase, re-run `pre-merge`, then one retry.
+    MergeRejected {
+        /// The tip the last pre-merge checks read.
+        tip: Option<FullCommit>,
+    },
     /// Merged: teardown.
     Merged,
     /// Stopped intact for `--resume`.

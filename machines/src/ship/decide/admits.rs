@@ -73,8 +73,14 @@ pub fn admits(state: &State, verb: Verb) -> Result<(), Rejection> {
             matches!(stage, Stage::Phase2)
                 || matches!(stage, Stage::Stopped { failure: Failure::Refine, code, .. } if code == "flapping")
         }
-        Verb::PreMerge => matches!(stage, Stage::Phase3),
-        Verb::Merge => matches!(stage, Stage::MergeReady | Stage::MergeRejected),
+        Verb::PreMerge => matches!(
+            stage,
+            Stage::Phase3 | Stage::MergeReady { .. } | Stage::MergeRejected { .. }
+        ),
+        Verb::Merge => matches!(
+            stage,
+            Stage::MergeReady { tip: Some(_) } | Stage::MergeRejected { tip: Some(_) }
+        ),
         Verb::Teardown => matches!(stage, Stage::Merged | Stage::TeardownPending { .. }),
         Verb::Resume => !matches!(
             stage,
@@ -97,7 +103,7 @@ pub fn admits(state: &State, verb: Verb) -> Result<(), Rejection> {
         Verb::Refine => "refine runs in phase 2 (or as a broadening run after `flapping`)",
         Verb::PreMerge => "pre-merge checks run in phase 3, after refine passed",
         Verb::Merge => {
-            "merge only after the pre-merge checks passed (or once more after one rejection)"
+            "merge only the tip the pre-merge checks passed (once more after one rejection)"
         }
         Verb::Teardown => {
             "teardown only after the merge, or when the recovery table says tear down"

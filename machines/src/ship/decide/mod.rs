@@ -59,9 +59,10 @@ pub(super) fn decide(state: &State, command: &Command) -> Result<Vec<Event>, Rej
         Command::PreMerge { report, runs } => pre_merge::decide_pre_merge(guard, report, runs),
         Command::Merge {
             anchor,
+            before,
             merge,
             after,
-        } => merge::decide_merge(guard, anchor, merge, after),
+        } => merge::decide_merge(guard, anchor, before, merge, after),
         Command::Teardown {
             anchor,
             before,
