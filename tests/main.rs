@@ -30,6 +30,7 @@ mod ship_merge;
 mod ship_names;
 mod ship_preflight;
 mod ship_properties;
+mod ship_race;
 mod tidy;
 mod trust;
 mod work_node;

@@ -1037,7 +1037,8 @@ fn racing_creates_run_git_worktree_add_once() {
 /// `create` is not re-run blindly; `resume` observes what git has.
 #[test]
 fn a_crashed_create_is_recovered_by_resume() {
-    use cairn::machines::ship::{Command, Mutation, Ship};
+    use cairn::machines::ship::{owner, Command, Mutation, Ship};
+    // The announcing process is a real one, and it dies.
     let begin = |r: &Repo| {
         let mut engine = cairn::Engine::open(
             &r.journal.path(),
@@ -1046,15 +1047,27 @@ fn a_crashed_create_is_recovered_by_resume() {
         )
         .unwrap();
         let stream = cairn::StreamId::new("ship", ID).unwrap();
+        let mut doomed = std::process::Command::new("sleep")
+            .arg("60")
+            .spawn()
+            .unwrap();
+        let claim = owner::Claim {
+            pid: doomed.id(),
+            me: cairn::observe::run(&owner::ps_argv(doomed.id())),
+            previous: None,
+        };
         engine
             .execute::<Ship>(
                 &stream,
                 &Command::Begin {
                     step: Mutation::Create,
+                    claim: Some(claim),
                 },
                 &Default::default(),
             )
             .unwrap();
+        doomed.kill().unwrap();
+        doomed.wait().unwrap();
     };
     // Died after the add.
     let r = Repo::new();

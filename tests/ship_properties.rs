@@ -54,7 +54,7 @@ proptest! {
             let Ok(events) = Ship::decide(&state, &c, &ctx()) else { continue };
             for e in &events {
                 // A git mutation's result is recorded only after the step was announced.
-                let begun = state.run().and_then(|r| r.begun);
+                let begun = state.run().and_then(|r| r.begun.as_ref().map(|f| f.step));
                 let needs = match e {
                     Event::WorktreeCreated { .. } | Event::WorktreeCreationFailed { .. } => Some(vec![Mutation::Create]),
                     Event::MergeAccepted { .. } | Event::MergeRejected { .. } | Event::MergeStopped { .. }
@@ -69,6 +69,11 @@ proptest! {
                     prop_assert!(begun.is_some_and(|b| allowed.contains(&b)), "{} without its begin ({:?})", Ship::event_name(e), begun);
                 }
                 match e {
+                    // A step in flight is taken over only from the owner it names.
+                    Event::StepBegun { taken_from, .. } => {
+                        let owner = state.run().and_then(|r| r.begun.as_ref()).and_then(|f| f.owner.clone());
+                        prop_assert_eq!(taken_from, &owner, "a take-over names the owner shown gone");
+                    }
                     Event::WorktreeCreated { .. } => prop_assert!(
                         matches!(state.stage(), Some(Stage::Preflighted { outcome: Preflight::Clean })),
                         "worktree-created from {:?}", state.stage()

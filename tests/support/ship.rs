@@ -6,7 +6,7 @@
 
 use cairn::machines::evidence::CommandRun;
 use cairn::machines::ship::{
-    gates, Command, Mutation, Params, ReviewStatus, ScopeAnswer, Stage, State,
+    gates, owner, Command, Mutation, Params, ReviewStatus, ScopeAnswer, Stage, State,
 };
 use cairn::{Outcome, Timestamp};
 use proptest::prelude::*;
@@ -155,6 +155,27 @@ impl World {
     }
 }
 
+const OWNER_PID: u32 = 4242;
+const OWNER_STARTED: &str = "Thu Jan  1 00:00:00 2026";
+
+/// A `ps -o lstart= -p PID` reading.
+fn ps(pid: u32, exit_status: Option<i32>, started: &str) -> CommandRun {
+    let at = Timestamp::parse("2026-01-01T00:00:00Z").expect("a fixed timestamp parses");
+    CommandRun {
+        argv: owner::ps_argv(pid),
+        env: None,
+        exit_status,
+        stdout: if started.is_empty() {
+            String::new()
+        } else {
+            format!("{started}\n")
+        },
+        stderr: String::new(),
+        started_at: at.clone(),
+        finished_at: at,
+    }
+}
+
 /// One generated step.
 #[derive(Debug, Clone)]
 pub enum Step {
@@ -276,7 +297,30 @@ pub fn command(state: &State, step: &Step, w: &World) -> Command {
     let root = ROOT;
     let anchor = w.run(gates::anchor_argv(root));
     match step {
-        Step::Begin(m) => Command::Begin { step: *m },
+        Step::Begin(m) => {
+            // This process is alive; a step in flight's owner is gone when the
+            // world's operation would succeed, and alive (so refused) when not.
+            let me = ps(OWNER_PID, Some(0), OWNER_STARTED);
+            let previous = state
+                .run()
+                .and_then(|r| r.begun.as_ref())
+                .and_then(|f| f.owner.as_ref())
+                .map(|o| {
+                    if w.op_ok {
+                        ps(o.pid, Some(1), "")
+                    } else {
+                        ps(o.pid, Some(0), &o.started)
+                    }
+                });
+            Command::Begin {
+                step: *m,
+                claim: Some(owner::Claim {
+                    pid: OWNER_PID,
+                    me,
+                    previous,
+                }),
+            }
+        }
         Step::Open(ok) => Command::Open {
             params: p.clone(),
             anchor,

@@ -64,10 +64,37 @@ impl Spy {
             .map(str::to_owned)
             .collect()
     }
+    /// How many logged argvs contain `needle`.
+    pub fn count(&self, needle: &str) -> usize {
+        self.log().iter().filter(|l| l.contains(needle)).count()
+    }
+    /// How many logged argvs the process `pid` ran.
+    pub fn ran_by(&self, pid: u32) -> usize {
+        let prefix = format!("{pid} ");
+        self.log().iter().filter(|l| l.starts_with(&prefix)).count()
+    }
+    /// Pause 3 s before every git argv containing `needle`.
+    pub fn slow(&self, needle: &str) {
+        std::fs::write(self.dir.path().join("slow"), needle).unwrap();
+    }
+    /// No more pauses.
+    pub fn fast(&self) {
+        let _ = std::fs::remove_file(self.dir.path().join("slow"));
+    }
     /// Run `sh -c script` before every git argv containing `needle`.
     pub fn before(&self, needle: &str, script: &str) {
         std::fs::write(self.dir.path().join("before-on"), needle).unwrap();
         std::fs::write(self.dir.path().join("before"), script).unwrap();
+    }
+    /// Waits (up to 20 s) until more than `seen` logged argvs contain `needle`.
+    pub fn wait_for(&self, needle: &str, seen: usize) {
+        for _ in 0..400 {
+            if self.count(needle) > seen {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("no git argv with `{needle}` within 20 s: {:?}", self.log());
     }
 }
 
@@ -113,6 +140,25 @@ impl Repo {
     /// The spy (panics when the repository has none).
     pub fn spy(&self) -> &Spy {
         self.spy.as_ref().expect("a spied repository")
+    }
+    /// Starts `cairn ship <args>` on this journal without waiting for it, in a
+    /// process group of its own (so a test can kill it with the git it runs).
+    pub fn spawn(&self, args: &[&str]) -> Child {
+        use std::os::unix::process::CommandExt as _;
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cairn"));
+        cmd.arg("ship")
+            .args(args)
+            .arg("--db")
+            .arg(self.journal.path())
+            .env_remove("CAIRN_DB")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        if let Some(spy) = &self.spy {
+            cmd.env("PATH", spy.path());
+        }
+        cmd.spawn().expect("cairn runs")
     }
     pub fn wt(&self) -> PathBuf {
         self.root.join(".claude/worktrees/abc")

@@ -2,7 +2,7 @@
 //! each announced in the journal before git runs, then recorded with its runs.
 
 use cairn::machines::evidence::CommandRun;
-use cairn::machines::ship::{self, gates, Command, Mutation, Ship, Stage};
+use cairn::machines::ship::{self, gates, owner, Command, Mutation, Ship, Stage};
 use cairn::observe::{run as exec, run_all};
 use cairn::{Outcome, StreamId};
 
@@ -10,29 +10,62 @@ use super::{admitted, observed};
 use crate::failure::{input, Done, Failure};
 use crate::record::{Recorder, Request, Step};
 
-/// Announces a git mutation in the journal before git runs (an append at the version
-/// just read: of two racing processes one conflicts, exit 3, and touches nothing).
-/// A merge, teardown or resume already in flight (a crash between the git step and
-/// its record) is re-run as is: each re-reads git and is idempotent. A crashed
-/// `create` is not re-run (the add may have happened): `resume` observes it. The
-/// announcement is not what the verb's idempotency key stands for: it is recorded
-/// without it.
+/// Announces a git mutation in the journal before git runs, naming this process
+/// (its pid and start time): an append at the version just read, so of two racing
+/// processes one conflicts (exit 3) and touches nothing. A step already in flight
+/// belongs to its owner while that process lives: this one exits 3 and runs no git.
+/// Once the owner is gone (a crash between the git step and its record), one
+/// announcement takes the step over: a merge, teardown or resume re-reads git and
+/// re-runs; a crashed `create` is not re-run (the add may have happened): `resume`
+/// observes it. The announcement is not what the verb's idempotency key stands
+/// for: it is recorded without it.
 fn begin(rec: &Recorder, stream: &StreamId, step: Mutation) -> Result<ship::Run, Failure> {
     let state = rec.current::<Ship>(stream)?;
-    let begun = state.run().and_then(|r| r.begun);
-    match begun {
-        Some(Mutation::Create) if step == Mutation::Create => return Err(input(
+    let begun = state.run().and_then(|r| r.begun.clone());
+    let previous = match &begun {
+        Some(f) => match &f.owner {
+            Some(o) => {
+                let reading = exec(&owner::ps_argv(o.pid));
+                if owner::gone(o, &reading) != Some(true) {
+                    return Err(Failure::InFlight(format!(
+                        "a `{}` is in flight in process {} (started {}), which {}: it records the result; this process ran nothing",
+                        f.step.verb_name(),
+                        o.pid,
+                        o.started,
+                        if owner::gone(o, &reading).is_some() {
+                            "is alive"
+                        } else {
+                            "cannot be shown gone"
+                        }
+                    )));
+                }
+                Some(reading)
+            }
+            None => None,
+        },
+        None => None,
+    };
+    if begun.as_ref().is_some_and(|f| f.step == Mutation::Create) && step == Mutation::Create {
+        return Err(input(
             "short_id",
             "create-in-flight",
-            "a `create` was begun and never recorded: `cairn ship resume` observes what it left",
-        )),
-        Some(m) if m == step || step == Mutation::Resume => return admitted(&state, step.verb()),
-        _ => {}
+            "a `create` was begun and never recorded, and its process is gone: `cairn ship resume` observes what it left",
+        ));
     }
     admitted(&state, ship::Verb::Begin(step))?;
+    let pid = std::process::id();
+    let claim = owner::Claim {
+        pid,
+        me: exec(&owner::ps_argv(pid)),
+        previous,
+    };
+    let command = Command::Begin {
+        step,
+        claim: Some(claim),
+    };
     let done = rec
         .without_key()
-        .record(Step::<Ship>::new(stream, &Command::Begin { step }))?;
+        .record(Step::<Ship>::new(stream, &command))?;
     done.state
         .run()
         .cloned()

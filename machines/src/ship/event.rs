@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::gates::{Gate, Phase1d};
+use super::owner::Owner;
 use super::preflight::Preflight;
 use super::recovery::{Failure, OpClass};
 use super::report::{Phase1Report, PreMergeReport, RefineReport};
@@ -36,9 +37,14 @@ pub enum Event {
         advisory: Vec<CommandRun>,
         note: Option<String>,
     },
-    /// A git mutation was announced; its result follows.
+    /// A git mutation was announced by `owner`; its result follows. `taken_from`:
+    /// the step was in flight and its owner was shown gone.
     StepBegun {
         step: Mutation,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        owner: Option<Owner>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        taken_from: Option<Owner>,
     },
     AnchorDrifted {
         step: String,

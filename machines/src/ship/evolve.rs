@@ -8,7 +8,7 @@ use super::gates::Phase1d;
 use super::preflight::Preflight;
 use super::recovery::{self, Action, Failure};
 use super::report::RebaseOutcome;
-use super::state::{Mutation, Params, Run, Stage, State};
+use super::state::{InFlight, Params, Run, Stage, State};
 
 /// The state after `event`.
 pub(super) fn evolve(state: State, event: &Event) -> State {
@@ -216,11 +216,14 @@ fn opened(params: Params, repo_root: String) -> Run {
     }
 }
 
-/// The git mutation in flight after `event`: announced by `step-begun`, cleared by
-/// the step's result (or a resume's).
-fn in_flight(begun: Option<Mutation>, event: &Event) -> Option<Mutation> {
+/// The git mutation in flight after `event`: announced by `step-begun` (with its
+/// owner), cleared by the step's result (or a resume's).
+fn in_flight(begun: Option<InFlight>, event: &Event) -> Option<InFlight> {
     match event {
-        Event::StepBegun { step } => Some(*step),
+        Event::StepBegun { step, owner, .. } => Some(InFlight {
+            step: *step,
+            owner: owner.clone(),
+        }),
         Event::WorktreeCreated { .. }
         | Event::WorktreeCreationFailed { .. }
         | Event::AnchorDrifted { .. }

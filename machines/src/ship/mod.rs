@@ -27,6 +27,7 @@ pub mod gates;
 mod graph;
 pub mod names;
 pub mod next;
+pub mod owner;
 pub mod preflight;
 pub mod recovery;
 pub mod report;
@@ -36,7 +37,7 @@ mod verdict;
 pub use command::{Command, ScopeAnswer, Verb};
 pub use decide::{admits, resume_phase};
 pub use event::{Event, Resumption};
-pub use state::{is_terminal, Mutation, Params, ReviewStatus, Run, Stage, State};
+pub use state::{is_terminal, InFlight, Mutation, Params, ReviewStatus, Run, Stage, State};
 
 use crate::{Context, GraphSpec, Machine, Rejection};
 

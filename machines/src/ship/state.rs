@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::command::Verb;
 use super::gates::Phase1d;
 use super::names;
+use super::owner::Owner;
 use super::preflight::Preflight;
 use super::recovery::{Failure, OpClass};
 use crate::evidence::{is_normal_abs_path, is_option_like, FullCommit};
@@ -174,13 +175,24 @@ pub struct Run {
     pub denials: BTreeMap<OpClass, u8>,
     /// A git mutation announced (recorded) before it ran, until its result is recorded.
     #[serde(default)]
-    pub begun: Option<Mutation>,
+    pub begun: Option<InFlight>,
+}
+
+/// A git mutation in flight and the process that announced it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InFlight {
+    /// The step.
+    pub step: Mutation,
+    /// Its owner (none in a journal from before rules 3).
+    pub owner: Option<Owner>,
 }
 
 /// A step that mutates git. It is announced with `begin` (an append at the version
-/// the caller read) before git runs, so two processes can never both run it: the
-/// second append conflicts (exit 3) and that process touches nothing. Only the
-/// step's result (or `resume`, which re-observes after a crash) may follow.
+/// the caller read, naming the announcing process) before git runs, so two
+/// processes can never both run it: the second append conflicts (exit 3) and that
+/// process touches nothing; a process that finds the step in flight and its owner
+/// alive exits 3 too. Only the step's result may follow, or, once the owner is
+/// gone, one announcement that takes the step over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mutation {
@@ -195,6 +207,10 @@ pub enum Mutation {
 }
 
 impl Mutation {
+    /// The name of the verb that runs this step.
+    pub fn verb_name(self) -> &'static str {
+        self.verb().name()
+    }
     /// The verb that records this step's result.
     pub fn verb(self) -> Verb {
         match self {
