@@ -3,173 +3,11 @@
 //! `merge --ff-only` rejections and a real teardown. Every step is a real `cairn`
 //! process on a real journal file.
 
-use std::path::{Path, PathBuf};
-
 use serde_json::{json, Value};
 
 use crate::park::park as cairn;
 use crate::support::git::{git, try_git};
-use crate::support::TempJournal;
-
-struct Repo {
-    _tmp: tempfile::TempDir,
-    root: PathBuf,
-    journal: TempJournal,
-}
-
-const ID: &str = "abc";
-
-impl Repo {
-    fn new() -> Self {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().canonicalize().unwrap().join("consumer-repo");
-        std::fs::create_dir(&root).unwrap();
-        git(&root, &["init", "-q", "-b", "main"]);
-        // The seed assumes `.claude/` is ignored; `.run-ship/` packets are git-invisible.
-        std::fs::write(root.join(".gitignore"), ".claude/\n.run-ship/\n").unwrap();
-        std::fs::write(root.join("a.txt"), "a\n").unwrap();
-        git(&root, &["add", "."]);
-        git(&root, &["commit", "-q", "-m", "init"]);
-        Self {
-            _tmp: tmp,
-            root,
-            journal: TempJournal::new(),
-        }
-    }
-    fn wt(&self) -> PathBuf {
-        self.root.join(".claude/worktrees/abc")
-    }
-    fn run(&self, args: &[&str], stdin: &str) -> (i32, Value) {
-        let mut full = vec!["ship"];
-        full.extend_from_slice(args);
-        let (code, out, _) = cairn(&full, stdin, Some(&self.journal.path()));
-        (code, out)
-    }
-    fn verb(&self, verb: &str, stdin: &str) -> (i32, Value) {
-        self.run(&[verb, "--short-id", ID], stdin)
-    }
-    fn open_with(&self, extra: &[&str]) -> (i32, Value) {
-        let root = self.root.to_str().unwrap().to_owned();
-        let wt = self.wt().to_str().unwrap().to_owned();
-        let mut args = vec![
-            "open",
-            "--repo",
-            &root,
-            "--short-id",
-            ID,
-            "--expected-basename",
-            "consumer-repo",
-            "--branch",
-            "worktree-abc",
-            "--worktree-path",
-            &wt,
-            "--target-branch",
-            "main",
-            "--tiebreaker-4",
-            "ask-user",
-            "--close-step",
-            "echo",
-            "--review-status",
-            "pass",
-        ];
-        // Each `--flag value` pair of `extra` replaces the default or is added.
-        for pair in extra.chunks(2) {
-            match args.iter().position(|a| *a == pair[0]) {
-                Some(i) if pair.len() == 2 => args[i + 1] = pair[1],
-                _ => args.extend_from_slice(pair),
-            }
-        }
-        self.run(&args, "")
-    }
-    fn commit_in(&self, dir: &Path, files: &[(&str, &str)], msg: &str) -> String {
-        for (f, body) in files {
-            let p = dir.join(f);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, body).unwrap();
-        }
-        git(dir, &["add", "-A"]);
-        let out = try_git(dir, &["commit", "-q", "-m", msg]);
-        assert!(out.status.success(), "{out:?}");
-        git(dir, &["rev-parse", "HEAD"])
-    }
-    /// Open, create, one in-scope commit, verify: phase 2.
-    fn to_phase2(&self) -> String {
-        assert_eq!(self.open_with(&[]).0, 0);
-        assert_eq!(self.verb("create", "").0, 0);
-        let head = self.commit_in(&self.wt(), &[("src.txt", "fix\n")], "fix: the thing");
-        let (code, out) = self.verb("verify", &phase1(&head, Some(&["src.txt"])).to_string());
-        assert_eq!((code, out["state"].as_str()), (0, Some("phase-2")), "{out}");
-        head
-    }
-    /// … refine passed, pre-merge checked: merge-ready.
-    fn to_merge_ready(&self) {
-        self.to_phase2();
-        let tip = git(&self.wt(), &["rev-parse", "HEAD"]);
-        let (code, out) = self.verb("refine", &refine(&tip).to_string());
-        assert_eq!((code, out["state"].as_str()), (0, Some("phase-3")), "{out}");
-        let (code, out) = self.verb("pre-merge", &premerge().to_string());
-        assert_eq!(
-            (code, out["state"].as_str()),
-            (0, Some("merge-ready")),
-            "{out}"
-        );
-    }
-    fn main_head(&self) -> String {
-        git(&self.root, &["rev-parse", "main"])
-    }
-    fn audit_ok(&self) {
-        let (code, out, _) = cairn(&["journal", "audit"], "", Some(&self.journal.path()));
-        assert_eq!(code, 0, "{out}");
-        let (code, out, _) = cairn(&["journal", "verify"], "", Some(&self.journal.path()));
-        assert_eq!(code, 0, "{out}");
-    }
-}
-
-fn phase1(head: &str, in_scope: Option<&[&str]>) -> Value {
-    let mut v = json!({
-        "verdict": "ok",
-        "worktree_path": ".claude/worktrees/abc",
-        "branch": "worktree-abc",
-        "head_sha": &head[..7],
-        "commit_subject": "fix: the thing",
-        "intent_excerpt": "Fix the thing the kata names.",
-        "cited_refs": [],
-    });
-    if let Some(p) = in_scope {
-        v["in_scope_paths"] = json!(p);
-    }
-    v
-}
-
-fn refine(tip: &str) -> Value {
-    json!({
-        "verdict": "passed",
-        "rebase_outcome": "clean",
-        "iterations_run": 2,
-        "tip_sha": &tip[..7],
-        "commits_added": [format!("{} fix: the thing", &tip[..7])],
-        "dismissed_findings": ["job 12 HIGH nil deref — guarded at src.txt::load since the fix"],
-        "lint_clean": true,
-        "tiebreakers": [{"number": 1, "context": "HIGH finding looked like a false positive", "disposition": "dismissed", "grounding": "RDR-3 §2 scopes it out"}],
-    })
-}
-
-fn premerge() -> Value {
-    json!({
-        "rebase_outcome_3_2": "unchanged",
-        "tests_pass": true,
-        "lint_clean": true,
-        "squash": "n/a",
-        "open_review_jobs": 0,
-    })
-}
-
-fn gate<'a>(out: &'a Value, name: &str) -> &'a Value {
-    out["gates"]
-        .as_array()
-        .and_then(|g| g.iter().find(|g| g["name"] == name))
-        .unwrap_or_else(|| panic!("no gate {name}: {out}"))
-}
+use crate::support::ship_repo::{gate, phase1, premerge, refine, Repo, ID};
 
 #[test]
 fn happy_path_creates_verifies_rebases_onto_a_moved_target_merges_and_tears_down() {
@@ -226,8 +64,10 @@ fn happy_path_creates_verifies_rebases_onto_a_moved_target_merges_and_tears_down
         Some(&r.journal.path()),
     );
     let text = log.to_string();
+    // The merge names the checked commit itself (issue 15), not the branch.
+    let merge = format!("\"merge\",\"--ff-only\",\"--end-of-options\",\"{tip}\"");
     for needle in [
-        "\"merge\",\"--ff-only\",\"--end-of-options\",\"worktree-abc\"",
+        merge.as_str(),
         "\"worktree\",\"add\",\"-b\"",
         "\"exit_status\"",
         "\"started_at\"",
@@ -497,6 +337,14 @@ fn an_ff_merge_rejected_once_is_retried_after_a_rerebase() {
     );
     assert_eq!(r.main_head(), before, "a rejected ff-merge changes nothing");
     git(&r.wt(), &["rebase", "-q", "main"]);
+    // The re-rebased tip is a new commit: the pre-merge checks see it before the
+    // retry (issue 15: only a checked tip is merged).
+    let (code, out) = r.verb("pre-merge", &premerge().to_string());
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (0, Some("merge-ready")),
+        "{out}"
+    );
     let (code, out) = r.verb("merge", "");
     assert_eq!((code, out["state"].as_str()), (0, Some("merged")), "{out}");
     assert_eq!(out["merge_attempts"], 2);
@@ -983,9 +831,14 @@ fn open_refuses_bad_parameters_and_a_wrong_repository_without_writing() {
         ],
         "",
     );
+    // Refused before any git runs (issue 15: the worktree path is exactly the seed's).
     assert_eq!(
-        (code, out["error"]["violations"][0]["predicate"].as_str()),
-        (2, Some("anchored-path")),
+        (
+            code,
+            out["error"]["field"].as_str(),
+            out["error"]["rule"].as_str()
+        ),
+        (2, Some("worktree_path"), Some("worktree-path")),
         "{out}"
     );
     assert!(!r.journal.path().exists(), "no journal file was created");
@@ -1184,7 +1037,8 @@ fn racing_creates_run_git_worktree_add_once() {
 /// `create` is not re-run blindly; `resume` observes what git has.
 #[test]
 fn a_crashed_create_is_recovered_by_resume() {
-    use cairn::machines::ship::{Command, Mutation, Ship};
+    use cairn::machines::ship::{owner, Command, Mutation, Ship};
+    // The announcing process is a real one, and it dies.
     let begin = |r: &Repo| {
         // The crashed process signed with the same user key the CLI uses (a signed
         // journal never goes back to unsigned).
@@ -1196,15 +1050,27 @@ fn a_crashed_create_is_recovered_by_resume() {
         let mut engine =
             cairn::Engine::open(&r.journal.path(), &options, cairn::Registry::builtin()).unwrap();
         let stream = cairn::StreamId::new("ship", ID).unwrap();
+        let mut doomed = std::process::Command::new("sleep")
+            .arg("60")
+            .spawn()
+            .unwrap();
+        let claim = owner::Claim {
+            pid: doomed.id(),
+            me: cairn::observe::run(&owner::ps_argv(doomed.id())),
+            previous: None,
+        };
         engine
             .execute::<Ship>(
                 &stream,
                 &Command::Begin {
                     step: Mutation::Create,
+                    claim: Some(claim),
                 },
                 &Default::default(),
             )
             .unwrap();
+        doomed.kill().unwrap();
+        doomed.wait().unwrap();
     };
     // Died after the add.
     let r = Repo::new();

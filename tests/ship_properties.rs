@@ -54,11 +54,12 @@ proptest! {
             let Ok(events) = Ship::decide(&state, &c, &ctx()) else { continue };
             for e in &events {
                 // A git mutation's result is recorded only after the step was announced.
-                let begun = state.run().and_then(|r| r.begun);
+                let begun = state.run().and_then(|r| r.begun.as_ref().map(|f| f.step));
                 let needs = match e {
                     Event::WorktreeCreated { .. } | Event::WorktreeCreationFailed { .. } => Some(vec![Mutation::Create]),
-                    Event::MergeAccepted { .. } | Event::MergeRejected { .. } | Event::MergeStopped { .. } => Some(vec![Mutation::Merge]),
-                    Event::TornDown { .. } | Event::TeardownPartial { .. } => Some(vec![Mutation::Teardown]),
+                    Event::MergeAccepted { .. } | Event::MergeRejected { .. } | Event::MergeStopped { .. }
+                    | Event::MergeBlocked { .. } | Event::MergeTipMoved { .. } => Some(vec![Mutation::Merge]),
+                    Event::TornDown { .. } | Event::TeardownPartial { .. } | Event::MergeLost { .. } => Some(vec![Mutation::Teardown]),
                     Event::ResumeBlocked { .. } | Event::ResumedPhase1(_) | Event::ResumedPhase2(_) | Event::ResumedPhase3(_) | Event::ResumedTeardown(_) => {
                         Some(vec![Mutation::Resume, Mutation::Create, Mutation::Merge, Mutation::Teardown])
                     }
@@ -68,11 +69,24 @@ proptest! {
                     prop_assert!(begun.is_some_and(|b| allowed.contains(&b)), "{} without its begin ({:?})", Ship::event_name(e), begun);
                 }
                 match e {
+                    // A step in flight is taken over only from the owner it names.
+                    Event::StepBegun { taken_from, .. } => {
+                        let owner = state.run().and_then(|r| r.begun.as_ref()).and_then(|f| f.owner.clone());
+                        prop_assert_eq!(taken_from, &owner, "a take-over names the owner shown gone");
+                    }
                     Event::WorktreeCreated { .. } => prop_assert!(
                         matches!(state.stage(), Some(Stage::Preflighted { outcome: Preflight::Clean })),
                         "worktree-created from {:?}", state.stage()
                     ),
                     Event::MergeAccepted { .. } | Event::MergeRejected { .. } | Event::MergeStopped { .. } => {
+                        // Only the tip the pre-merge checks bound is ever merged.
+                        if let Event::MergeAccepted { merged_sha, .. } = e {
+                            let bound = match state.stage() {
+                                Some(Stage::MergeReady { tip } | Stage::MergeRejected { tip }) => tip.clone(),
+                                _ => None,
+                            };
+                            prop_assert_eq!(bound.as_deref(), Some(merged_sha.as_str()), "merged a tip nobody checked");
+                        }
                         attempts_this_session += 1;
                         prop_assert!(attempts_this_session <= 2, "a second ff-merge retry");
                         merged |= matches!(e, Event::MergeAccepted { .. });

@@ -49,6 +49,8 @@ pub enum Failure {
     Cairn(cairn::Error),
     /// Verify or audit found problems; the report was already printed.
     Integrity(String),
+    /// A step is in flight in another live process: this one ran nothing (exit 3).
+    InFlight(String),
 }
 
 /// An input error naming the field and the rule it broke.
@@ -152,6 +154,7 @@ impl Failure {
                 (code::BAD_INPUT, "input")
             }
             Failure::Integrity(_) => (code::INTEGRITY, "integrity"),
+            Failure::InFlight(_) => (code::CONFLICT, "in-flight"),
             Failure::Cairn(e) => match e {
                 C::Rejected(r) => {
                     extra.insert("violations".into(), json!(r.violations));
@@ -219,7 +222,7 @@ impl Failure {
     /// The human message.
     pub fn message(&self) -> String {
         match self {
-            Failure::Usage(m) | Failure::Integrity(m) => m.clone(),
+            Failure::Usage(m) | Failure::Integrity(m) | Failure::InFlight(m) => m.clone(),
             Failure::Input { message, .. } => message.clone(),
             Failure::Cairn(e) => e.to_string(),
         }
@@ -258,6 +261,7 @@ mod tests {
             (Ok(Done::UnknownRecordVersion), 3),
             (Err(input("f", "r", "m")), code::BAD_INPUT),
             (Err(Failure::Integrity("x".into())), code::INTEGRITY),
+            (Err(Failure::InFlight("x".into())), code::CONFLICT),
         ];
         for (ending, want) in cases {
             assert_eq!(exit_code(&ending), want, "{ending:?}");

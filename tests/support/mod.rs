@@ -7,6 +7,7 @@ pub mod park;
 pub mod park_helper;
 pub mod pr;
 pub mod ship;
+pub mod ship_repo;
 pub mod ticket;
 pub mod work;
 

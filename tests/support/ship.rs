@@ -5,7 +5,9 @@
 //! combination of facts.)
 
 use cairn::machines::evidence::CommandRun;
-use cairn::machines::ship::{gates, Command, Mutation, Params, ReviewStatus, ScopeAnswer, State};
+use cairn::machines::ship::{
+    gates, owner, Command, Mutation, Params, ReviewStatus, ScopeAnswer, Stage, State,
+};
 use cairn::{Outcome, Timestamp};
 use proptest::prelude::*;
 use serde_json::json;
@@ -129,6 +131,9 @@ impl World {
                 .into(),
             ),
             [_, _, _, "diff", "--end-of-options", _, "--"] => ok(""),
+            [_, _, _, "merge-base", "--is-ancestor", "--end-of-options", _, _] => {
+                yes_no(self.op_ok)
+            }
             _ => (Some(2), format!("unexpected argv {a:?}")),
         }
     }
@@ -147,6 +152,27 @@ impl World {
     }
     pub fn runs(&self, plan: &[Vec<String>]) -> Vec<CommandRun> {
         plan.iter().map(|a| self.run(a.clone())).collect()
+    }
+}
+
+const OWNER_PID: u32 = 4242;
+const OWNER_STARTED: &str = "Thu Jan  1 00:00:00 2026";
+
+/// A `ps -o lstart= -p PID` reading.
+fn ps(pid: u32, exit_status: Option<i32>, started: &str) -> CommandRun {
+    let at = Timestamp::parse("2026-01-01T00:00:00Z").expect("a fixed timestamp parses");
+    CommandRun {
+        argv: owner::ps_argv(pid),
+        env: None,
+        exit_status,
+        stdout: if started.is_empty() {
+            String::new()
+        } else {
+            format!("{started}\n")
+        },
+        stderr: String::new(),
+        started_at: at.clone(),
+        finished_at: at,
     }
 }
 
@@ -271,7 +297,30 @@ pub fn command(state: &State, step: &Step, w: &World) -> Command {
     let root = ROOT;
     let anchor = w.run(gates::anchor_argv(root));
     match step {
-        Step::Begin(m) => Command::Begin { step: *m },
+        Step::Begin(m) => {
+            // This process is alive; a step in flight's owner is gone when the
+            // world's operation would succeed, and alive (so refused) when not.
+            let me = ps(OWNER_PID, Some(0), OWNER_STARTED);
+            let previous = state
+                .run()
+                .and_then(|r| r.begun.as_ref())
+                .and_then(|f| f.owner.as_ref())
+                .map(|o| {
+                    if w.op_ok {
+                        ps(o.pid, Some(1), "")
+                    } else {
+                        ps(o.pid, Some(0), &o.started)
+                    }
+                });
+            Command::Begin {
+                step: *m,
+                claim: Some(owner::Claim {
+                    pid: OWNER_PID,
+                    me,
+                    previous,
+                }),
+            }
+        }
         Step::Open(ok) => Command::Open {
             params: p.clone(),
             anchor,
@@ -377,18 +426,39 @@ pub fn command(state: &State, step: &Step, w: &World) -> Command {
             if !w.anchor_ok {
                 return Command::Merge {
                     anchor,
+                    before: vec![],
                     merge: None,
                     after: vec![],
                 };
             }
-            let m = w.run(gates::merge_argv(&p, root));
+            let tip = match state.stage() {
+                Some(
+                    Stage::MergeReady { tip: Some(t) } | Stage::MergeRejected { tip: Some(t) },
+                ) => t.to_string(),
+                _ => TIP.to_owned(),
+            };
+            let before = w.runs(&gates::merge_before_plan(&p, root));
+            let b = gates::merge_before(&p, root, &before);
+            if b.current.as_deref() != Some("main")
+                || b.clean != Some(true)
+                || b.tip != Some(tip.clone())
+            {
+                return Command::Merge {
+                    anchor,
+                    before,
+                    merge: None,
+                    after: vec![],
+                };
+            }
+            let m = w.run(gates::merge_argv(root, &tip));
             let after = if m.exit_status == Some(0) {
-                w.runs(&gates::merge_after_plan(&p, root))
+                w.runs(&gates::merge_after_plan(&p, root, &tip))
             } else {
                 vec![]
             };
             Command::Merge {
                 anchor,
+                before,
                 merge: Some(m),
                 after,
             }
@@ -402,11 +472,22 @@ pub fn command(state: &State, step: &Step, w: &World) -> Command {
                     delete: None,
                 };
             }
-            let force = matches!(
-                state.stage(),
-                Some(cairn::machines::ship::Stage::TeardownPending { .. })
-            );
-            let before = w.runs(&gates::teardown_before_plan(&p, root));
+            let force = matches!(state.stage(), Some(Stage::TeardownPending { .. }));
+            let merged = state
+                .run()
+                .and_then(|r| r.merged_sha.clone())
+                .filter(|_| !force);
+            let before = w.runs(&gates::teardown_before_plan(&p, root, merged.as_deref()));
+            if let Some(sha) = &merged {
+                if gates::Runs(&before).yes_no(&gates::contains_argv(&p, root, sha)) != Some(true) {
+                    return Command::Teardown {
+                        anchor,
+                        before,
+                        remove: None,
+                        delete: None,
+                    };
+                }
+            }
             let (listed, branch) = gates::teardown_present(&p, root, &before);
             Command::Teardown {
                 anchor,

@@ -13,7 +13,7 @@ mod steps;
 mod view;
 
 use cairn::journal::Options;
-use cairn::machines::ship::{self, admits, recovery, Command, Mutation, Ship, State, Verb};
+use cairn::machines::ship::{self, admits, names, recovery, Command, Mutation, Ship, State, Verb};
 use cairn::{Outcome, StreamId};
 use serde_json::json;
 
@@ -126,6 +126,21 @@ pub fn run_verb(verb: &ShipCommand, db: &Db, options: &Options) -> Result<Done, 
                         "must not start with `-` (git would read it as an option)",
                     ));
                 }
+                names::branch(value).map_err(|(rule, m)| input(field, rule, &m))?;
+            }
+            let short_id = worktree_path.rsplit('/').next().unwrap_or("");
+            names::visible(worktree_path)
+                .and_then(|()| {
+                    names::within(worktree_path, names::WORKTREE_PATH_MAX, names::NAME_MAX)
+                })
+                .map_err(|(rule, m)| input("worktree_path", rule, &m))?;
+            // The classifier reports an anchor that drifted, so REPO_ROOT may differ here.
+            if names::worktree_root(worktree_path, short_id).is_none() {
+                return Err(input(
+                    "worktree_path",
+                    "worktree-path",
+                    "must be the seed's `<REPO_ROOT>/.claude/worktrees/<SHORT_ID>`",
+                ));
             }
             let (outcome, runs) = cairn::observe::ship_preflight(&cairn::observe::ShipParams {
                 repo_root: repo_root.clone(),

@@ -39,6 +39,19 @@ pub fn open(rec: &Recorder, o: &ShipOpen) -> Result<Done, Failure> {
         close_step: o.close_step.clone(),
     };
     params.check().map_err(|(f, r, m)| input(f, r, &m))?;
+    // REPO_ROOT is `--repo` or a directory above it: refused here, before any git,
+    // unless WORKTREE_PATH names one of them (`decide` then requires REPO_ROOT itself).
+    let named = params.worktree_root().unwrap_or_default();
+    if !(o.repo == named || o.repo.starts_with(&format!("{named}/"))) {
+        return Err(input(
+            "worktree_path",
+            "worktree-path",
+            &format!(
+                "must be `<REPO_ROOT>/.claude/worktrees/{}`, with REPO_ROOT `--repo` or a directory above it",
+                params.short_id
+            ),
+        ));
+    }
     let stream = &super::stream(&o.id)?;
     let review_status = review(&o.review);
     let request = Request::new(

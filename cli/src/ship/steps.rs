@@ -2,7 +2,7 @@
 //! each announced in the journal before git runs, then recorded with its runs.
 
 use cairn::machines::evidence::CommandRun;
-use cairn::machines::ship::{self, gates, Command, Mutation, Ship, Stage};
+use cairn::machines::ship::{self, gates, owner, Command, Mutation, Ship, Stage};
 use cairn::observe::{run as exec, run_all};
 use cairn::{Outcome, StreamId};
 
@@ -10,29 +10,62 @@ use super::{admitted, observed};
 use crate::failure::{input, Done, Failure};
 use crate::record::{Recorder, Request, Step};
 
-/// Announces a git mutation in the journal before git runs (an append at the version
-/// just read: of two racing processes one conflicts, exit 3, and touches nothing).
-/// A merge, teardown or resume already in flight (a crash between the git step and
-/// its record) is re-run as is: each re-reads git and is idempotent. A crashed
-/// `create` is not re-run (the add may have happened): `resume` observes it. The
-/// announcement is not what the verb's idempotency key stands for: it is recorded
-/// without it.
+/// Announces a git mutation in the journal before git runs, naming this process
+/// (its pid and start time): an append at the version just read, so of two racing
+/// processes one conflicts (exit 3) and touches nothing. A step already in flight
+/// belongs to its owner while that process lives: this one exits 3 and runs no git.
+/// Once the owner is gone (a crash between the git step and its record), one
+/// announcement takes the step over: a merge, teardown or resume re-reads git and
+/// re-runs; a crashed `create` is not re-run (the add may have happened): `resume`
+/// observes it. The announcement is not what the verb's idempotency key stands
+/// for: it is recorded without it.
 fn begin(rec: &Recorder, stream: &StreamId, step: Mutation) -> Result<ship::Run, Failure> {
     let state = rec.current::<Ship>(stream)?;
-    let begun = state.run().and_then(|r| r.begun);
-    match begun {
-        Some(Mutation::Create) if step == Mutation::Create => return Err(input(
+    let begun = state.run().and_then(|r| r.begun.clone());
+    let previous = match &begun {
+        Some(f) => match &f.owner {
+            Some(o) => {
+                let reading = exec(&owner::ps_argv(o.pid));
+                if owner::gone(o, &reading) != Some(true) {
+                    return Err(Failure::InFlight(format!(
+                        "a `{}` is in flight in process {} (started {}), which {}: it records the result; this process ran nothing",
+                        f.step.verb_name(),
+                        o.pid,
+                        o.started,
+                        if owner::gone(o, &reading).is_some() {
+                            "is alive"
+                        } else {
+                            "cannot be shown gone"
+                        }
+                    )));
+                }
+                Some(reading)
+            }
+            None => None,
+        },
+        None => None,
+    };
+    if begun.as_ref().is_some_and(|f| f.step == Mutation::Create) && step == Mutation::Create {
+        return Err(input(
             "short_id",
             "create-in-flight",
-            "a `create` was begun and never recorded: `cairn ship resume` observes what it left",
-        )),
-        Some(m) if m == step || step == Mutation::Resume => return admitted(&state, step.verb()),
-        _ => {}
+            "a `create` was begun and never recorded, and its process is gone: `cairn ship resume` observes what it left",
+        ));
     }
     admitted(&state, ship::Verb::Begin(step))?;
+    let pid = std::process::id();
+    let claim = owner::Claim {
+        pid,
+        me: exec(&owner::ps_argv(pid)),
+        previous,
+    };
+    let command = Command::Begin {
+        step,
+        claim: Some(claim),
+    };
     let done = rec
         .without_key()
-        .record(Step::<Ship>::new(stream, &Command::Begin { step }))?;
+        .record(Step::<Ship>::new(stream, &command))?;
     done.state
         .run()
         .cloned()
@@ -62,7 +95,17 @@ pub fn step(rec: &Recorder, stream: &StreamId, mutation: Mutation) -> Result<Don
             let run = begin(rec, stream, mutation)?;
             match mutation {
                 Mutation::Create => Ok(create(&run)),
-                Mutation::Merge => Ok(merge(&run)),
+                Mutation::Merge => {
+                    // `admits` let `merge` through: the stage binds the checked tip.
+                    let tip = match rec.current::<Ship>(stream)?.stage() {
+                        Some(
+                            Stage::MergeReady { tip: Some(t) }
+                            | Stage::MergeRejected { tip: Some(t) },
+                        ) => t.to_string(),
+                        _ => String::new(),
+                    };
+                    Ok(merge(&run, &tip))
+                }
                 Mutation::Teardown => {
                     let state = rec.current::<Ship>(stream)?;
                     let force = matches!(state.stage(), Some(Stage::TeardownPending { .. }));
@@ -112,31 +155,45 @@ fn create(run: &ship::Run) -> Command {
     }
 }
 
-/// `git merge --ff-only BRANCH` in REPO_ROOT, and the readings after it.
-fn merge(run: &ship::Run) -> Command {
+/// The primary's readings right before; then, only when it is on TARGET_BRANCH
+/// and clean and the branch is still at `tip` (the commit pre-merge checked), `git
+/// merge --ff-only TIP` in REPO_ROOT and the readings after it.
+fn merge(run: &ship::Run, tip: &str) -> Command {
     let (p, root) = (&run.params, run.repo_root.as_str());
     let (a, held) = anchor(run);
+    let nothing = |anchor, before| Command::Merge {
+        anchor,
+        before,
+        merge: None,
+        after: vec![],
+    };
     if !held {
-        return Command::Merge {
-            anchor: a,
-            merge: None,
-            after: vec![],
-        };
+        return nothing(a, vec![]);
     }
-    let m = exec(&gates::merge_argv(p, root));
+    let before = run_all(&gates::merge_before_plan(p, root));
+    let b = gates::merge_before(p, root, &before);
+    let ready = b.current.as_deref() == Some(p.target_branch.as_str())
+        && b.clean == Some(true)
+        && b.tip.as_deref() == Some(tip);
+    if !ready {
+        return nothing(a, before);
+    }
+    let m = exec(&gates::merge_argv(root, tip));
     let after = if m.exit_status == Some(0) {
-        run_all(&gates::merge_after_plan(p, root))
+        run_all(&gates::merge_after_plan(p, root, tip))
     } else {
         vec![]
     };
     Command::Merge {
         anchor: a,
+        before,
         merge: Some(m),
         after,
     }
 }
 
-/// Removes only what the readings show is there (`--force`/`-D` on an abort teardown).
+/// Removes only what the readings show is there (`--force`/`-D` on an abort
+/// teardown); after a merge, only while TARGET_BRANCH still holds the merged commit.
 fn teardown(run: &ship::Run, force: bool) -> Command {
     let (p, root) = (&run.params, run.repo_root.as_str());
     let (a, held) = anchor(run);
@@ -148,7 +205,18 @@ fn teardown(run: &ship::Run, force: bool) -> Command {
             delete: None,
         };
     }
-    let before = run_all(&gates::teardown_before_plan(p, root));
+    let merged = run.merged_sha.as_deref().filter(|_| !force);
+    let before = run_all(&gates::teardown_before_plan(p, root, merged));
+    if let Some(sha) = merged {
+        if gates::Runs(&before).yes_no(&gates::contains_argv(p, root, sha)) != Some(true) {
+            return Command::Teardown {
+                anchor: a,
+                before,
+                remove: None,
+                delete: None,
+            };
+        }
+    }
     let (listed, branch) = gates::teardown_present(p, root, &before);
     let remove = (listed == Some(true)).then(|| exec(&gates::teardown_remove_argv(p, root, force)));
     let delete = (branch == Some(true)).then(|| exec(&gates::teardown_delete_argv(p, root, force)));

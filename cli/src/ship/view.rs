@@ -55,7 +55,7 @@ pub fn view(state: &State) -> Value {
         ),
         _ => (None, None),
     };
-    json!({
+    let mut out = json!({
         "state": name,
         "stage": stage,
         "code": code,
@@ -69,5 +69,10 @@ pub fn view(state: &State) -> Value {
         "merge_attempts": run.merge_attempts,
         "merged_sha": run.merged_sha,
         "next": next,
-    })
+    });
+    // A git mutation in flight, and the process it belongs to.
+    if let Some(f) = &run.begun {
+        out["in_flight"] = json!({ "step": f.step.verb_name(), "owner": f.owner });
+    }
+    out
 }

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::owner::Claim;
 use super::recovery::OpClass;
 use super::state::{Mutation, Params, ReviewStatus};
 use crate::evidence::CommandRun;
@@ -39,8 +40,13 @@ pub enum Command {
         #[serde(default)]
         advisory: Vec<CommandRun>,
     },
-    /// Announce a git mutation before running it.
-    Begin { step: Mutation },
+    /// Announce a git mutation before running it, naming this process (and, to take
+    /// over a step in flight, showing its owner gone).
+    Begin {
+        step: Mutation,
+        #[serde(default)]
+        claim: Option<Claim>,
+    },
     /// §phase-1b: the anchor, `git worktree add`, its verifications and cleanup.
     Create {
         anchor: CommandRun,
@@ -68,9 +74,12 @@ pub enum Command {
         report: Value,
         runs: Vec<CommandRun>,
     },
-    /// `git merge --ff-only` (after the anchor) and the readings after it.
+    /// The anchor, the primary's readings right before, `git merge --ff-only` of
+    /// the checked tip, and the readings after it.
     Merge {
         anchor: CommandRun,
+        #[serde(default)]
+        before: Vec<CommandRun>,
         merge: Option<CommandRun>,
         after: Vec<CommandRun>,
     },
@@ -129,7 +138,7 @@ impl Verb {
     /// The verb of a command.
     pub(super) fn of(c: &Command) -> Verb {
         match c {
-            Command::Begin { step } => Verb::Begin(*step),
+            Command::Begin { step, .. } => Verb::Begin(*step),
             Command::Open { .. } => Verb::Open,
             Command::Preflight { .. } => Verb::Preflight,
             Command::Create { .. } => Verb::Create,

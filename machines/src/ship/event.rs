@@ -4,11 +4,12 @@
 use serde::{Deserialize, Serialize};
 
 use super::gates::{Gate, Phase1d};
+use super::owner::Owner;
 use super::preflight::Preflight;
 use super::recovery::{Failure, OpClass};
 use super::report::{Phase1Report, PreMergeReport, RefineReport};
 use super::state::{Mutation, Params, ReviewStatus};
-use crate::evidence::CommandRun;
+use crate::evidence::{CommandRun, FullCommit};
 
 /// Events.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -36,9 +37,14 @@ pub enum Event {
         advisory: Vec<CommandRun>,
         note: Option<String>,
     },
-    /// A git mutation was announced; its result follows.
+    /// A git mutation was announced by `owner`; its result follows. `taken_from`:
+    /// the step was in flight and its owner was shown gone.
     StepBegun {
         step: Mutation,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        owner: Option<Owner>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        taken_from: Option<Owner>,
     },
     AnchorDrifted {
         step: String,
@@ -127,6 +133,9 @@ pub enum Event {
         report: PreMergeReport,
         runs: Vec<CommandRun>,
         gates: Vec<Gate>,
+        /// The tip the checks read: the one commit `merge` may merge.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tip: Option<FullCommit>,
     },
     PreMergeStopped {
         report: PreMergeReport,
@@ -135,26 +144,56 @@ pub enum Event {
         failure: Failure,
         code: String,
     },
-    /// `merge --ff-only` succeeded and the primary's HEAD is the branch tip.
+    /// `merge --ff-only` of the checked tip succeeded, and cairn's readings after it
+    /// show the primary on TARGET_BRANCH and TARGET_BRANCH holding the tip.
     MergeAccepted {
         attempt: u8,
         anchor: CommandRun,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        before: Vec<CommandRun>,
         merge: CommandRun,
         after: Vec<CommandRun>,
         merged_sha: String,
     },
-    /// The first rejection: re-rebase, then one retry.
+    /// The first rejection: re-rebase, re-check, then one retry.
     MergeRejected {
         attempt: u8,
         anchor: CommandRun,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        before: Vec<CommandRun>,
         merge: CommandRun,
     },
     /// The second rejection, or a merge whose result could not be verified.
     MergeStopped {
         attempt: u8,
         anchor: CommandRun,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        before: Vec<CommandRun>,
         merge: CommandRun,
         after: Vec<CommandRun>,
+        code: String,
+    },
+    /// Right before the merge, the primary was not on TARGET_BRANCH, not clean, or
+    /// could not be read: nothing was merged; stop intact for `--resume`.
+    MergeBlocked {
+        anchor: CommandRun,
+        before: Vec<CommandRun>,
+        code: String,
+    },
+    /// The branch moved after the pre-merge checks: nothing was merged; back to
+    /// phase 3, whose checks see the new tip.
+    MergeTipMoved {
+        anchor: CommandRun,
+        before: Vec<CommandRun>,
+        checked: FullCommit,
+        seen: Option<String>,
+    },
+    /// At teardown, TARGET_BRANCH no longer holds the merged commit: nothing was
+    /// removed; stop for `--resume` (phase 3 again: the merge is not standing).
+    MergeLost {
+        anchor: CommandRun,
+        before: Vec<CommandRun>,
+        merged_sha: String,
         code: String,
     },
     /// Teardown removed everything.

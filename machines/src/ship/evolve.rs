@@ -4,10 +4,11 @@
 use std::collections::BTreeMap;
 
 use super::event::Event;
+use super::gates::Phase1d;
 use super::preflight::Preflight;
 use super::recovery::{self, Action, Failure};
 use super::report::RebaseOutcome;
-use super::state::{Mutation, Params, Run, Stage, State};
+use super::state::{InFlight, Params, Run, Stage, State};
 
 /// The state after `event`.
 pub(super) fn evolve(state: State, event: &Event) -> State {
@@ -80,7 +81,21 @@ pub(super) fn evolve(state: State, event: &Event) -> State {
         Event::LeafStoppedForTeardown { code, .. } => Stage::TeardownPending {
             reason: code.clone(),
         },
-        Event::ScopeProceeded { .. } => Stage::Phase2,
+        Event::ScopeProceeded { .. } => {
+            // The operator accepted the paths the trip named: they are in scope now.
+            if let Stage::ScopeTripped {
+                trip: Phase1d::ScopeTripped { out_of_scope, .. },
+            } = &stage
+            {
+                let paths = run.in_scope_paths.get_or_insert_with(Vec::new);
+                for path in out_of_scope {
+                    if !paths.contains(path) {
+                        paths.push(path.clone());
+                    }
+                }
+            }
+            Stage::Phase2
+        }
         Event::ScopeAborted { .. } => Stage::TeardownPending {
             reason: "scope gate: the user aborted".into(),
         },
@@ -111,7 +126,7 @@ pub(super) fn evolve(state: State, event: &Event) -> State {
         },
         Event::RespawnedPhase2 { .. } => Stage::Phase2,
         Event::RespawnedPhase3 { .. } => Stage::Phase3,
-        Event::PreMergeChecked { .. } => Stage::MergeReady,
+        Event::PreMergeChecked { tip, .. } => Stage::MergeReady { tip: tip.clone() },
         Event::PreMergeStopped { failure, code, .. } => stop(*failure, code.clone(), 3),
         Event::MergeAccepted {
             attempt,
@@ -124,7 +139,17 @@ pub(super) fn evolve(state: State, event: &Event) -> State {
         }
         Event::MergeRejected { attempt, .. } => {
             run.merge_attempts = *attempt;
-            Stage::MergeRejected
+            let tip = match stage {
+                Stage::MergeReady { tip } | Stage::MergeRejected { tip } => tip,
+                _ => None,
+            };
+            Stage::MergeRejected { tip }
+        }
+        Event::MergeBlocked { code, .. } => stop(Failure::PreMerge, code.clone(), 3),
+        Event::MergeTipMoved { .. } => Stage::Phase3,
+        Event::MergeLost { code, .. } => {
+            run.merged_sha = None;
+            stop(Failure::PreMerge, code.clone(), 3)
         }
         Event::MergeStopped { attempt, code, .. } => {
             run.merge_attempts = *attempt;
@@ -191,17 +216,23 @@ fn opened(params: Params, repo_root: String) -> Run {
     }
 }
 
-/// The git mutation in flight after `event`: announced by `step-begun`, cleared by
-/// the step's result (or a resume's).
-fn in_flight(begun: Option<Mutation>, event: &Event) -> Option<Mutation> {
+/// The git mutation in flight after `event`: announced by `step-begun` (with its
+/// owner), cleared by the step's result (or a resume's).
+fn in_flight(begun: Option<InFlight>, event: &Event) -> Option<InFlight> {
     match event {
-        Event::StepBegun { step } => Some(*step),
+        Event::StepBegun { step, owner, .. } => Some(InFlight {
+            step: *step,
+            owner: owner.clone(),
+        }),
         Event::WorktreeCreated { .. }
         | Event::WorktreeCreationFailed { .. }
         | Event::AnchorDrifted { .. }
         | Event::MergeAccepted { .. }
         | Event::MergeRejected { .. }
         | Event::MergeStopped { .. }
+        | Event::MergeBlocked { .. }
+        | Event::MergeTipMoved { .. }
+        | Event::MergeLost { .. }
         | Event::TornDown { .. }
         | Event::TeardownPartial { .. }
         | Event::ResumedPhase1(_)

@@ -17,8 +17,8 @@ pub(super) fn state_name(state: &State) -> &'static str {
             Stage::ScopeTripped { .. } => "scope-tripped",
             Stage::Phase2 => "phase-2",
             Stage::Phase3 => "phase-3",
-            Stage::MergeReady => "merge-ready",
-            Stage::MergeRejected => "merge-rejected",
+            Stage::MergeReady { .. } => "merge-ready",
+            Stage::MergeRejected { .. } => "merge-rejected",
             Stage::Merged => "merged",
             Stage::Stopped { .. } => "stopped",
             Stage::Tiebreaker { .. } => "tiebreaker-pending",
@@ -60,6 +60,9 @@ pub(super) fn event_name(event: &Event) -> &'static str {
         Event::MergeAccepted { .. } => "merge-accepted",
         Event::MergeRejected { .. } => "merge-rejected",
         Event::MergeStopped { .. } => "merge-stopped",
+        Event::MergeBlocked { .. } => "merge-blocked",
+        Event::MergeTipMoved { .. } => "merge-tip-moved",
+        Event::MergeLost { .. } => "merge-lost",
         Event::TornDown { .. } => "torn-down",
         Event::TeardownPartial { .. } => "teardown-partial",
         Event::ResumedPhase1(_) => "resumed-phase-1",
@@ -116,16 +119,14 @@ pub(super) fn graph() -> GraphSpec {
         e("stopped", "refine-stopped", "stopped"),
         e("phase-2", "tiebreaker-raised", "tiebreaker-pending"),
         e("stopped", "tiebreaker-raised", "tiebreaker-pending"),
-        e("phase-3", "tiebreaker-raised", "tiebreaker-pending"),
         e("tiebreaker-pending", "respawned-phase-2", "phase-2"),
         e("tiebreaker-pending", "respawned-phase-3", "phase-3"),
-        e("phase-3", "pre-merge-checked", "merge-ready"),
-        e("phase-3", "pre-merge-stopped", "stopped"),
         e("merge-ready", "merge-accepted", "merged"),
         e("merge-ready", "merge-rejected", "merge-rejected"),
         e("merge-ready", "merge-stopped", "stopped"),
         e("merge-rejected", "merge-accepted", "merged"),
         e("merge-rejected", "merge-stopped", "stopped"),
+        e("merged", "merge-lost", "stopped"),
         e("merged", "torn-down", "shipped"),
         e("merged", "teardown-partial", "stopped"),
         e("teardown-pending", "torn-down", "torn-down"),
@@ -136,6 +137,16 @@ pub(super) fn graph() -> GraphSpec {
     for from in ["preflight-clean", "preflight-blocked"] {
         edges.push(e(from, "preflight-passed", "preflight-clean"));
         edges.push(e(from, "preflight-blocked", "preflight-blocked"));
+    }
+    // Phase 3 checks the tip; a rejected merge or a moved branch is checked again.
+    for from in ["phase-3", "merge-ready", "merge-rejected"] {
+        edges.push(e(from, "pre-merge-checked", "merge-ready"));
+        edges.push(e(from, "pre-merge-stopped", "stopped"));
+        edges.push(e(from, "tiebreaker-raised", "tiebreaker-pending"));
+    }
+    for from in ["merge-ready", "merge-rejected"] {
+        edges.push(e(from, "merge-blocked", "stopped"));
+        edges.push(e(from, "merge-tip-moved", "phase-3"));
     }
     for from in [
         "phase-1",

@@ -25,7 +25,9 @@ mod event;
 mod evolve;
 pub mod gates;
 mod graph;
+pub mod names;
 pub mod next;
+pub mod owner;
 pub mod preflight;
 pub mod recovery;
 pub mod report;
@@ -35,7 +37,7 @@ mod verdict;
 pub use command::{Command, ScopeAnswer, Verb};
 pub use decide::{admits, resume_phase};
 pub use event::{Event, Resumption};
-pub use state::{is_terminal, Mutation, Params, ReviewStatus, Run, Stage, State};
+pub use state::{is_terminal, InFlight, Mutation, Params, ReviewStatus, Run, Stage, State};
 
 use crate::{Context, GraphSpec, Machine, Rejection};
 
@@ -49,8 +51,13 @@ impl Machine for Ship {
     const NAME: &'static str = NAME;
     // 2: every caller-derived argv operand follows `--end-of-options` (ranges end in
     // `--`), listings with paths are read with `-z`, option-like parameters are refused.
-    const RULES_VERSION: u32 = 2;
-    const RETIRED_RULES: &'static [u32] = &[1];
+    // 3 (issue 15): names a person cannot see, names git refuses, lengths past git's
+    // and the filesystem's limits and any worktree path but the seed's are refused;
+    // `merged` only on cairn's own readings that TARGET_BRANCH holds exactly the tip
+    // pre-merge checked, with the primary on it and clean; an in-flight step belongs
+    // to the process that announced it; every stop has a way on.
+    const RULES_VERSION: u32 = 3;
+    const RETIRED_RULES: &'static [u32] = &[1, 2];
     type State = State;
     type Command = Command;
     type Event = Event;

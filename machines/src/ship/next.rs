@@ -1,7 +1,8 @@
 //! The verbs a ship run admits next (what `cairn ship status` lists): each verb
-//! [`admits`] now, or whose announced git mutation (`begin`) it admits.
+//! [`super::admits`] now, or whose announced git mutation (`begin`) it admits.
 
-use super::{admits, Mutation, State, Verb};
+use super::decide::check;
+use super::{Mutation, State, Verb};
 
 /// The verbs, in pipeline order, with the names the CLI gives them.
 const VERBS: [(Verb, &str); 12] = [
@@ -41,8 +42,7 @@ pub fn verbs(state: &State) -> Vec<&'static str> {
                 | Verb::ExternalOp
                 | Verb::Abandon => None,
             };
-            admits(state, *v).is_ok()
-                || begun.is_some_and(|m| admits(state, Verb::Begin(m)).is_ok())
+            check(state, *v).is_ok() || begun.is_some_and(|m| check(state, Verb::Begin(m)).is_ok())
         })
         .map(|(_, n)| n)
         .collect()

@@ -7,9 +7,11 @@ use serde::{Deserialize, Serialize};
 
 use super::command::Verb;
 use super::gates::Phase1d;
+use super::names;
+use super::owner::Owner;
 use super::preflight::Preflight;
 use super::recovery::{Failure, OpClass};
-use crate::evidence::{is_normal_abs_path, is_option_like};
+use crate::evidence::{is_normal_abs_path, is_option_like, FullCommit};
 use crate::Outcome;
 
 /// A consumer's parameters (the seed's parameter table).
@@ -40,42 +42,36 @@ pub struct Params {
     pub close_step: String,
 }
 
-fn is_ref_name(s: &str) -> bool {
-    !s.is_empty()
-        && !s.starts_with('-')
-        && !s.starts_with('/')
-        && !s.ends_with('/')
-        && !s.ends_with(".lock")
-        && !s.contains("..")
-        && !s.contains("@{")
-        && !s
-            .chars()
-            .any(|c| c.is_whitespace() || c.is_control() || "~^:?*[\\".contains(c))
-}
-
 impl Params {
-    /// The parameter rules: `(field, rule, message)` of the first broken one.
+    /// The parameter rules: `(field, rule, message)` of the first broken one. Pure:
+    /// `open` runs them before any git, and `decide` again.
     pub fn check(&self) -> Result<(), (&'static str, &'static str, String)> {
         let id_ok = !self.short_id.is_empty()
             && self.short_id.len() <= 64
             && self
                 .short_id
                 .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
+                .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+            && self.short_id != "."
+            && self.short_id != "..";
         if !id_ok {
             return Err((
                 "short_id",
                 "short-id",
-                "1–64 characters of [A-Za-z0-9._-]".into(),
+                "1–64 characters of [A-Za-z0-9._-], not `.` or `..`".into(),
             ));
         }
-        if self.expected_basename.is_empty() || self.expected_basename.contains('/') {
+        let at = |field: &'static str| move |(rule, m): names::Refused| (field, rule, m);
+        let b = &self.expected_basename;
+        if b.is_empty() || b.contains('/') || b == "." || b == ".." {
             return Err((
                 "expected_basename",
                 "basename",
                 "a non-empty directory name without `/`".into(),
             ));
         }
+        names::visible(b).map_err(at("expected_basename"))?;
+        names::within(b, names::NAME_MAX, names::NAME_MAX).map_err(at("expected_basename"))?;
         let option_like = [
             ("branch", &self.branch),
             ("target_branch", &self.target_branch),
@@ -88,16 +84,8 @@ impl Params {
                 "must not start with `-` (git would read it as an option)".into(),
             ));
         }
-        if !is_ref_name(&self.branch) {
-            return Err(("branch", "ref-name", "not a usable branch name".into()));
-        }
-        if !is_ref_name(&self.target_branch) {
-            return Err((
-                "target_branch",
-                "ref-name",
-                "not a usable branch name".into(),
-            ));
-        }
+        names::branch(&self.branch).map_err(at("branch"))?;
+        names::branch(&self.target_branch).map_err(at("target_branch"))?;
         if self.branch == self.target_branch {
             return Err((
                 "branch",
@@ -105,11 +93,24 @@ impl Params {
                 "the worktree branch must differ from the target branch".into(),
             ));
         }
-        if !is_normal_abs_path(&self.worktree_path) {
+        let w = &self.worktree_path;
+        names::visible(w).map_err(at("worktree_path"))?;
+        if !is_normal_abs_path(w) {
             return Err((
                 "worktree_path",
                 "absolute-path",
                 "an absolute, normalised path".into(),
+            ));
+        }
+        names::within(w, names::WORKTREE_PATH_MAX, names::NAME_MAX).map_err(at("worktree_path"))?;
+        if names::worktree_root(w, &self.short_id).is_none() {
+            return Err((
+                "worktree_path",
+                "worktree-path",
+                format!(
+                    "must be the seed's `<REPO_ROOT>/.claude/worktrees/{}`",
+                    self.short_id
+                ),
             ));
         }
         let ident =
@@ -121,21 +122,23 @@ impl Params {
                 "a report field name ([A-Za-z0-9_]+)".into(),
             ));
         }
-        if self.tiebreaker_4.trim().is_empty() {
-            return Err((
-                "tiebreaker_4",
-                "nonempty-string",
-                "name the protocol".into(),
-            ));
-        }
-        if self.close_step.trim().is_empty() {
-            return Err((
-                "close_step",
-                "nonempty-string",
-                "name the close step".into(),
-            ));
+        for (field, text, what) in [
+            ("tiebreaker_4", &self.tiebreaker_4, "name the protocol"),
+            ("close_step", &self.close_step, "name the close step"),
+        ] {
+            if text.trim().is_empty() {
+                return Err((field, "nonempty-string", what.into()));
+            }
+            names::visible(text).map_err(at(field))?;
+            names::within(text, names::TEXT_MAX, names::TEXT_MAX).map_err(at(field))?;
         }
         Ok(())
+    }
+
+    /// `REPO_ROOT` as `WORKTREE_PATH` names it (`<REPO_ROOT>/.claude/worktrees/<SHORT_ID>`),
+    /// once [`Params::check`] held.
+    pub fn worktree_root(&self) -> Option<&str> {
+        names::worktree_root(&self.worktree_path, &self.short_id)
     }
 }
 
@@ -172,13 +175,24 @@ pub struct Run {
     pub denials: BTreeMap<OpClass, u8>,
     /// A git mutation announced (recorded) before it ran, until its result is recorded.
     #[serde(default)]
-    pub begun: Option<Mutation>,
+    pub begun: Option<InFlight>,
+}
+
+/// A git mutation in flight and the process that announced it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InFlight {
+    /// The step.
+    pub step: Mutation,
+    /// Its owner (none in a journal from before rules 3).
+    pub owner: Option<Owner>,
 }
 
 /// A step that mutates git. It is announced with `begin` (an append at the version
-/// the caller read) before git runs, so two processes can never both run it: the
-/// second append conflicts (exit 3) and that process touches nothing. Only the
-/// step's result (or `resume`, which re-observes after a crash) may follow.
+/// the caller read, naming the announcing process) before git runs, so two
+/// processes can never both run it: the second append conflicts (exit 3) and that
+/// process touches nothing; a process that finds the step in flight and its owner
+/// alive exits 3 too. Only the step's result may follow, or, once the owner is
+/// gone, one announcement that takes the step over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mutation {
@@ -193,6 +207,10 @@ pub enum Mutation {
 }
 
 impl Mutation {
+    /// The name of the verb that runs this step.
+    pub fn verb_name(self) -> &'static str {
+        self.verb().name()
+    }
     /// The verb that records this step's result.
     pub fn verb(self) -> Verb {
         match self {
@@ -224,10 +242,17 @@ pub enum Stage {
     Phase2,
     /// Refine passed: the ship leaf's pre-merge report is awaited.
     Phase3,
-    /// Pre-merge checks passed: cairn may run `merge --ff-only`.
-    MergeReady,
-    /// The ff-merge was rejected once: re-rebase, then one retry.
-    MergeRejected,
+    /// Pre-merge checks passed: cairn may run `merge --ff-only` of exactly `tip`.
+    MergeReady {
+        /// The tip the pre-merge checks read (none in a journal from before rules 3:
+        /// `pre-merge` must run again).
+        tip: Option<FullCommit>,
+    },
+    /// The ff-merge was rejected once: re-rebase, re-run `pre-merge`, then one retry.
+    MergeRejected {
+        /// The tip the last pre-merge checks read.
+        tip: Option<FullCommit>,
+    },
     /// Merged: teardown.
     Merged,
     /// Stopped intact for `--resume`.

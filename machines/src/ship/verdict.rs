@@ -25,13 +25,13 @@ fn stopped_stage(state: &State) -> bool {
             Stage::ScopeTripped { .. }
             | Stage::Stopped { .. }
             | Stage::Tiebreaker { .. }
-            | Stage::MergeRejected
+            | Stage::MergeRejected { .. }
             | Stage::CreationFailed { .. }
             | Stage::PermissionBoundary { .. } => true,
             Stage::Phase1
             | Stage::Phase2
             | Stage::Phase3
-            | Stage::MergeReady
+            | Stage::MergeReady { .. }
             | Stage::Merged
             | Stage::TeardownPending { .. }
             | Stage::Shipped
@@ -46,7 +46,8 @@ fn stopping_event(event: &Event) -> bool {
     match event {
         Event::AnchorDrifted { .. }
         | Event::ResumeBlocked { .. }
-        | Event::TeardownPartial { .. } => true,
+        | Event::TeardownPartial { .. }
+        | Event::MergeTipMoved { .. } => true,
         Event::Opened { .. }
         | Event::PreflightPassed { .. }
         | Event::PreflightBlocked { .. }
@@ -71,6 +72,8 @@ fn stopping_event(event: &Event) -> bool {
         | Event::MergeAccepted { .. }
         | Event::MergeRejected { .. }
         | Event::MergeStopped { .. }
+        | Event::MergeBlocked { .. }
+        | Event::MergeLost { .. }
         | Event::TornDown { .. }
         | Event::ResumedPhase1(_)
         | Event::ResumedPhase2(_)

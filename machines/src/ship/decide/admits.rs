@@ -8,11 +8,32 @@ use super::guards::Guard;
 use crate::Rejection;
 
 /// The pure guard every verb passes before anything happens: the CLI asks it
-/// before it touches git, and `decide` starts with it.
+/// before it touches git, and `decide` starts with it. A refusal names the verb the
+/// user typed (an announcement is refused as its step) and the verbs that would
+/// be admitted instead.
 pub fn admits(state: &State, verb: Verb) -> Result<(), Rejection> {
+    check(state, verb).map_err(|mut r| {
+        let next = super::super::next::verbs(state);
+        if let Some(v) = r.violations.first_mut() {
+            v.message = if next.is_empty() {
+                format!("{} (next: nothing, the run has ended)", v.message)
+            } else {
+                format!("{} (next: {})", v.message, next.join(", "))
+            };
+        }
+        r
+    })
+}
+
+/// [`admits`] without the list of next verbs (which [`super::super::next`] builds
+/// from this).
+pub(crate) fn check(state: &State, verb: Verb) -> Result<(), Rejection> {
     let g = Guard {
         state,
-        verb: verb.name(),
+        verb: match verb {
+            Verb::Begin(m) => m.verb().name(),
+            v => v.name(),
+        },
     };
     let no = |predicate: &str, message: &str| Err(g.reject(predicate, None, message));
     let (run, stage) = match (state, verb) {
@@ -23,10 +44,14 @@ pub fn admits(state: &State, verb: Verb) -> Result<(), Rejection> {
                 "no ship run is open on this SHORT_ID: `cairn ship open` first",
             )
         }
-        (State::Active { .. }, Verb::Open) => {
+        (State::Active { stage, .. }, Verb::Open) => {
             return no(
                 "not-opened",
-                "this SHORT_ID already has a ship run; re-run `cairn ship preflight`",
+                if is_terminal(stage) {
+                    "this SHORT_ID's ship run has ended: a new run needs a new SHORT_ID"
+                } else {
+                    "this SHORT_ID already has a ship run: `cairn ship status` names its next verbs"
+                },
             )
         }
         (State::Active { run, stage }, _) => (run, stage),
@@ -38,19 +63,30 @@ pub fn admits(state: &State, verb: Verb) -> Result<(), Rejection> {
         verb,
         Verb::Create | Verb::Merge | Verb::Teardown | Verb::Resume
     );
-    let verb_ok = match (run.begun, verb) {
+    let verb_ok = match (&run.begun, verb) {
         // The announced step's result.
-        (Some(m), v) if v == m.verb() => return Ok(()),
-        // A crashed `create` is observed by `resume` (the add may or may not have run).
-        (Some(Mutation::Create), Verb::Resume) => return Ok(()),
-        // Any other crashed step: `resume` where the stage admits it (a crashed
-        // teardown is re-run instead: it is idempotent).
-        (Some(_), Verb::Resume) => Verb::Resume,
-        (Some(_), _) => {
+        (Some(f), v) if v == f.step.verb() => return Ok(()),
+        // Taking over a step whose owner is gone (`decide` requires the reading that
+        // shows it): the same step again, or `resume` (which observes what a crashed
+        // `create` left, and re-reads git for any step where the stage resumes).
+        (Some(f), Verb::Begin(m)) if m == f.step && m != Mutation::Create => return Ok(()),
+        (Some(f), Verb::Begin(Mutation::Resume)) if f.step == Mutation::Create => return Ok(()),
+        (Some(_), Verb::Begin(Mutation::Resume)) => Verb::Resume,
+        (Some(f), _) => {
+            let way = match f.step {
+                Mutation::Create => "`cairn ship resume` observes what it left".to_owned(),
+                m => format!(
+                    "`cairn ship {}` or `cairn ship resume` takes it over",
+                    m.verb().name()
+                ),
+            };
             return no(
                 "nothing-in-flight",
-                "a git mutation is in flight: record its result, or `cairn ship resume`",
-            )
+                &format!(
+                    "a `{}` is in flight: its owner records its result; once the owner is gone, {way}",
+                    f.step.verb().name()
+                ),
+            );
         }
         (None, v) if mutating => {
             return no(
@@ -73,8 +109,14 @@ pub fn admits(state: &State, verb: Verb) -> Result<(), Rejection> {
             matches!(stage, Stage::Phase2)
                 || matches!(stage, Stage::Stopped { failure: Failure::Refine, code, .. } if code == "flapping")
         }
-        Verb::PreMerge => matches!(stage, Stage::Phase3),
-        Verb::Merge => matches!(stage, Stage::MergeReady | Stage::MergeRejected),
+        Verb::PreMerge => matches!(
+            stage,
+            Stage::Phase3 | Stage::MergeReady { .. } | Stage::MergeRejected { .. }
+        ),
+        Verb::Merge => matches!(
+            stage,
+            Stage::MergeReady { tip: Some(_) } | Stage::MergeRejected { tip: Some(_) }
+        ),
         Verb::Teardown => matches!(stage, Stage::Merged | Stage::TeardownPending { .. }),
         Verb::Resume => !matches!(
             stage,
@@ -97,7 +139,7 @@ pub fn admits(state: &State, verb: Verb) -> Result<(), Rejection> {
         Verb::Refine => "refine runs in phase 2 (or as a broadening run after `flapping`)",
         Verb::PreMerge => "pre-merge checks run in phase 3, after refine passed",
         Verb::Merge => {
-            "merge only after the pre-merge checks passed (or once more after one rejection)"
+            "merge only the tip the pre-merge checks passed (once more after one rejection)"
         }
         Verb::Teardown => {
             "teardown only after the merge, or when the recovery table says tear down"

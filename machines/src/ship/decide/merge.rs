@@ -1,45 +1,77 @@
-//! `merge` (§phase-3-ship-agent step 5): the anchor re-asserted, `git merge
-//! --ff-only`, and the readings that prove the primary is at the branch tip.
+//! `merge` (§phase-3-ship-agent step 5): the anchor re-asserted, the primary read
+//! right before (on TARGET_BRANCH, clean, the branch still at the checked tip),
+//! `git merge --ff-only` of exactly that tip, and the readings that prove
+//! TARGET_BRANCH holds it.
 
 use super::super::event::Event;
-use super::super::gates::{self, Runs};
+use super::super::gates::{self, MergeAfter, MergeBefore};
+use super::super::state::Stage;
 use super::guards::Guard;
-use crate::evidence::{is_full_git_id, CommandRun};
+use crate::evidence::{CommandRun, FullCommit};
 use crate::Rejection;
 
-/// `merge`: the anchor held (else nothing ran), the bound merge ran; a merge that
-/// exited 0 is accepted only when the primary's HEAD and the branch tip read as
-/// the same full commit; the first rejection allows one retry, the second stops.
+/// `merge`: the anchor held (else nothing ran); the readings before ran, and unless
+/// the primary is on TARGET_BRANCH and clean (else `merge-blocked`) and the branch
+/// is still at the checked tip (else `merge-tip-moved`), nothing further ran; the
+/// merge of the checked tip ran; a merge that exited 0 is accepted only when the
+/// readings after it show the primary on TARGET_BRANCH and TARGET_BRANCH holding
+/// the tip; the first rejection allows one retry, the second stops.
 pub(super) fn decide_merge(
     guard: Guard<'_>,
     anchor: &CommandRun,
+    before: &[CommandRun],
     merge: &Option<CommandRun>,
     after: &[CommandRun],
 ) -> Result<Vec<Event>, Rejection> {
     let run = guard.opened()?;
     let (p, root) = (&run.params, run.repo_root.as_str());
-    if let Some(drifted) =
-        guard.anchor_drift(anchor, root, merge.is_some() || !after.is_empty(), "merge")?
-    {
+    let ran_after = !before.is_empty() || merge.is_some() || !after.is_empty();
+    if let Some(drifted) = guard.anchor_drift(anchor, root, ran_after, "before")? {
         return Ok(drifted);
+    }
+    let tip = checked_tip(guard)?;
+    guard.exact("before", before, &gates::merge_before_plan(p, root))?;
+    let held = match blocked(
+        &gates::merge_before(p, root, before),
+        &p.target_branch,
+        &tip,
+    ) {
+        Held::Yes => None,
+        Held::Blocked(code) => Some(Event::MergeBlocked {
+            anchor: anchor.clone(),
+            before: before.to_vec(),
+            code,
+        }),
+        Held::Moved(seen) => Some(Event::MergeTipMoved {
+            anchor: anchor.clone(),
+            before: before.to_vec(),
+            checked: tip.clone(),
+            seen,
+        }),
+    };
+    if let Some(event) = held {
+        if merge.is_some() || !after.is_empty() {
+            return Err(guard.bad(
+                "merge",
+                "evidence-bound",
+                "nothing is merged once the readings before refuse it",
+            ));
+        }
+        return Ok(vec![event]);
     }
     let m = merge.as_ref().ok_or_else(|| {
         guard.bad(
             "merge",
             "evidence-complete",
-            "the anchor held: the merge must have run",
+            "the readings held: the merge must have run",
         )
     })?;
-    guard.argv_is("merge", m, &gates::merge_argv(p, root))?;
+    guard.argv_is("merge", m, &gates::merge_argv(root, &tip))?;
     let attempt = run.merge_attempts + 1;
-    let merged_sha = if m.exit_status == Some(0) {
-        guard.exact("after", after, &gates::merge_after_plan(p, root))?;
-        let plan = gates::merge_after_plan(p, root);
-        let r = Runs(after);
-        match (r.line(&plan[0]), r.line(&plan[1])) {
-            (Some(a), Some(b)) if a == b && is_full_git_id(&a) => Some(a),
-            _ => None,
-        }
+    let verified = if m.exit_status == Some(0) {
+        guard.exact("after", after, &gates::merge_after_plan(p, root, &tip))?;
+        let MergeAfter { current, holds } = gates::merge_after(p, root, &tip, after);
+        current.as_deref() == Some(p.target_branch.as_str()) && holds == Some(true)
     } else {
         if !after.is_empty() {
             return Err(guard.bad(
@@ -48,35 +80,87 @@ pub(super) fn decide_merge(
                 "a rejected merge has no readings after it",
             ));
         }
-        None
+        false
     };
-    let (anchor, merge, after) = (anchor.clone(), m.clone(), after.to_vec());
-    Ok(vec![match merged_sha {
-        Some(merged_sha) => Event::MergeAccepted {
+    let (anchor, before, merge, after) =
+        (anchor.clone(), before.to_vec(), m.clone(), after.to_vec());
+    Ok(vec![if verified {
+        Event::MergeAccepted {
             attempt,
             anchor,
+            before,
             merge,
             after,
-            merged_sha,
-        },
-        None if merge.exit_status == Some(0) => Event::MergeStopped {
+            merged_sha: tip.to_string(),
+        }
+    } else if merge.exit_status == Some(0) {
+        Event::MergeStopped {
             attempt,
             anchor,
+            before,
             merge,
             after,
             code: "stopped:merge-unverified".into(),
-        },
-        None if attempt >= 2 => Event::MergeStopped {
+        }
+    } else if attempt >= 2 {
+        Event::MergeStopped {
             attempt,
             anchor,
+            before,
             merge,
             after,
             code: "stopped:ff-rejected-twice".into(),
-        },
-        None => Event::MergeRejected {
+        }
+    } else {
+        Event::MergeRejected {
             attempt,
             anchor,
+            before,
             merge,
-        },
+        }
     }])
+}
+
+/// The tip the pre-merge checks bound into the stage (`admits` lets `merge` through
+/// only with one).
+fn checked_tip(guard: Guard<'_>) -> Result<FullCommit, Rejection> {
+    match guard.state.stage() {
+        Some(Stage::MergeReady { tip: Some(t) } | Stage::MergeRejected { tip: Some(t) }) => {
+            Ok(t.clone())
+        }
+        _ => Err(guard.reject(
+            "checked-tip",
+            None,
+            "no checked tip is bound: run `cairn ship pre-merge`",
+        )),
+    }
+}
+
+/// What the readings before the merge allow.
+enum Held {
+    /// Merge.
+    Yes,
+    /// `merge-blocked` with this code.
+    Blocked(String),
+    /// `merge-tip-moved`: the branch's tip now (if it could be read).
+    Moved(Option<String>),
+}
+
+/// The primary on TARGET_BRANCH (a detached HEAD is not), clean, and the branch
+/// still at `tip`.
+fn blocked(b: &MergeBefore, target: &str, tip: &FullCommit) -> Held {
+    match b.current.as_deref() {
+        None => return Held::Blocked("stopped:unreadable:current-branch".into()),
+        Some(c) if c != target => return Held::Blocked("stopped:primary-off-branch".into()),
+        Some(_) => {}
+    }
+    match b.clean {
+        None => return Held::Blocked("stopped:unreadable:status".into()),
+        Some(false) => return Held::Blocked("stopped:primary-dirty".into()),
+        Some(true) => {}
+    }
+    match &b.tip {
+        Some(t) if tip == t => Held::Yes,
+        seen => Held::Moved(seen.clone()),
+    }
 }

@@ -3,6 +3,7 @@
 //! from the recorded runs, never stated by the caller.
 
 mod admits;
+mod begin;
 mod create;
 mod guards;
 mod merge;
@@ -15,6 +16,7 @@ mod teardown;
 mod verify;
 
 pub use admits::admits;
+pub(crate) use admits::check;
 pub use resume::resume_phase;
 
 use super::command::{Command, Verb};
@@ -29,10 +31,13 @@ pub(super) fn decide(state: &State, command: &Command) -> Result<Vec<Event>, Rej
     admits(state, verb)?;
     let guard = Guard {
         state,
-        verb: verb.name(),
+        verb: match verb {
+            Verb::Begin(m) => m.verb().name(),
+            v => v.name(),
+        },
     };
     match command {
-        Command::Begin { step } => Ok(vec![Event::StepBegun { step: *step }]),
+        Command::Begin { step, claim } => begin::decide_begin(guard, *step, claim),
         Command::Open {
             params,
             anchor,
@@ -59,9 +64,10 @@ pub(super) fn decide(state: &State, command: &Command) -> Result<Vec<Event>, Rej
         Command::PreMerge { report, runs } => pre_merge::decide_pre_merge(guard, report, runs),
         Command::Merge {
             anchor,
+            before,
             merge,
             after,
-        } => merge::decide_merge(guard, anchor, merge, after),
+        } => merge::decide_merge(guard, anchor, before, merge, after),
         Command::Teardown {
             anchor,
             before,

@@ -10,7 +10,8 @@ use crate::evidence::{is_normal_abs_path, CommandRun};
 use crate::Rejection;
 
 /// `open`: the parameters hold, the anchor is the bound `rev-parse --show-toplevel`
-/// naming an absolute repository, `WORKTREE_PATH` lies under it, then the preflight.
+/// naming an absolute repository, `WORKTREE_PATH` is exactly
+/// `<REPO_ROOT>/.claude/worktrees/<SHORT_ID>`, then the preflight.
 pub(super) fn decide_open(
     guard: Guard<'_>,
     params: &Params,
@@ -38,11 +39,14 @@ pub(super) fn decide_open(
             ))
         }
     };
-    if !params.worktree_path.starts_with(&format!("{root}/")) {
+    if params.worktree_root() != Some(root.as_str()) {
         return Err(guard.bad(
             "worktree_path",
-            "anchored-path",
-            &format!("WORKTREE_PATH must be under REPO_ROOT `{root}`"),
+            "worktree-path",
+            &format!(
+                "WORKTREE_PATH must be `{root}/.claude/worktrees/{}` (REPO_ROOT is `{root}`)",
+                params.short_id
+            ),
         ));
     }
     let preflight = preflighted(guard, (params, &root), runs, review_status, advisory)?;

@@ -8,12 +8,14 @@ use super::super::gates::{self, Gate, Squash};
 use super::super::recovery::Failure;
 use super::super::report::{PreMergeReport, ReRebase};
 use super::guards::Guard;
-use crate::evidence::{is_full_git_id, CommandRun};
+use crate::evidence::{is_full_git_id, CommandRun, FullCommit};
 use crate::{Outcome, Rejection};
 
 /// `pre-merge`: a squash (or its fall-back) names the full pre-squash commit and a
 /// squash lists its roll-ups; a re-rebase conflict asks the operator (nothing
-/// verified); else the plan ran, and tests, lint, the gates and the review jobs decide.
+/// verified); else the plan ran, and tests, lint, the gates (the changed paths
+/// inside the accepted scope among them) and the review jobs decide; a pass binds
+/// the tip it read, the one commit `merge` may merge.
 pub(super) fn decide_pre_merge(
     guard: Guard<'_>,
     report: &Value,
@@ -72,7 +74,8 @@ pub(super) fn decide_pre_merge(
             },
         ),
     )?;
-    let mut g = gates::premerge_gates(p, &run.repo_root, runs, r.squash, pre);
+    let in_scope = run.in_scope_paths.clone().unwrap_or_default();
+    let mut g = gates::premerge_gates(p, &run.repo_root, runs, (r.squash, pre), &in_scope);
     g.push(Gate {
         name: "review-jobs-closed".into(),
         outcome: if r.open_review_jobs == 0 {
@@ -92,13 +95,23 @@ pub(super) fn decide_pre_merge(
     } else {
         (None, String::new())
     };
-    Ok(vec![match failure {
-        None => Event::PreMergeChecked {
+    let tip = gates::premerge_tip(p, runs).and_then(|t| FullCommit::parse(&t).ok());
+    Ok(vec![match (failure, tip) {
+        (None, Some(tip)) => Event::PreMergeChecked {
             report: r,
             runs: runs.to_vec(),
             gates: g,
+            tip: Some(tip),
         },
-        Some(failure) => Event::PreMergeStopped {
+        // Not reached: a passing `tip-read` gate read a full commit id.
+        (None, None) => Event::PreMergeStopped {
+            report: r,
+            runs: runs.to_vec(),
+            gates: g,
+            failure: Failure::PreMerge,
+            code: "stopped:pre-merge:tip-read".into(),
+        },
+        (Some(failure), _) => Event::PreMergeStopped {
             report: r,
             runs: runs.to_vec(),
             gates: g,

@@ -8,9 +8,10 @@ use super::guards::Guard;
 use crate::evidence::CommandRun;
 use crate::Rejection;
 
-/// `teardown`: the anchor held (else nothing ran), the readings ran; what they show
-/// is there was removed with the bound argv (forced only on an abort teardown),
-/// and nothing else was; `clean` or `partial:<what>`.
+/// `teardown`: the anchor held (else nothing ran), the readings ran; after a merge,
+/// TARGET_BRANCH still holds the merged commit (else `merge-lost`, nothing removed);
+/// what the readings show is there was removed with the bound argv (forced only on
+/// an abort teardown), and nothing else was; `clean` or `partial:<what>`.
 pub(super) fn decide_teardown(
     guard: Guard<'_>,
     anchor: &CommandRun,
@@ -28,8 +29,31 @@ pub(super) fn decide_teardown(
     )? {
         return Ok(drifted);
     }
-    guard.exact("before", before, &gates::teardown_before_plan(p, root))?;
     let force = matches!(guard.state.stage(), Some(Stage::TeardownPending { .. }));
+    // After a merge, `shipped` needs TARGET_BRANCH to hold the merged commit still.
+    let merged = run.merged_sha.as_deref().filter(|_| !force);
+    guard.exact(
+        "before",
+        before,
+        &gates::teardown_before_plan(p, root, merged),
+    )?;
+    if let Some(sha) = merged {
+        if gates::Runs(before).yes_no(&gates::contains_argv(p, root, sha)) != Some(true) {
+            if remove.is_some() || delete.is_some() {
+                return Err(guard.bad(
+                    "remove",
+                    "evidence-bound",
+                    "nothing is removed once the merge is not on TARGET_BRANCH",
+                ));
+            }
+            return Ok(vec![Event::MergeLost {
+                anchor: anchor.clone(),
+                before: before.to_vec(),
+                merged_sha: sha.to_owned(),
+                code: "stopped:merge-not-on-target".into(),
+            }]);
+        }
+    }
     let (listed, branch) = gates::teardown_present(p, root, before);
     let expect = |present: Option<bool>,
                   run: &Option<CommandRun>,

@@ -178,7 +178,7 @@ pub fn phase1d_plan(p: &Params, root: &str) -> Vec<Vec<String>> {
         git(w, &["rev-list", "--count", EOO, &range, "--"]),
         git(w, &["diff", "--shortstat", EOO, &sym, "--"]),
         git(w, &["log", "-1", "--format=%B"]),
-        git(w, &["diff", "--name-only", "-z", EOO, &sym, "--"]),
+        changed_paths_argv(p),
     ]);
     plan
 }
@@ -188,11 +188,23 @@ pub fn refine_plan(p: &Params, root: &str) -> Vec<Vec<String>> {
     isolation_plan(p, root)
 }
 
-/// §phase-3 pre-merge checks (worktree clean, isolation, branch), and the squash
-/// post-check when a squash is reported (`pre_squash` is the full pre-squash id).
+/// The paths the branch changes since it left the target: `git diff --name-only
+/// -z TARGET...HEAD --` in the worktree (NUL-separated, from the merge base).
+pub(super) fn changed_paths_argv(p: &Params) -> Vec<String> {
+    let sym = format!("{}...HEAD", p.target_branch);
+    git(
+        &p.worktree_path,
+        &["diff", "--name-only", "-z", EOO, &sym, "--"],
+    )
+}
+
+/// §phase-3 pre-merge checks (isolation, branch, the tip, worktree clean, the
+/// changed paths against the accepted scope), and the squash post-check when a
+/// squash is reported (`pre_squash` is the full pre-squash id).
 pub fn premerge_plan(p: &Params, root: &str, pre_squash: Option<&str>) -> Vec<Vec<String>> {
     let mut plan = isolation_plan(p, root);
     plan.push(git(&p.worktree_path, &["status", "--porcelain"]));
+    plan.push(changed_paths_argv(p));
     if let Some(pre) = pre_squash {
         plan.push(git(
             &p.worktree_path,
@@ -202,19 +214,54 @@ pub fn premerge_plan(p: &Params, root: &str, pre_squash: Option<&str>) -> Vec<Ve
     plan
 }
 
-/// §phase-3 step 5: `git -C REPO_ROOT merge --ff-only --end-of-options BRANCH`.
-pub fn merge_argv(p: &Params, root: &str) -> Vec<String> {
-    git(root, &["merge", "--ff-only", EOO, &p.branch])
+/// Right before the merge, in REPO_ROOT: the primary's branch, its status, and the
+/// branch tip (which must still be the tip pre-merge checked).
+pub fn merge_before_plan(p: &Params, root: &str) -> Vec<Vec<String>> {
+    vec![
+        git(root, &["branch", "--show-current"]),
+        git(root, &["status", "--porcelain"]),
+        branch_tip(root, &p.branch),
+    ]
 }
 
-/// After a merge: the primary's HEAD and the branch tip must be the same commit.
-pub fn merge_after_plan(p: &Params, root: &str) -> Vec<Vec<String>> {
-    vec![head_argv(root), branch_tip(root, &p.branch)]
+/// §phase-3 step 5: `git -C REPO_ROOT merge --ff-only --end-of-options TIP`: the
+/// commit pre-merge checked, never whatever the branch names by then.
+pub fn merge_argv(root: &str, tip: &str) -> Vec<String> {
+    git(root, &["merge", "--ff-only", EOO, tip])
 }
 
-/// §phase-3 step 6 (and the abort teardown): readings first, then only what exists is removed.
-pub fn teardown_before_plan(p: &Params, root: &str) -> Vec<Vec<String>> {
-    vec![worktree_list(root), branch_exists(p, root)]
+/// `git -C REPO_ROOT merge-base --is-ancestor --end-of-options SHA refs/heads/TARGET`:
+/// exit 0 when TARGET_BRANCH holds the commit, 1 when it does not.
+pub fn contains_argv(p: &Params, root: &str, sha: &str) -> Vec<String> {
+    git(
+        root,
+        &[
+            "merge-base",
+            "--is-ancestor",
+            EOO,
+            sha,
+            &format!("refs/heads/{}", p.target_branch),
+        ],
+    )
+}
+
+/// After a merge: the primary is still on TARGET_BRANCH, and TARGET_BRANCH holds
+/// the merged commit.
+pub fn merge_after_plan(p: &Params, root: &str, tip: &str) -> Vec<Vec<String>> {
+    vec![
+        git(root, &["branch", "--show-current"]),
+        contains_argv(p, root, tip),
+    ]
+}
+
+/// §phase-3 step 6 (and the abort teardown): readings first, then only what exists
+/// is removed. After a merge, TARGET_BRANCH must still hold the merged commit.
+pub fn teardown_before_plan(p: &Params, root: &str, merged: Option<&str>) -> Vec<Vec<String>> {
+    let mut plan = vec![worktree_list(root), branch_exists(p, root)];
+    if let Some(sha) = merged {
+        plan.push(contains_argv(p, root, sha));
+    }
+    plan
 }
 
 /// `git worktree remove` (forced only on an abort teardown: nothing there is kept).
@@ -282,8 +329,9 @@ mod tests {
             phase1d_plan(p, root),
             refine_plan(p, root),
             premerge_plan(p, root, Some(PRE)),
-            merge_after_plan(p, root),
-            teardown_before_plan(p, root),
+            merge_before_plan(p, root),
+            merge_after_plan(p, root, PRE),
+            teardown_before_plan(p, root, Some(PRE)),
             resume_plan(p, root),
         ] {
             all.extend(plan);
@@ -292,7 +340,7 @@ mod tests {
             upstream_argv(p, root),
             divergence_argv(p, root, "origin/trunk"),
             create_argv(p, root),
-            merge_argv(p, root),
+            merge_argv(root, PRE),
             teardown_remove_argv(p, root, true),
             teardown_remove_argv(p, root, false),
             teardown_delete_argv(p, root, true),

@@ -4,11 +4,12 @@
 use super::super::preflight::Facts;
 use super::super::Params;
 use super::plans::{
-    anchor_argv, create_verify_plan, divergence_argv, head_argv, isolation_plan, preflight_plan,
-    premerge_plan, resume_plan, teardown_before_plan, upstream_argv,
+    anchor_argv, changed_paths_argv, contains_argv, create_verify_plan, divergence_argv, head_argv,
+    isolation_plan, merge_after_plan, merge_before_plan, preflight_plan, premerge_plan,
+    resume_plan, teardown_before_plan, upstream_argv,
 };
 use super::{Gate, Runs, Squash};
-use crate::evidence::CommandRun;
+use crate::evidence::{is_full_git_id, CommandRun};
 use crate::Outcome;
 
 /// Whether a recorded anchor run shows `REPO_ROOT` still is the top level.
@@ -170,27 +171,41 @@ pub fn refine_gates(p: &Params, root: &str, runs: &[CommandRun], tip: &str) -> V
     g
 }
 
-/// Phase-3 pre-merge gates.
+/// The tip the pre-merge checks read (`git -C WORKTREE_PATH rev-parse HEAD`), when
+/// it is a full commit id: the one commit `merge` may merge.
+pub fn premerge_tip(p: &Params, runs: &[CommandRun]) -> Option<String> {
+    Runs(runs)
+        .line(&head_argv(&p.worktree_path))
+        .filter(|h| is_full_git_id(h))
+}
+
+/// Phase-3 pre-merge gates: isolation, the tip read, the worktree clean, every
+/// changed path inside the accepted scope, and the squash post-checks.
 pub fn premerge_gates(
     p: &Params,
     root: &str,
     runs: &[CommandRun],
-    squash: Squash,
-    pre_squash: Option<&str>,
+    (squash, pre_squash): (Squash, Option<&str>),
+    in_scope: &[String],
 ) -> Vec<Gate> {
     let r = Runs(runs);
     let plan = premerge_plan(p, root, pre_squash);
     let mut g = isolation_gates(p, root, r);
+    g.push(match premerge_tip(p, runs) {
+        Some(t) => Gate::new("tip-read", Outcome::Pass, format!("the tip is {t}")),
+        None => Gate::new("tip-read", Outcome::Unknown, "HEAD could not be read"),
+    });
     g.push(Gate::holds(
         "worktree-clean",
         r.ok(&plan[9]).map(|s| s.trim().is_empty()),
         "the worktree has no uncommitted state",
         "the worktree has uncommitted state",
     ));
+    g.push(in_scope_gate(r.ok(&changed_paths_argv(p)), in_scope).1);
     match (squash, pre_squash) {
         (Squash::Squashed, Some(_)) => g.push(Gate::holds(
             "squash-diff-empty",
-            r.ok(&plan[10]).map(|s| s.is_empty()),
+            r.ok(&plan[11]).map(|s| s.is_empty()),
             "git diff PRE_SQUASH..HEAD is empty",
             "the squash changed the tree: git diff PRE_SQUASH..HEAD is not empty",
         )),
@@ -206,6 +221,38 @@ pub fn premerge_gates(
     g
 }
 
+/// `in-scope-paths`: every path of a `diff --name-only -z` output is in `in_scope`;
+/// with the paths that are not (`None` when the output could not be read).
+pub(super) fn in_scope_gate(
+    names: Option<&str>,
+    in_scope: &[String],
+) -> (Option<Vec<String>>, Gate) {
+    let out: Option<Vec<String>> = names.map(|s| {
+        nul_fields(s)
+            .filter(|x| !in_scope.iter().any(|i| i == x))
+            .map(str::to_owned)
+            .collect()
+    });
+    let gate = match &out {
+        None => Gate::new(
+            "in-scope-paths",
+            Outcome::Unknown,
+            "--name-only was unreadable",
+        ),
+        Some(o) if o.is_empty() => Gate::new(
+            "in-scope-paths",
+            Outcome::Pass,
+            "every changed path is in in_scope_paths",
+        ),
+        Some(o) => Gate::new(
+            "in-scope-paths",
+            Outcome::Fail,
+            format!("out of scope: {}", o.join(", ")),
+        ),
+    };
+    (out, gate)
+}
+
 /// What the teardown readings said was there: (worktree listed, branch exists).
 pub fn teardown_present(
     p: &Params,
@@ -213,8 +260,49 @@ pub fn teardown_present(
     runs: &[CommandRun],
 ) -> (Option<bool>, Option<bool>) {
     let r = Runs(runs);
-    let plan = teardown_before_plan(p, root);
+    let plan = teardown_before_plan(p, root, None);
     (lists_branch(r.ok(&plan[0]), &p.branch), r.yes_no(&plan[1]))
+}
+
+/// The primary right before a merge.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MergeBefore {
+    /// `branch --show-current` (empty when detached).
+    pub current: Option<String>,
+    /// `status --porcelain` printed nothing.
+    pub clean: Option<bool>,
+    /// The branch's tip now.
+    pub tip: Option<String>,
+}
+
+/// Reads [`MergeBefore`] from the runs of [`merge_before_plan`].
+pub fn merge_before(p: &Params, root: &str, runs: &[CommandRun]) -> MergeBefore {
+    let r = Runs(runs);
+    let plan = merge_before_plan(p, root);
+    MergeBefore {
+        current: r.ok(&plan[0]).map(|s| s.trim_end().to_owned()),
+        clean: r.ok(&plan[1]).map(|s| s.trim().is_empty()),
+        tip: r.line(&plan[2]),
+    }
+}
+
+/// The primary right after a merge of `tip`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MergeAfter {
+    /// `branch --show-current`.
+    pub current: Option<String>,
+    /// TARGET_BRANCH holds `tip` (`merge-base --is-ancestor`).
+    pub holds: Option<bool>,
+}
+
+/// Reads [`MergeAfter`] from the runs of [`merge_after_plan`].
+pub fn merge_after(p: &Params, root: &str, tip: &str, runs: &[CommandRun]) -> MergeAfter {
+    let r = Runs(runs);
+    let plan = merge_after_plan(p, root, tip);
+    MergeAfter {
+        current: r.ok(&plan[0]).map(|s| s.trim_end().to_owned()),
+        holds: r.yes_no(&contains_argv(p, root, tip)),
+    }
 }
 
 /// Where resume found things: (primary clean, primary branch, worktree listed, branch exists).

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::super::Params;
 use super::plans::phase1d_plan;
-use super::readers::{head_gate, isolation_gates, nul_fields};
+use super::readers::{head_gate, in_scope_gate, isolation_gates};
 use super::{Gate, Runs};
 use crate::evidence::CommandRun;
 use crate::Outcome;
@@ -67,9 +67,6 @@ pub fn phase1d(
             .skip(1)
             .any(|l| !l.trim().is_empty() && !is_trailer(l))
     });
-    let changed: Option<Vec<String>> = r
-        .ok(&plan[12])
-        .map(|s| nul_fields(s).map(str::to_owned).collect());
     let floor = stat.map(|(f, d)| f > p.files_max || d > p.deletions_max);
     gates.push(match stat {
         None => Gate::new(
@@ -98,29 +95,8 @@ pub fn phase1d(
             "the floor tripped and the commit has no body",
         ));
     }
-    let out_of_scope: Option<Vec<String>> = changed.as_ref().map(|c| {
-        c.iter()
-            .filter(|x| !in_scope.contains(x))
-            .cloned()
-            .collect()
-    });
-    gates.push(match &out_of_scope {
-        None => Gate::new(
-            "in-scope-paths",
-            Outcome::Unknown,
-            "--name-only was unreadable",
-        ),
-        Some(o) if o.is_empty() => Gate::new(
-            "in-scope-paths",
-            Outcome::Pass,
-            "every changed path is in in_scope_paths",
-        ),
-        Some(o) => Gate::new(
-            "in-scope-paths",
-            Outcome::Fail,
-            format!("out of scope: {}", o.join(", ")),
-        ),
-    });
+    let (out_of_scope, gate) = in_scope_gate(r.ok(&plan[12]), in_scope);
+    gates.push(gate);
     let hard: Vec<String> = gates
         .iter()
         .filter(|g| {

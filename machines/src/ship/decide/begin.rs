@@ -1,0 +1,100 @@
+//! `begin`: announcing a git mutation before it runs, in the name of the process
+//! that will run it; or taking over a step in flight whose owner is shown gone.
+
+use super::super::event::Event;
+use super::super::owner::{self, Claim, Owner};
+use super::super::state::Mutation;
+use super::guards::Guard;
+use crate::Rejection;
+
+/// `begin`: the claim names this process (its `ps` reading: pid and start time);
+/// with nothing in flight nothing else is read; with a step in flight (`admits`
+/// let this take it over) its owner's `ps` reading shows it gone. A step announced
+/// before rules 3 names no owner, and is taken over as the crash it was read as.
+pub(super) fn decide_begin(
+    guard: Guard<'_>,
+    step: Mutation,
+    claim: &Option<Claim>,
+) -> Result<Vec<Event>, Rejection> {
+    let run = guard.opened()?;
+    let claim = claim.as_ref().ok_or_else(|| {
+        guard.bad(
+            "claim",
+            "evidence-complete",
+            "a step is announced with its owner: this process's pid and start time",
+        )
+    })?;
+    guard.argv_is("claim.me", &claim.me, &owner::ps_argv(claim.pid))?;
+    let started = owner::started(&claim.me).ok_or_else(|| {
+        guard.bad(
+            "claim.me",
+            "owner-readable",
+            "`ps` did not report this process's start time",
+        )
+    })?;
+    let me = Owner {
+        pid: claim.pid,
+        started,
+    };
+    let taken_from = match (&run.begun, &claim.previous) {
+        (None, None) => None,
+        (None, Some(_)) => {
+            return Err(guard.bad(
+                "claim.previous",
+                "evidence-bound",
+                "nothing is in flight: there is no owner to read",
+            ))
+        }
+        (Some(f), previous) => match (&f.owner, previous) {
+            (None, None) => None,
+            (None, Some(_)) => {
+                return Err(guard.bad(
+                    "claim.previous",
+                    "evidence-bound",
+                    "the step in flight names no owner to read",
+                ))
+            }
+            (Some(o), None) => {
+                return Err(guard.bad(
+                    "claim.previous",
+                    "evidence-complete",
+                    &format!(
+                        "a `{}` is in flight: read its owner (pid {})",
+                        f.step.verb().name(),
+                        o.pid
+                    ),
+                ))
+            }
+            (Some(o), Some(prev)) => {
+                guard.argv_is("claim.previous", prev, &owner::ps_argv(o.pid))?;
+                match owner::gone(o, prev) {
+                    Some(true) => Some(o.clone()),
+                    Some(false) => {
+                        return Err(guard.reject(
+                            "owner-gone",
+                            Some("claim.previous"),
+                            &format!(
+                                "a `{}` is in flight and its owner (pid {}, started {}) is alive",
+                                f.step.verb().name(),
+                                o.pid,
+                                o.started
+                            ),
+                        ))
+                    }
+                    None => {
+                        return Err(guard.reject(
+                            "owner-gone",
+                            Some("claim.previous"),
+                            "the reading of the step's owner says neither alive nor gone",
+                        ))
+                    }
+                }
+            }
+        },
+    };
+    Ok(vec![Event::StepBegun {
+        step,
+        owner: Some(me),
+        taken_from,
+    }])
+}

@@ -1,0 +1,196 @@
+//! `cairn ship merge` on real git: `merged` (and then `shipped`) only when cairn's
+//! own readings after the merge show TARGET_BRANCH holding the merged commit; the
+//! primary must be on TARGET_BRANCH and clean right before the merge; and exactly
+//! the tip the pre-merge checks saw is merged (issue 15, findings 1 and 2).
+
+use serde_json::json;
+
+use crate::support::git::git;
+use crate::support::ship_repo::{premerge, Repo};
+
+/// The refs that hold `sha` (`git for-each-ref --contains`).
+fn refs_containing(r: &Repo, sha: &str) -> Vec<String> {
+    git(
+        &r.root,
+        &["for-each-ref", "--format=%(refname)", "--contains", sha],
+    )
+    .lines()
+    .map(str::to_owned)
+    .collect()
+}
+
+/// After a refused merge: main did not move, the branch and worktree are intact,
+/// `teardown` is refused, and the way on is `resume`.
+fn nothing_merged(r: &Repo, main_before: &str, tip: &str) {
+    assert_eq!(r.main_head(), main_before, "main is untouched");
+    assert!(r.has_branch("worktree-abc"), "the branch is kept");
+    assert!(r.wt().is_dir(), "the worktree is kept");
+    assert!(
+        refs_containing(r, tip).contains(&"refs/heads/worktree-abc".to_owned()),
+        "the tip is still on its branch"
+    );
+    let (code, out) = r.verb("teardown", "");
+    assert_eq!(code, 2, "no teardown of an unmerged run: {out}");
+    assert!(!r.events().iter().any(|e| e == "merge-accepted"));
+}
+
+/// The way back after the primary is put right: resume → phase 3 → pre-merge →
+/// merge → teardown → shipped, with main at the tip.
+fn ships_after_resume(r: &Repo, tip: &str) {
+    let (code, out) = r.verb("resume", "");
+    assert_eq!((code, out["state"].as_str()), (0, Some("phase-3")), "{out}");
+    let (code, out) = r.verb("pre-merge", &premerge().to_string());
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (0, Some("merge-ready")),
+        "{out}"
+    );
+    let (code, out) = r.verb("merge", "");
+    assert_eq!((code, out["state"].as_str()), (0, Some("merged")), "{out}");
+    assert_eq!(r.main_head(), tip);
+    let (code, out) = r.verb("teardown", "");
+    assert_eq!((code, out["state"].as_str()), (0, Some("shipped")), "{out}");
+    r.audit_ok();
+}
+
+#[test]
+fn a_detached_primary_is_never_merged_into() {
+    let r = Repo::new();
+    r.to_merge_ready();
+    let tip = git(&r.wt(), &["rev-parse", "HEAD"]);
+    let main_before = r.main_head();
+    git(&r.root, &["checkout", "-q", "--detach"]);
+    let (code, out) = r.verb("merge", "");
+    assert_eq!((code, out["state"].as_str()), (4, Some("stopped")), "{out}");
+    assert_eq!(out["code"], "stopped:primary-off-branch", "{out}");
+    assert_eq!(out["merged_sha"], json!(null));
+    assert_eq!(
+        git(&r.root, &["rev-parse", "HEAD"]),
+        main_before,
+        "the detached HEAD did not move"
+    );
+    nothing_merged(&r, &main_before, &tip);
+    assert_eq!(out["next"], json!(["resume", "abandon"]), "{out}");
+    git(&r.root, &["checkout", "-q", "main"]);
+    ships_after_resume(&r, &tip);
+}
+
+#[test]
+fn a_primary_on_another_branch_is_never_fast_forwarded() {
+    let r = Repo::new();
+    r.to_merge_ready();
+    let tip = git(&r.wt(), &["rev-parse", "HEAD"]);
+    let main_before = r.main_head();
+    git(&r.root, &["checkout", "-q", "-b", "other"]);
+    let (code, out) = r.verb("merge", "");
+    assert_eq!(
+        (code, out["code"].as_str()),
+        (4, Some("stopped:primary-off-branch")),
+        "{out}"
+    );
+    assert_eq!(
+        git(&r.root, &["rev-parse", "other"]),
+        main_before,
+        "`other` did not move"
+    );
+    nothing_merged(&r, &main_before, &tip);
+    git(&r.root, &["checkout", "-q", "main"]);
+    ships_after_resume(&r, &tip);
+}
+
+#[test]
+fn a_dirty_primary_is_never_merged_into() {
+    let r = Repo::new();
+    r.to_merge_ready();
+    let tip = git(&r.wt(), &["rev-parse", "HEAD"]);
+    let main_before = r.main_head();
+    std::fs::write(r.root.join("stray.txt"), "a leaf wrote here\n").unwrap();
+    let (code, out) = r.verb("merge", "");
+    assert_eq!(
+        (code, out["code"].as_str()),
+        (4, Some("stopped:primary-dirty")),
+        "{out}"
+    );
+    nothing_merged(&r, &main_before, &tip);
+    std::fs::remove_file(r.root.join("stray.txt")).unwrap();
+    ships_after_resume(&r, &tip);
+}
+
+/// The primary leaves TARGET_BRANCH between cairn's readings and `git merge` (a
+/// race): the merge lands on a detached HEAD, and the readings after it show main
+/// without the commit, so nothing says `merged`.
+#[test]
+fn a_merge_that_did_not_land_on_the_target_is_not_merged() {
+    let r = Repo::spied();
+    r.to_merge_ready();
+    let tip = git(&r.wt(), &["rev-parse", "HEAD"]);
+    let main_before = r.main_head();
+    r.spy().before(
+        "merge --ff-only",
+        &format!("git -C '{}' checkout -q --detach", r.root.display()),
+    );
+    let (code, out) = r.verb("merge", "");
+    assert_eq!(
+        (code, out["code"].as_str()),
+        (4, Some("stopped:merge-unverified")),
+        "{out}"
+    );
+    assert_eq!(r.main_head(), main_before, "main does not hold the commit");
+    assert!(
+        !refs_containing(&r, &tip).contains(&"refs/heads/main".to_owned()),
+        "main does not hold the tip"
+    );
+    assert_eq!(out["merged_sha"], json!(null));
+    assert!(!r.events().iter().any(|e| e == "merge-accepted"));
+    let (code, _) = r.verb("teardown", "");
+    assert_eq!(code, 2, "never `shipped` for a commit main does not hold");
+    r.audit_ok();
+}
+
+/// A commit made in the worktree after `pre-merge` (outside the declared scope) is
+/// never merged: `merge` sees the branch moved and sends the run back to phase 3,
+/// whose checks catch the out-of-scope path.
+#[test]
+fn a_tip_nobody_checked_is_never_merged() {
+    let r = Repo::new();
+    r.to_merge_ready();
+    let checked = git(&r.wt(), &["rev-parse", "HEAD"]);
+    let main_before = r.main_head();
+    let late = r.commit_in(&r.wt(), &[("unrelated.txt", "late\n")], "chore: late");
+    let (code, out) = r.verb("merge", "");
+    assert_eq!((code, out["state"].as_str()), (4, Some("phase-3")), "{out}");
+    assert_eq!(out["events"], json!(["merge-tip-moved"]), "{out}");
+    assert!(
+        out["next"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("pre-merge")),
+        "{out}"
+    );
+    assert_eq!(r.main_head(), main_before, "nothing was merged");
+    assert!(
+        refs_containing(&r, &late) == ["refs/heads/worktree-abc"],
+        "the late commit is on its branch only"
+    );
+
+    // Phase 3 again: the late path is outside the declared scope.
+    let (code, out) = r.verb("pre-merge", &premerge().to_string());
+    assert_eq!(
+        (code, out["code"].as_str()),
+        (4, Some("stopped:pre-merge:in-scope-paths")),
+        "{out}"
+    );
+    // The operator drops the late commit; resume, re-check, merge exactly the checked tip.
+    git(&r.wt(), &["reset", "-q", "--hard", &checked]);
+    ships_after_resume(&r, &checked);
+    let (_, log, _) = crate::park::park(
+        &["journal", "log", "--stream", "ship/abc", "--format", "json"],
+        "",
+        Some(&r.journal.path()),
+    );
+    let merge = format!("\"merge\",\"--ff-only\",\"--end-of-options\",\"{checked}\"");
+    assert!(
+        log.to_string().contains(&merge),
+        "the checked commit itself is merged"
+    );
+}

@@ -1,0 +1,128 @@
+//! Racing `cairn ship` processes on real git (issue 15, finding 4): a git mutation
+//! in flight belongs to the process that announced it (its pid and start time are
+//! recorded with `step-begun`). While that process lives, every other `merge`,
+//! `teardown` or `resume` exits 3 and runs no git at all; once it is gone (killed
+//! with the git it ran), exactly one later process takes the step over.
+
+use serde_json::json;
+
+use crate::support::git::git;
+use crate::support::ship_repo::{finished, Repo, ID};
+
+/// Starts `verb` and holds it inside the git argv containing `needle` (the spy
+/// pauses there), then races `losers` more processes of `verb` against it; returns
+/// the holder's exit code and every loser's (code, error kind).
+fn race(r: &Repo, verb: &str, needle: &str, losers: usize) -> (i32, Vec<(i32, String)>) {
+    r.spy().slow(needle);
+    let seen = r.spy().count(needle);
+    let holder = r.spawn(&[verb, "--short-id", ID]);
+    r.spy().wait_for(needle, seen);
+    let others: Vec<_> = (0..losers)
+        .map(|_| r.spawn(&[verb, "--short-id", ID]))
+        .collect();
+    let lost: Vec<(i32, String)> = others
+        .into_iter()
+        .map(|c| {
+            let pid = c.id();
+            let (code, out, _) = finished(c);
+            assert_eq!(
+                r.spy().ran_by(pid),
+                0,
+                "a loser ran git: {:?}",
+                r.spy().log()
+            );
+            (code, out["error"]["kind"].as_str().unwrap_or("").to_owned())
+        })
+        .collect();
+    let (code, out, _) = finished(holder);
+    assert_eq!(code, 0, "{out}");
+    (code, lost)
+}
+
+fn all_busy(lost: &[(i32, String)]) {
+    for (code, kind) in lost {
+        assert_eq!((*code, kind.as_str()), (3, "in-flight"), "{lost:?}");
+    }
+}
+
+#[test]
+fn racing_merges_run_the_merge_once() {
+    let r = Repo::spied();
+    r.to_merge_ready();
+    let (_, lost) = race(&r, "merge", "merge --ff-only", 3);
+    all_busy(&lost);
+    assert_eq!(r.spy().count("merge --ff-only"), 1, "{:?}", r.spy().log());
+    assert_eq!(
+        r.events().iter().filter(|e| *e == "merge-accepted").count(),
+        1
+    );
+    r.audit_ok();
+}
+
+#[test]
+fn racing_teardowns_remove_once() {
+    let r = Repo::spied();
+    r.to_merge_ready();
+    assert_eq!(r.verb("merge", "").0, 0);
+    let (_, lost) = race(&r, "teardown", "worktree remove", 3);
+    all_busy(&lost);
+    assert_eq!(r.spy().count("worktree remove"), 1, "{:?}", r.spy().log());
+    assert_eq!(r.spy().count("branch -d"), 1, "{:?}", r.spy().log());
+    assert_eq!(r.verb("status", "").1["state"], "shipped");
+    r.audit_ok();
+}
+
+#[test]
+fn racing_resumes_reattach_once() {
+    let r = Repo::spied();
+    r.to_phase2();
+    git(
+        &r.root,
+        &["worktree", "remove", "--force", r.wt().to_str().unwrap()],
+    );
+    let reattach = "worktree add --end-of-options";
+    let (_, lost) = race(&r, "resume", reattach, 3);
+    all_busy(&lost);
+    assert_eq!(r.spy().count(reattach), 1, "{:?}", r.spy().log());
+    assert_eq!(r.verb("status", "").1["state"], "phase-2");
+    r.audit_ok();
+}
+
+/// The holder is killed (with its git) inside the step: the step stays announced,
+/// its owner is gone, and the next `merge` takes it over and runs it once.
+#[test]
+fn a_step_whose_owner_died_is_taken_over_once() {
+    let r = Repo::spied();
+    r.to_merge_ready();
+    r.spy().slow("merge --ff-only");
+    let holder = r.spawn(&["merge", "--short-id", ID]);
+    r.spy().wait_for("merge --ff-only", 0);
+    let pgid = i32::try_from(holder.id()).unwrap();
+    // The whole group: cairn and the paused git it started.
+    std::process::Command::new("kill")
+        .args(["-KILL", "--", &format!("-{pgid}")])
+        .status()
+        .unwrap();
+    let (code, _, _) = finished(holder);
+    assert_eq!(code, -1, "killed by a signal");
+    let main_before = r.main_head();
+    assert_eq!(
+        r.events().last().map(String::as_str),
+        Some("step-begun"),
+        "the merge was announced and never recorded"
+    );
+    r.spy().fast();
+    let (code, out) = r.verb("merge", "");
+    assert_eq!((code, out["state"].as_str()), (0, Some("merged")), "{out}");
+    assert_ne!(r.main_head(), main_before);
+    // One announcement per owner: the dead one's and the one that took over.
+    let types = r.events();
+    assert_eq!(
+        types.iter().filter(|e| *e == "step-begun").count(),
+        3,
+        "{types:?}"
+    );
+    assert_eq!(types.iter().filter(|e| *e == "merge-accepted").count(), 1);
+    assert_eq!(out["next"], json!(["teardown", "resume"]));
+    r.audit_ok();
+}
