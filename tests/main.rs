@@ -24,6 +24,7 @@ mod properties;
 mod reliability;
 mod saga;
 mod saga_gates;
+mod saga_observed;
 mod saga_properties;
 mod ship;
 mod ship_preflight;

@@ -13,7 +13,21 @@ use crate::args::{MergeTurnCommand, SagaCommand, SagaSave};
 use crate::failure::{input, Done, Failure};
 use crate::output;
 use crate::record::{Db, Recorded, Recorder, Request, Step};
+use cairn::machines::evidence::fresh;
 use cairn::machines::saga::gates;
+
+/// A caller's name that git will read (a branch, a target) must not look like an
+/// option: refused at input, before anything is recorded or run.
+fn not_option_like(field: &str, value: &str) -> Result<(), Failure> {
+    if cairn::machines::evidence::is_option_like(value) {
+        return Err(input(
+            field,
+            "option-like",
+            "must not start with `-` (git would read it as an option)",
+        ));
+    }
+    Ok(())
+}
 
 fn stream(saga_id: &str) -> Result<StreamId, Failure> {
     if !saga::valid_saga_id(saga_id) {
@@ -303,24 +317,18 @@ pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<Done, Failu
                 .and_then(|t| t.gates.review.as_ref())
                 .map(|r| r.reviewed_sha.clone());
             let ctx = crate::record::context::<Saga>();
-            let count = match sha {
-                Some(sha) => cairn::observe::run(&cairn::observe::git(
-                    repo,
-                    &["rev-list", &format!("{sha}..HEAD"), "--count"],
-                )),
-                None => cairn::machines::evidence::CommandRun {
-                    argv: vec![],
-                    env: None,
-                    exit_status: None,
-                    stdout: String::new(),
-                    stderr: "no reviewed SHA is recorded: nothing to count".into(),
-                    started_at: ctx.now.clone(),
-                    finished_at: ctx.now.clone(),
-                },
+            // The shared freshness readings (ancestry, then the count), run only
+            // when a review names its SHA: nothing to read otherwise.
+            let runs = match sha {
+                Some(sha) => fresh::plan(repo, &sha)
+                    .iter()
+                    .map(|argv| cairn::observe::run(argv))
+                    .collect(),
+                None => vec![],
             };
             let command = Command::PrReady {
                 repo: repo.clone(),
-                count,
+                runs,
             };
             gate_verb(
                 &rec,
@@ -357,16 +365,20 @@ pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<Done, Failu
             merge_worktree,
             holder,
             key,
-        }) => gate(
-            &rec(key)?,
-            saga_id,
-            Command::TakeTurn {
-                unit: unit.clone(),
-                branch: branch.clone(),
-                merge_worktree: merge_worktree.clone(),
-                holder: holder.clone(),
-            },
-        ),
+        }) => {
+            not_option_like("branch", branch)?;
+            crate::failure::require_abs_path("merge_worktree", merge_worktree)?;
+            gate(
+                &rec(key)?,
+                saga_id,
+                Command::TakeTurn {
+                    unit: unit.clone(),
+                    branch: branch.clone(),
+                    merge_worktree: merge_worktree.clone(),
+                    holder: holder.clone(),
+                },
+            )
+        }
         SagaCommand::MergeTurn(MergeTurnCommand::Release {
             saga_id,
             unit,
@@ -375,6 +387,7 @@ pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<Done, Failu
             key,
         }) => {
             crate::failure::require_abs_path("repo", repo)?;
+            not_option_like("target", target)?;
             let rec = rec(key)?;
             let s = stream(saga_id)?;
             // The key stands for the request; a retry reads git no more.
@@ -391,23 +404,17 @@ pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<Done, Failu
                 .thread()
                 .and_then(|t| t.gates.units.get(unit).cloned())
                 .ok_or_else(|| input("unit", "merging", "the unit does not hold the merge turn"))?;
-            let ancestor = cairn::observe::run(&cairn::observe::git(
-                repo,
-                &["merge-base", "--is-ancestor", &row.branch, target],
-            ));
+            let ancestor = cairn::observe::run(&gates::ancestor_plan(repo, &row.branch, target));
             let merge_head = row
                 .merge_worktree
                 .as_ref()
                 .filter(|wt| std::path::Path::new(wt).exists())
-                .map(|wt| {
-                    cairn::observe::run(&cairn::observe::git(
-                        wt,
-                        &["rev-parse", "-q", "--verify", "MERGE_HEAD"],
-                    ))
-                });
+                .map(|wt| Box::new(cairn::observe::run(&gates::merge_head_plan(wt))));
             let command = Command::ReleaseTurn {
                 unit: unit.clone(),
-                ancestor,
+                repo: repo.clone(),
+                target: target.clone(),
+                ancestor: Box::new(ancestor),
                 merge_head,
             };
             gate_verb(&rec, saga_id, Step::new(&s, &command).request(request))

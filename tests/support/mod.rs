@@ -5,6 +5,7 @@ pub mod fixtures;
 pub mod git;
 pub mod park;
 pub mod pr;
+pub mod saga;
 pub mod ship;
 pub mod ticket;
 pub mod work;

@@ -110,9 +110,9 @@ pub enum SagaCommand {
         #[command(flatten)]
         key: Key,
     },
-    /// The PR-ready gate: doc review, review outcome, and staleness counted by cairn with git
+    /// The PR-ready gate: doc review, review outcome, and freshness read by cairn with git
     #[command(
-        after_help = "cairn runs `git -C REPO rev-list <reviewed_sha>..HEAD --count` itself. Refused (exit 2) with every\nblocking gate named.\n\nExample:\n  cairn saga pr-ready --saga-id issue-42 --repo /abs/repo"
+        after_help = "cairn runs `git -C REPO merge-base --is-ancestor --end-of-options <reviewed_sha> HEAD` and\n`git -C REPO rev-list --count --end-of-options <reviewed_sha>..HEAD` itself: fresh only when the\nreviewed commit is HEAD's ancestor and nothing landed since. Refused (exit 2) with every blocking\ngate named.\n\nExample:\n  cairn saga pr-ready --saga-id issue-42 --repo /abs/repo"
     )]
     PrReady {
         #[arg(long)]
@@ -230,7 +230,7 @@ pub enum MergeTurnCommand {
     },
     /// Release a turn left by a dead holder, after checking git (never trusted)
     #[command(
-        after_help = "cairn runs `git -C REPO merge-base --is-ancestor BRANCH TARGET` and, when the merge worktree\nexists, `git -C WT rev-parse -q --verify MERGE_HEAD`.\n\nExample:\n  cairn saga merge-turn release --saga-id issue-42 --unit U1 --repo /abs/repo --target main"
+        after_help = "cairn runs `git -C REPO merge-base --is-ancestor --end-of-options BRANCH TARGET` and, when the\nmerge worktree exists, `git -C WT rev-parse -q --verify --end-of-options MERGE_HEAD`. A target that\nstarts with `-` is refused (exit 2, rule option-like).\n\nExample:\n  cairn saga merge-turn release --saga-id issue-42 --unit U1 --repo /abs/repo --target main"
     )]
     Release {
         #[arg(long)]

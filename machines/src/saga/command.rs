@@ -82,10 +82,11 @@ pub enum Command {
         rationale: String,
         operator: String,
     },
-    /// The PR-ready gate: the doc-review and review gates, and staleness counted by cairn.
+    /// The PR-ready gate: the doc-review and review gates, and freshness read by
+    /// cairn (`evidence::fresh::plan(repo, reviewed_sha)`, run in that order).
     PrReady {
         repo: String,
-        count: CommandRun,
+        runs: Vec<CommandRun>,
     },
     Adjust {
         directive: String,
@@ -99,11 +100,15 @@ pub enum Command {
         merge_worktree: String,
         holder: String,
     },
-    /// Release a `merging` row left by a dead turn, from what git shows.
+    /// Release a `merging` row left by a dead turn, from what git shows: the
+    /// `gates::ancestor_plan(repo, branch, target)` and (when the merge worktree
+    /// exists) `gates::merge_head_plan` runs.
     ReleaseTurn {
         unit: String,
-        ancestor: CommandRun,
-        merge_head: Option<CommandRun>,
+        repo: String,
+        target: String,
+        ancestor: Box<CommandRun>,
+        merge_head: Option<Box<CommandRun>>,
     },
     MarkMerged {
         unit: String,

@@ -39,10 +39,15 @@ pub enum Event {
     OverrideRecorded {
         r#override: gates::Override,
     },
+    /// PR-ready passed for `reviewed_sha`. Rules v2 record the freshness `runs`
+    /// (`evidence::fresh`); v1 recorded one `rev-list` run as `count`.
     ReadyForPr {
         reviewed_sha: String,
         commits_since_review: Option<u64>,
-        count: CommandRun,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        count: Option<CommandRun>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        runs: Vec<CommandRun>,
     },
     DirectiveSet {
         directive: gates::Directive,

@@ -44,7 +44,11 @@ pub struct Saga;
 
 impl Machine for Saga {
     const NAME: &'static str = NAME;
-    const RULES_VERSION: u32 = 1;
+    // 2: freshness is `evidence::fresh` (ancestry + count; only `Fresh` passes);
+    // caller values never reach git as options (refused, and every argv ends
+    // options first); the downstream gates of issue #17.
+    const RULES_VERSION: u32 = 2;
+    const RETIRED_RULES: &'static [u32] = &[1];
     type State = State;
     type Command = Command;
     type Event = Event;

@@ -44,7 +44,7 @@ pub(super) fn decide(state: &State, command: &Command) -> Result<Vec<Event>, Rej
             rationale,
             operator,
         } => review::decide_override(&r, r.thread()?, *gate, rationale, operator),
-        Command::PrReady { repo, count } => review::decide_pr_ready(&r, r.thread()?, repo, count),
+        Command::PrReady { repo, runs } => review::decide_pr_ready(&r, r.thread()?, repo, runs),
         Command::Adjust { directive } => boundary::decide_adjust(&r, r.thread()?, directive),
         Command::Boundary { boundary } => boundary::decide_boundary(&r, r.thread()?, boundary),
         Command::TakeTurn {
@@ -55,9 +55,21 @@ pub(super) fn decide(state: &State, command: &Command) -> Result<Vec<Event>, Rej
         } => turn::decide_take_turn(&r, r.thread()?, unit, branch, merge_worktree, holder),
         Command::ReleaseTurn {
             unit,
+            repo,
+            target,
             ancestor,
             merge_head,
-        } => turn::decide_release_turn(&r, r.thread()?, unit, ancestor, merge_head.as_ref()),
+        } => turn::decide_release_turn(
+            &r,
+            r.thread()?,
+            turn::Readings {
+                unit,
+                repo,
+                target,
+                ancestor,
+                merge_head: merge_head.as_deref(),
+            },
+        ),
         Command::MarkMerged {
             unit,
             holder,

@@ -1,11 +1,13 @@
 //! The review gates: a recorded plan review (`doc-review`), a recorded code review
 //! (`review`), an operator's `override`, and `pr-ready`, which passes only when both
-//! gates pass and cairn's own count shows no commit since the reviewed SHA.
+//! gates pass and cairn's own readings show the reviewed SHA is still `HEAD`'s
+//! (an ancestor, nothing landed since).
 
 use super::super::event::Event;
 use super::super::gates;
 use super::super::state::{GateRecord, Thread};
 use super::Refuse;
+use crate::evidence::fresh::{self, Freshness};
 use crate::evidence::{is_full_git_id, CommandRun};
 use crate::{Rejection, Violation};
 
@@ -80,13 +82,15 @@ pub(super) fn decide_override(
 }
 
 /// `pr-ready`: every blocking gate is named at once — the doc-review gate, the
-/// review outcome, and staleness from cairn's own `rev-list` run (unreadable fails
-/// closed). A review-gate override waives the outcome and the staleness.
+/// review outcome, and freshness read back from cairn's own runs
+/// (`evidence::fresh`): only `Fresh` passes. A review-gate override waives the
+/// outcome and commits landed on top of the review; it never waives a checkout that
+/// does not hold the reviewed commit, nor a reading that failed.
 pub(super) fn decide_pr_ready(
     r: &Refuse,
     t: &Thread,
     repo: &str,
-    count: &CommandRun,
+    runs: &[CommandRun],
 ) -> Result<Vec<Event>, Rejection> {
     let g = &t.gates;
     let mut blocks = vec![];
@@ -124,25 +128,31 @@ pub(super) fn decide_pr_ready(
             format!("the review outcome blocks PR-ready: {:?}", review.outcome),
         ));
     }
-    let n = gates::commits_since(count, repo, &review.reviewed_sha);
-    match n {
-        Some(0) => {}
-        _ if waived => {}
-        Some(k) => blocks.push(Violation::new(
+    let freshness = fresh::read(repo, &review.reviewed_sha, runs);
+    match &freshness {
+        Freshness::Fresh => {}
+        Freshness::Stale { .. } if waived => {}
+        Freshness::Stale { commits } => blocks.push(Violation::new(
             "review-gate",
             Some("reviewed_sha"),
-            format!("stale review: {k} commit(s) since the reviewed SHA"),
+            format!("stale review: {commits} commit(s) since the reviewed SHA; re-run code review (or a recorded review-gate override)"),
         )),
-        None => blocks.push(Violation::new(
+        Freshness::NotAncestor => blocks.push(Violation::new(
             "review-gate",
             Some("reviewed_sha"),
-            "the staleness count could not be read (fails closed)",
+            "the reviewed SHA is not an ancestor of HEAD (an old, diverged or rewritten checkout): never fresh, and no override makes it so",
+        )),
+        Freshness::Unknown { reason } => blocks.push(Violation::new(
+            "review-gate",
+            Some("reviewed_sha"),
+            format!("freshness could not be read ({reason}): fails closed"),
         )),
     }
     r.all(blocks)?;
     Ok(vec![Event::ReadyForPr {
         reviewed_sha: review.reviewed_sha.clone(),
-        commits_since_review: n,
-        count: count.clone(),
+        commits_since_review: freshness.commits_since(),
+        count: None,
+        runs: runs.to_vec(),
     }])
 }
