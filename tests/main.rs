@@ -23,6 +23,7 @@ mod pr_properties;
 mod properties;
 mod reliability;
 mod saga;
+mod saga_downstream;
 mod saga_gates;
 mod saga_observed;
 mod saga_properties;

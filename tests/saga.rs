@@ -13,6 +13,42 @@ fn run(t: &TempJournal, args: &[&str]) -> (i32, Value) {
     (code, out)
 }
 
+/// Takes the merge turn for `U1` and records its merge: QA runs on merged threads only.
+fn merge(t: &TempJournal, id: &str) {
+    let tip = "1".repeat(40);
+    for args in [
+        vec![
+            "merge-turn",
+            "take",
+            "--saga-id",
+            id,
+            "--unit",
+            "U1",
+            "--branch",
+            "work/u1",
+            "--merge-worktree",
+            "/nonexistent/wt",
+            "--holder",
+            "h",
+        ],
+        vec![
+            "merge-turn",
+            "merged",
+            "--saga-id",
+            id,
+            "--unit",
+            "U1",
+            "--holder",
+            "h",
+            "--merged-tip",
+            &tip,
+        ],
+    ] {
+        let (code, out) = run(t, &args);
+        assert_eq!(code, 0, "{out}");
+    }
+}
+
 fn restore(t: &TempJournal, id: &str) -> Value {
     let (code, out) = run(t, &["restore", "--saga-id", id]);
     assert_eq!(code, 0, "{out}");
@@ -182,6 +218,7 @@ fn only_a_recorded_qa_pass_moves_the_thread_to_qa() {
         (2, Some("phase-authority")),
         "{out}"
     );
+    merge(&t, "issue-9");
     // A FAIL keeps `work` with its evidence; an unrun scenario is not a pass.
     let (code, out) = run(
         &t,
@@ -277,6 +314,7 @@ fn the_qa_allowance_is_five_cycles_and_one_extension_never_two() {
         .0,
         0
     );
+    merge(&t, "issue-5");
     let fail = |extra: &[&str]| {
         let mut a = vec!["qa", "--saga-id", "issue-5", "--scenario", "s=failed"];
         a.extend_from_slice(extra);
@@ -416,6 +454,7 @@ fn saga_show_snapshot() {
             "fix the review findings",
         ],
     );
+    merge(&t, "issue-42");
     run(
         &t,
         &[

@@ -53,9 +53,13 @@ fn result() -> impl Strategy<Value = ScenarioResult> {
     )
 }
 
-/// A generated step: a save or a QA cycle.
+/// A generated step: a save or a QA cycle (and, to open QA, the merge of `U1`).
 #[derive(Debug, Clone)]
 pub enum Step {
+    /// `U1` takes the merge turn.
+    Take,
+    /// `U1`'s holder records its merge.
+    Merged,
     Save {
         phase: Option<Phase>,
         rounds: Option<Vec<u32>>,
@@ -92,6 +96,12 @@ pub fn step() -> impl Strategy<Value = Step> {
 
 pub fn command(step: &Step) -> Command {
     match step {
+        Step::Take => take("U1"),
+        Step::Merged => Command::MarkMerged {
+            unit: "U1".into(),
+            holder: "U1".into(),
+            merged_tip: "1".repeat(40),
+        },
         Step::Save {
             phase,
             rounds,
@@ -130,8 +140,13 @@ pub fn sequence() -> impl Strategy<Value = Vec<Step>> {
         verdicts: vec![],
         next_round: None,
     };
-    proptest::collection::vec(step(), 0..30)
-        .prop_map(move |rest| std::iter::once(work.clone()).chain(rest).collect())
+    // QA runs on merged threads only: the thread is minted at `work` and `U1` merged.
+    proptest::collection::vec(step(), 0..30).prop_map(move |rest| {
+        [work.clone(), Step::Take, Step::Merged]
+            .into_iter()
+            .chain(rest)
+            .collect()
+    })
 }
 
 proptest! {

@@ -112,13 +112,16 @@ pub enum SagaCommand {
     },
     /// The PR-ready gate: doc review, review outcome, and freshness read by cairn with git
     #[command(
-        after_help = "cairn runs `git -C REPO merge-base --is-ancestor --end-of-options <reviewed_sha> HEAD` and\n`git -C REPO rev-list --count --end-of-options <reviewed_sha>..HEAD` itself: fresh only when the\nreviewed commit is HEAD's ancestor and nothing landed since. Refused (exit 2) with every blocking\ngate named.\n\nExample:\n  cairn saga pr-ready --saga-id issue-42 --repo /abs/repo"
+        after_help = "cairn runs `git -C REPO merge-base --is-ancestor --end-of-options <reviewed_sha> HEAD` and\n`git -C REPO rev-list --count --end-of-options <reviewed_sha>..HEAD` itself: fresh only when the\nreviewed commit is HEAD's ancestor and nothing landed since. The reviewed SHA must be a revision the\nbuild loop went green at (its journaled handed_to_code_review): with none, back to the build loop.\nRefused (exit 2) with every blocking gate named.\n\nExample:\n  cairn saga pr-ready --saga-id issue-42 --repo /abs/repo"
     )]
     PrReady {
         #[arg(long)]
         saga_id: String,
         #[arg(long, value_name = "DIR")]
         repo: String,
+        /// Whose build loop handed the revision to code review [default: N of an `issue-N` thread]
+        #[arg(long, value_name = "N")]
+        issue: Option<u64>,
         #[command(flatten)]
         key: Key,
     },

@@ -82,10 +82,12 @@ pub enum Command {
         rationale: String,
         operator: String,
     },
-    /// The PR-ready gate: the doc-review and review gates, and freshness read by
+    /// The PR-ready gate: the doc-review and review gates, the revisions the build
+    /// loop handed to code review (read from the journal), and freshness read by
     /// cairn (`evidence::fresh::plan(repo, reviewed_sha)`, run in that order).
     PrReady {
         repo: String,
+        handed: Vec<gates::Handed>,
         runs: Vec<CommandRun>,
     },
     Adjust {

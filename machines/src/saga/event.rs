@@ -43,6 +43,9 @@ pub enum Event {
     /// (`evidence::fresh`); v1 recorded one `rev-list` run as `count`.
     ReadyForPr {
         reviewed_sha: String,
+        /// The unit whose green iteration handed `reviewed_sha` to code review (v2).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        unit: Option<String>,
         commits_since_review: Option<u64>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         count: Option<CommandRun>,

@@ -64,6 +64,23 @@ pub struct Review {
     pub reviewed_sha: String,
 }
 
+/// A revision the build loop handed to code review: the unit whose iteration went
+/// green, and the full revision it went green at (the unit's
+/// `build_loop.handed_to_code_review`, as cairn journaled it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Handed {
+    /// The unit.
+    pub unit: String,
+    /// The full revision.
+    pub revision: String,
+}
+
+/// The thread's destinations (`admission.destination`); `plan-only` merges nothing.
+pub const DESTINATIONS: [&str; 4] = ["plan-only", "pr", "merge", "nonprod-deploy"];
+
+/// The destination that merges nothing.
+pub const PLAN_ONLY: &str = "plan-only";
+
 /// An override: the gate it waives, the rationale, the operator.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Override {

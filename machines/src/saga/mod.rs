@@ -25,7 +25,7 @@ mod graph;
 mod state;
 
 pub use command::{Command, Save, Scenario, ScenarioResult};
-pub use decide::{doc_review_blocks, qa_outcome, valid_saga_id};
+pub use decide::{doc_review_blocks, doc_review_passed, qa_outcome, valid_saga_id};
 pub use event::Event;
 pub use state::{
     parse_gate_verdict, GateRecord, GateState, GateVerdict, Kind, Phase, PhaseStatus, QaAllowance,

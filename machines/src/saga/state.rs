@@ -163,6 +163,21 @@ pub struct GateRecord {
     pub board: Vec<(String, String, String)>,
 }
 
+impl GateRecord {
+    /// The thread's work landed: a unit's merge is recorded (by its holder, or
+    /// from what git showed after a dead turn), or a release recorded the commit
+    /// that landed. What "merged" means for QA and for the board's Verify move.
+    pub fn landed(&self) -> bool {
+        self.units
+            .values()
+            .any(|u| u.merge_state == gates::MergeState::Merged)
+            || self
+                .release
+                .as_ref()
+                .is_some_and(|release| release.landed_commit.is_some())
+    }
+}
+
 impl Thread {
     /// Derived, never stored or set.
     pub fn next_round(&self) -> u32 {

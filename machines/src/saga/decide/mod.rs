@@ -10,7 +10,7 @@ mod save;
 mod turn;
 
 pub use qa::qa_outcome;
-pub use review::doc_review_blocks;
+pub use review::{doc_review_blocks, doc_review_passed};
 pub use save::valid_saga_id;
 
 use super::command::{command_name, Command};
@@ -44,7 +44,9 @@ pub(super) fn decide(state: &State, command: &Command) -> Result<Vec<Event>, Rej
             rationale,
             operator,
         } => review::decide_override(&r, r.thread()?, *gate, rationale, operator),
-        Command::PrReady { repo, runs } => review::decide_pr_ready(&r, r.thread()?, repo, runs),
+        Command::PrReady { repo, handed, runs } => {
+            review::decide_pr_ready(&r, r.thread()?, repo, handed, runs)
+        }
         Command::Adjust { directive } => boundary::decide_adjust(&r, r.thread()?, directive),
         Command::Boundary { boundary } => boundary::decide_boundary(&r, r.thread()?, boundary),
         Command::TakeTurn {

@@ -8,7 +8,7 @@ use super::super::state::{Phase, QaOutcome, Thread, QA_ESCALATED, QA_STANDARD};
 use super::Refuse;
 use crate::Rejection;
 
-/// `qa`: refused unless the thread is at `work`, every scenario is named, every
+/// `qa`: refused unless the thread is at `work` and merged, every scenario is named, every
 /// blocked one names its cause, and the allowance (with the one extension) is not spent.
 pub(super) fn decide_qa(
     r: &Refuse,
@@ -21,6 +21,13 @@ pub(super) fn decide_qa(
             "phase-work",
             None,
             "QA after merge runs while the thread is at `work`",
+        );
+    }
+    if !t.gates.landed() {
+        return r.no(
+            "merged-first",
+            None,
+            "QA runs on a merged thread: no unit's merge and no landed release is recorded",
         );
     }
     for (i, s) in scenarios.iter().enumerate() {

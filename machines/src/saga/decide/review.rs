@@ -19,6 +19,21 @@ pub fn doc_review_blocks(g: &GateRecord) -> bool {
         && !overridden(g, gates::Gate::DocReview, None)
 }
 
+/// The doc-review gate has passed: a recorded plan review with no unresolved P0/P1
+/// finding, or a recorded doc-review override. (No recorded review has not passed.)
+pub fn doc_review_passed(g: &GateRecord) -> bool {
+    g.doc_review
+        .as_ref()
+        .is_some_and(|d| d.unresolved_p0_p1 == 0)
+        || overridden(g, gates::Gate::DocReview, None)
+}
+
+/// The review gate passes for the recorded review: its typed outcome passes, or a
+/// review-gate override was recorded for that reviewed SHA.
+pub(super) fn review_passes(g: &GateRecord, review: &gates::Review) -> bool {
+    review.outcome.passes() || overridden(g, gates::Gate::ReviewGate, Some(&review.reviewed_sha))
+}
+
 /// An override of `gate` is recorded (for the review gate: of the review at `sha`).
 fn overridden(g: &GateRecord, gate: gates::Gate, sha: Option<&str>) -> bool {
     g.overrides.iter().any(|o| {
@@ -82,34 +97,32 @@ pub(super) fn decide_override(
 }
 
 /// `pr-ready`: every blocking gate is named at once — the doc-review gate, the
-/// review outcome, and freshness read back from cairn's own runs
-/// (`evidence::fresh`): only `Fresh` passes. A review-gate override waives the
-/// outcome and commits landed on top of the review; it never waives a checkout that
-/// does not hold the reviewed commit, nor a reading that failed.
+/// review outcome, the build loop (the reviewed SHA is a revision an iteration went
+/// green at and handed to code review), and freshness read back from cairn's own
+/// runs (`evidence::fresh`): only `Fresh` passes. A review-gate override waives the
+/// outcome and commits landed on top of the review; it never waives unchecked work,
+/// a checkout that does not hold the reviewed commit, nor a reading that failed.
 pub(super) fn decide_pr_ready(
     r: &Refuse,
     t: &Thread,
     repo: &str,
+    handed: &[gates::Handed],
     runs: &[CommandRun],
 ) -> Result<Vec<Event>, Rejection> {
     let g = &t.gates;
     let mut blocks = vec![];
-    match &g.doc_review {
-        Some(d) if d.unresolved_p0_p1 == 0 => {}
-        _ if overridden(g, gates::Gate::DocReview, None) => {}
-        Some(d) => blocks.push(Violation::new(
+    if !doc_review_passed(g) {
+        blocks.push(Violation::new(
             "doc-review-gate",
             None,
-            format!(
-                "{} unresolved P0/P1 finding(s) ({}): only a recorded doc-review override passes",
-                d.unresolved_p0_p1, d.source
-            ),
-        )),
-        None => blocks.push(Violation::new(
-            "doc-review-gate",
-            None,
-            "no plan-review result is recorded",
-        )),
+            match &g.doc_review {
+                Some(d) => format!(
+                    "{} unresolved P0/P1 finding(s) ({}): only a recorded doc-review override passes",
+                    d.unresolved_p0_p1, d.source
+                ),
+                None => "no plan-review result is recorded".to_owned(),
+            },
+        ));
     }
     let Some(review) = &g.review else {
         blocks.push(Violation::new(
@@ -126,6 +139,29 @@ pub(super) fn decide_pr_ready(
             "review-gate",
             Some("outcome"),
             format!("the review outcome blocks PR-ready: {:?}", review.outcome),
+        ));
+    }
+    let green: Vec<&gates::Handed> = handed
+        .iter()
+        .filter(|h| is_full_git_id(&h.revision))
+        .collect();
+    let unit = green.iter().find(|h| h.revision == review.reviewed_sha);
+    if green.is_empty() {
+        blocks.push(Violation::new(
+            "build-loop-green",
+            Some("reviewed_sha"),
+            "no build-loop iteration went green (no handed_to_code_review): back to the build loop, never a review of unchecked work",
+        ));
+    } else if unit.is_none() {
+        let list = green
+            .iter()
+            .map(|h| format!("{} at {}", h.unit, h.revision))
+            .collect::<Vec<_>>()
+            .join(", ");
+        blocks.push(Violation::new(
+            "build-loop-green",
+            Some("reviewed_sha"),
+            format!("the reviewed SHA is not a revision the build loop went green at ({list}): review the handed revision, or back to the build loop"),
         ));
     }
     let freshness = fresh::read(repo, &review.reviewed_sha, runs);
@@ -151,6 +187,7 @@ pub(super) fn decide_pr_ready(
     r.all(blocks)?;
     Ok(vec![Event::ReadyForPr {
         reviewed_sha: review.reviewed_sha.clone(),
+        unit: unit.map(|h| h.unit.clone()),
         commits_since_review: freshness.commits_since(),
         count: None,
         runs: runs.to_vec(),

@@ -4,6 +4,7 @@
 
 use super::super::command::Save;
 use super::super::event::Event;
+use super::super::gates;
 use super::super::state::{parse_gate_verdict, GateVerdict, Phase, PhaseStatus, Status, Thread};
 use super::review::doc_review_blocks;
 use super::Refuse;
@@ -31,6 +32,18 @@ pub(super) fn decide_save(r: &Refuse, saga_id: &str, save: &Save) -> Result<Vec<
             Some("next_round"),
             "next_round is derived from rounds_seen (max + 1); set rounds_seen",
         );
+    }
+    if let Some(d) = save.destination.as_deref() {
+        if !d.is_empty() && !gates::DESTINATIONS.contains(&d) {
+            return r.no(
+                "destination",
+                Some("destination"),
+                &format!(
+                    "`{d}` is not a destination ({})",
+                    gates::DESTINATIONS.join(" | ")
+                ),
+            );
+        }
     }
     let mut verdicts = vec![];
     for v in &save.gate_verdicts {

@@ -9,7 +9,9 @@ use super::Refuse;
 use crate::evidence::{is_full_git_id, is_option_like, AbsPath, CommandRun};
 use crate::Rejection;
 
-/// `take-turn`: every field named, no other unit merging, this unit not merged yet.
+/// `take-turn`: every field named, a branch git cannot read as an option, an
+/// absolute merge worktree, a destination that merges, no other unit merging, this
+/// unit not merged yet.
 pub(super) fn decide_take_turn(
     r: &Refuse,
     t: &Thread,
@@ -36,6 +38,13 @@ pub(super) fn decide_take_turn(
     }
     if let Err(e) = AbsPath::parse(merge_worktree) {
         return r.no(e.rule, Some("merge_worktree"), &e.message);
+    }
+    if t.destination.as_deref() == Some(gates::PLAN_ONLY) {
+        return r.no(
+            "destination",
+            Some("unit"),
+            "the thread's destination is `plan-only`: it merges nothing",
+        );
     }
     let units = &t.gates.units;
     if let Some((other, _)) = units
