@@ -5,6 +5,7 @@
 mod support;
 
 mod build_loop;
+mod build_loop_criterion;
 mod cli;
 mod depth;
 mod engine;

@@ -27,7 +27,6 @@ pub fn run_record(baseline: Value, units: Value) -> Value {
 pub struct Thread {
     _tmp: tempfile::TempDir,
     pub repo: PathBuf,
-    #[allow(dead_code)] // read by the build-loop tests
     pub record: PathBuf,
     pub journal: TempJournal,
     pub scratch: tempfile::TempDir,
