@@ -26,6 +26,7 @@ mod reliability;
 mod saga;
 mod saga_downstream;
 mod saga_gates;
+mod saga_mint;
 mod saga_observed;
 mod saga_properties;
 mod ship;

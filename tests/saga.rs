@@ -3,14 +3,24 @@
 
 use serde_json::{json, Value};
 
-use crate::park::park as cairn;
 use crate::support::TempJournal;
 
+/// `cairn saga ARGS`, run from a scratch directory: a save reads git where it is
+/// run, and these threads are not about any repository.
 fn run(t: &TempJournal, args: &[&str]) -> (i32, Value) {
-    let mut full = vec!["saga"];
-    full.extend_from_slice(args);
-    let (code, out, _) = cairn(&full, "", Some(&t.path()));
-    (code, out)
+    let scratch = tempfile::tempdir().expect("a temp dir");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .arg("saga")
+        .args(args)
+        .arg("--db")
+        .arg(t.path())
+        .env_remove("CAIRN_DB")
+        .current_dir(scratch.path())
+        .output()
+        .expect("cairn runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let v = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    (out.status.code().unwrap_or(-1), v)
 }
 
 /// Takes the merge turn for `U1` and records its merge: QA runs on merged threads only.
@@ -452,6 +462,8 @@ fn saga_show_snapshot() {
             "review:blocked:",
             "--next-step",
             "fix the review findings",
+            "--orchestration-mode",
+            "inline",
         ],
     );
     merge(&t, "issue-42");

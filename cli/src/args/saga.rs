@@ -38,7 +38,7 @@ pub struct BuildLoopArgs {
 pub enum SagaCommand {
     /// Save a tick: list flags are full snapshots (`a|b`; omitted = carried forward, "" = cleared)
     #[command(
-        after_help = "`next_round` is derived (max(rounds_seen) + 1) and never set; a bad --gate-verdict refuses\nthe whole save (exit 2, nothing written); `lifecycle_phase` never moves past `work` here.\n\nExample:\n  cairn saga save --id issue-42 --issue-ref acme/widgets#42 --lifecycle-phase work \\\n    --phase-status in_progress --plan-path docs/plans/p.md --rounds-seen 1 --gate-verdict 'tests:done:ci#7'"
+        after_help = "The saga id is `issue-<N>` from `--kind issue --id N`, `task-<slug>` from `--kind task --id TEXT`\n(slugified), or `--id` itself when it is one. The branch and HEAD are read with git in --repo (default:\nthe current directory); a default branch never overwrites a recorded work branch.\n`next_round` is derived (max(rounds_seen) + 1) and never set; a bad --gate-verdict refuses\nthe whole save (exit 2, nothing written); `lifecycle_phase` never moves past `work` here.\n\nExample:\n  cairn saga save --kind issue --id 42 --issue-ref acme/widgets#42 --lifecycle-phase work \\\n    --phase-status in_progress --plan-path docs/plans/p.md --destination pr \\\n    --orchestration-mode inline --orchestration-recommended inline --rounds-seen 1"
     )]
     Save(Box<SagaSave>),
     /// Rebuild a thread from the journal: round, phase, checks run, next step (writes nothing)
@@ -267,7 +267,7 @@ pub enum MergeTurnCommand {
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct SagaSave {
-    /// `issue-<N>` or `task-<slug>`
+    /// The issue number or task id (`--kind task` slugifies it), or a saga id `issue-<N>` / `task-<slug>`
     #[arg(long)]
     pub id: String,
     #[arg(long, value_parser = ["issue", "task"])]
@@ -311,6 +311,18 @@ pub struct SagaSave {
     /// Refused: `next_round` is derived from `rounds_seen`
     #[arg(long)]
     pub next_round: Option<u32>,
+    /// The backend that runs: `inline` (the only one since #1030; never defaulted)
+    #[arg(long)]
+    pub orchestration_mode: Option<String>,
+    /// What the recommender said [default with a mode: inline]
+    #[arg(long)]
+    pub orchestration_recommended: Option<String>,
+    /// The operator's pick [default: the mode]
+    #[arg(long)]
+    pub orchestration_operator_choice: Option<String>,
+    /// Where the branch and HEAD are read with git [default: the current directory]
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<String>,
     #[command(flatten)]
     pub key: Key,
 }

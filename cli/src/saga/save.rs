@@ -10,7 +10,7 @@ use super::{load, stream};
 use crate::args::SagaSave;
 use crate::failure::{input, Done, Failure};
 use crate::output;
-use crate::record::{Db, Recorder, Step};
+use crate::record::{Db, Recorded, Recorder, Request, Step};
 
 /// A `a|b` list flag: omitted = carried forward (`None`), `""` = cleared.
 fn list(v: &Option<String>) -> Option<Vec<String>> {
@@ -78,7 +78,26 @@ fn save_of(a: &SagaSave) -> Result<Save, Failure> {
         review_paths: list(&a.review_paths),
         gate_verdicts: a.gate_verdicts.clone(),
         next_round: a.next_round,
+        orchestration_mode: a.orchestration_mode.clone(),
+        orchestration_recommended: a.orchestration_recommended.clone(),
+        orchestration_operator_choice: a.orchestration_operator_choice.clone(),
+        repo: None,
+        git: vec![],
     })
+}
+
+/// The repository a save captures: `--repo`, else the current directory (where
+/// the seed's `saga.py` reads git).
+fn capture_repo(a: &SagaSave) -> Result<Option<String>, Failure> {
+    if let Some(r) = &a.repo {
+        crate::failure::require_abs_path("repo", r)?;
+        return Ok(Some(r.clone()));
+    }
+    Ok(std::env::current_dir()
+        .ok()
+        .and_then(|d| std::fs::canonicalize(d).ok())
+        .map(|d| d.to_string_lossy().into_owned())
+        .filter(|d| cairn::machines::evidence::is_normal_abs_path(d)))
 }
 
 /// A thread as the helpers print it: every field, plus the derived ones.
@@ -90,15 +109,51 @@ fn view(t: &Thread) -> Value {
     v
 }
 
-/// `saga save`: one tick.
+/// `saga save`: one tick. The saga id is derived from `--kind` and `--id` as the
+/// seed's `saga.py` derives it; the branch and `HEAD` are read with git in the repo
+/// (`--repo`, else the current directory) and recorded with the command.
 pub(super) fn save(rec: &Recorder, a: &SagaSave) -> Result<Done, Failure> {
-    let s = stream(&a.id)?;
-    let save = save_of(a)?;
+    let mut save = save_of(a)?;
+    for (field, v) in [
+        ("orchestration_mode", &save.orchestration_mode),
+        ("orchestration_recommended", &save.orchestration_recommended),
+        (
+            "orchestration_operator_choice",
+            &save.orchestration_operator_choice,
+        ),
+    ] {
+        if let Some(v) = v {
+            saga::tick::check_mode(v).map_err(|m| input(field, "orchestration-mode", &m))?;
+        }
+    }
+    let saga_id = saga::derive_saga_id(save.kind, &a.id).map_err(|m| input("id", "saga-id", &m))?;
+    let s = stream(&saga_id)?;
+    let repo = capture_repo(a)?;
+    // The key stands for the request (the tick and where it was saved); a retry
+    // reads git no more.
+    let request = Request::new(
+        "saga save",
+        json!({ "saga_id": saga_id, "save": save, "repo": repo }),
+    );
+    if let Some(done) = rec.recall::<Saga>(&s, &request)? {
+        return print_saved(&s, &done);
+    }
+    if let Some(repo) = repo {
+        save.git = saga::tick::capture_plan(&repo)
+            .iter()
+            .map(|argv| cairn::observe::run(argv))
+            .collect();
+        save.repo = Some(repo);
+    }
     let command = Command::Save {
-        saga_id: a.id.clone(),
+        saga_id,
         save: Box::new(save),
     };
-    let done = rec.record(Step::<Saga>::new(&s, &command))?;
+    let done = rec.record(Step::<Saga>::new(&s, &command).request(request))?;
+    print_saved(&s, &done)
+}
+
+fn print_saved(s: &StreamId, done: &Recorded<Saga>) -> Result<Done, Failure> {
     let t = done
         .state
         .thread()

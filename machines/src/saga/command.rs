@@ -33,6 +33,21 @@ pub struct Save {
     pub gate_verdicts: Vec<String>,
     /// Always refused when present: `next_round` is derived.
     pub next_round: Option<u32>,
+    /// The backend that runs (`inline`); recorded with the two below.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub orchestration_mode: Option<String>,
+    /// What the recommender said (`inline` when a mode is chosen without it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub orchestration_recommended: Option<String>,
+    /// The operator's pick (the mode when not named apart).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub orchestration_operator_choice: Option<String>,
+    /// The repository whose branch and `HEAD` the save captured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo: Option<String>,
+    /// cairn's capture runs in `repo` (`tick::capture_plan`), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub git: Vec<CommandRun>,
 }
 
 /// A scenario's result. `not-run` is never a pass.

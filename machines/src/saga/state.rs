@@ -143,6 +143,13 @@ pub struct Thread {
     pub review_paths: Vec<String>,
     pub gate_verdicts: Vec<GateVerdict>,
     pub ticks: u32,
+    /// The backend that runs, what was recommended, what the operator picked.
+    #[serde(default)]
+    pub orchestration_mode: Option<String>,
+    #[serde(default)]
+    pub orchestration_recommended: Option<String>,
+    #[serde(default)]
+    pub orchestration_operator_choice: Option<String>,
     pub qa: QaAllowance,
     #[serde(default)]
     pub gates: GateRecord,

@@ -11,7 +11,6 @@ mod turn;
 
 pub use qa::qa_outcome;
 pub use review::{doc_review_blocks, doc_review_passed};
-pub use save::valid_saga_id;
 
 use super::command::{command_name, Command};
 use super::event::Event;
