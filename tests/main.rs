@@ -29,6 +29,7 @@ mod saga_gates;
 mod saga_mint;
 mod saga_observed;
 mod saga_properties;
+mod saga_qa;
 mod ship;
 mod ship_preflight;
 mod ship_properties;

@@ -314,62 +314,6 @@ fn only_a_recorded_qa_pass_moves_the_thread_to_qa() {
 }
 
 #[test]
-fn the_qa_allowance_is_five_cycles_and_one_extension_never_two() {
-    let t = TempJournal::new();
-    assert_eq!(
-        run(
-            &t,
-            &["save", "--id", "issue-5", "--lifecycle-phase", "work"]
-        )
-        .0,
-        0
-    );
-    merge(&t, "issue-5");
-    let fail = |extra: &[&str]| {
-        let mut a = vec!["qa", "--saga-id", "issue-5", "--scenario", "s=failed"];
-        a.extend_from_slice(extra);
-        run(&t, &a)
-    };
-    let (code, out) = fail(&["--extension"]);
-    assert_eq!(
-        (code, out["error"]["violations"][0]["predicate"].as_str()),
-        (2, Some("allowance-left")),
-        "{out}"
-    );
-    for cycle in 1..=5 {
-        let (code, out) = fail(&[]);
-        assert_eq!(
-            (code, out["post_merge_cycles"].clone()),
-            (4, json!(cycle)),
-            "{out}"
-        );
-    }
-    let (code, out) = fail(&[]);
-    assert_eq!(
-        (code, out["error"]["violations"][0]["predicate"].as_str()),
-        (2, Some("qa-allowance")),
-        "{out}"
-    );
-    let (code, out) = fail(&["--extension"]);
-    assert_eq!(
-        (
-            code,
-            out["post_merge_cycles"].clone(),
-            out["extension_taken"].clone()
-        ),
-        (4, json!(6), json!(true)),
-        "{out}"
-    );
-    let (code, out) = fail(&["--extension"]);
-    assert_eq!(
-        (code, out["error"]["violations"][0]["predicate"].as_str()),
-        (2, Some("one-extension")),
-        "{out}"
-    );
-    assert_eq!(fail(&[]).0, 2, "exhausted");
-}
-
-#[test]
 fn scan_finds_threads_by_issue_ref_plan_path_or_branch() {
     let t = TempJournal::new();
     run(

@@ -197,7 +197,7 @@ pub enum SagaCommand {
     },
     /// Record one QA cycle after merge: only an all-passed cycle moves the thread to `qa`
     #[command(
-        after_help = "Scenarios: NAME=passed | NAME=failed | NAME=not-run | NAME=blocked:CAUSE. The allowance is 3 standard\n+ 2 escalated cycles, then exactly one --extension. Exit 0 on a PASS, 4 otherwise (recorded).\n\nExample:\n  cairn saga qa --saga-id issue-42 --scenario checkout=passed --scenario refund=blocked:sandbox-down"
+        after_help = "Scenarios: NAME=passed | NAME=failed | NAME=not-run | NAME=blocked:CAUSE. Only a failure counts\nagainst the allowance: 3 standard + 2 escalated failed cycles (or the run record's\nstandard_cycle_allowance / escalated_cycle_allowance, with --record), then exactly one --extension.\nA blocked scenario outranks a failure; a failure past the allowance is recorded `exhausted`.\nExit 0 on a PASS, 4 otherwise (recorded).\n\nExample:\n  cairn saga qa --saga-id issue-42 --scenario checkout=passed --scenario refund=blocked:sandbox-down"
     )]
     Qa {
         #[arg(long)]
@@ -206,6 +206,9 @@ pub enum SagaCommand {
         scenarios: Vec<String>,
         #[arg(long)]
         extension: bool,
+        /// The run record whose run configuration carries the allowance's limits
+        #[arg(long, value_name = "PATH")]
+        record: Option<String>,
         #[command(flatten)]
         key: Key,
     },

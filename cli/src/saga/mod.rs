@@ -263,7 +263,14 @@ pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<Done, Failu
             saga_id,
             scenarios,
             extension,
+            record,
             key,
-        } => qa::qa(&rec(key)?, saga_id, scenarios, *extension),
+        } => qa::qa(
+            &rec(key)?,
+            saga_id,
+            scenarios,
+            *extension,
+            record.as_deref(),
+        ),
     }
 }

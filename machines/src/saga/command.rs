@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::gates;
-use super::state::{Kind, Phase, PhaseStatus, Status};
+use super::state::{Kind, Phase, PhaseStatus, QaLimits, Status};
 use crate::evidence::CommandRun;
 
 /// A save: every field optional (omitted = carried forward; an empty list clears).
@@ -144,10 +144,13 @@ pub enum Command {
         #[serde(default)]
         pair: Option<(String, String)>,
     },
-    /// One QA cycle after merge; `extension` asks for the one extension.
+    /// One QA cycle after merge; `extension` asks for the one extension; `limits`
+    /// are the run record's, when it carries them.
     Qa {
         scenarios: Vec<Scenario>,
         extension: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limits: Option<QaLimits>,
     },
 }
 

@@ -30,7 +30,7 @@ pub use decide::{doc_review_blocks, doc_review_passed, qa_outcome};
 pub use event::Event;
 pub use state::{
     parse_gate_verdict, GateRecord, GateState, GateVerdict, Kind, Phase, PhaseStatus, QaAllowance,
-    QaOutcome, State, Status, Thread, GATE_STATES, QA_ESCALATED, QA_STANDARD,
+    QaLimits, QaOutcome, State, Status, Thread, GATE_STATES, QA_ESCALATED, QA_STANDARD,
 };
 pub use tick::{derive_saga_id, valid_saga_id};
 

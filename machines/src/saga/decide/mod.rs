@@ -29,7 +29,8 @@ pub(super) fn decide(state: &State, command: &Command) -> Result<Vec<Event>, Rej
         Command::Qa {
             scenarios,
             extension,
-        } => qa::decide_qa(&r, r.thread()?, scenarios, *extension),
+            limits,
+        } => qa::decide_qa(&r, r.thread()?, scenarios, *extension, *limits),
         Command::DocReview { review } => {
             r.thread()?;
             review::decide_doc_review(&r, review)
