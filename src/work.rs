@@ -80,6 +80,18 @@ pub fn run_argv_contained(
     timeout: Duration,
     env: Env<'_>,
 ) -> (CommandRun, bool) {
+    let (run, timed_out, _) = run_argv_signalled(dir, argv, timeout, env);
+    (run, timed_out)
+}
+
+/// [`run_argv_contained`], also returning the signal that ended the process, if one
+/// did (`None` when it exited or never started).
+pub fn run_argv_signalled(
+    dir: &str,
+    argv: &[String],
+    timeout: Duration,
+    env: Env<'_>,
+) -> (CommandRun, bool, Option<i32>) {
     let argv = argv.to_vec();
     let started_at = now();
     let Some(program) = argv.first().cloned() else {
@@ -94,6 +106,7 @@ pub fn run_argv_contained(
                 finished_at: started_at,
             },
             false,
+            None,
         );
     };
     let mut cmd = Command::new(&program);
@@ -140,6 +153,7 @@ pub fn run_argv_contained(
                     finished_at: now(),
                 },
                 false,
+                None,
             )
         }
     };
@@ -186,6 +200,10 @@ pub fn run_argv_contained(
     kill_group(pgid);
     let stdout = capped(out.join().unwrap_or_default());
     let stderr = capped(err.join().unwrap_or_default());
+    #[cfg(unix)]
+    let signal = status.and_then(|s| std::os::unix::process::ExitStatusExt::signal(&s));
+    #[cfg(not(unix))]
+    let signal = None;
     (
         CommandRun {
             argv,
@@ -197,6 +215,7 @@ pub fn run_argv_contained(
             finished_at: now(),
         },
         timed_out,
+        signal,
     )
 }
 
@@ -299,10 +318,11 @@ pub fn run_check(
             argv: None,
             run: None,
             timed_out: false,
+            signal: None,
         },
         Ok(words) => {
             let argv = expand_globs(root, &words);
-            let (run, timed_out) = run_argv_contained(root, &argv, timeout, Env::Inherit);
+            let (run, timed_out, signal) = run_argv_signalled(root, &argv, timeout, Env::Inherit);
             CheckRun {
                 part,
                 name: name.to_owned(),
@@ -310,6 +330,7 @@ pub fn run_check(
                 argv: Some(argv),
                 run: Some(run),
                 timed_out,
+                signal,
             }
         }
     }

@@ -183,6 +183,7 @@ fn build_loop_keeps_the_universal_invariants() {
                     argv: Some(vec!["true".into()]),
                     run: Some(run(*exit)),
                     timed_out: *timed_out,
+                    signal: None,
                 }],
                 started_at: at.clone(),
                 finished_at: at,

@@ -182,6 +182,41 @@ fn a_retried_saga_qa_with_the_same_key_spends_one_qa_cycle() {
         "",
     );
     assert_eq!(code, 0, "{out}");
+    // QA runs on a merged thread only: take the merge turn and record the merge.
+    let tip = "1".repeat(40);
+    for args in [
+        &[
+            "saga",
+            "merge-turn",
+            "take",
+            "--saga-id",
+            "issue-9",
+            "--unit",
+            "U1",
+            "--branch",
+            "work/u1",
+            "--merge-worktree",
+            "/nonexistent/wt",
+            "--holder",
+            "h",
+        ][..],
+        &[
+            "saga",
+            "merge-turn",
+            "merged",
+            "--saga-id",
+            "issue-9",
+            "--unit",
+            "U1",
+            "--holder",
+            "h",
+            "--merged-tip",
+            &tip,
+        ],
+    ] {
+        let (code, out) = run(&t, args, "");
+        assert_eq!(code, 0, "{out}");
+    }
     let (code, first) = qa(&t, "checkout=failed", Some("qa-1"));
     assert_eq!(
         (code, first["post_merge_cycles"].clone()),

@@ -5,6 +5,7 @@
 mod support;
 
 mod build_loop;
+mod build_loop_criterion;
 mod cli;
 mod depth;
 mod engine;
@@ -30,8 +31,12 @@ mod pr_sequences;
 mod properties;
 mod reliability;
 mod saga;
+mod saga_downstream;
 mod saga_gates;
+mod saga_mint;
+mod saga_observed;
 mod saga_properties;
+mod saga_qa;
 mod ship;
 mod ship_merge;
 mod ship_names;

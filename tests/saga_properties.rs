@@ -42,20 +42,23 @@ fn phase() -> impl Strategy<Value = Option<Phase>> {
 }
 
 fn result() -> impl Strategy<Value = ScenarioResult> {
-    proptest::sample::select(
-        &[
-            ScenarioResult::Passed,
-            ScenarioResult::Passed,
-            ScenarioResult::Failed,
-            ScenarioResult::Blocked,
-            ScenarioResult::NotRun,
-        ][..],
-    )
+    // Failures weigh most: only they count against the allowance, and the
+    // extension is reached only past five of them.
+    prop_oneof![
+        2 => Just(ScenarioResult::Passed),
+        5 => Just(ScenarioResult::Failed),
+        1 => Just(ScenarioResult::Blocked),
+        1 => Just(ScenarioResult::NotRun),
+    ]
 }
 
-/// A generated step: a save or a QA cycle.
+/// A generated step: a save or a QA cycle (and, to open QA, the merge of `U1`).
 #[derive(Debug, Clone)]
 pub enum Step {
+    /// `U1` takes the merge turn.
+    Take,
+    /// `U1`'s holder records its merge.
+    Merged,
     Save {
         phase: Option<Phase>,
         rounds: Option<Vec<u32>>,
@@ -92,6 +95,12 @@ pub fn step() -> impl Strategy<Value = Step> {
 
 pub fn command(step: &Step) -> Command {
     match step {
+        Step::Take => take("U1"),
+        Step::Merged => Command::MarkMerged {
+            unit: "U1".into(),
+            holder: "U1".into(),
+            merged_tip: "1".repeat(40),
+        },
         Step::Save {
             phase,
             rounds,
@@ -119,6 +128,7 @@ pub fn command(step: &Step) -> Command {
                 })
                 .collect(),
             extension: *extension,
+            limits: None,
         },
     }
 }
@@ -130,8 +140,13 @@ pub fn sequence() -> impl Strategy<Value = Vec<Step>> {
         verdicts: vec![],
         next_round: None,
     };
-    proptest::collection::vec(step(), 0..30)
-        .prop_map(move |rest| std::iter::once(work.clone()).chain(rest).collect())
+    // QA runs on merged threads only: the thread is minted at `work` and `U1` merged.
+    proptest::collection::vec(step(), 0..40).prop_map(move |rest| {
+        [work.clone(), Step::Take, Step::Merged]
+            .into_iter()
+            .chain(rest)
+            .collect()
+    })
 }
 
 proptest! {
@@ -162,6 +177,18 @@ proptest! {
                     let (scenarios, outcome) = last.expect("a QA advance comes with its cycle");
                     prop_assert_eq!(outcome, QaOutcome::Passed);
                     prop_assert!(!scenarios.is_empty() && scenarios.iter().all(|s| s.result == ScenarioResult::Passed));
+                }
+                // Only a failure counts against the allowance, and only inside it.
+                if let (Event::QaCycleRecorded { cycle, outcome, scenarios, .. }, Some(t)) = (e, state.thread()) {
+                    let before_cycles = t.qa.post_merge_cycles;
+                    match outcome {
+                        QaOutcome::ReEntersTheBuildLoop => {
+                            prop_assert_eq!(*cycle, before_cycles + 1);
+                            prop_assert!(scenarios.iter().any(|s| s.result == ScenarioResult::Failed));
+                            prop_assert!(!scenarios.iter().any(|s| s.result == ScenarioResult::Blocked));
+                        }
+                        _ => prop_assert_eq!(*cycle, before_cycles, "{:?} counted a cycle", outcome),
+                    }
                 }
                 state = Saga::evolve(state, e);
                 let after = state.thread().map(|t| t.lifecycle_phase);

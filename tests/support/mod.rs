@@ -6,6 +6,7 @@ pub mod git;
 pub mod park;
 pub mod park_helper;
 pub mod pr;
+pub mod saga;
 pub mod ship;
 pub mod ship_repo;
 pub mod ticket;

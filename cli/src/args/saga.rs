@@ -38,7 +38,7 @@ pub struct BuildLoopArgs {
 pub enum SagaCommand {
     /// Save a tick: list flags are full snapshots (`a|b`; omitted = carried forward, "" = cleared)
     #[command(
-        after_help = "`next_round` is derived (max(rounds_seen) + 1) and never set; a bad --gate-verdict refuses\nthe whole save (exit 2, nothing written); `lifecycle_phase` never moves past `work` here.\n\nExample:\n  cairn saga save --id issue-42 --issue-ref acme/widgets#42 --lifecycle-phase work \\\n    --phase-status in_progress --plan-path docs/plans/p.md --rounds-seen 1 --gate-verdict 'tests:done:ci#7'"
+        after_help = "The saga id is `issue-<N>` from `--kind issue --id N`, `task-<slug>` from `--kind task --id TEXT`\n(slugified), or `--id` itself when it is one. The branch and HEAD are read with git in --repo (default:\nthe current directory); a default branch never overwrites a recorded work branch.\n`next_round` is derived (max(rounds_seen) + 1) and never set; a bad --gate-verdict refuses\nthe whole save (exit 2, nothing written); `lifecycle_phase` never moves past `work` here.\n\nExample:\n  cairn saga save --kind issue --id 42 --issue-ref acme/widgets#42 --lifecycle-phase work \\\n    --phase-status in_progress --plan-path docs/plans/p.md --destination pr \\\n    --orchestration-mode inline --orchestration-recommended inline --rounds-seen 1"
     )]
     Save(Box<SagaSave>),
     /// Rebuild a thread from the journal: round, phase, checks run, next step (writes nothing)
@@ -110,15 +110,18 @@ pub enum SagaCommand {
         #[command(flatten)]
         key: Key,
     },
-    /// The PR-ready gate: doc review, review outcome, and staleness counted by cairn with git
+    /// The PR-ready gate: doc review, review outcome, and freshness read by cairn with git
     #[command(
-        after_help = "cairn runs `git -C REPO rev-list <reviewed_sha>..HEAD --count` itself. Refused (exit 2) with every\nblocking gate named.\n\nExample:\n  cairn saga pr-ready --saga-id issue-42 --repo /abs/repo"
+        after_help = "cairn runs `git -C REPO merge-base --is-ancestor --end-of-options <reviewed_sha> HEAD` and\n`git -C REPO rev-list --count --end-of-options <reviewed_sha>..HEAD` itself: fresh only when the\nreviewed commit is HEAD's ancestor and nothing landed since. The reviewed SHA must be a revision the\nbuild loop went green at (its journaled handed_to_code_review): with none, back to the build loop.\nRefused (exit 2) with every blocking gate named.\n\nExample:\n  cairn saga pr-ready --saga-id issue-42 --repo /abs/repo"
     )]
     PrReady {
         #[arg(long)]
         saga_id: String,
         #[arg(long, value_name = "DIR")]
         repo: String,
+        /// Whose build loop handed the revision to code review [default: N of an `issue-N` thread]
+        #[arg(long, value_name = "N")]
+        issue: Option<u64>,
         #[command(flatten)]
         key: Key,
     },
@@ -194,7 +197,7 @@ pub enum SagaCommand {
     },
     /// Record one QA cycle after merge: only an all-passed cycle moves the thread to `qa`
     #[command(
-        after_help = "Scenarios: NAME=passed | NAME=failed | NAME=not-run | NAME=blocked:CAUSE. The allowance is 3 standard\n+ 2 escalated cycles, then exactly one --extension. Exit 0 on a PASS, 4 otherwise (recorded).\n\nExample:\n  cairn saga qa --saga-id issue-42 --scenario checkout=passed --scenario refund=blocked:sandbox-down"
+        after_help = "Scenarios: NAME=passed | NAME=failed | NAME=not-run | NAME=blocked:CAUSE. Only a failure counts\nagainst the allowance: 3 standard + 2 escalated failed cycles (or the run record's\nstandard_cycle_allowance / escalated_cycle_allowance, with --record), then exactly one --extension.\nA blocked scenario outranks a failure; a failure past the allowance is recorded `exhausted`.\nExit 0 on a PASS, 4 otherwise (recorded).\n\nExample:\n  cairn saga qa --saga-id issue-42 --scenario checkout=passed --scenario refund=blocked:sandbox-down"
     )]
     Qa {
         #[arg(long)]
@@ -203,6 +206,9 @@ pub enum SagaCommand {
         scenarios: Vec<String>,
         #[arg(long)]
         extension: bool,
+        /// The run record whose run configuration carries the allowance's limits
+        #[arg(long, value_name = "PATH")]
+        record: Option<String>,
         #[command(flatten)]
         key: Key,
     },
@@ -230,7 +236,7 @@ pub enum MergeTurnCommand {
     },
     /// Release a turn left by a dead holder, after checking git (never trusted)
     #[command(
-        after_help = "cairn runs `git -C REPO merge-base --is-ancestor BRANCH TARGET` and, when the merge worktree\nexists, `git -C WT rev-parse -q --verify MERGE_HEAD`.\n\nExample:\n  cairn saga merge-turn release --saga-id issue-42 --unit U1 --repo /abs/repo --target main"
+        after_help = "cairn runs `git -C REPO merge-base --is-ancestor --end-of-options BRANCH TARGET` and, when the\nmerge worktree exists, `git -C WT rev-parse -q --verify --end-of-options MERGE_HEAD`. A target that\nstarts with `-` is refused (exit 2, rule option-like).\n\nExample:\n  cairn saga merge-turn release --saga-id issue-42 --unit U1 --repo /abs/repo --target main"
     )]
     Release {
         #[arg(long)]
@@ -264,7 +270,7 @@ pub enum MergeTurnCommand {
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct SagaSave {
-    /// `issue-<N>` or `task-<slug>`
+    /// The issue number or task id (`--kind task` slugifies it), or a saga id `issue-<N>` / `task-<slug>`
     #[arg(long)]
     pub id: String,
     #[arg(long, value_parser = ["issue", "task"])]
@@ -308,6 +314,18 @@ pub struct SagaSave {
     /// Refused: `next_round` is derived from `rounds_seen`
     #[arg(long)]
     pub next_round: Option<u32>,
+    /// The backend that runs: `inline` (the only one since #1030; never defaulted)
+    #[arg(long)]
+    pub orchestration_mode: Option<String>,
+    /// What the recommender said [default with a mode: inline]
+    #[arg(long)]
+    pub orchestration_recommended: Option<String>,
+    /// The operator's pick [default: the mode]
+    #[arg(long)]
+    pub orchestration_operator_choice: Option<String>,
+    /// Where the branch and HEAD are read with git [default: the current directory]
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<String>,
     #[command(flatten)]
     pub key: Key,
 }

@@ -134,7 +134,13 @@ pub fn criterion(
     unit: &Value,
     preview_command: Option<String>,
 ) -> Result<ExitCriterion, String> {
-    let baseline = match record.pointer("/run_configuration/mechanical_tool_baseline/value") {
+    // A run-configuration parameter is `{value, chosen_by, source}`; a bare value
+    // (no wrapper) is read as the value, as the reference's build loop reads it.
+    let baseline = match record.pointer("/run_configuration/mechanical_tool_baseline") {
+        Some(Value::Object(o)) if o.contains_key("value") => o.get("value"),
+        other => other,
+    };
+    let baseline = match baseline {
         None | Some(Value::Null) => vec![],
         Some(Value::Array(a)) => a
             .iter()
@@ -143,6 +149,7 @@ pub fn criterion(
                     .map(str::to_owned)
                     .ok_or_else(|| "`mechanical_tool_baseline.value` holds a non-string".to_owned())
             })
+            .filter(|c| c.as_ref().map_or(true, |c| !c.trim().is_empty()))
             .collect::<Result<_, _>>()?,
         Some(_) => return Err("`mechanical_tool_baseline.value` is not a list".into()),
     };
@@ -201,34 +208,39 @@ pub fn planned(crit: &ExitCriterion) -> Vec<(Part, Named)> {
     v
 }
 
-/// A list of named commands (a bare string names itself).
+/// A list of named commands: a bare string names itself; an object is `{name,
+/// command}`, where a missing name is the command (or `check-<n>`) and a missing
+/// command is empty — it does not split, so it could not execute: never guessed.
 fn named(v: Option<&Value>, field: &str) -> Result<Vec<Named>, String> {
-    let Some(v) = v else { return Ok(vec![]) };
-    let Some(a) = v.as_array() else {
-        return Err(format!("`{field}` is not a list"));
+    let a = match v {
+        None | Some(Value::Null) => return Ok(vec![]),
+        Some(Value::Array(a)) => a,
+        Some(_) => return Err(format!("`{field}` is not a list")),
     };
     a.iter()
         .enumerate()
-        .map(|(i, e)| match e {
-            Value::String(s) => Ok(Named {
-                name: s.clone(),
-                command: s.clone(),
-            }),
-            Value::Object(o) => match (
-                o.get("name").and_then(Value::as_str),
-                o.get("command").and_then(Value::as_str),
-            ) {
-                (Some(n), Some(c)) => Ok(Named {
-                    name: n.to_owned(),
-                    command: c.to_owned(),
+        .map(|(i, e)| {
+            let bad = || format!("`{field}[{i}]` is not {{name, command}} or a string");
+            match e {
+                Value::String(s) => Ok(Named {
+                    name: s.clone(),
+                    command: s.clone(),
                 }),
-                _ => Err(format!(
-                    "`{field}[{i}]` is not {{name, command}} or a string"
-                )),
-            },
-            _ => Err(format!(
-                "`{field}[{i}]` is not {{name, command}} or a string"
-            )),
+                Value::Object(o) => {
+                    let text = |k: &str| match o.get(k) {
+                        None | Some(Value::Null) => Ok(None),
+                        Some(Value::String(s)) => Ok(Some(s.clone())),
+                        Some(_) => Err(bad()),
+                    };
+                    let command = text("command")?.unwrap_or_default();
+                    let name = text("name")?
+                        .filter(|n| !n.is_empty())
+                        .or_else(|| Some(command.clone()).filter(|c| !c.is_empty()))
+                        .unwrap_or_else(|| format!("check-{}", i + 1));
+                    Ok(Named { name, command })
+                }
+                _ => Err(bad()),
+            }
         })
         .collect()
 }
@@ -258,5 +270,40 @@ mod tests {
             Some("pytest-coverage")
         );
         assert_eq!(catalogue_check(&split_words("cargo test").unwrap()), None);
+    }
+
+    #[test]
+    fn the_criterion_is_read_as_the_reference_reads_it() {
+        use serde_json::json;
+        let unit = json!({"functional_checks": [{"command": "cargo test"}, {"name": "n"}, "ls"]});
+        let wrapped =
+            json!({"run_configuration": {"mechanical_tool_baseline": {"value": ["a", " "]}}});
+        let bare = json!({"run_configuration": {"mechanical_tool_baseline": ["a"]}});
+        for record in [&wrapped, &bare] {
+            let c = criterion(record, &unit, None).unwrap();
+            assert_eq!(c.baseline, ["a"], "{record}");
+            let names: Vec<(&str, &str)> = c
+                .functional_checks
+                .iter()
+                .map(|n| (n.name.as_str(), n.command.as_str()))
+                .collect();
+            assert_eq!(
+                names,
+                [("cargo test", "cargo test"), ("n", ""), ("ls", "ls")]
+            );
+        }
+        let none = json!({"run_configuration": {}});
+        assert!(criterion(&none, &json!({}), None)
+            .unwrap()
+            .baseline
+            .is_empty());
+        let bad = json!({"run_configuration": {"mechanical_tool_baseline": {"value": "a"}}});
+        assert!(criterion(&bad, &json!({}), None).is_err());
+        assert!(criterion(
+            &wrapped,
+            &json!({"functional_checks": [{"command": 3}]}),
+            None
+        )
+        .is_err());
     }
 }

@@ -27,10 +27,15 @@ pub struct CheckRun {
     pub run: Option<CommandRun>,
     /// Killed at the timeout.
     pub timed_out: bool,
+    /// The signal that ended the run (none: it exited, or did not start). A check
+    /// killed by a signal it did not get from cairn's timeout ran and said no.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
 }
 
-/// `pass` (exit 0), `fail` (ran, non-zero), `could-not-execute` (missing program,
-/// timeout, a command that does not split) — never a pass, never a defect.
+/// `pass` (exit 0), `fail` (ran and said no: a non-zero exit, or killed by a signal
+/// that was not cairn's timeout), `could-not-execute` (missing program, timeout, a
+/// command that does not split) — never a pass, never a defect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 #[allow(missing_docs)]
@@ -45,10 +50,10 @@ pub fn status(c: &CheckRun) -> CheckStatus {
     match (&c.argv, &c.run) {
         (None, _) | (_, None) => CheckStatus::CouldNotExecute,
         (_, Some(_)) if c.timed_out => CheckStatus::CouldNotExecute,
-        (_, Some(r)) => match r.exit_status {
-            None => CheckStatus::CouldNotExecute,
-            Some(0) => CheckStatus::Pass,
-            Some(_) => CheckStatus::Fail,
+        (_, Some(r)) => match (r.exit_status, c.signal) {
+            (Some(0), _) => CheckStatus::Pass,
+            (Some(_), _) | (None, Some(_)) => CheckStatus::Fail,
+            (None, None) => CheckStatus::CouldNotExecute,
         },
     }
 }
@@ -109,7 +114,9 @@ pub fn iteration(
         }
     };
     let all: Vec<&CheckRun> = checks.iter().filter(|c| c.part != Part::Preview).collect();
-    let green = all.iter().all(|c| status(c) == CheckStatus::Pass)
+    // A criterion with no check to run is never green: nothing was shown to pass.
+    let green = !checks.is_empty()
+        && all.iter().all(|c| status(c) == CheckStatus::Pass)
         && matches!(
             preview["status"].as_str(),
             Some("pass" | "no-preview-declared")
@@ -125,6 +132,9 @@ pub fn iteration(
         "preview": preview,
         "scenario_smoke": part(Part::ScenarioSmoke),
     });
+    if crit.baseline.is_empty() {
+        v["baseline_reason"] = json!("none-configured");
+    }
     if crit.functional_checks.is_empty() {
         v["functional_checks_reason"] = json!("none-prescribed");
     }
@@ -132,6 +142,16 @@ pub fn iteration(
         v["scenario_smoke_reason"] = json!("none-prescribed");
     }
     (v, green)
+}
+
+/// The exit code the record shows: none when the check could not execute; a signal
+/// as its negative number (as Python's `returncode` shows it).
+fn exit_code(c: &CheckRun, st: CheckStatus) -> Option<i32> {
+    if st == CheckStatus::CouldNotExecute {
+        return None;
+    }
+    let run = c.run.as_ref()?;
+    run.exit_status.or(c.signal.map(|s| -s))
 }
 
 /// The run's wall time in seconds, to the millisecond.
@@ -154,7 +174,10 @@ fn result_json(c: &CheckRun) -> Value {
     let detail = match (&c.argv, &c.run) {
         (None, _) => "the command does not split into words".to_owned(),
         (_, Some(_)) if c.timed_out => "timed out".to_owned(),
-        (_, Some(r)) if r.exit_status.is_none() => last_line(&r.stderr),
+        (_, Some(r)) if r.exit_status.is_none() => match c.signal {
+            Some(sig) => format!("killed by signal {sig}"),
+            None => last_line(&r.stderr),
+        },
         (_, Some(r)) => {
             let out = last_line(&r.stdout);
             if out.is_empty() {
@@ -170,7 +193,7 @@ fn result_json(c: &CheckRun) -> Value {
         "command": c.command,
         "catalogue_check": c.argv.as_deref().and_then(catalogue_check),
         "status": st,
-        "exit_code": if st == CheckStatus::CouldNotExecute { None } else { c.run.as_ref().and_then(|r| r.exit_status) },
+        "exit_code": exit_code(c, st),
         "duration_seconds": c.run.as_ref().map_or(0.0, seconds),
         "detail": detail,
     })

@@ -37,7 +37,11 @@ pub struct BuildLoop;
 
 impl Machine for BuildLoop {
     const NAME: &'static str = NAME;
-    const RULES_VERSION: u32 = 1;
+    // 2: a criterion with no check is never green; a check killed by a signal (not
+    // cairn's timeout) is a `fail`; a bare-list baseline and `{command}`-only checks
+    // are read as the reference reads them.
+    const RULES_VERSION: u32 = 2;
+    const RETIRED_RULES: &'static [u32] = &[1];
 
     fn verdict(_state: &LoopState, events: &[Event]) -> crate::Verdict {
         verdict::verdict(events)

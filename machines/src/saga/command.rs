@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::gates;
-use super::state::{Kind, Phase, PhaseStatus, Status};
+use super::state::{Kind, Phase, PhaseStatus, QaLimits, Status};
 use crate::evidence::CommandRun;
 
 /// A save: every field optional (omitted = carried forward; an empty list clears).
@@ -33,6 +33,21 @@ pub struct Save {
     pub gate_verdicts: Vec<String>,
     /// Always refused when present: `next_round` is derived.
     pub next_round: Option<u32>,
+    /// The backend that runs (`inline`); recorded with the two below.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub orchestration_mode: Option<String>,
+    /// What the recommender said (`inline` when a mode is chosen without it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub orchestration_recommended: Option<String>,
+    /// The operator's pick (the mode when not named apart).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub orchestration_operator_choice: Option<String>,
+    /// The repository whose branch and `HEAD` the save captured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo: Option<String>,
+    /// cairn's capture runs in `repo` (`tick::capture_plan`), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub git: Vec<CommandRun>,
 }
 
 /// A scenario's result. `not-run` is never a pass.
@@ -82,10 +97,13 @@ pub enum Command {
         rationale: String,
         operator: String,
     },
-    /// The PR-ready gate: the doc-review and review gates, and staleness counted by cairn.
+    /// The PR-ready gate: the doc-review and review gates, the revisions the build
+    /// loop handed to code review (read from the journal), and freshness read by
+    /// cairn (`evidence::fresh::plan(repo, reviewed_sha)`, run in that order).
     PrReady {
         repo: String,
-        count: CommandRun,
+        handed: Vec<gates::Handed>,
+        runs: Vec<CommandRun>,
     },
     Adjust {
         directive: String,
@@ -99,11 +117,15 @@ pub enum Command {
         merge_worktree: String,
         holder: String,
     },
-    /// Release a `merging` row left by a dead turn, from what git shows.
+    /// Release a `merging` row left by a dead turn, from what git shows: the
+    /// `gates::ancestor_plan(repo, branch, target)` and (when the merge worktree
+    /// exists) `gates::merge_head_plan` runs.
     ReleaseTurn {
         unit: String,
-        ancestor: CommandRun,
-        merge_head: Option<CommandRun>,
+        repo: String,
+        target: String,
+        ancestor: Box<CommandRun>,
+        merge_head: Option<Box<CommandRun>>,
     },
     MarkMerged {
         unit: String,
@@ -122,10 +144,13 @@ pub enum Command {
         #[serde(default)]
         pair: Option<(String, String)>,
     },
-    /// One QA cycle after merge; `extension` asks for the one extension.
+    /// One QA cycle after merge; `extension` asks for the one extension; `limits`
+    /// are the run record's, when it carries them.
     Qa {
         scenarios: Vec<Scenario>,
         extension: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limits: Option<QaLimits>,
     },
 }
 

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::command::Scenario;
 use super::gates;
-use super::state::{QaOutcome, Thread};
+use super::state::{QaLimits, QaOutcome, Thread};
 use crate::evidence::CommandRun;
 
 /// Events.
@@ -23,10 +23,14 @@ pub enum Event {
     },
     /// The one extension of the QA allowance.
     QaExtensionGranted,
+    /// One QA cycle; `cycle` is the failure count after it (rules v1: every cycle).
     QaCycleRecorded {
         cycle: u32,
         scenarios: Vec<Scenario>,
         outcome: QaOutcome,
+        /// The run record's limits this cycle was judged under (v2), when given.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limits: Option<QaLimits>,
     },
     /// A QA PASS: the only way `lifecycle_phase` reaches `qa`.
     AdvancedToQa,
@@ -39,10 +43,18 @@ pub enum Event {
     OverrideRecorded {
         r#override: gates::Override,
     },
+    /// PR-ready passed for `reviewed_sha`. Rules v2 record the freshness `runs`
+    /// (`evidence::fresh`); v1 recorded one `rev-list` run as `count`.
     ReadyForPr {
         reviewed_sha: String,
+        /// The unit whose green iteration handed `reviewed_sha` to code review (v2).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        unit: Option<String>,
         commits_since_review: Option<u64>,
-        count: CommandRun,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        count: Option<CommandRun>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        runs: Vec<CommandRun>,
     },
     DirectiveSet {
         directive: gates::Directive,

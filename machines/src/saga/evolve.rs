@@ -15,9 +15,20 @@ pub(super) fn evolve(state: State, event: &Event) -> State {
             thread.qa.extension_taken = true;
             State::Thread { thread }
         }
-        (State::Thread { mut thread }, Event::QaCycleRecorded { cycle, outcome, .. }) => {
+        (
+            State::Thread { mut thread },
+            Event::QaCycleRecorded {
+                cycle,
+                outcome,
+                limits,
+                ..
+            },
+        ) => {
             thread.qa.post_merge_cycles = *cycle;
             thread.qa.last_outcome = Some(*outcome);
+            if limits.is_some() {
+                thread.qa.limits = *limits;
+            }
             State::Thread { thread }
         }
         (State::Thread { mut thread }, Event::AdvancedToQa) => {

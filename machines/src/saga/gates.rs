@@ -1,12 +1,18 @@
 //! The saga's gates and boundaries, as data and pure rules: the doc-review gate,
-//! the review gate (typed outcome + staleness counted by cairn), overrides labelled
-//! by the one gate they waive, the adjustment envelope, the merge turn, release,
-//! and the board's allowed boundary moves.
+//! the review gate (typed outcome; freshness is the shared `evidence::fresh`
+//! reading), overrides labelled by the one gate they waive, the adjustment
+//! envelope, the merge turn and the git readings that release it, release, and the
+//! board's allowed boundary moves.
+//!
+//! Every git argv here is planned with `evidence::git::git`, and a caller's name
+//! (a branch, a target) always follows `--end-of-options`: git never reads it as an
+//! option, even if it got past the input checks.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::evidence::git::git;
 use crate::evidence::CommandRun;
 
 /// Which gate an override waives (one per override, never both).
@@ -58,6 +64,23 @@ pub struct Review {
     pub reviewed_sha: String,
 }
 
+/// A revision the build loop handed to code review: the unit whose iteration went
+/// green, and the full revision it went green at (the unit's
+/// `build_loop.handed_to_code_review`, as cairn journaled it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Handed {
+    /// The unit.
+    pub unit: String,
+    /// The full revision.
+    pub revision: String,
+}
+
+/// The thread's destinations (`admission.destination`); `plan-only` merges nothing.
+pub const DESTINATIONS: [&str; 4] = ["plan-only", "pr", "merge", "nonprod-deploy"];
+
+/// The destination that merges nothing.
+pub const PLAN_ONLY: &str = "plan-only";
+
 /// An override: the gate it waives, the rationale, the operator.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Override {
@@ -69,22 +92,6 @@ pub struct Override {
     pub operator: String,
     /// For the review gate: the reviewed SHA it was given for.
     pub reviewed_sha: Option<String>,
-}
-
-/// Commits since the reviewed SHA, from cairn's own `git rev-list <sha>..HEAD --count`.
-pub fn commits_since(run: &CommandRun, repo: &str, sha: &str) -> Option<u64> {
-    let want = vec![
-        "git".to_owned(),
-        "-C".to_owned(),
-        repo.to_owned(),
-        "rev-list".to_owned(),
-        format!("{sha}..HEAD"),
-        "--count".to_owned(),
-    ];
-    if run.argv != want || run.exit_status != Some(0) {
-        return None;
-    }
-    run.stdout.trim().parse().ok()
 }
 
 /// An adjustment-envelope directive.
@@ -179,6 +186,36 @@ pub enum TurnEvidence {
     InProgress,
     /// git could not say.
     Unknown,
+}
+
+/// `git -C REPO merge-base --is-ancestor --end-of-options BRANCH TARGET`: exit 0
+/// when the unit's branch is in the target (the merge happened).
+pub fn ancestor_plan(repo: &str, branch: &str, target: &str) -> Vec<String> {
+    git(
+        repo,
+        &[
+            "merge-base",
+            "--is-ancestor",
+            "--end-of-options",
+            branch,
+            target,
+        ],
+    )
+}
+
+/// `git -C MERGE_WORKTREE rev-parse -q --verify --end-of-options MERGE_HEAD`: exit 0
+/// while a merge is in progress there.
+pub fn merge_head_plan(merge_worktree: &str) -> Vec<String> {
+    git(
+        merge_worktree,
+        &[
+            "rev-parse",
+            "-q",
+            "--verify",
+            "--end-of-options",
+            "MERGE_HEAD",
+        ],
+    )
 }
 
 /// Reads the release readings: `merge-base --is-ancestor BRANCH TARGET` and

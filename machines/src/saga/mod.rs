@@ -15,6 +15,7 @@
 //! boundaries as data and pure rules.
 
 pub mod gates;
+pub mod tick;
 mod verdict;
 
 mod command;
@@ -25,12 +26,13 @@ mod graph;
 mod state;
 
 pub use command::{Command, Save, Scenario, ScenarioResult};
-pub use decide::{doc_review_blocks, qa_outcome, valid_saga_id};
+pub use decide::{doc_review_blocks, doc_review_passed, qa_outcome};
 pub use event::Event;
 pub use state::{
     parse_gate_verdict, GateRecord, GateState, GateVerdict, Kind, Phase, PhaseStatus, QaAllowance,
-    QaOutcome, State, Status, Thread, GATE_STATES, QA_ESCALATED, QA_STANDARD,
+    QaLimits, QaOutcome, State, Status, Thread, GATE_STATES, QA_ESCALATED, QA_STANDARD,
 };
+pub use tick::{derive_saga_id, valid_saga_id};
 
 pub use crate::evidence::next_round;
 
@@ -44,7 +46,11 @@ pub struct Saga;
 
 impl Machine for Saga {
     const NAME: &'static str = NAME;
-    const RULES_VERSION: u32 = 1;
+    // 2: freshness is `evidence::fresh` (ancestry + count; only `Fresh` passes);
+    // caller values never reach git as options (refused, and every argv ends
+    // options first); the downstream gates of issue #17.
+    const RULES_VERSION: u32 = 2;
+    const RETIRED_RULES: &'static [u32] = &[1];
     type State = State;
     type Command = Command;
     type Event = Event;

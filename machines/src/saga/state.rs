@@ -143,6 +143,13 @@ pub struct Thread {
     pub review_paths: Vec<String>,
     pub gate_verdicts: Vec<GateVerdict>,
     pub ticks: u32,
+    /// The backend that runs, what was recommended, what the operator picked.
+    #[serde(default)]
+    pub orchestration_mode: Option<String>,
+    #[serde(default)]
+    pub orchestration_recommended: Option<String>,
+    #[serde(default)]
+    pub orchestration_operator_choice: Option<String>,
     pub qa: QaAllowance,
     #[serde(default)]
     pub gates: GateRecord,
@@ -163,6 +170,21 @@ pub struct GateRecord {
     pub board: Vec<(String, String, String)>,
 }
 
+impl GateRecord {
+    /// The thread's work landed: a unit's merge is recorded (by its holder, or
+    /// from what git showed after a dead turn), or a release recorded the commit
+    /// that landed. What "merged" means for QA and for the board's Verify move.
+    pub fn landed(&self) -> bool {
+        self.units
+            .values()
+            .any(|u| u.merge_state == gates::MergeState::Merged)
+            || self
+                .release
+                .as_ref()
+                .is_some_and(|release| release.landed_commit.is_some())
+    }
+}
+
 impl Thread {
     /// Derived, never stored or set.
     pub fn next_round(&self) -> u32 {
@@ -178,15 +200,20 @@ impl Thread {
     }
 }
 
-/// QA after merge: 3 standard + 2 escalated cycles, then exactly one extension.
+/// QA after merge: the failures counted against the allowance (3 standard + 2
+/// escalated cycles unless the run record carries other limits), then exactly one
+/// extension. Passing, blocked and unrun cycles count nothing.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct QaAllowance {
-    /// Cycles run after merge.
+    /// Failed cycles counted against the allowance (rules v1 counted every cycle).
     pub post_merge_cycles: u32,
     /// The one extension was taken.
     pub extension_taken: bool,
     /// The last outcome.
     pub last_outcome: Option<QaOutcome>,
+    /// The limits the run record carried, if one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<QaLimits>,
 }
 
 /// Standard cycles.
@@ -194,10 +221,36 @@ pub const QA_STANDARD: u32 = 3;
 /// Escalated cycles.
 pub const QA_ESCALATED: u32 = 2;
 
+/// The post-merge allowance's limits, from the run record's run configuration
+/// (`standard_cycle_allowance`, `escalated_cycle_allowance`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QaLimits {
+    /// Standard cycles.
+    pub standard: u32,
+    /// Escalated cycles.
+    pub escalated: u32,
+}
+
+impl Default for QaLimits {
+    fn default() -> Self {
+        QaLimits {
+            standard: QA_STANDARD,
+            escalated: QA_ESCALATED,
+        }
+    }
+}
+
 impl QaAllowance {
-    /// Cycles allowed now.
+    /// The standard and escalated cycles (the run record's, else 3 + 2).
+    pub fn budget(&self) -> u32 {
+        let l = self.limits.unwrap_or_default();
+        l.standard.saturating_add(l.escalated)
+    }
+
+    /// Failed cycles allowed now: the budget, plus one once the extension is taken.
     pub fn allowed(&self) -> u32 {
-        QA_STANDARD + QA_ESCALATED + u32::from(self.extension_taken)
+        self.budget()
+            .saturating_add(u32::from(self.extension_taken))
     }
 }
 
@@ -214,6 +267,9 @@ pub enum QaOutcome {
     Blocked,
     /// A scenario failed: back to the build loop; the phase stays `work`.
     ReEntersTheBuildLoop,
+    /// A scenario failed and the allowance (with its one extension, if taken) is
+    /// spent: recorded for the operator, never a refusal, never a weaker test.
+    Exhausted,
 }
 
 /// The machine's state.

@@ -12,7 +12,8 @@ pub(super) fn saga(events: &[Event]) -> Verdict {
             QaOutcome::Passed => false,
             QaOutcome::PassedWithProofDebt
             | QaOutcome::Blocked
-            | QaOutcome::ReEntersTheBuildLoop => true,
+            | QaOutcome::ReEntersTheBuildLoop
+            | QaOutcome::Exhausted => true,
         },
         Event::BoundaryHeld { .. } | Event::PausedAtBoundary { .. } => true,
         Event::BoardHalfWrite { .. } => true,
@@ -49,6 +50,7 @@ mod tests {
             cycle: 1,
             scenarios: vec![],
             outcome,
+            limits: None,
         };
         assert_eq!(
             saga(&[qa(QaOutcome::Passed), Event::AdvancedToQa]),
@@ -58,6 +60,7 @@ mod tests {
             QaOutcome::PassedWithProofDebt,
             QaOutcome::Blocked,
             QaOutcome::ReEntersTheBuildLoop,
+            QaOutcome::Exhausted,
         ] {
             assert_eq!(saga(&[qa(o)]), Verdict::NotGreen, "{o:?}");
         }

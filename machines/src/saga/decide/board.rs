@@ -1,10 +1,12 @@
 //! `board`: the lifecycle board moves only by the table's (Stage, Status) pairs;
-//! Verify only after the merge and the non-production deployment; a record of half
+//! the plan-review and build-start moves only once the plan review passed; Verify
+//! only after the merge and the non-production deployment; a record of half
 //! the pair is recorded as a half-write, a failure.
 
 use super::super::event::Event;
 use super::super::gates;
 use super::super::state::Thread;
+use super::review::doc_review_passed;
 use super::Refuse;
 use crate::Rejection;
 
@@ -31,15 +33,20 @@ pub(super) fn decide_board(
         // `review-accepted` submits nothing.
         return Ok(vec![]);
     };
+    // Work starts (and the plan counts as reviewed) only once the plan review
+    // passed: no move over an open P0/P1 finding, nor without a recorded review.
+    if matches!(boundary, "plan-review-pass" | "build-start") && !doc_review_passed(g) {
+        return r.no(
+            "doc-review-gate",
+            Some("boundary"),
+            match &g.doc_review {
+                Some(_) => "an unresolved P0/P1 plan-review finding is open: only a recorded doc-review override passes",
+                None => "no plan-review result is recorded: the move waits for the plan review",
+            },
+        );
+    }
     if boundary == "merge-and-deploy" {
-        let merged = g
-            .units
-            .values()
-            .any(|u| u.merge_state == gates::MergeState::Merged)
-            || g.release
-                .as_ref()
-                .is_some_and(|release| release.landed_commit.is_some());
-        if !merged {
+        if !g.landed() {
             return r.no(
                 "merged-first",
                 Some("boundary"),

@@ -10,8 +10,7 @@ mod save;
 mod turn;
 
 pub use qa::qa_outcome;
-pub use review::doc_review_blocks;
-pub use save::valid_saga_id;
+pub use review::{doc_review_blocks, doc_review_passed};
 
 use super::command::{command_name, Command};
 use super::event::Event;
@@ -30,7 +29,8 @@ pub(super) fn decide(state: &State, command: &Command) -> Result<Vec<Event>, Rej
         Command::Qa {
             scenarios,
             extension,
-        } => qa::decide_qa(&r, r.thread()?, scenarios, *extension),
+            limits,
+        } => qa::decide_qa(&r, r.thread()?, scenarios, *extension, *limits),
         Command::DocReview { review } => {
             r.thread()?;
             review::decide_doc_review(&r, review)
@@ -44,7 +44,9 @@ pub(super) fn decide(state: &State, command: &Command) -> Result<Vec<Event>, Rej
             rationale,
             operator,
         } => review::decide_override(&r, r.thread()?, *gate, rationale, operator),
-        Command::PrReady { repo, count } => review::decide_pr_ready(&r, r.thread()?, repo, count),
+        Command::PrReady { repo, handed, runs } => {
+            review::decide_pr_ready(&r, r.thread()?, repo, handed, runs)
+        }
         Command::Adjust { directive } => boundary::decide_adjust(&r, r.thread()?, directive),
         Command::Boundary { boundary } => boundary::decide_boundary(&r, r.thread()?, boundary),
         Command::TakeTurn {
@@ -55,9 +57,21 @@ pub(super) fn decide(state: &State, command: &Command) -> Result<Vec<Event>, Rej
         } => turn::decide_take_turn(&r, r.thread()?, unit, branch, merge_worktree, holder),
         Command::ReleaseTurn {
             unit,
+            repo,
+            target,
             ancestor,
             merge_head,
-        } => turn::decide_release_turn(&r, r.thread()?, unit, ancestor, merge_head.as_ref()),
+        } => turn::decide_release_turn(
+            &r,
+            r.thread()?,
+            turn::Readings {
+                unit,
+                repo,
+                target,
+                ancestor,
+                merge_head: merge_head.as_deref(),
+            },
+        ),
         Command::MarkMerged {
             unit,
             holder,

@@ -1,26 +1,37 @@
-//! `qa`: one QA cycle after merge, inside the allowance (three standard, two
-//! escalated, then exactly one extension). Only an all-passed cycle advances the
-//! thread to `qa`; an unrun scenario is never a pass.
+//! `qa`: one QA cycle after merge. Only a failure counts against the allowance
+//! (three standard and two escalated cycles unless the run record says otherwise,
+//! then exactly one extension, never two); a blocked scenario outranks a failure; a
+//! failure past the allowance is recorded `exhausted`, never refused. Only an
+//! all-passed cycle advances the thread to `qa`; an unrun scenario is never a pass.
 
 use super::super::command::{Scenario, ScenarioResult};
 use super::super::event::Event;
-use super::super::state::{Phase, QaOutcome, Thread, QA_ESCALATED, QA_STANDARD};
+use super::super::state::{Phase, QaLimits, QaOutcome, Thread};
 use super::Refuse;
 use crate::Rejection;
 
-/// `qa`: refused unless the thread is at `work`, every scenario is named, every
-/// blocked one names its cause, and the allowance (with the one extension) is not spent.
+/// `qa`: refused unless the thread is at `work` and merged, every scenario is
+/// named, every blocked one names its cause, and an extension asked for is the
+/// first and comes once the budget's failures are spent.
 pub(super) fn decide_qa(
     r: &Refuse,
     t: &Thread,
     scenarios: &[Scenario],
     extension: bool,
+    limits: Option<QaLimits>,
 ) -> Result<Vec<Event>, Rejection> {
     if t.lifecycle_phase != Phase::Work {
         return r.no(
             "phase-work",
             None,
             "QA after merge runs while the thread is at `work`",
+        );
+    }
+    if !t.gates.landed() {
+        return r.no(
+            "merged-first",
+            None,
+            "QA runs on a merged thread: no unit's merge and no landed release is recorded",
         );
     }
     for (i, s) in scenarios.iter().enumerate() {
@@ -41,17 +52,21 @@ pub(super) fn decide_qa(
             );
         }
     }
+    // The allowance as this cycle sees it: the run record's limits when given.
+    let mut qa = t.qa.clone();
+    if limits.is_some() {
+        qa.limits = limits;
+    }
     let mut events = vec![];
-    let mut allowed = t.qa.allowed();
     if extension {
-        if t.qa.extension_taken {
+        if qa.extension_taken {
             return r.no(
                 "one-extension",
                 Some("extension"),
                 "the one extension was already granted; it can never be granted twice",
             );
         }
-        if t.qa.post_merge_cycles < QA_STANDARD + QA_ESCALATED {
+        if qa.post_merge_cycles < qa.budget() {
             return r.no(
                 "allowance-left",
                 Some("extension"),
@@ -59,20 +74,21 @@ pub(super) fn decide_qa(
             );
         }
         events.push(Event::QaExtensionGranted);
-        allowed += 1;
+        qa.extension_taken = true;
     }
-    if t.qa.post_merge_cycles >= allowed {
-        return r.no(
-            "qa-allowance",
-            None,
-            "the QA allowance is exhausted (3 standard + 2 escalated, then one extension)",
-        );
-    }
-    let outcome = qa_outcome(scenarios);
+    let verdict = qa_outcome(scenarios);
+    let (outcome, cycle) = match verdict {
+        QaOutcome::ReEntersTheBuildLoop if qa.post_merge_cycles < qa.allowed() => {
+            (verdict, qa.post_merge_cycles + 1)
+        }
+        QaOutcome::ReEntersTheBuildLoop => (QaOutcome::Exhausted, qa.post_merge_cycles),
+        other => (other, qa.post_merge_cycles),
+    };
     events.push(Event::QaCycleRecorded {
-        cycle: t.qa.post_merge_cycles + 1,
+        cycle,
         scenarios: scenarios.to_vec(),
         outcome,
+        limits,
     });
     if outcome == QaOutcome::Passed {
         events.push(Event::AdvancedToQa);
@@ -80,16 +96,16 @@ pub(super) fn decide_qa(
     Ok(events)
 }
 
-/// The outcome the scenarios imply.
+/// The verdict the scenarios imply, before the allowance: a blocked scenario
+/// outranks a failure (the build loop can repair a failure, never a block), a
+/// failure re-enters the build loop, an unrun scenario (or none) is proof debt.
 pub fn qa_outcome(scenarios: &[Scenario]) -> QaOutcome {
-    if scenarios.iter().any(|s| s.result == ScenarioResult::Failed) {
-        QaOutcome::ReEntersTheBuildLoop
-    } else if scenarios
-        .iter()
-        .any(|s| s.result == ScenarioResult::Blocked)
-    {
+    let any = |r: ScenarioResult| scenarios.iter().any(|s| s.result == r);
+    if any(ScenarioResult::Blocked) {
         QaOutcome::Blocked
-    } else if scenarios.is_empty() || scenarios.iter().any(|s| s.result == ScenarioResult::NotRun) {
+    } else if any(ScenarioResult::Failed) {
+        QaOutcome::ReEntersTheBuildLoop
+    } else if scenarios.is_empty() || any(ScenarioResult::NotRun) {
         QaOutcome::PassedWithProofDebt
     } else {
         QaOutcome::Passed

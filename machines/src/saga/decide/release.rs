@@ -1,15 +1,20 @@
 //! `release`: the closeout records what landed — the full landed commit, or for
-//! destination `none` the absence and its reason — never a fabricated commit.
+//! destination `none` the absence and its reason — never a fabricated commit. A
+//! commit lands only through the gates upstream of it: code review's outcome
+//! passes, PR-ready passed for that review, the release is bound to the reviewed
+//! head, and the thread's destination merges at all.
 
 use super::super::event::Event;
 use super::super::gates;
 use super::super::state::Thread;
+use super::review::review_passes;
 use super::Refuse;
 use crate::evidence::is_full_git_id;
-use crate::Rejection;
+use crate::{Rejection, Violation};
 
 /// `release`: a landed commit or a recorded absence, and a reviewed head (if named)
-/// that is the full SHA code review accepted.
+/// that is the full SHA code review accepted. A landed commit also needs every
+/// upstream gate (each failed one is named).
 pub(super) fn decide_release(
     r: &Refuse,
     t: &Thread,
@@ -51,15 +56,62 @@ pub(super) fn decide_release(
     {
         return r.no("full-sha", Some("reviewed_head"), "the full reviewed head");
     }
-    if let (Some(h), Some(review)) = (&release.reviewed_head, &t.gates.review) {
+    let g = &t.gates;
+    let mut blocks = vec![];
+    if release.landed_commit.is_some() {
+        if t.destination.as_deref() == Some(gates::PLAN_ONLY) {
+            blocks.push(Violation::new(
+                "destination",
+                Some("landed_commit"),
+                "the thread's destination is `plan-only`: it merges nothing",
+            ));
+        }
+        match &g.review {
+            None => {
+                blocks.push(Violation::new(
+                    "review-gate",
+                    None,
+                    "no code-review outcome is recorded: nothing lands unreviewed",
+                ));
+                blocks.push(Violation::new("pr-ready", None, "PR-ready has not passed"));
+            }
+            Some(review) => {
+                if !review_passes(g, review) {
+                    blocks.push(Violation::new(
+                        "review-gate",
+                        Some("outcome"),
+                        format!(
+                            "the review outcome blocks the release: {:?} (only a recorded review-gate override passes)",
+                            review.outcome
+                        ),
+                    ));
+                }
+                if g.ready_for_pr.as_deref() != Some(review.reviewed_sha.as_str()) {
+                    blocks.push(Violation::new(
+                        "pr-ready",
+                        None,
+                        "PR-ready has not passed for the recorded review (`cairn saga pr-ready`)",
+                    ));
+                }
+                if release.reviewed_head.as_deref() != Some(review.reviewed_sha.as_str()) {
+                    blocks.push(Violation::new(
+                        "reviewed-head",
+                        Some("reviewed_head"),
+                        "the release is bound to the head code review accepted: name it as the reviewed head",
+                    ));
+                }
+            }
+        }
+    } else if let (Some(h), Some(review)) = (&release.reviewed_head, &g.review) {
         if *h != review.reviewed_sha {
-            return r.no(
+            blocks.push(Violation::new(
                 "reviewed-head",
                 Some("reviewed_head"),
                 "the reviewed head is the SHA code review accepted",
-            );
+            ));
         }
     }
+    r.all(blocks)?;
     Ok(vec![Event::Released {
         release: release.clone(),
     }])

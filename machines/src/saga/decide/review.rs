@@ -1,11 +1,13 @@
 //! The review gates: a recorded plan review (`doc-review`), a recorded code review
 //! (`review`), an operator's `override`, and `pr-ready`, which passes only when both
-//! gates pass and cairn's own count shows no commit since the reviewed SHA.
+//! gates pass and cairn's own readings show the reviewed SHA is still `HEAD`'s
+//! (an ancestor, nothing landed since).
 
 use super::super::event::Event;
 use super::super::gates;
 use super::super::state::{GateRecord, Thread};
 use super::Refuse;
+use crate::evidence::fresh::{self, Freshness};
 use crate::evidence::{is_full_git_id, CommandRun};
 use crate::{Rejection, Violation};
 
@@ -15,6 +17,21 @@ pub fn doc_review_blocks(g: &GateRecord) -> bool {
         .as_ref()
         .is_some_and(|d| d.unresolved_p0_p1 > 0)
         && !overridden(g, gates::Gate::DocReview, None)
+}
+
+/// The doc-review gate has passed: a recorded plan review with no unresolved P0/P1
+/// finding, or a recorded doc-review override. (No recorded review has not passed.)
+pub fn doc_review_passed(g: &GateRecord) -> bool {
+    g.doc_review
+        .as_ref()
+        .is_some_and(|d| d.unresolved_p0_p1 == 0)
+        || overridden(g, gates::Gate::DocReview, None)
+}
+
+/// The review gate passes for the recorded review: its typed outcome passes, or a
+/// review-gate override was recorded for that reviewed SHA.
+pub(super) fn review_passes(g: &GateRecord, review: &gates::Review) -> bool {
+    review.outcome.passes() || overridden(g, gates::Gate::ReviewGate, Some(&review.reviewed_sha))
 }
 
 /// An override of `gate` is recorded (for the review gate: of the review at `sha`).
@@ -80,32 +97,32 @@ pub(super) fn decide_override(
 }
 
 /// `pr-ready`: every blocking gate is named at once — the doc-review gate, the
-/// review outcome, and staleness from cairn's own `rev-list` run (unreadable fails
-/// closed). A review-gate override waives the outcome and the staleness.
+/// review outcome, the build loop (the reviewed SHA is a revision an iteration went
+/// green at and handed to code review), and freshness read back from cairn's own
+/// runs (`evidence::fresh`): only `Fresh` passes. A review-gate override waives the
+/// outcome and commits landed on top of the review; it never waives unchecked work,
+/// a checkout that does not hold the reviewed commit, nor a reading that failed.
 pub(super) fn decide_pr_ready(
     r: &Refuse,
     t: &Thread,
     repo: &str,
-    count: &CommandRun,
+    handed: &[gates::Handed],
+    runs: &[CommandRun],
 ) -> Result<Vec<Event>, Rejection> {
     let g = &t.gates;
     let mut blocks = vec![];
-    match &g.doc_review {
-        Some(d) if d.unresolved_p0_p1 == 0 => {}
-        _ if overridden(g, gates::Gate::DocReview, None) => {}
-        Some(d) => blocks.push(Violation::new(
+    if !doc_review_passed(g) {
+        blocks.push(Violation::new(
             "doc-review-gate",
             None,
-            format!(
-                "{} unresolved P0/P1 finding(s) ({}): only a recorded doc-review override passes",
-                d.unresolved_p0_p1, d.source
-            ),
-        )),
-        None => blocks.push(Violation::new(
-            "doc-review-gate",
-            None,
-            "no plan-review result is recorded",
-        )),
+            match &g.doc_review {
+                Some(d) => format!(
+                    "{} unresolved P0/P1 finding(s) ({}): only a recorded doc-review override passes",
+                    d.unresolved_p0_p1, d.source
+                ),
+                None => "no plan-review result is recorded".to_owned(),
+            },
+        ));
     }
     let Some(review) = &g.review else {
         blocks.push(Violation::new(
@@ -124,25 +141,55 @@ pub(super) fn decide_pr_ready(
             format!("the review outcome blocks PR-ready: {:?}", review.outcome),
         ));
     }
-    let n = gates::commits_since(count, repo, &review.reviewed_sha);
-    match n {
-        Some(0) => {}
-        _ if waived => {}
-        Some(k) => blocks.push(Violation::new(
+    let green: Vec<&gates::Handed> = handed
+        .iter()
+        .filter(|h| is_full_git_id(&h.revision))
+        .collect();
+    let unit = green.iter().find(|h| h.revision == review.reviewed_sha);
+    if green.is_empty() {
+        blocks.push(Violation::new(
+            "build-loop-green",
+            Some("reviewed_sha"),
+            "no build-loop iteration went green (no handed_to_code_review): back to the build loop, never a review of unchecked work",
+        ));
+    } else if unit.is_none() {
+        let list = green
+            .iter()
+            .map(|h| format!("{} at {}", h.unit, h.revision))
+            .collect::<Vec<_>>()
+            .join(", ");
+        blocks.push(Violation::new(
+            "build-loop-green",
+            Some("reviewed_sha"),
+            format!("the reviewed SHA is not a revision the build loop went green at ({list}): review the handed revision, or back to the build loop"),
+        ));
+    }
+    let freshness = fresh::read(repo, &review.reviewed_sha, runs);
+    match &freshness {
+        Freshness::Fresh => {}
+        Freshness::Stale { .. } if waived => {}
+        Freshness::Stale { commits } => blocks.push(Violation::new(
             "review-gate",
             Some("reviewed_sha"),
-            format!("stale review: {k} commit(s) since the reviewed SHA"),
+            format!("stale review: {commits} commit(s) since the reviewed SHA; re-run code review (or a recorded review-gate override)"),
         )),
-        None => blocks.push(Violation::new(
+        Freshness::NotAncestor => blocks.push(Violation::new(
             "review-gate",
             Some("reviewed_sha"),
-            "the staleness count could not be read (fails closed)",
+            "the reviewed SHA is not an ancestor of HEAD (an old, diverged or rewritten checkout): never fresh, and no override makes it so",
+        )),
+        Freshness::Unknown { reason } => blocks.push(Violation::new(
+            "review-gate",
+            Some("reviewed_sha"),
+            format!("freshness could not be read ({reason}): fails closed"),
         )),
     }
     r.all(blocks)?;
     Ok(vec![Event::ReadyForPr {
         reviewed_sha: review.reviewed_sha.clone(),
-        commits_since_review: n,
-        count: count.clone(),
+        unit: unit.map(|h| h.unit.clone()),
+        commits_since_review: freshness.commits_since(),
+        count: None,
+        runs: runs.to_vec(),
     }])
 }

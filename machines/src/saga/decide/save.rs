@@ -4,13 +4,18 @@
 
 use super::super::command::Save;
 use super::super::event::Event;
+use super::super::gates;
 use super::super::state::{parse_gate_verdict, GateVerdict, Phase, PhaseStatus, Status, Thread};
+use super::super::tick::{self, valid_saga_id};
 use super::review::doc_review_blocks;
 use super::Refuse;
+use crate::evidence::AbsPath;
 use crate::Rejection;
 
-/// `save`: refused on a bad id, a set `next_round`, a bad verdict, a round 0, an
-/// unresolved plan review on entering `work`, or a phase the save may not move to.
+/// `save`: refused on a bad id, a set `next_round`, a bad destination or
+/// orchestration backend, git runs that are not the capture plan, a bad verdict, a
+/// round 0, an unresolved plan review on entering `work`, or a phase the save may
+/// not move to.
 pub(super) fn decide_save(r: &Refuse, saga_id: &str, save: &Save) -> Result<Vec<Event>, Rejection> {
     let state = r.state;
     if !valid_saga_id(saga_id) {
@@ -32,6 +37,55 @@ pub(super) fn decide_save(r: &Refuse, saga_id: &str, save: &Save) -> Result<Vec<
             "next_round is derived from rounds_seen (max + 1); set rounds_seen",
         );
     }
+    if let Some(d) = save.destination.as_deref() {
+        if !d.is_empty() && !gates::DESTINATIONS.contains(&d) {
+            return r.no(
+                "destination",
+                Some("destination"),
+                &format!(
+                    "`{d}` is not a destination ({})",
+                    gates::DESTINATIONS.join(" | ")
+                ),
+            );
+        }
+    }
+    for (field, v) in [
+        ("orchestration_mode", &save.orchestration_mode),
+        ("orchestration_recommended", &save.orchestration_recommended),
+        (
+            "orchestration_operator_choice",
+            &save.orchestration_operator_choice,
+        ),
+    ] {
+        if let Some(v) = v {
+            tick::check_mode(v).map_err(|m| r.rejection("orchestration-mode", Some(field), &m))?;
+        }
+    }
+    let captured = match &save.repo {
+        None if save.git.is_empty() => (None, None),
+        None => {
+            return r.no(
+                "evidence-bound",
+                Some("git"),
+                "git runs without the repository they read",
+            )
+        }
+        Some(repo) => {
+            if let Err(e) = AbsPath::parse(repo) {
+                return r.no(e.rule, Some("repo"), &e.message);
+            }
+            let plan = tick::capture_plan(repo);
+            if save.git.len() != plan.len() || save.git.iter().zip(&plan).any(|(r, p)| &r.argv != p)
+            {
+                return r.no(
+                    "evidence-bound",
+                    Some("git"),
+                    "expected `git -C REPO branch --show-current` and `git -C REPO rev-parse --verify --end-of-options HEAD`",
+                );
+            }
+            tick::captured(&save.git)
+        }
+    };
     let mut verdicts = vec![];
     for v in &save.gate_verdicts {
         verdicts.push(
@@ -72,7 +126,7 @@ pub(super) fn decide_save(r: &Refuse, saga_id: &str, save: &Save) -> Result<Vec<
         }
         _ => {}
     }
-    let thread = Box::new(apply(state.thread(), saga_id, save, verdicts));
+    let thread = Box::new(apply(state.thread(), saga_id, save, verdicts, captured));
     Ok(vec![if thread.lifecycle_phase == Phase::Retro {
         Event::RetroTickSaved { thread }
     } else {
@@ -80,22 +134,15 @@ pub(super) fn decide_save(r: &Refuse, saga_id: &str, save: &Save) -> Result<Vec<
     }])
 }
 
-/// `issue-<N>` or `task-<slug>` with `[a-z0-9-]` slugs.
-pub fn valid_saga_id(id: &str) -> bool {
-    let ok_slug = |s: &str| {
-        !s.is_empty()
-            && s.chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-    };
-    match (id.strip_prefix("issue-"), id.strip_prefix("task-")) {
-        (Some(n), _) => !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()),
-        (_, Some(slug)) => ok_slug(slug),
-        _ => false,
-    }
-}
-
-/// The snapshot a save leaves: omitted fields carried forward, an empty list clears.
-fn apply(prev: Option<&Thread>, saga_id: &str, s: &Save, verdicts: Vec<GateVerdict>) -> Thread {
+/// The snapshot a save leaves: omitted fields carried forward, an empty list clears;
+/// the branch and head from the caller's flags, else from git, else carried.
+fn apply(
+    prev: Option<&Thread>,
+    saga_id: &str,
+    s: &Save,
+    verdicts: Vec<GateVerdict>,
+    (branch, head): (Option<String>, Option<String>),
+) -> Thread {
     let carry = |new: &Option<String>, old: Option<&Option<String>>| match new {
         Some(v) if v.is_empty() => None,
         Some(v) => Some(v.clone()),
@@ -107,7 +154,10 @@ fn apply(prev: Option<&Thread>, saga_id: &str, s: &Save, verdicts: Vec<GateVerdi
     };
     Thread {
         saga_id: saga_id.to_owned(),
-        kind: s.kind.or(prev.map(|p| p.kind)).unwrap_or_default(),
+        kind: s
+            .kind
+            .or(prev.map(|p| p.kind))
+            .unwrap_or_else(|| tick::kind_of(saga_id)),
         lifecycle_phase: s
             .lifecycle_phase
             .or(prev.map(|p| p.lifecycle_phase))
@@ -124,8 +174,33 @@ fn apply(prev: Option<&Thread>, saga_id: &str, s: &Save, verdicts: Vec<GateVerdi
         destination: carry(&s.destination, prev.map(|p| &p.destination)),
         issue_ref: carry(&s.issue_ref, prev.map(|p| &p.issue_ref)),
         plan_path: carry(&s.plan_path, prev.map(|p| &p.plan_path)),
-        branch: carry(&s.branch, prev.map(|p| &p.branch)),
-        head_sha: carry(&s.head_sha, prev.map(|p| &p.head_sha)),
+        branch: tick::branch_after(
+            s.branch.as_deref(),
+            branch.as_deref(),
+            prev.and_then(|p| p.branch.as_deref()),
+        ),
+        head_sha: match (&s.head_sha, head) {
+            (Some(_), _) | (None, None) => carry(&s.head_sha, prev.map(|p| &p.head_sha)),
+            (None, Some(h)) => Some(h),
+        },
+        orchestration_mode: s
+            .orchestration_mode
+            .clone()
+            .or(prev.and_then(|p| p.orchestration_mode.clone())),
+        // The recommender's answer and the operator's pick travel with a choice.
+        orchestration_recommended: s
+            .orchestration_recommended
+            .clone()
+            .or(s
+                .orchestration_mode
+                .as_ref()
+                .map(|_| tick::RECOMMENDED_MODE.to_owned()))
+            .or(prev.and_then(|p| p.orchestration_recommended.clone())),
+        orchestration_operator_choice: s
+            .orchestration_operator_choice
+            .clone()
+            .or(s.orchestration_mode.clone())
+            .or(prev.and_then(|p| p.orchestration_operator_choice.clone())),
         next_step: carry(&s.next_step, prev.map(|p| &p.next_step)),
         rounds_seen: match &s.rounds_seen {
             Some(r) => r.clone(),

@@ -6,10 +6,12 @@ use super::super::event::Event;
 use super::super::gates;
 use super::super::state::Thread;
 use super::Refuse;
-use crate::evidence::{is_full_git_id, CommandRun};
+use crate::evidence::{is_full_git_id, is_option_like, AbsPath, CommandRun};
 use crate::Rejection;
 
-/// `take-turn`: every field named, no other unit merging, this unit not merged yet.
+/// `take-turn`: every field named, a branch git cannot read as an option, an
+/// absolute merge worktree, a destination that merges, no other unit merging, this
+/// unit not merged yet.
 pub(super) fn decide_take_turn(
     r: &Refuse,
     t: &Thread,
@@ -25,6 +27,24 @@ pub(super) fn decide_take_turn(
         ("holder", holder),
     ] {
         r.nonempty(f, v)?;
+    }
+    // The branch reaches git later (`merge-base`): never as an option.
+    if is_option_like(branch) {
+        return r.no(
+            "option-like",
+            Some("branch"),
+            "must not start with `-` (git would read it as an option)",
+        );
+    }
+    if let Err(e) = AbsPath::parse(merge_worktree) {
+        return r.no(e.rule, Some("merge_worktree"), &e.message);
+    }
+    if t.destination.as_deref() == Some(gates::PLAN_ONLY) {
+        return r.no(
+            "destination",
+            Some("unit"),
+            "the thread's destination is `plan-only`: it merges nothing",
+        );
     }
     let units = &t.gates.units;
     if let Some((other, _)) = units
@@ -51,20 +71,28 @@ pub(super) fn decide_take_turn(
     }])
 }
 
-/// `release-turn`: the unit holds the turn, the runs are the bound `merge-base
-/// --is-ancestor` (and `MERGE_HEAD`) reads, and git says the merge is not in
-/// progress and not unknown: a live holder is never released, nothing on trust.
+/// What `release-turn` read from git, and where.
+pub(super) struct Readings<'a> {
+    pub unit: &'a str,
+    pub repo: &'a str,
+    pub target: &'a str,
+    pub ancestor: &'a CommandRun,
+    pub merge_head: Option<&'a CommandRun>,
+}
+
+/// `release-turn`: the unit holds the turn, the runs are exactly the planned
+/// `merge-base --is-ancestor` (and `MERGE_HEAD`) readings of its branch, and git says
+/// the merge is not in progress and not unknown: a live holder is never released,
+/// nothing on trust.
 pub(super) fn decide_release_turn(
     r: &Refuse,
     t: &Thread,
-    unit: &str,
-    ancestor: &CommandRun,
-    merge_head: Option<&CommandRun>,
+    k: Readings<'_>,
 ) -> Result<Vec<Event>, Rejection> {
     let Some(row) = t
         .gates
         .units
-        .get(unit)
+        .get(k.unit)
         .filter(|row| row.merge_state == gates::MergeState::Merging)
     else {
         return r.no(
@@ -73,42 +101,35 @@ pub(super) fn decide_release_turn(
             "the unit does not hold the merge turn",
         );
     };
-    let bound = ancestor.argv.len() == 7
-        && ancestor.argv[0] == "git"
-        && ancestor.argv[1] == "-C"
-        && ancestor.argv[3] == "merge-base"
-        && ancestor.argv[4] == "--is-ancestor"
-        && ancestor.argv[5] == row.branch;
-    if !bound {
+    if let Err(e) = AbsPath::parse(k.repo) {
+        return r.no(e.rule, Some("repo"), &e.message);
+    }
+    r.nonempty("target", k.target)?;
+    if is_option_like(k.target) {
+        return r.no(
+            "option-like",
+            Some("target"),
+            "must not start with `-` (git would read it as an option)",
+        );
+    }
+    if k.ancestor.argv != gates::ancestor_plan(k.repo, &row.branch, k.target) {
         return r.no(
             "evidence-bound",
             Some("ancestor"),
-            "expected `git -C REPO merge-base --is-ancestor BRANCH TARGET`",
+            "expected `git -C REPO merge-base --is-ancestor --end-of-options BRANCH TARGET`",
         );
     }
-    if let Some(m) = merge_head {
+    if let Some(m) = k.merge_head {
         let wt = row.merge_worktree.clone().unwrap_or_default();
-        let want: Vec<String> = [
-            "git",
-            "-C",
-            wt.as_str(),
-            "rev-parse",
-            "-q",
-            "--verify",
-            "MERGE_HEAD",
-        ]
-        .iter()
-        .map(|s| (*s).to_owned())
-        .collect();
-        if m.argv != want {
+        if m.argv != gates::merge_head_plan(&wt) {
             return r.no(
                 "evidence-bound",
                 Some("merge_head"),
-                "expected `git -C MERGE_WORKTREE rev-parse -q --verify MERGE_HEAD`",
+                "expected `git -C MERGE_WORKTREE rev-parse -q --verify --end-of-options MERGE_HEAD`",
             );
         }
     }
-    match gates::turn_evidence(ancestor, merge_head) {
+    match gates::turn_evidence(k.ancestor, k.merge_head) {
         gates::TurnEvidence::InProgress => r.no(
             "live-holder",
             Some("unit"),
@@ -120,10 +141,10 @@ pub(super) fn decide_release_turn(
             "git could not say whether the merge happened: nothing is released on trust",
         ),
         evidence => Ok(vec![Event::TurnReleased {
-            unit: unit.to_owned(),
+            unit: k.unit.to_owned(),
             evidence,
-            ancestor: ancestor.clone(),
-            merge_head: merge_head.cloned(),
+            ancestor: k.ancestor.clone(),
+            merge_head: k.merge_head.cloned(),
         }]),
     }
 }

@@ -1,123 +1,27 @@
 //! `cairn build-loop`: one iteration of a unit's written exit criterion. The run
 //! record (`run_record.v1`) is read and written as `build_loop.py` does (a drop-in);
-//! each iteration is also journaled on `build-loop/<issue>:<unit>`.
+//! each iteration is also journaled on `build-loop/<issue>:<unit>`. `record` holds
+//! the record on disk: its path, the strict read, the ordered atomic write and the
+//! lock that serialises rewrites.
+
+mod record;
+
+use record::{git_line, record_path, unit_id, KEY_ORDER};
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use cairn::journal::Options;
-use cairn::machines::build_loop::{
-    self, criterion, planned, BuildLoop, Command, Event, RECORD_SCHEMA,
-};
-use cairn::machines::evidence::wire;
+use cairn::machines::build_loop::{self, criterion, planned, BuildLoop, Command, RECORD_SCHEMA};
 use cairn::StreamId;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use crate::args::BuildLoopArgs;
 use crate::failure::{input, Done, Failure};
 use crate::output;
 use crate::record::{Db, Recorded, Recorder, Request, Step};
 
-/// The contract's top-level key order.
-const KEY_ORDER: [&str; 12] = [
-    "schema",
-    "issue",
-    "repo",
-    "created_at",
-    "updated_at",
-    "admission",
-    "run_configuration",
-    "approval_scope",
-    "roster",
-    "units",
-    "review_cycles",
-    "next_step",
-];
-
 use cairn::observe::now;
-
-fn git_line(dir: &str, rest: &[&str]) -> Option<String> {
-    let r = cairn::observe::run(&cairn::observe::git(dir, rest));
-    (r.exit_status == Some(0)).then(|| r.stdout.trim().to_owned())
-}
-
-fn record_path(a: &BuildLoopArgs, repo: &str) -> Result<PathBuf, Failure> {
-    if let Some(p) = &a.record {
-        return Ok(PathBuf::from(p));
-    }
-    let n = a.issue.ok_or_else(|| {
-        input(
-            "record",
-            "record-named",
-            "name the run record: --record PATH or --issue N",
-        )
-    })?;
-    if let Some(root) = &a.store_root {
-        return Ok(Path::new(root).join(format!("issue-{n}.json")));
-    }
-    let common = git_line(
-        repo,
-        &["rev-parse", "--path-format=absolute", "--git-common-dir"],
-    )
-    .ok_or_else(|| {
-        input(
-            "repo_root",
-            "git-repository",
-            "the repo root is not a readable git repository",
-        )
-    })?;
-    let common = PathBuf::from(common);
-    if common.file_name().map_or(true, |f| f != ".git") {
-        return Err(input(
-            "repo_root",
-            "primary-checkout",
-            "the git common dir is not named `.git`: pass --record or --store-root",
-        ));
-    }
-    let primary = common.parent().unwrap_or(Path::new("/"));
-    Ok(primary
-        .join(".claude/saga/runs")
-        .join(format!("issue-{n}.json")))
-}
-
-/// Writes the record with the contract's key order at the top level (then any
-/// other keys, which are kept), atomically.
-fn write_record(path: &Path, record: &Map<String, Value>) -> Result<(), Failure> {
-    let mut parts = vec![];
-    for k in KEY_ORDER.iter().copied().chain(
-        record
-            .keys()
-            .map(String::as_str)
-            .filter(|k| !KEY_ORDER.contains(k)),
-    ) {
-        if let Some(v) = record.get(k) {
-            let v = serde_json::to_string_pretty(v)
-                .map_err(|e| input("record", "serialization", &e.to_string()))?;
-            parts.push(format!(
-                "  {}: {}",
-                Value::String(k.to_owned()),
-                v.replace('\n', "\n  ")
-            ));
-        }
-    }
-    let text = format!("{{\n{}\n}}\n", parts.join(",\n"));
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, &text)
-        .and_then(|_| std::fs::rename(&tmp, path))
-        .map_err(|e| {
-            input(
-                "record",
-                "write-error",
-                &format!("`{}`: {e}", path.display()),
-            )
-        })
-}
-
-fn unit_id(u: &Value) -> Option<String> {
-    ["id", "name", "unit_id"]
-        .iter()
-        .find_map(|k| u.get(*k).and_then(Value::as_str).map(str::to_owned))
-}
 
 pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<Done, Failure> {
     let rec = Recorder::new(db, options, &a.key)?;
@@ -133,21 +37,7 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<Done, Failur
         .to_string_lossy()
         .into_owned();
     let path = record_path(a, &repo)?;
-    let text = std::fs::read_to_string(&path).map_err(|e| {
-        input(
-            "record",
-            "readable-record",
-            &format!("`{}`: {e}", path.display()),
-        )
-    })?;
-    // The run record is read like every other JSON input (one strict, depth-bounded parse).
-    let record: Value = wire::parse_document(&text).map_err(|e| {
-        input(
-            "record",
-            e.rule,
-            &format!("`{}`: {}: {}", path.display(), e.field, e.message),
-        )
-    })?;
+    let (_, record) = record::read(&path)?;
     let Some(obj) = record.as_object() else {
         return Err(input(
             "record",
@@ -306,90 +196,61 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<Done, Failur
         finished_at,
     };
 
-    // Decided once; the record is written from the decided iteration before the
-    // append, and put back if the journal refuses it.
+    // Decided once; under the record's lock the record is read again (another
+    // unit may have written it while the checks ran), the decided iteration is
+    // appended to this unit's row, the record written, the iteration journaled —
+    // and the record put back as it was if the journal refuses it. The lock is
+    // held until then, so record and journal never disagree.
+    let lock = record::Lock::acquire(&path)?;
+    let (text, now_record) = record::read(&path)?;
+    let current = now_record.as_object().ok_or_else(|| {
+        input(
+            "record",
+            "json-object",
+            "the run record is not a JSON object",
+        )
+    })?;
+    let index = current
+        .get("units")
+        .and_then(Value::as_array)
+        .and_then(|rows| {
+            rows.iter()
+                .position(|x| record::unit_id(x).as_deref() == Some(unit_name.as_str()))
+                .or((rows.len() > index).then_some(index))
+        })
+        .ok_or_else(|| {
+            input(
+                "unit",
+                "unit-exists",
+                &format!("unit `{unit_name}` left the record while it ran"),
+            )
+        })?;
     let ctx = crate::record::context::<BuildLoop>();
     let at = ctx.now.clone();
     let step = Step::new(&stream, &command)
         .at(ctx)
         .request(request)
         .effect(
-            |events| write_record(&path, &with_iteration(obj, index, &crit, events, &at)?),
+            |events| {
+                record::write_record(
+                    &path,
+                    &record::with_iteration(current, index, &crit, events, &at)?,
+                )
+            },
             || {
                 let _ = std::fs::write(&path, &text);
             },
         );
     let done = rec.record(step)?;
+    drop(lock);
     eprintln!("cairn: {} updated", path.display());
     print(&done, &path, &unit_name)
-}
-
-/// The record with the decided iteration appended to the unit's `build_loop`
-/// block (the record's own count numbers it), and the hand-off when it is green.
-fn with_iteration(
-    record: &Map<String, Value>,
-    index: usize,
-    crit: &build_loop::ExitCriterion,
-    events: &[Event],
-    at: &cairn::Timestamp,
-) -> Result<Map<String, Value>, Failure> {
-    let (iteration, handed) = iteration_of(events)?;
-    let utc = at.instant().with_timezone(&chrono::Utc);
-    let mut new = record.clone();
-    if let Some(Value::Array(rows)) = new.get_mut("units") {
-        let row = rows[index]
-            .as_object_mut()
-            .ok_or_else(|| input("units", "unit-row", "a unit row is not an object"))?;
-        let mut block = row
-            .entry("build_loop")
-            .or_insert_with(|| json!({}))
-            .as_object_mut()
-            .ok_or_else(|| input("build_loop", "block", "build_loop is not an object"))?
-            .clone();
-        block.insert(
-            "exit_criterion".into(),
-            json!({
-                "baseline": crit.baseline,
-                "functional_checks": crit.functional_checks,
-                "scenario_smoke": crit.scenario_smoke,
-                "preview": {"declared": crit.preview.declared, "command": crit.preview.command},
-            }),
-        );
-        let iterations = block.entry("iterations").or_insert_with(|| json!([]));
-        let mut it = iteration.clone();
-        if let Value::Array(list) = iterations {
-            it["iteration"] = json!(list.len() + 1);
-            list.push(it);
-        }
-        if let Some(rev) = handed {
-            block.insert(
-                "handed_to_code_review".into(),
-                json!({"revision": rev, "at": utc.format("%Y-%m-%dT%H:%M:%SZ").to_string()}),
-            );
-        }
-        row.insert("build_loop".into(), Value::Object(block));
-    }
-    new.insert("updated_at".into(), json!(utc.to_rfc3339()));
-    Ok(new)
-}
-
-/// The iteration an event records, and the revision handed to code review when green.
-fn iteration_of(events: &[Event]) -> Result<(&Value, Option<&String>), Failure> {
-    match events.first() {
-        Some(Event::IterationGreen {
-            iteration,
-            handed_to_code_review,
-            ..
-        }) => Ok((iteration, Some(handed_to_code_review))),
-        Some(Event::IterationNotGreen { iteration, .. }) => Ok((iteration, None)),
-        None => Err(input("unit", "iteration", "nothing to record")),
-    }
 }
 
 /// Prints the recorded (or replayed) iteration; not green is exit 4 (the
 /// machine's verdict).
 fn print(done: &Recorded<BuildLoop>, path: &Path, unit: &str) -> Result<Done, Failure> {
-    let (iteration, handed) = iteration_of(&done.events)?;
+    let (iteration, handed) = record::iteration_of(&done.events)?;
     output::json(&json!({
         "record": path,
         "unit": unit,

@@ -1,0 +1,136 @@
+//! The saga verbs whose commands carry git runs cairn made itself: `pr-ready`
+//! (the shared freshness readings) and `merge-turn release` (ancestry and
+//! `MERGE_HEAD`). Each keys the caller's request and recalls it before any git runs.
+
+use cairn::journal::Options;
+use cairn::machines::build_loop::{self, BuildLoop};
+use cairn::machines::evidence::fresh;
+use cairn::machines::saga::{gates, Command, Saga};
+use cairn::StreamId;
+use serde_json::json;
+
+use super::{gate_verb, load, not_option_like, print_gates, stream};
+use crate::failure::{input, Done, Failure};
+use crate::record::{Db, Recorder, Request, Step};
+
+/// The revisions the build loop handed to code review for `issue`: each unit's
+/// last green revision, read from its journaled `build-loop/issue-<N>:<unit>` stream
+/// (cairn's own record of the loop, not a file a caller could edit).
+fn handed(rec: &Recorder, issue: &str) -> Result<Vec<gates::Handed>, Failure> {
+    let Some(engine) = rec.existing_engine()? else {
+        return Ok(vec![]);
+    };
+    let prefix = format!("{}/issue-{issue}:", build_loop::NAME);
+    let mut out = vec![];
+    for info in engine.journal().streams()? {
+        let Some(unit) = info.stream.strip_prefix(&prefix) else {
+            continue;
+        };
+        if info.machine != build_loop::NAME {
+            continue;
+        }
+        let (state, _) = engine.load::<BuildLoop>(&StreamId::parse(&info.stream)?)?;
+        if let Some(revision) = state.handed_to_code_review {
+            out.push(gates::Handed {
+                unit: unit.to_owned(),
+                revision,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// `saga pr-ready --repo DIR [--issue N]`.
+pub(super) fn pr_ready(
+    rec: &Recorder,
+    db: &Db,
+    options: &Options,
+    saga_id: &str,
+    repo: &str,
+    issue: Option<u64>,
+) -> Result<Done, Failure> {
+    crate::failure::require_abs_path("repo", repo)?;
+    let s = stream(saga_id)?;
+    // Whose build loop: `--issue`, else the thread's own issue number.
+    let issue = issue
+        .map(|n| n.to_string())
+        .or_else(|| saga_id.strip_prefix("issue-").map(str::to_owned));
+    // The key stands for the request; a retry counts nothing again.
+    let request = Request::new("saga pr-ready", json!({ "repo": repo, "issue": issue }));
+    if let Some(done) = rec.recall::<Saga>(&s, &request)? {
+        print_gates(saga_id, &done);
+        return Ok(Done::Recorded(done.outcome));
+    }
+    let state = load(db, options, &s)?;
+    let sha = state
+        .thread()
+        .and_then(|t| t.gates.review.as_ref())
+        .map(|r| r.reviewed_sha.clone());
+    let ctx = crate::record::context::<Saga>();
+    // The shared freshness readings (ancestry, then the count), run only
+    // when a review names its SHA: nothing to read otherwise.
+    let runs = match sha {
+        Some(sha) => fresh::plan(repo, &sha)
+            .iter()
+            .map(|argv| cairn::observe::run(argv))
+            .collect(),
+        None => vec![],
+    };
+    let handed = match &issue {
+        Some(n) => handed(rec, n)?,
+        None => vec![],
+    };
+    let command = Command::PrReady {
+        repo: repo.to_owned(),
+        handed,
+        runs,
+    };
+    gate_verb(
+        rec,
+        saga_id,
+        Step::new(&s, &command).at(ctx).request(request),
+    )
+}
+
+/// `saga merge-turn release --unit U --repo DIR --target T`.
+pub(super) fn release_turn(
+    rec: &Recorder,
+    db: &Db,
+    options: &Options,
+    saga_id: &str,
+    unit: &str,
+    repo: &str,
+    target: &str,
+) -> Result<Done, Failure> {
+    crate::failure::require_abs_path("repo", repo)?;
+    not_option_like("target", target)?;
+    let s = stream(saga_id)?;
+    // The key stands for the request; a retry reads git no more.
+    let request = Request::new(
+        "saga merge-turn release",
+        json!({ "unit": unit, "repo": repo, "target": target }),
+    );
+    if let Some(done) = rec.recall::<Saga>(&s, &request)? {
+        print_gates(saga_id, &done);
+        return Ok(Done::Recorded(done.outcome));
+    }
+    let state = load(db, options, &s)?;
+    let row = state
+        .thread()
+        .and_then(|t| t.gates.units.get(unit).cloned())
+        .ok_or_else(|| input("unit", "merging", "the unit does not hold the merge turn"))?;
+    let ancestor = cairn::observe::run(&gates::ancestor_plan(repo, &row.branch, target));
+    let merge_head = row
+        .merge_worktree
+        .as_ref()
+        .filter(|wt| std::path::Path::new(wt).exists())
+        .map(|wt| Box::new(cairn::observe::run(&gates::merge_head_plan(wt))));
+    let command = Command::ReleaseTurn {
+        unit: unit.to_owned(),
+        repo: repo.to_owned(),
+        target: target.to_owned(),
+        ancestor: Box::new(ancestor),
+        merge_head,
+    };
+    gate_verb(rec, saga_id, Step::new(&s, &command).request(request))
+}

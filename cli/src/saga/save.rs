@@ -1,0 +1,247 @@
+//! `cairn saga save`, `restore`, `show` and `scan`: a tick (a full snapshot) and
+//! the thread read back from the journal, never a cache.
+
+use cairn::journal::Options;
+use cairn::machines::saga::{self, Command, Kind, Phase, PhaseStatus, Saga, Save, Status, Thread};
+use cairn::{Engine, Machine, Registry, StreamId};
+use serde_json::{json, Value};
+
+use super::{load, stream};
+use crate::args::SagaSave;
+use crate::failure::{input, Done, Failure};
+use crate::output;
+use crate::record::{Db, Recorded, Recorder, Request, Step};
+
+/// A `a|b` list flag: omitted = carried forward (`None`), `""` = cleared.
+fn list(v: &Option<String>) -> Option<Vec<String>> {
+    v.as_ref().map(|s| {
+        if s.is_empty() {
+            vec![]
+        } else {
+            s.split('|').map(str::to_owned).collect()
+        }
+    })
+}
+
+fn parse_enum<T: serde::de::DeserializeOwned>(
+    field: &str,
+    v: &Option<String>,
+) -> Result<Option<T>, Failure> {
+    v.as_ref()
+        .map(|s| {
+            serde_json::from_value(json!(s)).map_err(|_| {
+                input(
+                    field,
+                    "enum",
+                    &format!("`{s}` is not a value of --{}", field.replace('_', "-")),
+                )
+            })
+        })
+        .transpose()
+}
+
+fn save_of(a: &SagaSave) -> Result<Save, Failure> {
+    let rounds = match &a.rounds_seen {
+        None => None,
+        Some(s) if s.is_empty() => Some(vec![]),
+        Some(s) => Some(
+            s.split('|')
+                .map(|r| {
+                    r.trim().parse::<u32>().map_err(|_| {
+                        input(
+                            "rounds_seen",
+                            "round-number",
+                            &format!("`{r}` is not a round number"),
+                        )
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+    };
+    Ok(Save {
+        kind: parse_enum::<Kind>("kind", &a.kind)?,
+        lifecycle_phase: parse_enum::<Phase>("lifecycle_phase", &a.lifecycle_phase)?,
+        phase_status: parse_enum::<PhaseStatus>("phase_status", &a.phase_status)?,
+        status: parse_enum::<Status>("status", &a.status)?,
+        phase: a.phase,
+        destination: a.destination.clone(),
+        issue_ref: a.issue_ref.clone(),
+        plan_path: a.plan_path.clone(),
+        branch: a.branch.clone(),
+        head_sha: a.head_sha.clone(),
+        next_step: a.next_step.clone(),
+        rounds_seen: rounds,
+        checks_run: list(&a.checks_run),
+        work_session_paths: list(&a.work_session_paths),
+        files_modified: list(&a.files_modified),
+        pr_refs: list(&a.pr_refs),
+        review_paths: list(&a.review_paths),
+        gate_verdicts: a.gate_verdicts.clone(),
+        next_round: a.next_round,
+        orchestration_mode: a.orchestration_mode.clone(),
+        orchestration_recommended: a.orchestration_recommended.clone(),
+        orchestration_operator_choice: a.orchestration_operator_choice.clone(),
+        repo: None,
+        git: vec![],
+    })
+}
+
+/// The repository a save captures: `--repo`, else the current directory (where
+/// the seed's `saga.py` reads git).
+fn capture_repo(a: &SagaSave) -> Result<Option<String>, Failure> {
+    if let Some(r) = &a.repo {
+        crate::failure::require_abs_path("repo", r)?;
+        return Ok(Some(r.clone()));
+    }
+    Ok(std::env::current_dir()
+        .ok()
+        .and_then(|d| std::fs::canonicalize(d).ok())
+        .map(|d| d.to_string_lossy().into_owned())
+        .filter(|d| cairn::machines::evidence::is_normal_abs_path(d)))
+}
+
+/// A thread as the helpers print it: every field, plus the derived ones.
+fn view(t: &Thread) -> Value {
+    let mut v = json!(t);
+    v["next_round"] = json!(t.next_round());
+    v["next_phase"] = json!(t.next_phase());
+    v["qa"]["allowed_cycles"] = json!(t.qa.allowed());
+    v
+}
+
+/// `saga save`: one tick. The saga id is derived from `--kind` and `--id` as the
+/// seed's `saga.py` derives it; the branch and `HEAD` are read with git in the repo
+/// (`--repo`, else the current directory) and recorded with the command.
+pub(super) fn save(rec: &Recorder, a: &SagaSave) -> Result<Done, Failure> {
+    let mut save = save_of(a)?;
+    for (field, v) in [
+        ("orchestration_mode", &save.orchestration_mode),
+        ("orchestration_recommended", &save.orchestration_recommended),
+        (
+            "orchestration_operator_choice",
+            &save.orchestration_operator_choice,
+        ),
+    ] {
+        if let Some(v) = v {
+            saga::tick::check_mode(v).map_err(|m| input(field, "orchestration-mode", &m))?;
+        }
+    }
+    let saga_id = saga::derive_saga_id(save.kind, &a.id).map_err(|m| input("id", "saga-id", &m))?;
+    let s = stream(&saga_id)?;
+    let repo = capture_repo(a)?;
+    // The key stands for the request (the tick and where it was saved); a retry
+    // reads git no more.
+    let request = Request::new(
+        "saga save",
+        json!({ "saga_id": saga_id, "save": save, "repo": repo }),
+    );
+    if let Some(done) = rec.recall::<Saga>(&s, &request)? {
+        return print_saved(&s, &done);
+    }
+    if let Some(repo) = repo {
+        save.git = saga::tick::capture_plan(&repo)
+            .iter()
+            .map(|argv| cairn::observe::run(argv))
+            .collect();
+        save.repo = Some(repo);
+    }
+    let command = Command::Save {
+        saga_id,
+        save: Box::new(save),
+    };
+    let done = rec.record(Step::<Saga>::new(&s, &command).request(request))?;
+    print_saved(&s, &done)
+}
+
+fn print_saved(s: &StreamId, done: &Recorded<Saga>) -> Result<Done, Failure> {
+    let t = done
+        .state
+        .thread()
+        .ok_or_else(|| input("id", "saved", "nothing was saved"))?;
+    output::json(&json!({
+        "saga_id": t.saga_id,
+        "stream": s.to_string(),
+        "version": done.version,
+        "lifecycle_phase": t.lifecycle_phase,
+        "phase": t.phase,
+        "status": t.status,
+        "next_phase": t.next_phase(),
+        "next_round": t.next_round(),
+    }));
+    Ok(Done::Recorded(done.outcome))
+}
+
+/// `saga restore`: the thread, or `found: false`.
+pub(super) fn restore(db: &Db, options: &Options, saga_id: &str) -> Result<Done, Failure> {
+    let s = stream(saga_id)?;
+    let out = match load(db, options, &s)?.thread() {
+        None => json!({"saga_id": saga_id, "found": false}),
+        Some(t) => {
+            let mut v = view(t);
+            v["found"] = json!(true);
+            v
+        }
+    };
+    output::json(&out);
+    Ok(Done::Ok)
+}
+
+/// `saga show`: the whole thread (refused when none is saved).
+pub(super) fn show(db: &Db, options: &Options, saga_id: &str) -> Result<Done, Failure> {
+    let s = stream(saga_id)?;
+    let state = load(db, options, &s)?;
+    let t = state.thread().ok_or_else(|| {
+        input(
+            "saga_id",
+            "thread-exists",
+            "no thread is saved under this id",
+        )
+    })?;
+    let mut v = view(t);
+    v["state"] = json!(Saga::state_name(&state));
+    output::json(&v);
+    Ok(Done::Ok)
+}
+
+/// Threads to resume, newest first: read from the journal, never a cache.
+pub(super) fn scan(
+    db: &Db,
+    options: &Options,
+    issue_ref: &Option<String>,
+    plan_path: &Option<String>,
+    branch: &Option<String>,
+    max_candidates: usize,
+) -> Result<Done, Failure> {
+    let path = db.clone()?;
+    let mut candidates: Vec<(String, Value)> = vec![];
+    if std::fs::symlink_metadata(&path).is_ok() {
+        let engine = Engine::open_read_only(&path, options, Registry::builtin())?;
+        for info in engine.journal().streams()? {
+            if info.machine != saga::NAME {
+                continue;
+            }
+            let s = StreamId::parse(&info.stream)?;
+            let (state, _) = engine.load::<Saga>(&s)?;
+            let Some(t) = state.thread() else { continue };
+            let any_key = issue_ref.is_some() || plan_path.is_some() || branch.is_some();
+            let hit = !any_key
+                || (issue_ref.is_some() && t.issue_ref == *issue_ref)
+                || (plan_path.is_some() && t.plan_path == *plan_path)
+                || (branch.is_some() && t.branch == *branch);
+            if hit {
+                candidates.push((info.last_recorded_at.clone(), json!({
+                    "saga_id": t.saga_id, "issue_ref": t.issue_ref, "plan_path": t.plan_path, "branch": t.branch,
+                    "lifecycle_phase": t.lifecycle_phase, "status": t.status, "next_step": t.next_step, "next_round": t.next_round(),
+                })));
+            }
+        }
+    }
+    candidates.sort_by(|a, b| b.0.cmp(&a.0));
+    let list: Vec<Value> = candidates
+        .into_iter()
+        .take(max_candidates)
+        .map(|(_, v)| v)
+        .collect();
+    output::json(&json!({"candidates": list, "count": list.len()}));
+    Ok(Done::Ok)
+}

@@ -1,0 +1,206 @@
+//! The saga's own observations of git (shared-core issue #14): review freshness is
+//! ancestry plus a count (an old checkout is never fresh), and a caller's value never
+//! reaches git as an option (refused at input; every argv ends options first).
+
+use serde_json::Value;
+
+use crate::support::git::git;
+use crate::support::saga::{messages, predicates, Thread};
+
+#[test]
+fn pr_ready_never_calls_an_old_checkout_fresh() {
+    let t = Thread::new();
+    let old = t.head();
+    t.commit("b.txt");
+    let reviewed = t.reviewed("accepted");
+    let (code, out) = t.pr_ready();
+    assert_eq!(
+        (code, out["events"][0].as_str()),
+        (0, Some("ready-for-pr")),
+        "{out}"
+    );
+
+    // HEAD behind the reviewed commit: `rev-list REVIEWED..HEAD` counts 0, yet the
+    // checkout does not hold what was reviewed.
+    git(&t.repo, &["checkout", "-q", &old]);
+    let before = t.bytes();
+    let (code, out) = t.pr_ready();
+    assert_eq!(
+        (code, predicates(&out)),
+        (2, vec!["review-gate".to_owned()]),
+        "{out}"
+    );
+    assert!(messages(&out).contains("not an ancestor"), "{out}");
+    assert_eq!(t.bytes(), before, "a refusal writes nothing");
+
+    // Back at the reviewed commit: fresh again. Commits on top: stale, counted.
+    git(&t.repo, &["checkout", "-q", &reviewed]);
+    assert_eq!(t.pr_ready().0, 0);
+    git(&t.repo, &["checkout", "-q", "-b", "later"]);
+    t.commit("c.txt");
+    let (code, out) = t.pr_ready();
+    assert_eq!(code, 2, "{out}");
+    assert!(messages(&out).contains("1 commit(s) since"), "{out}");
+    t.audit_clean();
+}
+
+#[test]
+fn the_freshness_readings_are_the_shared_plan_and_end_options() {
+    let t = Thread::new();
+    let reviewed = t.reviewed("accepted");
+    assert_eq!(t.pr_ready().0, 0);
+    let (_, log) = t.cairn(&[
+        "journal",
+        "log",
+        "--stream",
+        "saga/issue-42",
+        "--format",
+        "json",
+    ]);
+    let ready = log["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["event_type"] == "ready-for-pr")
+        .expect("a ready-for-pr event")
+        .clone();
+    let argvs: Vec<Vec<String>> = ready["payload"]["runs"]
+        .as_array()
+        .expect("the freshness runs are recorded")
+        .iter()
+        .map(|r| serde_json::from_value(r["argv"].clone()).unwrap())
+        .collect();
+    let repo = t.repo_str();
+    let range = format!("{reviewed}..HEAD");
+    assert_eq!(
+        argvs,
+        vec![
+            vec![
+                "git",
+                "-C",
+                repo,
+                "merge-base",
+                "--is-ancestor",
+                "--end-of-options",
+                &reviewed,
+                "HEAD"
+            ],
+            vec![
+                "git",
+                "-C",
+                repo,
+                "rev-list",
+                "--count",
+                "--end-of-options",
+                &range
+            ],
+        ]
+    );
+}
+
+fn option_like(out: &Value, field: &str) {
+    assert_eq!(out["error"]["field"], field, "{out}");
+    assert_eq!(out["error"]["rule"], "option-like", "{out}");
+}
+
+#[test]
+fn caller_values_never_reach_git_as_options() {
+    let t = Thread::new();
+    assert_eq!(
+        t.cairn(&[
+            "saga",
+            "save",
+            "--id",
+            "issue-42",
+            "--lifecycle-phase",
+            "work"
+        ])
+        .0,
+        0
+    );
+    let wt = t.repo.with_file_name("merge-wt");
+    let wt = wt.to_str().unwrap();
+    let before = t.bytes();
+    let (code, out) = t.mt(
+        "take",
+        &[
+            "--unit",
+            "U1",
+            "--branch=--all",
+            "--merge-worktree",
+            wt,
+            "--holder",
+            "h",
+        ],
+    );
+    assert_eq!(code, 2, "{out}");
+    option_like(&out, "branch");
+    assert_eq!(t.bytes(), before, "nothing recorded");
+
+    git(&t.repo, &["branch", "work/u1"]);
+    let take = t.mt(
+        "take",
+        &[
+            "--unit",
+            "U1",
+            "--branch",
+            "work/u1",
+            "--merge-worktree",
+            wt,
+            "--holder",
+            "h",
+        ],
+    );
+    assert_eq!(take.0, 0, "{}", take.1);
+    let repo = t.repo_str().to_owned();
+    let before = t.bytes();
+    let (code, out) = t.mt(
+        "release",
+        &["--unit", "U1", "--repo", &repo, "--target=--octopus"],
+    );
+    assert_eq!(code, 2, "{out}");
+    option_like(&out, "target");
+    assert_eq!(t.bytes(), before, "git never ran, nothing recorded");
+
+    // The reading that does run ends options before the caller's names.
+    let (code, out) = t.mt(
+        "release",
+        &["--unit", "U1", "--repo", &repo, "--target", "main"],
+    );
+    assert_eq!(
+        (code, out["gates"]["units"]["U1"]["merge_state"].as_str()),
+        (0, Some("merged")),
+        "work/u1 is main's own commit: {out}"
+    );
+    let (_, log) = t.cairn(&[
+        "journal",
+        "log",
+        "--stream",
+        "saga/issue-42",
+        "--format",
+        "json",
+    ]);
+    let released = log["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["event_type"] == "turn-released")
+        .expect("a turn-released event")
+        .clone();
+    let argv: Vec<String> =
+        serde_json::from_value(released["payload"]["ancestor"]["argv"].clone()).unwrap();
+    assert_eq!(
+        argv,
+        [
+            "git",
+            "-C",
+            repo.as_str(),
+            "merge-base",
+            "--is-ancestor",
+            "--end-of-options",
+            "work/u1",
+            "main"
+        ]
+    );
+    t.audit_clean();
+}

@@ -1,0 +1,212 @@
+//! A saga thread on real parts: a git repository with a run record for issue 42,
+//! a journal, and the `cairn` binary run from a scratch directory (never from a
+//! checkout, so nothing the tests do reads the workspace's own git).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{json, Value};
+
+use super::git::git;
+use super::TempJournal;
+
+/// A run record for issue 42 with the given units and baseline.
+pub fn run_record(baseline: Value, units: Value) -> Value {
+    json!({
+        "schema": "run_record.v1", "issue": 42, "repo": "acme/widgets",
+        "created_at": "2026-05-01T09:00:00+00:00", "updated_at": "2026-05-01T09:00:00+00:00",
+        "admission": {"destination": "pr", "branch_preview": false},
+        "run_configuration": {"mechanical_tool_baseline": {"value": baseline, "chosen_by": "planner", "source": "profile"}},
+        "approval_scope": {}, "roster": [], "review_cycles": [], "next_step": "build",
+        "units": units
+    })
+}
+
+/// A repository `widgets` (branch `main`, one commit), its run record
+/// `.claude/saga/runs/issue-42.json`, a journal and a scratch working directory.
+pub struct Thread {
+    _tmp: tempfile::TempDir,
+    pub repo: PathBuf,
+    pub record: PathBuf,
+    pub journal: TempJournal,
+    pub scratch: tempfile::TempDir,
+}
+
+impl Thread {
+    /// One unit `U1` whose baseline is `true`.
+    pub fn new() -> Self {
+        Self::with_record(run_record(
+            json!(["true"]),
+            json!([{"id": "U1", "branch": "work/42-u1", "merge_state": "ready"}]),
+        ))
+    }
+
+    pub fn with_record(record: Value) -> Self {
+        let tmp = tempfile::tempdir().expect("a temp dir");
+        let repo = tmp
+            .path()
+            .canonicalize()
+            .expect("the temp dir resolves")
+            .join("widgets");
+        std::fs::create_dir_all(&repo).expect("the repo dir");
+        git(&repo, &["init", "-q", "-b", "main"]);
+        std::fs::write(repo.join(".gitignore"), ".claude/\n").expect("a file");
+        std::fs::write(repo.join("a.txt"), "a\n").expect("a file");
+        git(&repo, &["add", "."]);
+        git(&repo, &["commit", "-q", "-m", "init"]);
+        let dir = repo.join(".claude/saga/runs");
+        std::fs::create_dir_all(&dir).expect("the record dir");
+        let path = dir.join("issue-42.json");
+        std::fs::write(&path, serde_json::to_string_pretty(&record).expect("JSON"))
+            .expect("the record");
+        Thread {
+            _tmp: tmp,
+            repo,
+            record: path,
+            journal: TempJournal::new(),
+            scratch: tempfile::tempdir().expect("a temp dir"),
+        }
+    }
+
+    pub fn repo_str(&self) -> &str {
+        self.repo.to_str().expect("a UTF-8 path")
+    }
+
+    /// `cairn ARGS --db JOURNAL`, run in `cwd`: exit code and stdout as JSON.
+    pub fn cairn_in(&self, cwd: &Path, args: &[&str]) -> (i32, Value) {
+        let out = self.output_in(cwd, args);
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let v = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is one JSON object ({e}): {stdout}\nstderr: {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+        (out.status.code().unwrap_or(-1), v)
+    }
+
+    /// The whole output of `cairn ARGS --db JOURNAL` run in `cwd`.
+    pub fn output_in(&self, cwd: &Path, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .args(args)
+            .arg("--db")
+            .arg(self.journal.path())
+            .current_dir(cwd)
+            .env_remove("CAIRN_DB")
+            .output()
+            .expect("cairn runs")
+    }
+
+    /// `cairn ARGS`, run from the scratch directory (not a git repository).
+    pub fn cairn(&self, args: &[&str]) -> (i32, Value) {
+        self.cairn_in(self.scratch.path(), args)
+    }
+
+    /// `cairn saga VERB --saga-id issue-42 REST…`.
+    pub fn s(&self, verb: &str, rest: &[&str]) -> (i32, Value) {
+        let mut a = vec!["saga", verb, "--saga-id", "issue-42"];
+        a.extend_from_slice(rest);
+        self.cairn(&a)
+    }
+
+    /// `cairn saga merge-turn VERB --saga-id issue-42 REST…`.
+    pub fn mt(&self, verb: &str, rest: &[&str]) -> (i32, Value) {
+        let mut a = vec!["saga", "merge-turn", verb, "--saga-id", "issue-42"];
+        a.extend_from_slice(rest);
+        self.cairn(&a)
+    }
+
+    /// `cairn build-loop --issue 42 --repo-root REPO REST…`.
+    pub fn build_loop(&self, rest: &[&str]) -> (i32, Value) {
+        let mut a = vec![
+            "build-loop",
+            "--issue",
+            "42",
+            "--repo-root",
+            self.repo_str(),
+        ];
+        a.extend_from_slice(rest);
+        self.cairn(&a)
+    }
+
+    /// Writes `name`, commits it, and returns the new `HEAD`.
+    pub fn commit(&self, name: &str) -> String {
+        std::fs::write(self.repo.join(name), format!("{name}\n")).expect("a file");
+        git(&self.repo, &["add", name]);
+        git(&self.repo, &["commit", "-q", "-m", name]);
+        self.head()
+    }
+
+    pub fn head(&self) -> String {
+        git(&self.repo, &["rev-parse", "HEAD"])
+    }
+
+    /// A thread at `work` with a clean plan review, the build loop green at `HEAD`
+    /// and code review's `outcome` recorded for that revision: what PR-ready reads.
+    pub fn reviewed(&self, outcome: &str) -> String {
+        let save = self.cairn(&[
+            "saga",
+            "save",
+            "--id",
+            "issue-42",
+            "--lifecycle-phase",
+            "work",
+        ]);
+        assert_eq!(save.0, 0, "{}", save.1);
+        let doc = self.s(
+            "doc-review",
+            &["--unresolved-p0-p1", "0", "--source", "review_cycles"],
+        );
+        assert_eq!(doc.0, 0, "{}", doc.1);
+        let (code, out) = self.build_loop(&[]);
+        assert_eq!(code, 0, "the build loop goes green: {out}");
+        let head = self.head();
+        let review = self.s("review", &["--outcome", outcome, "--reviewed-sha", &head]);
+        assert_eq!(review.0, 0, "{}", review.1);
+        head
+    }
+
+    /// `saga pr-ready --repo REPO`.
+    pub fn pr_ready(&self) -> (i32, Value) {
+        let repo = self.repo_str().to_owned();
+        self.s("pr-ready", &["--repo", &repo])
+    }
+
+    /// Every byte of the journal.
+    pub fn bytes(&self) -> Vec<u8> {
+        self.journal.bytes()
+    }
+
+    /// `cairn journal audit`: exit 0 and no failure.
+    pub fn audit_clean(&self) {
+        let (code, out) = self.cairn(&["journal", "audit"]);
+        assert_eq!(code, 0, "{out}");
+    }
+}
+
+impl Default for Thread {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The predicates of a rejection, in order.
+pub fn predicates(out: &Value) -> Vec<String> {
+    out["error"]["violations"].as_array().map_or(vec![], |v| {
+        v.iter()
+            .map(|x| x["predicate"].as_str().unwrap_or("").to_owned())
+            .collect()
+    })
+}
+
+/// The messages of a rejection, joined.
+pub fn messages(out: &Value) -> String {
+    out["error"]["violations"]
+        .as_array()
+        .map_or(String::new(), |v| {
+            v.iter()
+                .map(|x| x["message"].as_str().unwrap_or("").to_owned())
+                .collect::<Vec<_>>()
+                .join(" | ")
+        })
+}
