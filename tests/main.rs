@@ -30,6 +30,8 @@ mod ship_preflight;
 mod ship_properties;
 mod tidy;
 mod trust;
+mod work_confirm;
 mod work_node;
 mod work_properties;
+mod work_rules;
 mod work_spec;

@@ -8,6 +8,7 @@ pub mod pr;
 pub mod ship;
 pub mod ticket;
 pub mod work;
+pub mod work_repo;
 
 use std::path::{Path, PathBuf};
 

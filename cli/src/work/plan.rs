@@ -7,7 +7,7 @@ use cairn::machines::work::node::{self, Command, Event, PlanReceipt, WorkNode};
 use cairn::machines::work::spec::{Evidence, Node};
 use serde_json::{json, Value};
 
-use super::{finish, out_of, read_spec, resolve, stream, valid_spec, SpecFile};
+use super::{draft_text, finish, out_of, read_spec, resolve, stream, valid_spec, SpecFile};
 use crate::args::WorkNodeRef;
 use crate::failure::{input, Done, Failure};
 use crate::record::{Recorded, Recorder, Request, Step};
@@ -54,6 +54,7 @@ pub fn plan(rec: &Recorder, r: &WorkNodeRef, with: &[String]) -> Result<Done, Fa
             worktree: !with.is_empty(),
             overlaps,
         },
+        draft: draft_text(&f),
     };
     // Decided first: a refused plan writes no brief. The brief is content-addressed,
     // so a failed append leaves nothing to undo.

@@ -104,6 +104,7 @@ fn plan(address: &[&str], receipt: PlanReceipt) -> Command {
         spec: SPEC.into(),
         address: address.iter().map(|s| (*s).to_owned()).collect(),
         receipt,
+        draft: None,
     }
 }
 
@@ -164,6 +165,7 @@ fn plan_confines_writes_to_the_nodes_touches_before_its_dispatch() {
         spec: SPEC.replace("touches: [src/]", "touches: ['src/**']"),
         address: core(),
         receipt: receipt(),
+        draft: None,
     };
     for (events, command, predicates) in [
         (vec![], plan(&["core"], other_roots), &["plan-contract"][..]),

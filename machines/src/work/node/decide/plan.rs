@@ -5,12 +5,13 @@ use super::super::{Event, PlanReceipt, State};
 use super::guards::Guard;
 use crate::Rejection;
 
-/// A plannable stage, this stream's node, a valid spec, the approved touches in
+/// A plannable stage, this stream's node, a fully valid spec (lineage included), the approved touches in
 /// the spec, writes confined to the node's touches with escalation off, and the
 /// brief's hash.
 pub(super) fn decide_plan(
     g: Guard<'_>,
     spec: &str,
+    draft: Option<&str>,
     address: &[String],
     receipt: &PlanReceipt,
 ) -> Result<Vec<Event>, Rejection> {
@@ -29,7 +30,7 @@ pub(super) fn decide_plan(
             );
         }
     }
-    let (_, node) = g.spec_node(spec, address)?;
+    let (_, node) = g.spec_node(spec, draft, address)?;
     if let State::AmendmentApproved { run } = g.state {
         let approved = run.approved_touches.clone().unwrap_or_default();
         if !approved.iter().all(|t| node.touches.contains(t)) {
