@@ -464,3 +464,72 @@ fn a_verb_without_a_session_claims_no_lifecycle() {
         assert!(out.get(axis).is_none(), "no session, no {axis}: {out}");
     }
 }
+
+#[test]
+fn the_plan_receipt_is_the_paste_ready_delegate_and_a_profile_is_refused() {
+    let text = spec_text(OK, "test result: ok", 30_000).replace(
+        "    checklist: [describe eviction]\n",
+        "    checklist: [describe eviction]\n    worker: { agent: implementer, skills: [implement-rust] }\n",
+    );
+    let w = Work::new(&text);
+    let (code, out) = w.run(&["validate", w.spec.to_str().unwrap()]);
+    assert_eq!(code, 0, "a worker without profile or model is valid: {out}");
+    let (code, out) = w.node("plan", "core", &[]);
+    assert_eq!(code, 0, "{out}");
+    let r = &out["receipt"];
+    let brief = r["briefPath"].as_str().unwrap();
+    assert_eq!(brief, out["plan"]["brief_path"].as_str().unwrap());
+    let sha = cairn::machines::work::node::sha256_hex(std::fs::read(brief).unwrap());
+    assert_eq!(r["briefSha256"], sha.as_str(), "{out}");
+    assert_eq!(
+        (r["nodeId"].clone(), r["nodeAddress"].clone()),
+        (json!("core"), json!(["core"]))
+    );
+    assert_eq!(r["schemaPath"], w.spec.to_str().unwrap());
+    let d = &r["delegate"];
+    assert_eq!(d["agent"], "implementer", "{out}");
+    assert_eq!(d["skills"], json!(["implement-rust"]));
+    assert!(
+        d.get("model").is_none(),
+        "an absent model is omitted: {out}"
+    );
+    assert_eq!(d["reads"], json!([brief]));
+    assert!(d["task"].as_str().unwrap().contains(brief), "{out}");
+    assert_eq!(d["writableRoots"], json!(["src/cache/"]));
+    assert_eq!(
+        (
+            d["confineWrites"].clone(),
+            d["escalation"].clone(),
+            d["worktree"].clone()
+        ),
+        (json!(true), json!("off"), json!(false))
+    );
+    // No worker: the default agent; no touches: no writable roots.
+    let (code, out) = w.node("plan", "docs", &[]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out["receipt"]["delegate"]["agent"], "worker", "{out}");
+    assert!(
+        out["receipt"]["delegate"].get("writableRoots").is_none(),
+        "{out}"
+    );
+
+    // A profile is blocked in v1: refused, never dropped silently; nothing written.
+    let text = spec_text(OK, "test result: ok", 30_000).replace(
+        "    checklist: [describe eviction]\n",
+        "    checklist: [describe eviction]\n    worker: { profile: fast }\n",
+    );
+    let w = Work::new(&text);
+    let (code, out) = w.run(&["validate", w.spec.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = w.node("plan", "core", &[]);
+    assert_eq!(
+        (code, out["error"]["violations"][0]["predicate"].as_str()),
+        (2, Some("worker-profile-unsupported")),
+        "{out}"
+    );
+    assert!(
+        !w.root.join(".work/.cache/briefs").exists(),
+        "no brief written"
+    );
+    assert!(!w.journal.path().exists(), "no journal written");
+}

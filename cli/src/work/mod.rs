@@ -2,11 +2,12 @@
 //! one journal stream per node (`work-node/<spec key>:<address>`), runs the
 //! criteria itself for `verify`, and refuses what the evidence does not support.
 //!
-//! `--idempotency-key` on every recording verb. `plan`, `verify`,
-//! `amend-criterion` and `done` carry what cairn read or ran (the spec as found,
-//! the tree, the criterion runs, this session's `done` records), so their key
-//! stands for the caller's flags and is looked up first: a retry runs no
-//! criterion and rewrites no file. The other verbs' commands are their flags.
+//! `--idempotency-key` on every recording verb. `plan`, `verify`, `merge`,
+//! `amend-criterion` and `done` carry what cairn read or ran (the spec and draft
+//! as found, the trees, the criterion runs, the merged tree's ancestry, this
+//! session's standing of the dependencies), so their key stands for the
+//! caller's flags and is looked up first: a retry runs no git, no criterion and
+//! rewrites no file. The other verbs' commands are their flags.
 
 mod confirm;
 mod plan;

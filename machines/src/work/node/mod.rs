@@ -22,6 +22,7 @@ mod evolve;
 mod graph;
 mod judge;
 mod provenance;
+mod receipt;
 #[cfg(test)]
 mod rules_tests;
 mod state;
@@ -38,6 +39,7 @@ pub use decide::{merge_admits, reverify_plan, verified_worker_commit, verify_adm
 pub use event::Event;
 pub use judge::{contract_hash, is_challenge, judge, CriterionResult, Observed, Verification};
 pub use provenance::{provenance, satisfies_dependents, Provenance};
+pub use receipt::{delegate_task, plan_receipt};
 pub use state::{Holder, NodeRun, ScopeRequest, State, SCOPE_OPTIONS};
 pub use terminal_truth::terminal_truth;
 pub use tree::{

@@ -167,8 +167,18 @@ fn plan_confines_writes_to_the_nodes_touches_before_its_dispatch() {
         receipt: receipt(),
         draft: None,
     };
+    let profiled = Command::Plan {
+        spec: SPEC.replace(
+            "    touches: [src/]\n",
+            "    touches: [src/]\n    worker: { profile: fast }\n",
+        ),
+        address: core(),
+        receipt: receipt(),
+        draft: None,
+    };
     for (events, command, predicates) in [
-        (vec![], plan(&["core"], other_roots), &["plan-contract"][..]),
+        (vec![], profiled, &["worker-profile-unsupported"][..]),
+        (vec![], plan(&["core"], other_roots), &["plan-contract"]),
         (vec![], plan(&["core"], unconfined), &["plan-contract"]),
         (vec![], plan(&["core"], escalating), &["plan-contract"]),
         (vec![], plan(&["core"], short_hash), &["brief-hash"]),
