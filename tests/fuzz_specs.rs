@@ -111,7 +111,8 @@ proptest! {
         let lineage = spec::validate_with_draft(&text, &spec::Draft::Text(draft.clone()));
         prop_assert!(v.findings.iter().all(|f| lineage.findings.contains(f)), "lineage dropped a finding");
         if let Some(s) = &v.spec {
-            let ready = cairn::machines::work::ready::ready_set(s, &Default::default());
+            let ready =
+                cairn::machines::work::ready::ready_set(s, &Default::default(), &Default::default());
             prop_assert!(ready.iter().all(|a| s.node(a).is_some()), "{:?}", ready);
         }
         // The hostile draft against the known-good SPEC: past the spec, into the draft.

@@ -406,7 +406,12 @@ fn a_retried_work_verify_runs_no_criterion_again() {
     assert_eq!(w.journal.bytes(), before);
     let (code, out) = w.verify(
         &commit,
-        &["--idempotency-key", "verify-1", "--confirm", "C9=yes"],
+        &[
+            "--idempotency-key",
+            "verify-1",
+            "--checklist",
+            r#"[{"index":0,"done":true}]"#,
+        ],
     );
     assert_eq!(
         (code, out["error"]["kind"].as_str()),

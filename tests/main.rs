@@ -46,6 +46,8 @@ mod ship_race;
 mod tidy;
 mod trust;
 mod trust_cli;
+mod work_confirm;
 mod work_node;
 mod work_properties;
+mod work_rules;
 mod work_spec;

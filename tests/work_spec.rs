@@ -237,7 +237,7 @@ fn bare_ids_must_be_unambiguous() {
         ["ship", "merge"]
     );
     // Ready: leaves first; a composite waits for its children.
-    let ready = ready_set(&spec, &BTreeSet::new());
+    let ready = ready_set(&spec, &BTreeSet::new(), &BTreeSet::new());
     assert_eq!(
         ready,
         [
@@ -247,7 +247,7 @@ fn bare_ids_must_be_unambiguous() {
     );
     let done: BTreeSet<Vec<String>> = [vec!["api".to_owned(), "merge".into()]].into();
     assert_eq!(
-        lifecycles(&spec, &done)[&vec!["api".to_owned()]].0,
+        lifecycles(&spec, &done, &done)[&vec!["api".to_owned()]].0,
         Lifecycle::Ready
     );
 }

@@ -46,8 +46,8 @@
 //! assert!(matches!(state, cairn_machines::work::node::State::Planned { .. }));
 //!
 //! // Refused: exactly these predicates, in the order `decide` checked them.
-//! let merge = Command::Merge { merged_tree: "/srv/main".into(), commit: "2".repeat(40) };
-//! Scenario::<WorkNode>::given([planned]).when(merge, &ctx).then_rejected_with(&["verified"]);
+//! let escalate = Command::Escalate { reason: "budget spent".into() };
+//! Scenario::<WorkNode>::given([planned]).when(escalate, &ctx).then_rejected_with(&["rejected"]);
 //! ```
 
 use crate::{Context, Machine, Rejection};

@@ -11,6 +11,7 @@ pub mod ship;
 pub mod ship_repo;
 pub mod ticket;
 pub mod work;
+pub mod work_repo;
 
 use std::path::{Path, PathBuf};
 

@@ -3,8 +3,8 @@
 
 use cairn::machines::evidence::CommandRun;
 use cairn::machines::work::node::{
-    contract_hash, ChecklistReport, Command, Containment, CriterionRun, PlanReceipt, ReviewVerdict,
-    State, TreeReading,
+    contains_plan, contract_hash, merge_plan, tree_plan, ChecklistReport, Command, Containment,
+    CriterionRun, PlanReceipt, ReviewVerdict, State, TreeReading, TreeWatch,
 };
 use cairn::machines::work::spec::validate;
 use cairn::Timestamp;
@@ -93,9 +93,14 @@ pub fn happy() -> Vec<Step> {
 }
 
 fn run(argv: &[&str], exit: i32, stdout: &str) -> CommandRun {
+    let argv: Vec<String> = argv.iter().map(|s| (*s).to_owned()).collect();
+    run_argv(&argv, exit, stdout)
+}
+
+fn run_argv(argv: &[String], exit: i32, stdout: &str) -> CommandRun {
     let at = Timestamp::parse("2026-01-01T00:00:00Z").expect("a fixed timestamp parses");
     CommandRun {
-        argv: argv.iter().map(|s| (*s).to_owned()).collect(),
+        argv: argv.to_vec(),
         env: None,
         exit_status: Some(exit),
         stdout: stdout.to_owned(),
@@ -105,7 +110,7 @@ fn run(argv: &[&str], exit: i32, stdout: &str) -> CommandRun {
     }
 }
 
-pub fn command(_state: &State, step: &Step) -> Command {
+pub fn command(state: &State, step: &Step) -> Command {
     let spec = validate(SPEC).spec.expect("the fixture spec is valid");
     let node = spec
         .node(&["core".to_owned()])
@@ -124,6 +129,7 @@ pub fn command(_state: &State, step: &Step) -> Command {
                 worktree: false,
                 overlaps: vec![],
             },
+            draft: None,
         },
         Step::Dispatch { other_tree, budget } => Command::Dispatch {
             run_id: Some("r-1".into()),
@@ -154,34 +160,20 @@ pub fn command(_state: &State, step: &Step) -> Command {
                 _ => ("/srv/other", C_LANE),
             };
             let c = &node.acceptance[0];
+            let [toplevel, head, status] = tree_plan(path);
+            let tree = TreeReading {
+                worktree_path: path.into(),
+                expected_commit: commit.into(),
+                toplevel: run_argv(&toplevel, 0, &format!("{path}\n")),
+                head: run_argv(&head, 0, &format!("{commit}\n")),
+                status: run_argv(&status, 0, ""),
+            };
+            // A done node is re-verified in a tree that contains its merged commit.
+            let contains = matches!(state, State::Done { .. })
+                .then(|| run_argv(&contains_plan(path, C_MERGED, commit), 0, ""));
             Command::Verify {
                 spec: SPEC.into(),
-                tree: Box::new(TreeReading {
-                    worktree_path: path.into(),
-                    expected_commit: commit.into(),
-                    toplevel: run(
-                        &["git", "-C", path, "rev-parse", "--show-toplevel"],
-                        0,
-                        &format!("{path}\n"),
-                    ),
-                    head: run(
-                        &["git", "-C", path, "rev-parse", "HEAD"],
-                        0,
-                        &format!("{commit}\n"),
-                    ),
-                    status: run(
-                        &[
-                            "git",
-                            "-C",
-                            path,
-                            "status",
-                            "--porcelain",
-                            "--untracked-files=all",
-                        ],
-                        0,
-                        "",
-                    ),
-                }),
+                tree: Box::new(tree.clone()),
                 runs: vec![CriterionRun {
                     criterion_id: c.id.clone(),
                     contract_hash: contract_hash(c),
@@ -193,6 +185,14 @@ pub fn command(_state: &State, step: &Step) -> Command {
                     timed_out: false,
                     containment: Some(Containment::ProcessGroup),
                     confirmation: None,
+                    challenge: None,
+                    channel: None,
+                    watch: Some(TreeWatch {
+                        method: "inotify".into(),
+                        changed: vec![],
+                        overflow: false,
+                        ignored: None,
+                    }),
                 }],
                 checklist: if *checklist {
                     vec![ChecklistReport {
@@ -202,6 +202,9 @@ pub fn command(_state: &State, step: &Step) -> Command {
                 } else {
                     vec![]
                 },
+                draft: None,
+                after: Some(Box::new(tree)),
+                contains,
             }
         }
         Step::Review { approve } => Command::Review {
@@ -224,13 +227,24 @@ pub fn command(_state: &State, step: &Step) -> Command {
         Step::Escalate => Command::Escalate {
             reason: "budget spent".into(),
         },
-        Step::Merge => Command::Merge {
-            merged_tree: MERGED.into(),
-            commit: C_MERGED.into(),
-        },
+        Step::Merge => {
+            let [toplevel, head, contains] = merge_plan(MERGED, C_LANE, C_MERGED);
+            Command::Merge {
+                merged_tree: MERGED.into(),
+                commit: C_MERGED.into(),
+                spec: SPEC.into(),
+                draft: None,
+                reading: Some(vec![
+                    run_argv(&toplevel, 0, &format!("{MERGED}\n")),
+                    run_argv(&head, 0, &format!("{C_MERGED}\n")),
+                    run_argv(&contains, 0, ""),
+                ]),
+            }
+        }
         Step::Done => Command::Done {
             spec: SPEC.into(),
             deps_done: vec![],
+            draft: None,
         },
     }
 }

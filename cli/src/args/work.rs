@@ -91,7 +91,7 @@ pub enum WorkCommand {
     },
     /// cairn runs every criterion in the tree (after checking its HEAD) and records the evidence
     #[command(
-        after_help = "Command criteria run as `sh -c` in the tree, in their own process group, killed as a group\nat their timeout. A user criterion needs --confirm ID=WORDS; an agent criterion is agent-unavailable.\nExit 0 when every criterion and the checklist passed, 4 when not (recorded).\n\nExample:\n  cairn work verify --spec s.yaml --node core --worktree /abs/lane --expected-commit <40 hex> \\\n    --checklist '[{\"index\":0,\"done\":true}]' --session s-42"
+        after_help = "Command criteria run as `sh -c` in the tree, in their own process group, killed as a group\nat their timeout, with the tree watched: a criterion that changes the tree (even if it restores it)\nfails. A user criterion is confirmed on the controlling terminal only: cairn prints a one-time\nchallenge there and reads `I confirm <challenge>`; without a terminal it fails\n(user-confirmation-unavailable). An agent criterion is agent-unavailable.\nA done node is re-verified in a later session in a tree that contains its merged commit.\nExit 0 when every criterion and the checklist passed, 4 when not (recorded).\n\nExample:\n  cairn work verify --spec s.yaml --node core --worktree /abs/lane --expected-commit <40 hex> \\\n    --checklist '[{\"index\":0,\"done\":true}]' --session s-42"
     )]
     Verify {
         #[command(flatten)]
@@ -103,9 +103,6 @@ pub enum WorkCommand {
         /// `[{"index": 0, "done": true}, …]`
         #[arg(long, value_name = "JSON", default_value = "[]")]
         checklist: String,
-        /// The host's explicit confirmation of a user criterion: `ID=WORDS`
-        #[arg(long, value_name = "ID=WORDS")]
-        confirm: Vec<String>,
         #[command(flatten)]
         session: WorkSession,
         #[command(flatten)]
@@ -153,9 +150,9 @@ pub enum WorkCommand {
         #[command(flatten)]
         key: Key,
     },
-    /// Record the merge: every pre-merge green stops counting
+    /// Record the merge: cairn checks the merged commit contains the verified worker commit; every pre-merge green stops counting
     #[command(
-        after_help = "Example:\n  cairn work merge --spec s.yaml --node core --merged-tree /abs/integration --commit <40 hex>"
+        after_help = "cairn reads the merged tree: its top level, its HEAD (= --commit) and whether --commit contains\nthe worker commit the last passing worker-tree verification proved; else refused, nothing written.\n\nExample:\n  cairn work merge --spec s.yaml --node core --merged-tree /abs/integration --commit <40 hex>"
     )]
     Merge {
         #[command(flatten)]

@@ -2,12 +2,14 @@
 //! one journal stream per node (`work-node/<spec key>:<address>`), runs the
 //! criteria itself for `verify`, and refuses what the evidence does not support.
 //!
-//! `--idempotency-key` on every recording verb. `plan`, `verify`,
-//! `amend-criterion` and `done` carry what cairn read or ran (the spec as found,
-//! the tree, the criterion runs, this session's `done` records), so their key
-//! stands for the caller's flags and is looked up first: a retry runs no
-//! criterion and rewrites no file. The other verbs' commands are their flags.
+//! `--idempotency-key` on every recording verb. `plan`, `verify`, `merge`,
+//! `amend-criterion` and `done` carry what cairn read or ran (the spec and draft
+//! as found, the trees, the criterion runs, the merged tree's ancestry, this
+//! session's standing of the dependencies), so their key stands for the
+//! caller's flags and is looked up first: a retry runs no git, no criterion and
+//! rewrites no file. The other verbs' commands are their flags.
 
+mod confirm;
 mod plan;
 mod read;
 mod scope;
@@ -19,7 +21,7 @@ use std::path::PathBuf;
 use cairn::journal::Options;
 use cairn::machines::work::node::{self, provenance, Command, State, WorkNode};
 use cairn::machines::work::ready::lifecycles;
-use cairn::machines::work::spec::{render_path, validate, Node, Severity, Spec};
+use cairn::machines::work::spec::{render_path, validate_with_draft, Draft, Node, Severity, Spec};
 use cairn::{Engine, Machine, StreamId};
 use serde_json::{json, Value};
 
@@ -52,12 +54,15 @@ fn read_spec(path: &str) -> Result<SpecFile, Failure> {
     })
 }
 
+/// The spec fully validated — schema, ids, dependencies and the criteria's
+/// lineage against the draft it declares — as every verb that gates reads it:
+/// the first error is refused with its code as the rule.
 fn valid_spec(f: &SpecFile) -> Result<Spec, Failure> {
-    let v = validate(&f.text);
+    let v = validate_with_draft(&f.text, &scope::read_draft(f));
     if let Some(first) = v.findings.iter().find(|x| x.severity == Severity::Error) {
         return Err(input(
             &format!("spec {}", render_path(&first.path)),
-            "spec-valid",
+            &first.code,
             &format!(
                 "the workspec has errors; run `cairn work validate`: {} ({})",
                 first.render(),
@@ -67,6 +72,15 @@ fn valid_spec(f: &SpecFile) -> Result<Spec, Failure> {
     }
     v.spec
         .ok_or_else(|| input("spec", "spec-valid", "the workspec could not be read"))
+}
+
+/// The draft's text as a command carries it (`None`: not declared, absent or
+/// unreadable; the machine tells these apart from the spec's first line).
+fn draft_text(f: &SpecFile) -> Option<String> {
+    match scope::read_draft(f) {
+        Draft::Text(t) => Some(t),
+        Draft::NotDeclared | Draft::Unavailable => None,
+    }
 }
 
 fn stream(f: &SpecFile, address: &[String]) -> Result<StreamId, Failure> {
@@ -88,22 +102,28 @@ fn load(engine: &Option<Engine>, s: &StreamId) -> Result<State, Failure> {
     }
 }
 
-/// The nodes whose `done` was recorded in `session` (and only those).
-fn done_this_session(
+/// The nodes whose `done` is recorded (the lifecycle axis), and those that
+/// satisfy a dependency in `session` (done and verified this session, see
+/// `node::satisfies_dependents`).
+type Standing = (BTreeSet<Vec<String>>, BTreeSet<Vec<String>>);
+
+fn standing(
     engine: &Option<Engine>,
     f: &SpecFile,
     spec: &Spec,
     session: &str,
-) -> Result<BTreeSet<Vec<String>>, Failure> {
-    let mut done = BTreeSet::new();
+) -> Result<Standing, Failure> {
+    let (mut done, mut satisfied) = (BTreeSet::new(), BTreeSet::new());
     for n in &spec.nodes {
-        if let State::Done { run } = load(engine, &stream(f, &n.address)?)? {
-            if run.done_session.as_deref() == Some(session) {
-                done.insert(n.address.clone());
-            }
+        let state = load(engine, &stream(f, &n.address)?)?;
+        if matches!(state, State::Done { .. }) {
+            done.insert(n.address.clone());
+        }
+        if node::satisfies_dependents(&state, n, session) {
+            satisfied.insert(n.address.clone());
         }
     }
-    Ok(done)
+    Ok((done, satisfied))
 }
 
 /// What every recorded (or replayed) node transition prints before both axes.
@@ -133,7 +153,9 @@ fn node_verb(rec: &Recorder, r: &WorkNodeRef, command: Command) -> Result<Done, 
 }
 
 /// Prints a node verb's output with both axes: lifecycle (from the spec as it is
-/// now and this session's `done` records) and verification provenance.
+/// now, the recorded `done`s and what satisfies a dependency this session) and
+/// verification provenance. Both depend on the session: a verb given none (and
+/// no `CAIRN_SESSION`) claims neither.
 fn finish(
     mut out: Value,
     rec: &Recorder,
@@ -143,23 +165,25 @@ fn finish(
 ) -> Result<(), Failure> {
     let env_session = std::env::var("CAIRN_SESSION").ok();
     let session = session.or(env_session.as_deref());
+    out["session"] = json!(session);
+    let Some(session) = session else {
+        output::json(&out);
+        return Ok(());
+    };
     let f = read_spec(spec)?;
     let s = valid_spec(&f)?;
     let e = rec.existing_engine()?;
-    let done = match session {
-        Some(sess) => done_this_session(&e, &f, &s, sess)?,
-        None => BTreeSet::new(),
-    };
-    if let (Some(n), Some((lifecycle, blockers))) =
-        (s.node(address), lifecycles(&s, &done).get(address))
-    {
+    let (done, satisfied) = standing(&e, &f, &s, session)?;
+    if let (Some(n), Some((lifecycle, blockers))) = (
+        s.node(address),
+        lifecycles(&s, &done, &satisfied).get(address),
+    ) {
         let state = load(&e, &stream(&f, address)?)?;
-        let p = provenance(state.run(), n, session.unwrap_or(""));
+        let p = provenance(state.run(), n, session);
         out["lifecycle"] = json!(lifecycle);
         out["blockers"] = json!(blockers);
         out["verification"] = json!(p);
         out["verification_words"] = json!(p.words());
-        out["session"] = json!(session);
     }
     output::json(&out);
     Ok(())
@@ -205,7 +229,6 @@ pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<Done, Failu
             worktree,
             expected_commit,
             checklist,
-            confirm,
             session,
             key,
         } => verify::verify(
@@ -215,7 +238,6 @@ pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<Done, Failu
                 worktree,
                 expected_commit,
                 checklist,
-                confirm,
                 session: &session.session,
             },
         ),
@@ -269,14 +291,7 @@ pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<Done, Failu
             merged_tree,
             commit,
             key,
-        } => node_verb(
-            &rec(key)?,
-            r,
-            Command::Merge {
-                merged_tree: merged_tree.clone(),
-                commit: commit.clone(),
-            },
-        ),
+        } => verify::merge(&rec(key)?, r, merged_tree, commit),
         WorkCommand::AmendCriterion {
             spec,
             criterion,

@@ -7,7 +7,7 @@ use cairn::machines::work::node::{self, Command, Event, PlanReceipt, WorkNode};
 use cairn::machines::work::spec::{Evidence, Node};
 use serde_json::{json, Value};
 
-use super::{finish, out_of, read_spec, resolve, stream, valid_spec, SpecFile};
+use super::{draft_text, finish, out_of, read_spec, resolve, stream, valid_spec, SpecFile};
 use crate::args::WorkNodeRef;
 use crate::failure::{input, Done, Failure};
 use crate::record::{Recorded, Recorder, Request, Step};
@@ -23,7 +23,7 @@ pub fn plan(rec: &Recorder, r: &WorkNodeRef, with: &[String]) -> Result<Done, Fa
         json!({"spec": f.path, "node": n.address, "with": with}),
     );
     if let Some(done) = rec.recall::<WorkNode>(&st, &request)? {
-        return print(rec, r, &n.address, &done);
+        return print(rec, r, (&f, &n), &done);
     }
     let mut overlaps = vec![];
     for w in with {
@@ -54,6 +54,7 @@ pub fn plan(rec: &Recorder, r: &WorkNodeRef, with: &[String]) -> Result<Done, Fa
             worktree: !with.is_empty(),
             overlaps,
         },
+        draft: draft_text(&f),
     };
     // Decided first: a refused plan writes no brief. The brief is content-addressed,
     // so a failed append leaves nothing to undo.
@@ -61,14 +62,15 @@ pub fn plan(rec: &Recorder, r: &WorkNodeRef, with: &[String]) -> Result<Done, Fa
         .request(request)
         .effect(|_| write_brief(&brief_path, &brief_text), || {});
     let done = rec.record(step)?;
-    print(rec, r, &n.address, &done)
+    print(rec, r, (&f, &n), &done)
 }
 
-/// The recorded plan (its receipt from the `planned` event) with both axes.
+/// The recorded plan (its receipt from the `planned` event) and pi-work's
+/// `PlanReceipt` built from it (`receipt`: the paste-ready delegate fallback).
 fn print(
     rec: &Recorder,
     r: &WorkNodeRef,
-    address: &[String],
+    (f, n): (&SpecFile, &Node),
     done: &Recorded<WorkNode>,
 ) -> Result<Done, Failure> {
     let mut out = out_of(done);
@@ -77,7 +79,10 @@ fn print(
         _ => None,
     });
     out["plan"] = receipt.map_or(Value::Null, |r| json!(r));
-    finish(out, rec, &r.spec, address, None)?;
+    out["receipt"] = receipt.map_or(Value::Null, |r| {
+        node::plan_receipt(n, &f.path.to_string_lossy(), r)
+    });
+    finish(out, rec, &r.spec, &n.address, None)?;
     Ok(Done::Recorded(done.outcome))
 }
 

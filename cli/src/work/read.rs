@@ -7,7 +7,7 @@ use cairn::Machine;
 use serde_json::{json, Value};
 
 use super::scope::read_draft;
-use super::{done_this_session, load, read_spec, stream, valid_spec};
+use super::{load, read_spec, standing, stream, valid_spec};
 use crate::failure::{Done, Failure};
 use crate::output;
 use crate::record::Recorder;
@@ -45,8 +45,8 @@ pub fn ready(rec: &Recorder, spec: &str, session: &str) -> Result<Done, Failure>
     let f = read_spec(spec)?;
     let s = valid_spec(&f)?;
     let e = rec.existing_engine()?;
-    let done = done_this_session(&e, &f, &s, session)?;
-    let lc = lifecycles(&s, &done);
+    let (done, satisfied) = standing(&e, &f, &s, session)?;
+    let lc = lifecycles(&s, &done, &satisfied);
     let ready: Vec<&Vec<String>> = lc
         .iter()
         .filter(|(_, (l, _))| *l == Lifecycle::Ready)
@@ -66,19 +66,24 @@ pub fn status(rec: &Recorder, spec: &str, session: &str) -> Result<Done, Failure
     let f = read_spec(spec)?;
     let s = valid_spec(&f)?;
     let e = rec.existing_engine()?;
-    let done = done_this_session(&e, &f, &s, session)?;
-    let lc = lifecycles(&s, &done);
+    let (done, satisfied) = standing(&e, &f, &s, session)?;
+    let lc = lifecycles(&s, &done, &satisfied);
     let mut nodes = vec![];
     for n in &s.nodes {
         let state = load(&e, &stream(&f, &n.address)?)?;
         let p = provenance(state.run(), n, session);
         let (lifecycle, blockers) = &lc[&n.address];
+        // The last verification is the proof (captured output, containment, tree
+        // watch) the provenance speaks of.
+        let last = state.run().and_then(|r| r.verifications.last());
         nodes.push(json!({
             "address": n.address,
             "lifecycle": lifecycle,
             "blockers": blockers,
             "verification": p,
             "verification_words": p.words(),
+            "containment": last.map_or(json!([]), super::verify::containment),
+            "proof": last,
             "stage": WorkNode::state_name(&state),
             "reviews": state.run().map(|r| r.reviews.len()).unwrap_or(0),
         }));

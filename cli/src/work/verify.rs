@@ -1,13 +1,14 @@
-//! `cairn work verify` (cairn runs every criterion in the tree and records the
-//! evidence) and `cairn work done` (the terminal-truth checklist, this session).
-
-use std::collections::BTreeMap;
+//! `cairn work verify` (cairn reads the tree, runs every criterion in it with the
+//! tree watched, asks the terminal for user criteria, reads the tree again, and
+//! records the evidence), `cairn work merge` (cairn reads the merged tree and its
+//! ancestry) and `cairn work done` (the terminal-truth checklist, this session).
 
 use cairn::machines::evidence::wire;
-use cairn::machines::work::node::{self, ChecklistReport, Command, WorkNode};
-use serde_json::json;
+use cairn::machines::work::node::{self, ChecklistReport, Command, Verification, WorkNode};
+use cairn::machines::work::spec::Evidence;
+use serde_json::{json, Value};
 
-use super::{done_this_session, finish, out_of, stream, target, valid_spec};
+use super::{draft_text, finish, out_of, standing, stream, target, valid_spec};
 use crate::args::WorkNodeRef;
 use crate::failure::{input, require_abs_path, Done, Failure};
 use crate::record::{Recorded, Recorder, Request, Step};
@@ -17,7 +18,6 @@ pub struct Flags<'a> {
     pub worktree: &'a str,
     pub expected_commit: &'a str,
     pub checklist: &'a str,
-    pub confirm: &'a [String],
     pub session: &'a str,
 }
 
@@ -48,41 +48,36 @@ fn checklist(text: &str) -> Result<Vec<ChecklistReport>, Failure> {
 }
 
 /// Verifies a node: the tree at the expected commit, then every criterion run by
-/// cairn; a failed verification is recorded and not green yet.
+/// cairn, then the tree again; a failed verification is recorded and not green yet.
 pub fn verify(rec: &Recorder, r: &WorkNodeRef, a: &Flags) -> Result<Done, Failure> {
     require_abs_path("worktree", a.worktree)?;
     let (f, n) = target(r)?;
     let checklist = checklist(a.checklist)?;
-    let mut confirmations = BTreeMap::new();
-    for c in a.confirm {
-        let (id, words) = c
-            .split_once('=')
-            .ok_or_else(|| input("confirm", "id-equals-words", "expected ID=WORDS"))?;
-        if words.trim().is_empty() {
-            return Err(input(
-                "confirm",
-                "id-equals-words",
-                "the confirmation's words are empty",
-            ));
-        }
-        confirmations.insert(id.to_owned(), words.to_owned());
-    }
     let st = stream(&f, &n.address)?;
     let request = Request::new(
         "work verify",
         json!({
             "spec": f.path, "node": n.address, "worktree": a.worktree,
             "expected_commit": a.expected_commit, "checklist": checklist,
-            "confirm": confirmations, "session": a.session,
+            "session": a.session,
         }),
     );
     if let Some(done) = rec.recall::<WorkNode>(&st, &request)? {
         return print(rec, r, &n.address, a.session, &done);
     }
-    // The guard first: a refused verify runs nothing.
+    // The guard first: a refused verify runs nothing. A done node (a later
+    // session re-verifying it) needs a tree containing its merged commit: read first.
     let state = rec.current::<WorkNode>(&st)?;
-    node::verify_admits(&state, a.worktree, a.expected_commit, Some(a.session))
-        .map_err(cairn::Error::Rejected)?;
+    let contains = node::reverify_plan(&state, a.worktree, a.expected_commit)
+        .map(|argv| cairn::observe::run(&argv));
+    node::verify_admits(
+        &state,
+        a.worktree,
+        a.expected_commit,
+        Some(a.session),
+        contains.as_ref(),
+    )
+    .map_err(cairn::Error::Rejected)?;
     let tree = cairn::work::tree_reading(a.worktree, a.expected_commit);
     // Criteria run only in the expected tree at the expected commit; a wrong
     // tree is the caller's mistake: refused, nothing run, nothing written.
@@ -93,14 +88,22 @@ pub fn verify(rec: &Recorder, r: &WorkNodeRef, a: &Flags) -> Result<Done, Failur
         .acceptance
         .iter()
         .map(|c| {
-            cairn::work::run_criterion(a.worktree, c, confirmations.get(&c.id).map(String::as_str))
+            let confirmation = match &c.evidence {
+                Evidence::User { prompt } => Some(super::confirm::ask(&n.address, &c.id, prompt)),
+                Evidence::Command { .. } | Evidence::Agent { .. } => None,
+            };
+            cairn::work::run_criterion(a.worktree, c, confirmation.as_ref())
         })
         .collect();
+    let after = cairn::work::tree_reading(a.worktree, a.expected_commit);
     let command = Command::Verify {
         spec: f.text.clone(),
         tree: Box::new(tree),
         runs,
         checklist,
+        draft: draft_text(&f),
+        after: Some(Box::new(after)),
+        contains,
     };
     let mut ctx = crate::record::context::<WorkNode>();
     ctx.session = Some(a.session.to_owned());
@@ -108,7 +111,8 @@ pub fn verify(rec: &Recorder, r: &WorkNodeRef, a: &Flags) -> Result<Done, Failur
     print(rec, r, &n.address, a.session, &done)
 }
 
-/// The recorded verification (its proof) with both axes.
+/// The recorded verification (its proof: every criterion's captured output,
+/// containment and tree watch) with both axes.
 fn print(
     rec: &Recorder,
     r: &WorkNodeRef,
@@ -127,8 +131,54 @@ fn print(
     Ok(Done::Recorded(done.outcome))
 }
 
-/// Records `done` when every terminal-truth item holds (this session's `done`
-/// records satisfy the dependencies).
+/// Which containment each command criterion of a verification ran under.
+pub(super) fn containment(v: &Verification) -> Value {
+    json!(v
+        .criteria
+        .iter()
+        .filter_map(|c| c
+            .containment
+            .map(|m| json!({"criterion": c.criterion_id, "method": m})))
+        .collect::<Vec<_>>())
+}
+
+/// Records a merge once cairn has read the merged tree: its top level, its HEAD
+/// at `commit`, and `commit` containing the verified worker commit.
+pub fn merge(
+    rec: &Recorder,
+    r: &WorkNodeRef,
+    merged_tree: &str,
+    commit: &str,
+) -> Result<Done, Failure> {
+    let (f, n) = target(r)?;
+    let st = stream(&f, &n.address)?;
+    let request = Request::new(
+        "work merge",
+        json!({"spec": f.path, "node": n.address, "merged_tree": merged_tree, "commit": commit}),
+    );
+    let done = match rec.recall::<WorkNode>(&st, &request)? {
+        Some(done) => done,
+        None => {
+            let state = rec.current::<WorkNode>(&st)?;
+            let plan =
+                node::merge_admits(&state, merged_tree, commit).map_err(cairn::Error::Rejected)?;
+            let command = Command::Merge {
+                merged_tree: merged_tree.to_owned(),
+                commit: commit.to_owned(),
+                spec: f.text.clone(),
+                draft: draft_text(&f),
+                reading: Some(cairn::observe::run_all(&plan)),
+            };
+            rec.record(Step::new(&st, &command).request(request))?
+        }
+    };
+    finish(out_of(&done), rec, &r.spec, &n.address, None)?;
+    Ok(Done::Recorded(done.outcome))
+}
+
+/// Records `done` when every terminal-truth item holds (what satisfies a
+/// dependency this session satisfies the node's); prints which containment its
+/// integration evidence ran under.
 pub fn done(rec: &Recorder, r: &WorkNodeRef, session: &str) -> Result<Done, Failure> {
     let (f, n) = target(r)?;
     let st = stream(&f, &n.address)?;
@@ -140,19 +190,25 @@ pub fn done(rec: &Recorder, r: &WorkNodeRef, session: &str) -> Result<Done, Fail
         Some(done) => done,
         None => {
             let s = valid_spec(&f)?;
-            let deps_done: Vec<Vec<String>> =
-                done_this_session(&rec.existing_engine()?, &f, &s, session)?
-                    .into_iter()
-                    .collect();
+            let (_, satisfied) = standing(&rec.existing_engine()?, &f, &s, session)?;
             let command = Command::Done {
                 spec: f.text.clone(),
-                deps_done,
+                deps_done: satisfied.into_iter().collect(),
+                draft: draft_text(&f),
             };
             let mut ctx = crate::record::context::<WorkNode>();
             ctx.session = Some(session.to_owned());
             rec.record(Step::new(&st, &command).at(ctx).request(request))?
         }
     };
-    finish(out_of(&done), rec, &r.spec, &n.address, Some(session))?;
+    let mut out = out_of(&done);
+    if let Some(v) = done
+        .state
+        .run()
+        .and_then(|run| run.verifications.iter().rev().find(|v| v.integration))
+    {
+        out["containment"] = containment(v);
+    }
+    finish(out, rec, &r.spec, &n.address, Some(session))?;
     Ok(Done::Recorded(done.outcome))
 }

@@ -263,7 +263,7 @@ pub fn amend_criterion(
                         entry.insert(key(k), Yaml::String(v.clone()));
                     }
                     entry.insert(key("at"), Yaml::String(at.to_owned()));
-                    h.insert(key("statement"), Yaml::String(req.after.clone()));
+                    h.replace(key("statement"), Yaml::String(req.after.clone()));
                     match h.get_mut(&key("amendments")) {
                         Some(Yaml::Array(a)) => a.push(Yaml::Hash(entry)),
                         _ => {
@@ -376,6 +376,9 @@ mod tests {
         let v = crate::work::spec::validate(&out);
         assert!(v.valid(), "{:?}", v.findings);
         assert!(out.contains("statement: The replacement"), "{out}");
+        // Key order is kept: the statement stays before the evidence it had preceded.
+        let at = |k: &str| out.find(k).unwrap_or_else(|| panic!("{k} in {out}"));
+        assert!(at("statement:") < at("evidence:"), "{out}");
         // The second amendment chains from the first.
         let again = amend_criterion(
             &out,

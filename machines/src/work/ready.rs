@@ -1,6 +1,8 @@
-//! Lifecycle and the ready set, from the spec and the nodes done *in the current
-//! session* (the caller passes only those: a cached, replayed or other-session
-//! result is never in the set).
+//! Lifecycle and the ready set, from the spec, the nodes whose `done` is recorded
+//! (the lifecycle axis: a done node stays done in every session) and the nodes
+//! that satisfy a dependency *in the current session* (done, and verified this
+//! session: the caller passes only those, so a cached, replayed or other-session
+//! result never unblocks anything).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -12,7 +14,7 @@ use super::spec::Spec;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Lifecycle {
-    /// Every terminal-truth item held this session.
+    /// `done` was recorded (in this or an earlier session).
     Done,
     /// Dependencies and children done, no open decision.
     Ready,
@@ -43,22 +45,29 @@ pub enum Blocker {
     },
 }
 
-/// Every node's lifecycle and blockers.
+/// Every node's lifecycle and blockers: `done` are the nodes whose `done` is
+/// recorded, `satisfied` those that satisfy a dependency this session (see
+/// `node::satisfies_dependents`).
 pub fn lifecycles(
     spec: &Spec,
     done: &BTreeSet<Vec<String>>,
+    satisfied: &BTreeSet<Vec<String>>,
 ) -> BTreeMap<Vec<String>, (Lifecycle, Vec<Blocker>)> {
     let mut out = BTreeMap::new();
     for n in &spec.nodes {
+        if done.contains(&n.address) {
+            out.insert(n.address.clone(), (Lifecycle::Done, vec![]));
+            continue;
+        }
         let deps: Vec<Vec<String>> = spec
             .effective_deps(&n.address)
             .into_iter()
-            .filter(|d| !done.contains(d))
+            .filter(|d| !satisfied.contains(d))
             .collect();
         let children: Vec<Vec<String>> = n
             .children
             .iter()
-            .filter(|c| !done.contains(*c))
+            .filter(|c| !satisfied.contains(*c))
             .cloned()
             .collect();
         let mut blockers = vec![];
@@ -77,8 +86,6 @@ pub fn lifecycles(
                 ids: spec.open_decisions.clone(),
             });
             Lifecycle::NeedsDecision
-        } else if done.contains(&n.address) {
-            Lifecycle::Done
         } else {
             Lifecycle::Ready
         };
@@ -88,8 +95,12 @@ pub fn lifecycles(
 }
 
 /// The ready set.
-pub fn ready_set(spec: &Spec, done: &BTreeSet<Vec<String>>) -> Vec<Vec<String>> {
-    lifecycles(spec, done)
+pub fn ready_set(
+    spec: &Spec,
+    done: &BTreeSet<Vec<String>>,
+    satisfied: &BTreeSet<Vec<String>>,
+) -> Vec<Vec<String>> {
+    lifecycles(spec, done, satisfied)
         .into_iter()
         .filter(|(_, (l, _))| *l == Lifecycle::Ready)
         .map(|(a, _)| a)

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::TreeReading;
 use crate::evidence::CommandRun;
 use crate::work::amend::AmendRequest;
 
@@ -37,10 +38,14 @@ pub enum Command {
         on_behalf_of_user: bool,
         operator: String,
     },
+    /// The spec and its draft as read (`None`: absent or unreadable), the node and
+    /// the plan receipt.
     Plan {
         spec: String,
         address: Vec<String>,
         receipt: PlanReceipt,
+        #[serde(default)]
+        draft: Option<String>,
     },
     /// `work_dispatch`'s outcome: a receipt (`dispatched`) or `not-dispatched`.
     Dispatch {
@@ -50,11 +55,21 @@ pub enum Command {
         budget: Option<u32>,
         finding: Option<String>,
     },
+    /// The spec and its draft as read, the tree before the criteria ran, each
+    /// criterion's run, the checklist reports, the tree read again after the last
+    /// criterion, and (re-verifying a done node) whether the tree contains the
+    /// merged commit.
     Verify {
         spec: String,
         tree: Box<TreeReading>,
         runs: Vec<CriterionRun>,
         checklist: Vec<ChecklistReport>,
+        #[serde(default)]
+        draft: Option<String>,
+        #[serde(default)]
+        after: Option<Box<TreeReading>>,
+        #[serde(default)]
+        contains: Option<CommandRun>,
     },
     Review {
         verdict: ReviewVerdict,
@@ -68,15 +83,25 @@ pub enum Command {
     Escalate {
         reason: String,
     },
+    /// The merged tree and commit, the spec and draft as read, and cairn's git
+    /// reading of the merged tree ([`merge_plan`](super::merge_plan)).
     Merge {
         merged_tree: String,
         commit: String,
+        #[serde(default)]
+        spec: String,
+        #[serde(default)]
+        draft: Option<String>,
+        #[serde(default)]
+        reading: Option<Vec<CommandRun>>,
     },
-    /// `done`: the terminal truth checklist, with the dependencies cairn found done
-    /// this session in the journal.
+    /// `done`: the terminal truth checklist, with the dependencies cairn found
+    /// satisfied this session in the journal, and the draft as read.
     Done {
         spec: String,
         deps_done: Vec<Vec<String>>,
+        #[serde(default)]
+        draft: Option<String>,
     },
 }
 
@@ -145,6 +170,39 @@ pub struct CriterionRun {
     pub containment: Option<Containment>,
     /// The host's explicit confirmation (user criteria): the operator's words.
     pub confirmation: Option<String>,
+    /// The one-time challenge cairn minted for a user criterion (32 hex), which
+    /// the confirmation must quote: `I confirm <challenge>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub challenge: Option<String>,
+    /// Where the confirmation was read ([`CONTROLLING_TERMINAL`]); absent when no
+    /// channel the agent's shell does not control could be opened.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
+    /// What a watch of the tree saw change while the command ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watch: Option<TreeWatch>,
+}
+
+/// The one channel a user criterion's confirmation is accepted from: the
+/// controlling terminal of the `cairn` process (`/dev/tty`), which an agent's
+/// non-interactive shell (no controlling terminal) cannot read or answer.
+pub const CONTROLLING_TERMINAL: &str = "controlling-terminal";
+
+/// The tree watched while one command criterion ran: every path (relative to the
+/// tree) an inotify watch on the tree's directories saw created, written, removed,
+/// renamed or re-attributed, and cairn's `git check-ignore` of those paths (the
+/// ignored ones, e.g. a build directory, do not count).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TreeWatch {
+    /// How the tree was watched (`inotify`).
+    pub method: String,
+    /// The paths seen changing, sorted, without duplicates.
+    pub changed: Vec<String>,
+    /// The watch lost events (its queue overflowed): the tree counts as changed.
+    pub overflow: bool,
+    /// `git -C <tree> check-ignore -- <changed…>` (none when nothing changed).
+    pub ignored: Option<CommandRun>,
 }
 
 /// A checklist report.
@@ -155,55 +213,6 @@ pub struct ChecklistReport {
     pub index: usize,
     /// Done?
     pub done: bool,
-}
-
-/// The tree a verification ran against, as git reported it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TreeReading {
-    /// The absolute worktree path.
-    pub worktree_path: String,
-    /// The expected full commit.
-    pub expected_commit: String,
-    /// `git rev-parse --show-toplevel`.
-    pub toplevel: CommandRun,
-    /// `git rev-parse HEAD`.
-    pub head: CommandRun,
-    /// `git status --porcelain --untracked-files=all`.
-    pub status: CommandRun,
-}
-
-impl TreeReading {
-    /// `None` when the tree is the expected one at the expected commit and clean;
-    /// else what is wrong.
-    pub fn problem(&self) -> Option<String> {
-        let line = |r: &CommandRun| {
-            (r.exit_status == Some(0))
-                .then(|| r.stdout.lines().next().unwrap_or("").trim().to_owned())
-        };
-        match line(&self.toplevel) {
-            Some(t) if t == self.worktree_path => {}
-            Some(t) => return Some(format!("the tree's top level is `{t}`, not the worktree")),
-            None => return Some("the worktree is not a readable git tree".into()),
-        }
-        match line(&self.head) {
-            Some(h) if h == self.expected_commit => {}
-            Some(h) => {
-                return Some(format!(
-                    "HEAD is {h}, not the expected {}",
-                    self.expected_commit
-                ))
-            }
-            None => return Some("HEAD could not be read".into()),
-        }
-        match (
-            self.status.exit_status,
-            self.status.stdout.trim().is_empty(),
-        ) {
-            (Some(0), true) => None,
-            (Some(0), false) => Some("the tree has uncommitted or untracked changes".into()),
-            _ => Some("the tree's status could not be read".into()),
-        }
-    }
 }
 
 /// The review verdict (reporting data; never verification).

@@ -21,6 +21,7 @@ pub(super) fn evolve(state: State, event: &Event) -> State {
                     done_session: None,
                     scope: None,
                     approved_touches: None,
+                    amended_after_merge: vec![],
                 }),
             }
         }
@@ -36,7 +37,13 @@ pub(super) fn evolve(state: State, event: &Event) -> State {
             run.approved_touches = None;
             State::Planned { run }
         }
-        Event::CriterionAmended { .. } => state_with(state, run),
+        Event::CriterionAmended { request, .. } => {
+            let id = &request.criterion_id;
+            if run.merged.is_some() && !run.amended_after_merge.contains(id) {
+                run.amended_after_merge.push(id.clone());
+            }
+            state_with(state, run)
+        }
         Event::ScopeRaised { request } => {
             run.scope = Some(request.clone());
             state_with(state, run)
@@ -70,6 +77,7 @@ pub(super) fn evolve(state: State, event: &Event) -> State {
             run.verifications.push(verification.clone());
             match state {
                 State::Merged { .. } => State::Merged { run },
+                State::Done { .. } => State::Done { run },
                 _ if verification.passed => State::Verified { run },
                 _ => State::Rejected { run },
             }

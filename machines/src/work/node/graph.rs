@@ -19,7 +19,9 @@ pub(super) fn graph() -> GraphSpec {
             s("escalated", true),
             s("merged", false),
             s("amendment-approved", false),
-            s("done", true),
+            // Not terminal: a later session re-verifies a done node (`verified` /
+            // `verification-failed` back to `done`), and its criteria may be amended.
+            s("done", false),
         ],
         edges: vec![
             e("amendment-approved", "planned", "planned"),
@@ -27,10 +29,14 @@ pub(super) fn graph() -> GraphSpec {
             e("planned", "planned", "planned"),
             e("planned", "not-dispatched", "planned"),
             e("planned", "dispatched", "dispatched"),
+            e("done", "verified", "done"),
+            e("done", "verification-failed", "done"),
             e("dispatched", "verified", "verified"),
             e("dispatched", "verification-failed", "rejected"),
             e("verified", "verified", "verified"),
             e("verified", "verification-failed", "rejected"),
+            // Rules v1 only (retired): a rejected node is now redispatched before
+            // it is verified again. Kept so journals recorded under v1 still audit.
             e("rejected", "verified", "verified"),
             e("rejected", "verification-failed", "rejected"),
             e("dispatched", "review-approved", "dispatched"),
@@ -55,6 +61,7 @@ pub(super) fn graph() -> GraphSpec {
                 "rejected",
                 "merged",
                 "amendment-approved",
+                "done",
             ]
             .into_iter()
             .map(|from| e(from, "criterion-amended", from)),

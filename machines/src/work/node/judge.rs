@@ -4,7 +4,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{sha256_hex, ChecklistReport, CriterionRun, TreeReading};
+use super::tree::watched_changes;
+use super::{
+    sha256_hex, ChecklistReport, Containment, CriterionRun, TreeReading, CONTROLLING_TERMINAL,
+};
+use crate::evidence::CommandRun;
 use crate::work::spec::{Criterion, Evidence, Node};
 use crate::Timestamp;
 
@@ -13,7 +17,10 @@ pub fn contract_hash(c: &Criterion) -> String {
     sha256_hex(c.raw.to_string().as_bytes())
 }
 
-/// A criterion's verdict.
+/// A criterion's verdict, with its proof: the statement it proved, the command
+/// run cairn made (argv, captured output, exit status, times), how it was
+/// contained, what the tree watch saw, and a user criterion's challenge and
+/// channel.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CriterionResult {
     /// The criterion.
@@ -23,8 +30,28 @@ pub struct CriterionResult {
     /// Passed?
     pub passed: bool,
     /// Why not (`exit-mismatch`, `floor-missing`, `timeout`, `shell-unavailable`,
-    /// `agent-unavailable`, `user-confirmation-missing`, `not-run`).
+    /// `tree-changed`, `tree-unwatched`, `agent-unavailable`,
+    /// `user-confirmation-missing`, `user-confirmation-unavailable`,
+    /// `user-confirmation-mismatch`, `challenge-reused`, `not-run`).
     pub failure: Option<String>,
+    /// The criterion's accepted text when it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub statement: Option<String>,
+    /// How a command criterion's process tree was contained.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub containment: Option<Containment>,
+    /// The command run: argv, environment, captured stdout and stderr, exit status, times.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<CommandRun>,
+    /// The paths the tree watch saw change (and that count) while it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree_changes: Option<Vec<String>>,
+    /// A user criterion's one-time challenge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub challenge: Option<String>,
+    /// Where a user criterion's confirmation was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
 }
 
 /// A recorded verification.
@@ -50,70 +77,111 @@ pub struct Verification {
     pub at: Timestamp,
 }
 
+/// What cairn observed for one verification.
+#[derive(Debug, Clone, Copy)]
+pub struct Observed<'a> {
+    /// The tree before the first criterion.
+    pub tree: &'a TreeReading,
+    /// The tree read again after the last criterion.
+    pub after: Option<&'a TreeReading>,
+    /// Each criterion's run.
+    pub runs: &'a [CriterionRun],
+    /// The checklist reports.
+    pub checklist: &'a [ChecklistReport],
+    /// Challenges earlier verifications of this node already used.
+    pub used_challenges: &'a [String],
+}
+
 /// Judges a verification from the runs cairn made (pure: the audit re-judges).
 pub fn judge(
     node: &Node,
-    tree: &TreeReading,
-    runs: &[CriterionRun],
-    checklist: &[ChecklistReport],
+    seen: &Observed<'_>,
     session: &str,
     integration: bool,
     at: Timestamp,
 ) -> Verification {
+    let tree = seen.tree;
     let mut failures = vec![];
     if let Some(p) = tree.problem() {
         failures.push(format!("tree: {p}"));
     }
+    if node.acceptance.is_empty() {
+        failures.push(
+            "no-execution-evidence: the node has no criterion, so nothing can prove it".into(),
+        );
+    }
     let mut criteria = vec![];
     for c in &node.acceptance {
         let hash = contract_hash(c);
-        let run = runs
+        let run = seen
+            .runs
             .iter()
             .find(|r| r.criterion_id == c.id && r.contract_hash == hash);
+        let mut result = CriterionResult {
+            criterion_id: c.id.clone(),
+            contract_hash: hash,
+            passed: false,
+            failure: None,
+            statement: Some(c.statement.clone()),
+            containment: run.and_then(|r| r.containment),
+            run: run.and_then(|r| r.run.clone()),
+            tree_changes: None,
+            challenge: run.and_then(|r| r.challenge.clone()),
+            channel: run.and_then(|r| r.channel.clone()),
+        };
         let failure = match (&c.evidence, run) {
             (_, None) => Some("not-run".to_owned()),
             (Evidence::Agent { .. }, _) => Some("agent-unavailable".to_owned()),
-            (Evidence::User { .. }, Some(r)) => match &r.confirmation {
-                Some(c) if !c.trim().is_empty() => None,
-                _ => Some("user-confirmation-missing".to_owned()),
-            },
-            (
-                Evidence::Command {
-                    exit,
-                    output_includes,
-                    ..
-                },
-                Some(r),
-            ) => match &r.run {
-                None => Some("not-run".to_owned()),
-                Some(_) if r.timed_out => Some("timeout".to_owned()),
-                Some(cr) => match cr.exit_status {
-                    None => Some("shell-unavailable".to_owned()),
-                    Some(126 | 127) if *exit != 126 && *exit != 127 => {
-                        Some("shell-unavailable".to_owned())
+            (Evidence::User { .. }, Some(r)) => user_failure(r, seen.used_challenges),
+            (Evidence::Command { .. }, Some(r)) => {
+                let watched = r
+                    .watch
+                    .as_ref()
+                    .ok_or_else(|| "no watch ran".to_owned())
+                    .and_then(|w| watched_changes(&tree.worktree_path, w));
+                if let Ok(changes) = &watched {
+                    result.tree_changes = Some(changes.clone());
+                }
+                match watched {
+                    Err(m) => {
+                        failures.push(format!("{}: tree-unwatched ({m})", c.id));
+                        Some("tree-unwatched".to_owned())
                     }
-                    Some(e) if i64::from(e) != *exit => Some("exit-mismatch".to_owned()),
-                    Some(_)
-                        if !cr.stdout.contains(output_includes.as_str())
-                            && !cr.stderr.contains(output_includes.as_str()) =>
-                    {
-                        Some("floor-missing".to_owned())
+                    Ok(changes) if !changes.is_empty() => {
+                        failures.push(format!("{}: tree-changed ({})", c.id, changes.join(", ")));
+                        Some("tree-changed".to_owned())
                     }
-                    Some(_) => None,
-                },
-            },
+                    Ok(_) => command_failure(&c.evidence, r),
+                }
+            }
         };
         if let Some(f) = &failure {
-            failures.push(format!("{}: {f}", c.id));
+            if !matches!(f.as_str(), "tree-changed" | "tree-unwatched") {
+                failures.push(format!("{}: {f}", c.id));
+            }
         }
-        criteria.push(CriterionResult {
-            criterion_id: c.id.clone(),
-            contract_hash: hash,
-            passed: failure.is_none(),
-            failure,
-        });
+        result.passed = failure.is_none();
+        result.failure = failure;
+        criteria.push(result);
+    }
+    match seen.after {
+        None => {
+            failures.push("tree-unwatched: the tree was not read again after the criteria".into())
+        }
+        Some(after)
+            if after.worktree_path != tree.worktree_path
+                || after.expected_commit != tree.expected_commit =>
+        {
+            failures.push("tree-changed: the reading after the criteria is of another tree".into())
+        }
+        Some(after) => {
+            if let Some(p) = after.problem() {
+                failures.push(format!("tree-changed: after the criteria, {p}"));
+            }
+        }
     }
     // Every checklist item needs exactly one `done` report.
+    let checklist = seen.checklist;
     let mut checklist_ok = true;
     for i in 0..node.checklist.len() {
         let reports: Vec<&ChecklistReport> = checklist.iter().filter(|r| r.index == i).collect();
@@ -137,4 +205,58 @@ pub fn judge(
         failures,
         at,
     }
+}
+
+/// A command criterion's failure from its run: timeout, no shell, the exit status,
+/// the output floor.
+fn command_failure(evidence: &Evidence, r: &CriterionRun) -> Option<String> {
+    let Evidence::Command {
+        exit,
+        output_includes,
+        ..
+    } = evidence
+    else {
+        return Some("not-run".to_owned());
+    };
+    let failure = match &r.run {
+        None => "not-run",
+        Some(_) if r.timed_out => "timeout",
+        Some(cr) => match cr.exit_status {
+            None => "shell-unavailable",
+            Some(126 | 127) if *exit != 126 && *exit != 127 => "shell-unavailable",
+            Some(e) if i64::from(e) != *exit => "exit-mismatch",
+            Some(_)
+                if !cr.stdout.contains(output_includes.as_str())
+                    && !cr.stderr.contains(output_includes.as_str()) =>
+            {
+                "floor-missing"
+            }
+            Some(_) => return None,
+        },
+    };
+    Some(failure.to_owned())
+}
+
+/// A user criterion passes only on a confirmation read from the controlling
+/// terminal that quotes the one-time challenge minted for this run.
+fn user_failure(r: &CriterionRun, used: &[String]) -> Option<String> {
+    let Some(challenge) = r.challenge.as_deref().filter(|c| is_challenge(c)) else {
+        return Some("user-confirmation-missing".to_owned());
+    };
+    if r.channel.as_deref() != Some(CONTROLLING_TERMINAL) {
+        return Some("user-confirmation-unavailable".to_owned());
+    }
+    if used.iter().any(|u| u == challenge) {
+        return Some("challenge-reused".to_owned());
+    }
+    match r.confirmation.as_deref().map(str::trim) {
+        None | Some("") => Some("user-confirmation-missing".to_owned()),
+        Some(words) if words == format!("I confirm {challenge}") => None,
+        Some(_) => Some("user-confirmation-mismatch".to_owned()),
+    }
+}
+
+/// A challenge: 32 lower-case hex digits (a random 128-bit value).
+pub fn is_challenge(s: &str) -> bool {
+    s.len() == 32 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }

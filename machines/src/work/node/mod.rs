@@ -22,20 +22,29 @@ mod evolve;
 mod graph;
 mod judge;
 mod provenance;
+mod receipt;
+#[cfg(test)]
+mod rules_tests;
 mod state;
 mod terminal_truth;
 #[cfg(test)]
 mod tests;
+mod tree;
 
 pub use command::{
-    ChecklistReport, Command, Containment, CriterionRun, PlanReceipt, ReviewVerdict, TreeReading,
+    ChecklistReport, Command, Containment, CriterionRun, PlanReceipt, ReviewVerdict, TreeWatch,
+    CONTROLLING_TERMINAL,
 };
-pub use decide::verify_admits;
+pub use decide::{merge_admits, reverify_plan, verified_worker_commit, verify_admits};
 pub use event::Event;
-pub use judge::{contract_hash, judge, CriterionResult, Verification};
-pub use provenance::{provenance, Provenance};
+pub use judge::{contract_hash, is_challenge, judge, CriterionResult, Observed, Verification};
+pub use provenance::{provenance, satisfies_dependents, Provenance};
+pub use receipt::{delegate_task, plan_receipt};
 pub use state::{Holder, NodeRun, ScopeRequest, State, SCOPE_OPTIONS};
 pub use terminal_truth::terminal_truth;
+pub use tree::{
+    contains_plan, ignore_plan, merge_plan, read_contains, tree_plan, watched_changes, TreeReading,
+};
 
 pub use crate::evidence::sha256_hex;
 
@@ -71,7 +80,14 @@ pub struct WorkNode;
 
 impl Machine for WorkNode {
     const NAME: &'static str = NAME;
-    const RULES_VERSION: u32 = 1;
+    /// v2: a spent budget leaves only escalation; a rejected node is redispatched
+    /// before it is verified again; a done node is re-verified in a later session;
+    /// every gating verb validates lineage; zero criteria, a changed tree and an
+    /// unwatched run are never green; a merge contains the verified worker
+    /// commit; user criteria need the terminal's confirmation of a one-time
+    /// challenge.
+    const RULES_VERSION: u32 = 2;
+    const RETIRED_RULES: &'static [u32] = &[1];
 
     fn verdict(_state: &State, events: &[Event]) -> crate::Verdict {
         super::verdict::verdict(events)

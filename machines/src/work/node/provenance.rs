@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{contract_hash, NodeRun};
+use super::{contract_hash, NodeRun, State};
 use crate::work::spec::Node;
 
 /// The verification-provenance axis.
@@ -72,4 +72,18 @@ pub fn provenance(run: Option<&NodeRun>, node: &Node, session: &str) -> Provenan
         (false, true) => Provenance::ObservedGreenNotVerifiedThisSession,
         (false, false) => Provenance::ObservedFailureNotVerifiedThisSession,
     }
+}
+
+/// Whether a node satisfies its dependents (and its parent) in `session`: its
+/// lifecycle is `done`, and its last verification — integration evidence, in a
+/// tree containing the merged commit — passed in `session` on the current
+/// contract. The session that recorded `done` has that verification; a later
+/// session re-verifies the node first. Cached, replayed or another session's
+/// results never satisfy a dependency.
+pub fn satisfies_dependents(state: &State, node: &Node, session: &str) -> bool {
+    let State::Done { run } = state else {
+        return false;
+    };
+    provenance(Some(run), node, session) == Provenance::VerifiedThisSession
+        && run.verifications.last().is_some_and(|v| v.integration)
 }

@@ -34,6 +34,11 @@ pub struct NodeRun {
     /// The touches an approved scope amendment added (until the re-plan).
     #[serde(default)]
     pub approved_touches: Option<Vec<String>>,
+    /// Criteria amended after a merge: their new contract is proved in the merged
+    /// tree (the worker tree is no longer a target), so the worker-tree evidence
+    /// before the merge counts for them on the contract it ran against.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub amended_after_merge: Vec<String>,
 }
 
 /// Who holds a scope-amendment request.
@@ -113,7 +118,9 @@ pub enum State {
         /// The run.
         run: Box<NodeRun>,
     },
-    /// Every terminal-truth item held.
+    /// Every terminal-truth item held. The lifecycle stays `done`; a later
+    /// session re-verifies it (a new verification: provenance changes) before it
+    /// satisfies a dependency there.
     Done {
         /// The run.
         run: Box<NodeRun>,

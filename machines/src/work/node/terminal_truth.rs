@@ -1,6 +1,9 @@
 //! The terminal truth checklist `done` is refused on: one item per failing
-//! condition (dependencies and children done this session, no open decision, no
-//! pending scope amendment, pre-merge and integration evidence this session).
+//! condition (dependencies and children satisfied this session, no open
+//! decision, no pending scope amendment, pre-merge and integration evidence this
+//! session). A criterion amended after the merge is proved by the integration
+//! evidence in the merged tree on its new contract; the worker-tree evidence
+//! before the merge counts for it on the contract it ran against.
 
 use super::{contract_hash, NodeRun, Verification};
 use crate::work::spec::{Node, Spec};
@@ -54,19 +57,32 @@ pub fn terminal_truth(
             "the worker's actual tree and full commit are named (no dispatch recorded)".into(),
         );
     }
-    let current: Vec<String> = node.acceptance.iter().map(contract_hash).collect();
-    let counts = |v: &Verification| {
+    let current: Vec<(&str, String)> = node
+        .acceptance
+        .iter()
+        .map(|c| (c.id.as_str(), contract_hash(c)))
+        .collect();
+    // On the current contract; `amended` names criteria whose earlier text counts.
+    let counts = |v: &Verification, amended: &[String]| {
         v.passed
             && v.session == session
-            && v.criteria
-                .iter()
-                .map(|c| c.contract_hash.clone())
-                .collect::<Vec<_>>()
-                == current
+            && v.criteria.len() == current.len()
+            && v.criteria.iter().zip(&current).all(|(r, (id, hash))| {
+                r.criterion_id == *id
+                    && (&r.contract_hash == hash || amended.iter().any(|a| a == id))
+            })
     };
-    let pre = run.verifications[..run.merge_mark.min(run.verifications.len())]
-        .iter()
-        .any(|v| !v.integration && counts(v) && Some(&v.worktree_path) == worker.as_ref());
+    // Before a merge every verification is pre-merge evidence; after it, those
+    // recorded before the last merge.
+    let pre_merge = match run.merged {
+        Some(_) => &run.verifications[..run.merge_mark.min(run.verifications.len())],
+        None => &run.verifications[..],
+    };
+    let pre = pre_merge.iter().any(|v| {
+        !v.integration
+            && counts(v, &run.amended_after_merge)
+            && Some(&v.worktree_path) == worker.as_ref()
+    });
     if !pre {
         missing.push("verify ran in the worker's tree this session and accepted every criterion and the whole checklist".into());
     }
@@ -75,7 +91,7 @@ pub fn terminal_truth(
         Some((tree, commit)) => {
             let integ = run.verifications[run.merge_mark.min(run.verifications.len())..]
                 .iter()
-                .any(|v| v.integration && counts(v) && &v.worktree_path == tree && &v.commit == commit);
+                .any(|v| v.integration && counts(v, &[]) && &v.worktree_path == tree && &v.commit == commit);
             if !integ {
                 missing.push("integration evidence ran again after the merge, in the merged tree".into());
             }

@@ -104,6 +104,7 @@ fn plan(address: &[&str], receipt: PlanReceipt) -> Command {
         spec: SPEC.into(),
         address: address.iter().map(|s| (*s).to_owned()).collect(),
         receipt,
+        draft: None,
     }
 }
 
@@ -164,9 +165,20 @@ fn plan_confines_writes_to_the_nodes_touches_before_its_dispatch() {
         spec: SPEC.replace("touches: [src/]", "touches: ['src/**']"),
         address: core(),
         receipt: receipt(),
+        draft: None,
+    };
+    let profiled = Command::Plan {
+        spec: SPEC.replace(
+            "    touches: [src/]\n",
+            "    touches: [src/]\n    worker: { profile: fast }\n",
+        ),
+        address: core(),
+        receipt: receipt(),
+        draft: None,
     };
     for (events, command, predicates) in [
-        (vec![], plan(&["core"], other_roots), &["plan-contract"][..]),
+        (vec![], profiled, &["worker-profile-unsupported"][..]),
+        (vec![], plan(&["core"], other_roots), &["plan-contract"]),
         (vec![], plan(&["core"], unconfined), &["plan-contract"]),
         (vec![], plan(&["core"], escalating), &["plan-contract"]),
         (vec![], plan(&["core"], short_hash), &["brief-hash"]),

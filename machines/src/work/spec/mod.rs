@@ -18,7 +18,7 @@ mod shapes;
 
 pub use finding::{render_path, Finding, Seg, Severity};
 pub use lineage::{validate_with_draft, Draft};
-pub use model::{Criterion, Evidence, Node, Spec, Validation};
+pub use model::{Criterion, Evidence, Node, Spec, Validation, Worker};
 
 use std::collections::BTreeSet;
 

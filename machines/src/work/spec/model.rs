@@ -70,6 +70,22 @@ pub struct Node {
     pub children: Vec<Vec<String>>,
     /// The task.
     pub task: String,
+    /// The worker the node asks for, when it names one.
+    #[serde(default)]
+    pub worker: Option<Worker>,
+}
+
+/// A node's `worker`: every key optional (as in pi-work), each non-empty when given.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Worker {
+    /// A delegate profile (blocked in v1: `worker-profile-unsupported`).
+    pub profile: Option<String>,
+    /// The delegate agent (default `worker`).
+    pub agent: Option<String>,
+    /// Skills to load.
+    pub skills: Vec<String>,
+    /// The model.
+    pub model: Option<String>,
 }
 
 /// A spec read as far as it is valid.

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::finding::{key, with};
 use super::schema::Checker;
-use super::{Criterion, Evidence, Node, Seg};
+use super::{Criterion, Evidence, Node, Seg, Worker};
 
 impl Checker {
     /// One acceptance criterion; `None` when it cannot be read.
@@ -236,15 +236,16 @@ impl Checker {
                 }
             }
         }
-        if let Some(w) = m.get("worker") {
+        let worker = m.get("worker").and_then(|w| {
             let wp = key(path, "worker");
-            if let Some(wm) = self.object(w, &wp, &["profile", "agent", "model"], &["skills"]) {
-                for k in ["profile", "agent", "model"] {
-                    self.string(wm, &wp, k, true);
-                }
-                self.strings(wm, &wp, "skills", true);
-            }
-        }
+            let wm = self.object(w, &wp, &[], &["profile", "agent", "model", "skills"])?;
+            Some(Worker {
+                profile: self.string(wm, &wp, "profile", true),
+                agent: self.string(wm, &wp, "agent", true),
+                skills: self.strings(wm, &wp, "skills", true),
+                model: self.string(wm, &wp, "model", true),
+            })
+        });
         let address = {
             let mut a = parent.to_vec();
             a.push(id.clone().unwrap_or_default());
@@ -269,6 +270,7 @@ impl Checker {
             checklist,
             children: vec![],
             task,
+            worker,
         });
         let mut children = vec![];
         match m.get("work") {

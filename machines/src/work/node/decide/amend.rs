@@ -19,7 +19,7 @@ pub(super) fn decide_amend_criterion(
     let amended = amend_criterion(spec, draft, request, &at)
         .map_err(|(code, m)| g.reject(code, Some("criterion"), &m))?;
     if let Some(run) = g.state.run() {
-        let (_, node) = g.spec_node(spec, &run.address)?;
+        let (_, node) = g.spec_node(spec, draft, &run.address)?;
         if !node.acceptance.iter().any(|c| c.id == request.criterion_id) {
             return g.no(
                 "criterion-of-node",

@@ -1,21 +1,39 @@
-//! The end of the line: `merge` (the merged tree and commit the integration
-//! evidence must run against) and `done` (every [`terminal_truth()`] item holds).
+//! The end of the line: `merge` (cairn reads the merged tree and checks that the
+//! merged commit contains the verified worker commit) and `done` (every
+//! [`terminal_truth()`] item holds).
 
-use super::super::{terminal_truth, Event, State, NAME};
+use super::super::tree::{merge_plan, merge_problem};
+use super::super::{terminal_truth, Event, NodeRun, State, NAME};
 use super::guards::Guard;
-use crate::evidence::{is_full_git_id, is_normal_abs_path};
+use crate::evidence::{is_full_git_id, is_normal_abs_path, CommandRun};
 use crate::{Context, Rejection, Violation};
 
-/// A node whose worker tree verified (or a re-merge), an absolute merged tree and
-/// its full commit.
-pub(super) fn decide_merge(
-    g: Guard<'_>,
+/// The worker commit the last passing worker-tree verification proved.
+pub fn verified_worker_commit(run: &NodeRun) -> Option<&str> {
+    run.verifications
+        .iter()
+        .rev()
+        .find(|v| v.passed && !v.integration && Some(&v.worktree_path) == run.worktree.as_ref())
+        .map(|v| v.commit.as_str())
+}
+
+/// The guard of `merge` before git is read: a node whose worker tree verified (or
+/// a re-merge), an absolute merged tree and a full commit. Returns the readings
+/// cairn makes of the merged tree ([`merge_plan`]).
+pub fn merge_admits(
+    state: &State,
     merged_tree: &str,
     commit: &str,
-) -> Result<Vec<Event>, Rejection> {
-    if !matches!(g.state, State::Verified { .. } | State::Merged { .. }) {
-        return g.no("verified", None, "merge a node whose worker tree verified");
-    }
+) -> Result<[Vec<String>; 3], Rejection> {
+    let g = Guard {
+        state,
+        command: "merge",
+    };
+    g.node_open()?;
+    let run = match state {
+        State::Verified { run } | State::Merged { run } => run,
+        _ => return g.no("verified", None, "merge a node whose worker tree verified"),
+    };
     if !is_normal_abs_path(merged_tree) || !is_full_git_id(commit) {
         return g.no(
             "merged-tree",
@@ -23,17 +41,48 @@ pub(super) fn decide_merge(
             "the merged tree's absolute path and full commit",
         );
     }
+    let Some(worker) = verified_worker_commit(run) else {
+        return g.no(
+            "verified",
+            None,
+            "no worker-tree verification passed: nothing to merge",
+        );
+    };
+    Ok(merge_plan(merged_tree, worker, commit))
+}
+
+/// [`merge_admits`], a fully valid spec with this node, then cairn's reading of
+/// the merged tree: its top level, its HEAD at `commit`, and `commit` containing
+/// the verified worker commit.
+pub(super) fn decide_merge(
+    g: Guard<'_>,
+    (spec, draft): (&str, Option<&str>),
+    merged_tree: &str,
+    commit: &str,
+    reading: Option<&[CommandRun]>,
+) -> Result<Vec<Event>, Rejection> {
+    merge_admits(g.state, merged_tree, commit)?;
+    let Some(run) = g.state.run() else {
+        return g.no("verified", None, "merge a node whose worker tree verified");
+    };
+    g.spec_node(spec, draft, &run.address)?;
+    let worker = verified_worker_commit(run).unwrap_or_default();
+    if let Some((predicate, message)) =
+        merge_problem(reading.unwrap_or_default(), merged_tree, worker, commit)
+    {
+        return g.no(predicate, Some("commit"), &message);
+    }
     Ok(vec![Event::Merged {
         merged_tree: merged_tree.to_owned(),
         commit: commit.to_owned(),
     }])
 }
 
-/// A session, a recorded node, a valid spec with this node, then one
+/// A session, a recorded node, a fully valid spec with this node, then one
 /// `terminal-truth` violation per failing checklist item.
 pub(super) fn decide_done(
     g: Guard<'_>,
-    spec: &str,
+    (spec, draft): (&str, Option<&str>),
     deps_done: &[Vec<String>],
     ctx: &Context,
 ) -> Result<Vec<Event>, Rejection> {
@@ -44,7 +93,7 @@ pub(super) fn decide_done(
     let Some(run) = g.state.run() else {
         return g.no("planned", None, "nothing is recorded for this node");
     };
-    let (spec, node) = g.spec_node(spec, &run.address)?;
+    let (spec, node) = g.spec_node(spec, draft, &run.address)?;
     let missing = terminal_truth(run, &spec, &node, deps_done, &session);
     if !missing.is_empty() {
         let violations = missing

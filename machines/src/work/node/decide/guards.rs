@@ -3,7 +3,8 @@
 //! spec text the command carries.
 
 use super::super::{State, NAME};
-use crate::work::spec::{validate, Node, Spec};
+use crate::work::amend::declared_draft;
+use crate::work::spec::{validate_with_draft, Draft, Node, Spec};
 use crate::{Rejection, Violation};
 
 /// The command being decided and the state it meets: what every rejection names.
@@ -36,32 +37,61 @@ impl Guard<'_> {
         Err(self.reject(predicate, field, message))
     }
 
-    /// Every command is refused once the node is done or escalated.
+    /// What a node admits at the end of the line: an escalated node nothing (the
+    /// user holds it); a done node only a re-verification (its provenance changes,
+    /// its lifecycle does not) and a criterion amendment (which the next
+    /// re-verification must prove); a rejected node whose remediation budget is
+    /// spent only its escalation.
     pub(super) fn node_open(&self) -> Result<(), Rejection> {
-        match self.state {
-            State::Done { .. } => self.no("node-open", None, "the node is done"),
-            State::Escalated { .. } => self.no(
+        match (self.state, self.command) {
+            (State::Done { .. }, "verify" | "amend-criterion") => Ok(()),
+            (State::Done { .. }, _) => self.no(
+                "node-open",
+                None,
+                "the node is done: only a re-verification (or a criterion amendment) is recorded for it",
+            ),
+            (State::Escalated { .. }, _) => self.no(
                 "node-open",
                 None,
                 "the remediation budget is spent and the node is escalated: the user holds it",
             ),
+            (State::Rejected { run }, command)
+                if run.remediation_rounds >= run.budget && command != "escalate" =>
+            {
+                self.no(
+                    "budget",
+                    None,
+                    "the remediation budget is spent: the only transition is an escalation to the user",
+                )
+            }
             _ => Ok(()),
         }
     }
 
-    /// The valid spec in `text` and its node at `address`.
+    /// The spec in `text` fully valid — schema, ids, dependencies and the
+    /// criteria's lineage against the draft it declares (`draft`: its text as
+    /// read, `None` when absent or unreadable) — and its node at `address`.
     pub(super) fn spec_node(
         &self,
         text: &str,
+        draft: Option<&str>,
         address: &[String],
     ) -> Result<(Spec, Node), Rejection> {
-        let v = validate(text);
-        if !v.valid() {
-            let first = v.findings.first().map(|f| f.render()).unwrap_or_default();
+        let draft = match (declared_draft(text), draft) {
+            (None, _) => Draft::NotDeclared,
+            (Some(_), None) => Draft::Unavailable,
+            (Some(_), Some(d)) => Draft::Text(d.to_owned()),
+        };
+        let v = validate_with_draft(text, &draft);
+        if let Some(first) = v
+            .findings
+            .iter()
+            .find(|f| f.severity == crate::work::spec::Severity::Error)
+        {
             return self.no(
                 "spec-valid",
                 Some("spec"),
-                &format!("the workspec has errors ({first})"),
+                &format!("the workspec has errors ({})", first.render()),
             );
         }
         let spec = v.spec.ok_or_else(|| {

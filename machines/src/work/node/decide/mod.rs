@@ -1,6 +1,8 @@
-//! `decide`: every guard of the work-node machine. A done or escalated node
-//! refuses everything; otherwise each command goes to its own function, which
-//! lists its predicates in the seed's order and returns at the first that fails.
+//! `decide`: every guard of the work-node machine. An escalated node refuses
+//! everything, a done node all but a re-verification and an amendment, a
+//! rejected node with its budget spent all but its escalation; otherwise each
+//! command goes to its own function, which lists its predicates in the seed's
+//! order and returns at the first that fails.
 
 mod amend;
 mod dispatch;
@@ -11,7 +13,8 @@ mod remediation;
 mod scope;
 mod verify;
 
-pub use verify::verify_admits;
+pub use done::{merge_admits, verified_worker_commit};
+pub use verify::{reverify_plan, verify_admits};
 
 use self::amend::decide_amend_criterion;
 use self::dispatch::decide_dispatch;
@@ -21,7 +24,7 @@ use self::plan::decide_plan;
 use self::remediation::{decide_escalate, decide_remediate, decide_review};
 use self::scope::{decide_pass_up, decide_raise_scope, decide_resolve_scope};
 use self::verify::decide_verify;
-use super::{Command, Event, State};
+use super::{Command, Event, Observed, State};
 use crate::{Context, Rejection};
 
 /// The events `command` produces in `state`, or every reason why not.
@@ -72,7 +75,8 @@ pub(super) fn decide(
             spec,
             address,
             receipt,
-        } => decide_plan(g, spec, address, receipt),
+            draft,
+        } => decide_plan(g, spec, draft.as_deref(), address, receipt),
         Command::Dispatch {
             run_id,
             worktree_path,
@@ -93,7 +97,22 @@ pub(super) fn decide(
             tree,
             runs,
             checklist,
-        } => decide_verify(g, spec, tree, runs, checklist, ctx),
+            draft,
+            after,
+            contains,
+        } => decide_verify(
+            g,
+            (spec, draft.as_deref()),
+            Observed {
+                tree,
+                after: after.as_deref(),
+                runs,
+                checklist,
+                used_challenges: &[],
+            },
+            contains.as_ref(),
+            ctx,
+        ),
         Command::Review {
             verdict,
             failed_criteria,
@@ -107,7 +126,20 @@ pub(super) fn decide(
         Command::Merge {
             merged_tree,
             commit,
-        } => decide_merge(g, merged_tree, commit),
-        Command::Done { spec, deps_done } => decide_done(g, spec, deps_done, ctx),
+            spec,
+            draft,
+            reading,
+        } => decide_merge(
+            g,
+            (spec, draft.as_deref()),
+            merged_tree,
+            commit,
+            reading.as_deref(),
+        ),
+        Command::Done {
+            spec,
+            deps_done,
+            draft,
+        } => decide_done(g, (spec, draft.as_deref()), deps_done, ctx),
     }
 }

@@ -5,12 +5,14 @@ use super::super::{Event, PlanReceipt, State};
 use super::guards::Guard;
 use crate::Rejection;
 
-/// A plannable stage, this stream's node, a valid spec, the approved touches in
+/// A plannable stage, this stream's node, a fully valid spec (lineage included),
+/// no worker profile (blocked in v1), the approved touches in
 /// the spec, writes confined to the node's touches with escalation off, and the
 /// brief's hash.
 pub(super) fn decide_plan(
     g: Guard<'_>,
     spec: &str,
+    draft: Option<&str>,
     address: &[String],
     receipt: &PlanReceipt,
 ) -> Result<Vec<Event>, Rejection> {
@@ -29,7 +31,14 @@ pub(super) fn decide_plan(
             );
         }
     }
-    let (_, node) = g.spec_node(spec, address)?;
+    let (_, node) = g.spec_node(spec, draft, address)?;
+    if let Some(profile) = node.worker.as_ref().and_then(|w| w.profile.as_deref()) {
+        return g.no(
+            "worker-profile-unsupported",
+            Some("worker.profile"),
+            &format!("the worker profile `{profile}` is not supported until pi-delegate #142 ships: revise the spec or raise the product decision (never drop it silently)"),
+        );
+    }
     if let State::AmendmentApproved { run } = g.state {
         let approved = run.approved_touches.clone().unwrap_or_default();
         if !approved.iter().all(|t| node.touches.contains(t)) {

@@ -1,19 +1,37 @@
 //! `verify`: the guard a caller asks before anything runs ([`verify_admits`]),
 //! then the verdict [`judge()`] gives on the runs cairn made.
 
-use super::super::{judge, ChecklistReport, CriterionRun, Event, NodeRun, State, TreeReading};
+use super::super::tree::{contains_plan, read_contains};
+use super::super::{judge, Event, NodeRun, Observed, State};
 use super::guards::Guard;
-use crate::evidence::is_full_git_id;
+use crate::evidence::{is_full_git_id, CommandRun};
 use crate::{Context, Rejection};
 
-/// The guard of `verify`, before anything runs: a session, a verifiable stage, and
-/// the right tree (the dispatched worker tree before a merge, the merged tree at
-/// the merged commit after it). Returns the run and whether this is integration evidence.
+/// The ancestry reading a re-verification of a done node needs before anything
+/// runs: does `commit` (in `worktree_path`) contain the merged commit? `None` for
+/// every other stage.
+pub fn reverify_plan(state: &State, worktree_path: &str, commit: &str) -> Option<Vec<String>> {
+    match state {
+        State::Done { run } => run
+            .merged
+            .as_ref()
+            .map(|(_, merged)| contains_plan(worktree_path, merged, commit)),
+        _ => None,
+    }
+}
+
+/// The guard of `verify`, before any criterion runs: a session, an open node, a
+/// verifiable stage, and the right tree — the dispatched worker tree before a
+/// merge; the merged tree at the merged commit after it; for a done node (a later
+/// session re-verifying it), a tree whose commit contains the merged commit, as
+/// `contains` (the run of [`reverify_plan`]) shows. Returns the run and whether
+/// this is integration evidence.
 pub fn verify_admits<'a>(
     state: &'a State,
     worktree_path: &str,
     commit: &str,
     session: Option<&str>,
+    contains: Option<&CommandRun>,
 ) -> Result<(&'a NodeRun, bool), Rejection> {
     let g = Guard {
         state,
@@ -26,11 +44,19 @@ pub fn verify_admits<'a>(
             "verification is bound to a session",
         );
     }
+    g.node_open()?;
     let run = match state {
         State::Dispatched { run }
         | State::Verified { run }
-        | State::Rejected { run }
-        | State::Merged { run } => run,
+        | State::Merged { run }
+        | State::Done { run } => run,
+        State::Rejected { .. } => {
+            return g.no(
+                "remediate-first",
+                None,
+                "a rejected node is redispatched (`remediate`, within its budget) before its tree is verified again",
+            )
+        }
         _ => return g.no("dispatched", None, "verify a dispatched node's tree"),
     };
     if !is_full_git_id(commit) {
@@ -40,45 +66,70 @@ pub fn verify_admits<'a>(
             "the full commit of the tree",
         );
     }
-    let integration = matches!(state, State::Merged { .. });
-    match &run.merged {
-        Some((t, c)) if integration && (t != worktree_path || c != commit) => g.no(
+    match (state, &run.merged) {
+        (State::Done { .. }, Some((_, merged))) => {
+            let Some(c) = contains else {
+                return g.no(
+                    "contains-merge",
+                    Some("expected_commit"),
+                    "a done node is re-verified in a tree that contains its merged commit (not read)",
+                );
+            };
+            match read_contains(c, worktree_path, merged, commit) {
+                Ok(true) => Ok((run, true)),
+                Ok(false) => g.no(
+                    "contains-merge",
+                    Some("expected_commit"),
+                    &format!("{commit} does not contain the merged commit {merged}: a done node is re-verified in a tree that contains it"),
+                ),
+                Err(m) => g.no("contains-merge", Some("expected_commit"), &m),
+            }
+        }
+        (State::Merged { .. }, Some((t, c))) if t != worktree_path || c != commit => g.no(
             "merged-tree",
             Some("worktree_path"),
             "after a merge, verify the merged tree at the merged commit",
         ),
-        _ if !integration && run.worktree.as_deref() != Some(worktree_path) => g.no(
+        (State::Merged { .. } | State::Done { .. }, _) => Ok((run, true)),
+        _ if run.worktree.as_deref() != Some(worktree_path) => g.no(
             "same-worktree",
             Some("worktree_path"),
             "pre-merge evidence runs in the dispatched persistent worker tree",
         ),
-        _ => Ok((run, integration)),
+        _ => Ok((run, false)),
     }
 }
 
-/// [`verify_admits`], a valid spec with this node, then the judged verification:
-/// `verified` when it passed, `verification-failed` otherwise.
+/// [`verify_admits`] on the recorded ancestry, a fully valid spec (lineage
+/// included) with this node, then the judged verification: `verified` when it
+/// passed, `verification-failed` otherwise.
 pub(super) fn decide_verify(
     g: Guard<'_>,
-    spec: &str,
-    tree: &TreeReading,
-    runs: &[CriterionRun],
-    checklist: &[ChecklistReport],
+    (spec, draft): (&str, Option<&str>),
+    seen: Observed<'_>,
+    contains: Option<&CommandRun>,
     ctx: &Context,
 ) -> Result<Vec<Event>, Rejection> {
     let (run, integration) = verify_admits(
         g.state,
-        &tree.worktree_path,
-        &tree.expected_commit,
+        &seen.tree.worktree_path,
+        &seen.tree.expected_commit,
         ctx.session.as_deref(),
+        contains,
     )?;
     let session = ctx.session.clone().unwrap_or_default();
-    let (_, node) = g.spec_node(spec, &run.address)?;
+    let (_, node) = g.spec_node(spec, draft, &run.address)?;
+    let used: Vec<String> = run
+        .verifications
+        .iter()
+        .flat_map(|v| v.criteria.iter().filter_map(|c| c.challenge.clone()))
+        .collect();
     let v = judge(
         &node,
-        tree,
-        runs,
-        checklist,
+        &Observed {
+            used_challenges: &used,
+            ..seen
+        },
         &session,
         integration,
         ctx.now.clone(),

@@ -1,32 +1,61 @@
 //! Evidence for the work-node machine that cairn collects itself: the tree
 //! reading (toplevel, HEAD, cleanliness, by git) and each command criterion run
 //! in that tree, contained in its own process group and killed as a group at its
-//! timeout (and when it exits, so nothing it started outlives it).
+//! timeout (and when it exits, so nothing it started outlives it), with the tree
+//! watched while it runs (`watch`).
+
+mod watch;
+
+pub use watch::Watch;
 
 use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use cairn_machines::evidence::CommandRun;
-use cairn_machines::work::node::{contract_hash, Containment, CriterionRun, TreeReading};
+use cairn_machines::work::node::{
+    contract_hash, tree_plan, Containment, CriterionRun, TreeReading, CONTROLLING_TERMINAL,
+};
 use cairn_machines::work::spec::{Criterion, Evidence};
 
 /// The most output kept per stream of a criterion run (the rest is cut, and said so).
 pub const OUTPUT_CAP: usize = 1 << 20;
 
-use crate::observe::{git, now};
+use crate::observe::now;
 
-/// Reads the tree a verification targets.
+/// Reads the tree a verification targets (the machine's `tree_plan`, in order).
 pub fn tree_reading(worktree: &str, expected_commit: &str) -> TreeReading {
+    let [toplevel, head, status] = tree_plan(worktree).map(|argv| crate::observe::run(&argv));
     TreeReading {
         worktree_path: worktree.to_owned(),
         expected_commit: expected_commit.to_owned(),
-        toplevel: crate::observe::run(&git(worktree, &["rev-parse", "--show-toplevel"])),
-        head: crate::observe::run(&git(worktree, &["rev-parse", "HEAD"])),
-        status: crate::observe::run(&git(
-            worktree,
-            &["status", "--porcelain", "--untracked-files=all"],
-        )),
+        toplevel,
+        head,
+        status,
+    }
+}
+
+/// The host's answer to a user criterion: the one-time challenge cairn minted,
+/// the channel it was read from (`None` when no channel the agent's shell does
+/// not control could be opened) and the words read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Confirmation {
+    /// 32 hex digits, minted for this run.
+    pub challenge: String,
+    /// [`CONTROLLING_TERMINAL`] when read from the controlling terminal.
+    pub channel: Option<String>,
+    /// The line read.
+    pub words: Option<String>,
+}
+
+impl Confirmation {
+    /// A confirmation read from the controlling terminal.
+    pub fn from_terminal(challenge: String, words: String) -> Self {
+        Confirmation {
+            challenge,
+            channel: Some(CONTROLLING_TERMINAL.to_owned()),
+            words: Some(words),
+        }
     }
 }
 
@@ -219,10 +248,26 @@ pub fn run_argv_signalled(
     )
 }
 
-/// Runs one criterion in `dir` (command criteria only run; a user criterion takes
-/// the host's confirmation; an agent criterion is recorded as not run).
-pub fn run_criterion(dir: &str, c: &Criterion, confirmation: Option<&str>) -> CriterionRun {
-    let hash = contract_hash(c);
+/// Runs one criterion in `dir`: a command criterion runs contained, with the
+/// tree watched (no watch when one cannot start: the machine fails it as
+/// unwatched); a user criterion takes the host's confirmation; an agent
+/// criterion is recorded as not run.
+pub fn run_criterion(
+    dir: &str,
+    c: &Criterion,
+    confirmation: Option<&Confirmation>,
+) -> CriterionRun {
+    let mut out = CriterionRun {
+        criterion_id: c.id.clone(),
+        contract_hash: contract_hash(c),
+        run: None,
+        timed_out: false,
+        containment: None,
+        confirmation: None,
+        challenge: None,
+        channel: None,
+        watch: None,
+    };
     match &c.evidence {
         Evidence::Command {
             run,
@@ -230,34 +275,24 @@ pub fn run_criterion(dir: &str, c: &Criterion, confirmation: Option<&str>) -> Cr
             inherit_env,
             ..
         } => {
+            let watch = Watch::start(dir).ok();
             let (r, timed_out) =
                 run_contained(dir, run, Duration::from_millis(*timeout_ms), inherit_env);
-            CriterionRun {
-                criterion_id: c.id.clone(),
-                contract_hash: hash,
-                run: Some(r),
-                timed_out,
-                containment: Some(Containment::ProcessGroup),
-                confirmation: None,
+            out.run = Some(r);
+            out.timed_out = timed_out;
+            out.containment = Some(Containment::ProcessGroup);
+            out.watch = watch.map(Watch::finish);
+        }
+        Evidence::User { .. } => {
+            if let Some(k) = confirmation {
+                out.challenge = Some(k.challenge.clone());
+                out.channel = k.channel.clone();
+                out.confirmation = k.words.clone();
             }
         }
-        Evidence::User { .. } => CriterionRun {
-            criterion_id: c.id.clone(),
-            contract_hash: hash,
-            run: None,
-            timed_out: false,
-            containment: None,
-            confirmation: confirmation.map(str::to_owned),
-        },
-        Evidence::Agent { .. } => CriterionRun {
-            criterion_id: c.id.clone(),
-            contract_hash: hash,
-            run: None,
-            timed_out: false,
-            containment: None,
-            confirmation: None,
-        },
+        Evidence::Agent { .. } => {}
     }
+    out
 }
 
 /// Expands the tokens of `argv` that hold `*`, `?` or `[` as globs from `root`

@@ -1,0 +1,228 @@
+//! The trees the node's evidence names, as git reports them: each reading's exact
+//! argv is planned here (the one git argv builder, caller values after
+//! `--end-of-options` or `--`), cairn runs it through its one observer, and the
+//! machine reads the recorded runs back — so `journal audit` re-derives every
+//! verdict on a tree: the verified tree before and after the criteria, the merge's
+//! provenance, a later session's tree containing the merge, and what a watch saw.
+
+use serde::{Deserialize, Serialize};
+
+use super::TreeWatch;
+use crate::evidence::git::git;
+use crate::evidence::CommandRun;
+
+/// The tree a verification ran against, as git reported it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TreeReading {
+    /// The absolute worktree path.
+    pub worktree_path: String,
+    /// The expected full commit.
+    pub expected_commit: String,
+    /// `git rev-parse --show-toplevel`.
+    pub toplevel: CommandRun,
+    /// `git rev-parse HEAD`.
+    pub head: CommandRun,
+    /// `git status --porcelain --untracked-files=all`.
+    pub status: CommandRun,
+}
+
+/// The three readings of a tree, in order: top level, HEAD, status.
+pub fn tree_plan(worktree: &str) -> [Vec<String>; 3] {
+    [
+        git(worktree, &["rev-parse", "--show-toplevel"]),
+        git(worktree, &["rev-parse", "HEAD"]),
+        git(
+            worktree,
+            &["status", "--porcelain", "--untracked-files=all"],
+        ),
+    ]
+}
+
+/// The first line of a run that exited 0.
+fn line(r: &CommandRun) -> Option<String> {
+    r.ok()
+        .then(|| r.stdout.lines().next().unwrap_or("").trim().to_owned())
+}
+
+impl TreeReading {
+    /// `None` when the tree is the expected one at the expected commit and clean
+    /// (read by exactly the planned argv); else what is wrong.
+    pub fn problem(&self) -> Option<String> {
+        let plan = tree_plan(&self.worktree_path);
+        if [&self.toplevel, &self.head, &self.status]
+            .iter()
+            .zip(plan.iter())
+            .any(|(r, argv)| &r.argv != argv)
+        {
+            return Some("the tree was not read by cairn's planned git argv".into());
+        }
+        match line(&self.toplevel) {
+            Some(t) if t == self.worktree_path => {}
+            Some(t) => return Some(format!("the tree's top level is `{t}`, not the worktree")),
+            None => return Some("the worktree is not a readable git tree".into()),
+        }
+        match line(&self.head) {
+            Some(h) if h == self.expected_commit => {}
+            Some(h) => {
+                return Some(format!(
+                    "HEAD is {h}, not the expected {}",
+                    self.expected_commit
+                ))
+            }
+            None => return Some("HEAD could not be read".into()),
+        }
+        match (self.status.ok(), self.status.stdout.trim().is_empty()) {
+            (true, true) => None,
+            (true, false) => Some("the tree has uncommitted or untracked changes".into()),
+            (false, _) => Some("the tree's status could not be read".into()),
+        }
+    }
+}
+
+/// What cairn reads before recording a merge, in order: the merged tree's top
+/// level, its HEAD, and whether the merged commit contains the verified worker
+/// commit (`merge-base --is-ancestor`: exit 0 yes, 1 no).
+pub fn merge_plan(merged_tree: &str, worker_commit: &str, commit: &str) -> [Vec<String>; 3] {
+    [
+        git(merged_tree, &["rev-parse", "--show-toplevel"]),
+        git(merged_tree, &["rev-parse", "HEAD"]),
+        contains_plan(merged_tree, worker_commit, commit),
+    ]
+}
+
+/// `git -C <tree> merge-base --is-ancestor --end-of-options <ancestor> <commit>`.
+pub fn contains_plan(tree: &str, ancestor: &str, commit: &str) -> Vec<String> {
+    git(
+        tree,
+        &[
+            "merge-base",
+            "--is-ancestor",
+            "--end-of-options",
+            ancestor,
+            commit,
+        ],
+    )
+}
+
+/// Whether a recorded `contains_plan` run says `commit` contains `ancestor`:
+/// `Ok(true)` yes, `Ok(false)` no, `Err` when it is not that run or git failed.
+pub fn read_contains(
+    run: &CommandRun,
+    tree: &str,
+    ancestor: &str,
+    commit: &str,
+) -> Result<bool, String> {
+    if run.argv != contains_plan(tree, ancestor, commit) {
+        return Err("the ancestry was not read by cairn's planned git argv".into());
+    }
+    match run.exit_status {
+        Some(0) => Ok(true),
+        Some(1) => Ok(false),
+        _ => Err(format!(
+            "git could not read the ancestry: {}",
+            run.stderr.trim()
+        )),
+    }
+}
+
+/// Why a merge reading does not show `commit` as the merged tree's HEAD containing
+/// the worker commit; `None` when it does. Each item is (predicate, message).
+pub fn merge_problem(
+    reading: &[CommandRun],
+    merged_tree: &str,
+    worker_commit: &str,
+    commit: &str,
+) -> Option<(&'static str, String)> {
+    let plan = merge_plan(merged_tree, worker_commit, commit);
+    let [toplevel, head, contains] = reading else {
+        return Some((
+            "merge-reading",
+            "cairn's three readings of the merged tree".into(),
+        ));
+    };
+    if [toplevel, head]
+        .iter()
+        .zip(plan.iter())
+        .any(|(r, a)| &r.argv != a)
+    {
+        return Some((
+            "merge-reading",
+            "the merged tree was not read by cairn's planned git argv".into(),
+        ));
+    }
+    match line(toplevel) {
+        Some(t) if t == merged_tree => {}
+        _ => {
+            return Some((
+                "merged-tree",
+                format!("`{merged_tree}` is not the top level of a git tree"),
+            ))
+        }
+    }
+    match line(head) {
+        Some(h) if h == commit => {}
+        Some(h) => {
+            return Some((
+                "merged-head",
+                format!("the merged tree's HEAD is {h}, not {commit}: confirm the merge landed in the intended tree"),
+            ))
+        }
+        None => return Some(("merged-head", "the merged tree's HEAD could not be read".into())),
+    }
+    match read_contains(contains, merged_tree, worker_commit, commit) {
+        Ok(true) => None,
+        Ok(false) => Some((
+            "contains-worker-commit",
+            format!("{commit} does not contain the verified worker commit {worker_commit}"),
+        )),
+        Err(m) => Some(("contains-worker-commit", m)),
+    }
+}
+
+/// Whether `git check-ignore` prints `path` as it is (one line, unquoted): git
+/// quotes a name with a control character, `"` or `\\` (core.quotePath is off,
+/// so other bytes print as they are). Such a path is not asked about, and counts.
+fn prints_plainly(path: &str) -> bool {
+    !path.contains(['"', '\\']) && !path.chars().any(char::is_control)
+}
+
+/// `git -C <tree> check-ignore -- <paths…>`: which changed paths are ignored (one
+/// per line). `-z` needs `--stdin`, which cairn's observer closes, so only paths
+/// git prints plainly are asked about (and the check runs only when there is one).
+pub fn ignore_plan(tree: &str, paths: &[String]) -> Option<Vec<String>> {
+    let mut argv = git(tree, &["check-ignore", "--"]);
+    argv.extend(paths.iter().filter(|p| prints_plainly(p)).cloned());
+    (argv.len() > 5).then_some(argv)
+}
+
+/// The paths a watch saw change that count (not ignored, not git's own), or why
+/// the watch proves nothing. Empty: the criterion left the tree alone.
+pub fn watched_changes(tree: &str, watch: &TreeWatch) -> Result<Vec<String>, String> {
+    if watch.method != "inotify" {
+        return Err(format!("an unknown watch method `{}`", watch.method));
+    }
+    if watch.overflow {
+        return Err("the watch lost events: the tree may have changed".into());
+    }
+    let askable = watch.changed.iter().any(|p| prints_plainly(p));
+    let ignored: Vec<&str> = match (&watch.ignored, askable) {
+        (None, false) => vec![],
+        (None, true) => return Err("the changed paths were not checked against .gitignore".into()),
+        (Some(run), _) => {
+            if Some(&run.argv) != ignore_plan(tree, &watch.changed).as_ref() {
+                return Err("the ignore check was not cairn's planned git argv".into());
+            }
+            match run.exit_status {
+                Some(0 | 1) => run.stdout.lines().collect(),
+                _ => return Err(format!("git check-ignore failed: {}", run.stderr.trim())),
+            }
+        }
+    };
+    Ok(watch
+        .changed
+        .iter()
+        .filter(|p| !(prints_plainly(p) && ignored.contains(&p.as_str())))
+        .filter(|p| *p != ".git" && !p.starts_with(".git/"))
+        .cloned()
+        .collect())
+}

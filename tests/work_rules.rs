@@ -1,0 +1,535 @@
+//! The work-node's hard rules on real parts (issue #16): a spent remediation
+//! budget, later sessions, lineage on every gating verb, vacuous and unwatched
+//! greens, merge provenance, the proof shown, an amendment after a merge. Each
+//! test drives the real `cairn` binary over real git repositories and worktrees
+//! and a real SQLite journal.
+
+use serde_json::json;
+
+use crate::support::git::git;
+use crate::support::work_repo::{axes, spec_text, Work, CHECKLIST, DRAFT, DRAFT_MARKER, OK};
+
+/// The criterion passes only once the lane's file says `green`.
+const GREEN: &str = "grep -q green src/cache/mod.rs && printf 'test result: ok\\n'";
+
+#[test]
+fn an_exhausted_budget_leaves_escalation_as_the_only_way_on() {
+    let w = Work::new(&spec_text(GREEN, "test result: ok", 30_000));
+    w.dispatched_with("core", Some("1"));
+    let lane = w.lane.to_str().unwrap().to_owned();
+    let red = w.commit_lane_with("// red\n");
+    let check = ["--checklist", CHECKLIST];
+    assert_eq!(w.verify("core", &w.lane, &red, &check).0, 4);
+    let (code, out) = w.node(
+        "remediate",
+        "core",
+        &["--run-id", "r-2", "--worktree", &lane],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(w.verify("core", &w.lane, &red, &check).0, 4);
+    let (code, out) = w.node(
+        "remediate",
+        "core",
+        &["--run-id", "r-3", "--worktree", &lane],
+    );
+    assert_eq!(
+        (code, out["error"]["violations"][0]["predicate"].as_str()),
+        (2, Some("budget")),
+        "{out}"
+    );
+    // The worker fixes it anyway, at a new commit: no verify, no scope change, no
+    // re-plan moves the node on. Only escalation.
+    let green = w.commit_lane_with("// green\n");
+    let before = w.journal.bytes();
+    let (code, out) = w.verify("core", &w.lane, &green, &check);
+    assert_eq!(
+        (code, out["error"]["violations"][0]["predicate"].as_str()),
+        (2, Some("budget")),
+        "{out}"
+    );
+    let (code, out) = w.node(
+        "raise-scope",
+        "core",
+        &[
+            "--target",
+            "t",
+            "--add-touch",
+            "docs",
+            "--change",
+            "c",
+            "--rationale",
+            "r",
+        ],
+    );
+    assert_eq!(
+        (code, out["error"]["violations"][0]["predicate"].as_str()),
+        (2, Some("budget")),
+        "{out}"
+    );
+    assert_eq!(w.journal.bytes(), before, "nothing written");
+    let (code, out) = w.node("escalate", "core", &["--reason", "one round spent"]);
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (0, Some("escalated")),
+        "{out}"
+    );
+    let (code, _) = w.verify("core", &w.lane, &green, &check);
+    assert_eq!(code, 2, "an escalated node is the user's");
+    w.assert_audits();
+}
+
+#[test]
+fn a_rejected_node_is_redispatched_before_its_tree_is_verified_again() {
+    let w = Work::new(&spec_text(GREEN, "test result: ok", 30_000));
+    w.dispatched("core");
+    let red = w.commit_lane_with("// red\n");
+    assert_eq!(
+        w.verify("core", &w.lane, &red, &["--checklist", CHECKLIST])
+            .0,
+        4
+    );
+    // New work at a new commit without a recorded redispatch is an uncounted retry.
+    let green = w.commit_lane_with("// green\n");
+    let (code, out) = w.verify("core", &w.lane, &green, &["--checklist", CHECKLIST]);
+    assert_eq!(
+        (code, out["error"]["violations"][0]["predicate"].as_str()),
+        (2, Some("remediate-first")),
+        "{out}"
+    );
+    let lane = w.lane.to_str().unwrap().to_owned();
+    let (code, out) = w.node(
+        "remediate",
+        "core",
+        &["--run-id", "r-2", "--worktree", &lane],
+    );
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = w.verify("core", &w.lane, &green, &["--checklist", CHECKLIST]);
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (0, Some("verified")),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_later_session_re_verifies_a_done_node_and_that_unblocks_its_dependents() {
+    let w = Work::new(&spec_text(OK, "test result: ok", 30_000));
+    let merged = w.core_done();
+    assert_eq!(w.ready("s1"), json!([["docs"]]));
+    // Session s2: core stays done (lifecycle), its evidence is s1's (provenance), and
+    // that cannot satisfy docs' dependency.
+    let s = w.status("s2");
+    assert_eq!(
+        axes(&s, "core"),
+        ("done", "observed-green-not-verified-this-session")
+    );
+    assert_eq!(axes(&s, "docs").0, "blocked");
+    assert_eq!(w.ready("s2"), json!([]), "a done node is not ready again");
+    // Main moves on; s2 re-verifies core in a tree that contains the merged commit.
+    std::fs::write(w.root.join("NOTES"), "later\n").unwrap();
+    git(&w.root, &["add", "NOTES"]);
+    git(&w.root, &["commit", "-q", "-m", "later"]);
+    let later = w.head(&w.root);
+    // A tree that does not contain the merged commit is refused, nothing run.
+    let other = w.scratch("other");
+    let base = git(&w.root, &["rev-parse", "HEAD~2"]);
+    git(
+        &w.root,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "--detach",
+            other.to_str().unwrap(),
+            &base,
+        ],
+    );
+    let before = w.journal.bytes();
+    let (code, out) = w.verify_in("s2", "core", &other, &base, &["--checklist", CHECKLIST]);
+    assert_eq!(
+        (code, out["error"]["violations"][0]["predicate"].as_str()),
+        (2, Some("contains-merge")),
+        "{out}"
+    );
+    assert_eq!(w.journal.bytes(), before);
+    let (code, out) = w.verify_in("s2", "core", &w.root, &later, &["--checklist", CHECKLIST]);
+    assert_eq!((code, out["state"].as_str()), (0, Some("done")), "{out}");
+    let s = w.status("s2");
+    assert_eq!(axes(&s, "core"), ("done", "verified-this-session"));
+    assert_eq!(w.ready("s2"), json!([["docs"]]));
+    // s1 is unchanged; a third session still needs its own re-verification.
+    assert_eq!(axes(&w.status("s3"), "docs").0, "blocked");
+    let _ = merged;
+    w.assert_audits();
+}
+
+#[test]
+fn every_gating_verb_runs_the_full_validation_with_lineage() {
+    let text = format!("{DRAFT_MARKER}{}", spec_text(OK, "test result: ok", 30_000));
+    let w = Work::with_files(&text, &[("docs/cache.md", DRAFT)]);
+    let merged = w.core_merged();
+    let spec = w.spec.to_str().unwrap().to_owned();
+    let silently_edited = text.replace(
+        "statement: Cache hits skip the backend",
+        "statement: Cache hits are fast",
+    );
+    let draft = w.root.join("docs/cache.md");
+    let root = w.root.to_str().unwrap().to_owned();
+    for (label, spec_now, draft_now, rule) in [
+        (
+            "a silent edit",
+            silently_edited.as_str(),
+            Some(DRAFT),
+            "criterion-text-unrecorded",
+        ),
+        (
+            "the draft deleted",
+            text.as_str(),
+            None,
+            "criterion-draft-unavailable",
+        ),
+    ] {
+        std::fs::write(&w.spec, spec_now).unwrap();
+        match draft_now {
+            Some(d) => std::fs::write(&draft, d).unwrap(),
+            None => std::fs::remove_file(&draft).unwrap(),
+        }
+        let (code, out) = w.run(&["validate", &spec]);
+        assert_eq!(
+            (code, out["error"]["rule"].as_str()),
+            (2, Some(rule)),
+            "{label}: {out}"
+        );
+        let before = w.journal.bytes();
+        for (verb, extra) in [
+            (
+                "verify",
+                vec![
+                    "--worktree",
+                    root.as_str(),
+                    "--expected-commit",
+                    merged.as_str(),
+                    "--checklist",
+                    CHECKLIST,
+                    "--session",
+                    "s1",
+                ],
+            ),
+            (
+                "merge",
+                vec!["--merged-tree", root.as_str(), "--commit", merged.as_str()],
+            ),
+            ("done", vec!["--session", "s1"]),
+            ("plan", vec![]),
+        ] {
+            let (code, out) = w.node(verb, "core", &extra);
+            assert_eq!(
+                (code, out["error"]["rule"].as_str()),
+                (2, Some(rule)),
+                "{label}: {verb}: {out}"
+            );
+        }
+        assert_eq!(w.journal.bytes(), before, "{label}: nothing written");
+    }
+}
+
+#[test]
+fn a_node_with_no_criterion_is_never_green() {
+    let text = "title: t\ndescription: d\nintent: i\nwork:\n  - id: epic\n    task: The whole\n    work:\n      - id: core\n        task: t\n        acceptance: [{id: C1, statement: s, evidence: {kind: command, run: \"printf ok\", expect: {exit: 0, output_includes: ok}}}]\n";
+    let w = Work::new(text);
+    w.dispatched("epic");
+    let head = w.head(&w.lane);
+    let (code, out) = w.verify("epic", &w.lane, &head, &[]);
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (4, Some("rejected")),
+        "{out}"
+    );
+    assert!(
+        out["proof"]["failures"]
+            .to_string()
+            .contains("no-execution-evidence"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_criterion_that_changes_the_tree_fails_even_when_it_restores_it() {
+    let floor = "test result: ok";
+    let ok = "printf 'test result: ok\\n'";
+    for (label, run, passes) in [
+        (
+            "dirty and restore a tracked file",
+            format!("f=src/cache/mod.rs; cp $f /tmp/cairn-keep.$$; echo junk >> $f; cat /tmp/cairn-keep.$$ > $f; rm /tmp/cairn-keep.$$; {ok}"),
+            false,
+        ),
+        ("leave an untracked file", format!("touch leftover.txt; {ok}"), false),
+        ("create and delete a file", format!("touch src/tmp.x; rm src/tmp.x; {ok}"), false),
+        ("commit in the tree", format!("git -c user.name=a -c user.email=a@b commit -q --allow-empty -m x; {ok}"), false),
+        ("write only under an ignored directory", format!("mkdir -p target && echo x > target/out; {ok}"), true),
+    ] {
+        let w = Work::new(&spec_text(&run, floor, 30_000));
+        w.dispatched("core");
+        let commit = w.commit_lane();
+        let (code, out) = w.verify("core", &w.lane, &commit, &["--checklist", CHECKLIST]);
+        if passes {
+            assert_eq!(code, 0, "{label}: {out}");
+        } else {
+            assert_eq!(code, 4, "{label}: {out}");
+            assert!(
+                out["proof"]["failures"].to_string().contains("tree-changed"),
+                "{label}: {out}"
+            );
+        }
+        w.assert_audits();
+    }
+}
+
+#[test]
+fn a_merge_must_contain_the_verified_worker_commit() {
+    let w = Work::new(&spec_text(OK, "test result: ok", 30_000));
+    w.dispatched("core");
+    let commit = w.commit_lane();
+    assert_eq!(
+        w.verify("core", &w.lane, &commit, &["--checklist", CHECKLIST])
+            .0,
+        0
+    );
+    let root = w.root.to_str().unwrap().to_owned();
+    let base = w.head(&w.root);
+    let before = w.journal.bytes();
+    // main has not merged the lane: its HEAD does not contain the worker commit.
+    let (code, out) = w.node(
+        "merge",
+        "core",
+        &["--merged-tree", &root, "--commit", &base],
+    );
+    assert_eq!(
+        (code, out["error"]["violations"][0]["predicate"].as_str()),
+        (2, Some("contains-worker-commit")),
+        "{out}"
+    );
+    // A commit that is not the merged tree's HEAD.
+    git(&w.root, &["merge", "-q", "--ff-only", "lane"]);
+    let (code, out) = w.node(
+        "merge",
+        "core",
+        &["--merged-tree", &root, "--commit", &base],
+    );
+    assert_eq!(code, 2, "{out}");
+    // A path that is not a git tree.
+    let nowhere = w.scratch("nowhere");
+    std::fs::create_dir_all(&nowhere).unwrap();
+    let merged = w.head(&w.root);
+    let (code, out) = w.node(
+        "merge",
+        "core",
+        &[
+            "--merged-tree",
+            nowhere.to_str().unwrap(),
+            "--commit",
+            &merged,
+        ],
+    );
+    assert_eq!(code, 2, "{out}");
+    assert_eq!(w.journal.bytes(), before, "nothing written");
+    let (code, out) = w.node(
+        "merge",
+        "core",
+        &["--merged-tree", &root, "--commit", &merged],
+    );
+    assert_eq!((code, out["state"].as_str()), (0, Some("merged")), "{out}");
+    w.assert_audits();
+}
+
+#[test]
+fn verify_status_and_done_show_the_captured_output_and_the_containment() {
+    let w = Work::new(&spec_text(
+        "printf 'test result: ok\\n'; printf 'warned\\n' >&2",
+        "test result: ok",
+        30_000,
+    ));
+    let merged = w.core_merged();
+    let (code, out) = w.verify("core", &w.root, &merged, &["--checklist", CHECKLIST]);
+    assert_eq!(code, 0, "{out}");
+    let c = &out["proof"]["criteria"][0];
+    assert_eq!(c["statement"], "Cache hits skip the backend", "{out}");
+    assert_eq!(c["containment"], "process-group", "{out}");
+    assert_eq!(c["run"]["stdout"], "test result: ok\n", "{out}");
+    assert_eq!(c["run"]["stderr"], "warned\n", "{out}");
+    assert_eq!(c["run"]["exit_status"], 0, "{out}");
+    let s = w.status("s1");
+    let core = &s["nodes"][0];
+    assert_eq!(
+        core["containment"],
+        json!([{"criterion": "C1", "method": "process-group"}]),
+        "{s}"
+    );
+    assert_eq!(
+        core["proof"]["criteria"][0]["run"]["stdout"], "test result: ok\n",
+        "{s}"
+    );
+    let (code, out) = w.node("done", "core", &["--session", "s1"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        out["containment"],
+        json!([{"criterion": "C1", "method": "process-group"}]),
+        "{out}"
+    );
+}
+
+#[test]
+fn an_amendment_after_the_merge_is_proved_in_the_merged_tree() {
+    let text = format!("{DRAFT_MARKER}{}", spec_text(OK, "test result: ok", 30_000));
+    let w = Work::with_files(&text, &[("docs/cache.md", DRAFT)]);
+    let merged = w.core_merged();
+    let spec = w.spec.to_str().unwrap().to_owned();
+    let (code, out) = w.run(&[
+        "amend-criterion",
+        "--spec",
+        &spec,
+        "--criterion",
+        "C1",
+        "--before",
+        "Cache hits skip the backend",
+        "--after",
+        "Cache hits skip the backend entirely",
+        "--reason",
+        "narrowed",
+        "--authority",
+        "ADR-7",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    // The spec is rewritten in main's tree: commit it, so main is clean, then prove
+    // the new contract there.
+    git(&w.root, &["commit", "-q", "-am", "amend C1"]);
+    let amended = w.head(&w.root);
+    let (code, out) = w.node("done", "core", &["--session", "s1"]);
+    assert_eq!(code, 2, "the new contract is not proved yet: {out}");
+    let (code, out) = w.verify("core", &w.root, &amended, &["--checklist", CHECKLIST]);
+    assert_eq!(
+        code, 2,
+        "the merged tree is at the merged commit only: {out}"
+    );
+    let root = w.root.to_str().unwrap().to_owned();
+    let (code, out) = w.node(
+        "merge",
+        "core",
+        &["--merged-tree", &root, "--commit", &amended],
+    );
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = w.verify("core", &w.root, &amended, &["--checklist", CHECKLIST]);
+    assert_eq!(
+        (code, out["proof"]["integration"].clone()),
+        (0, json!(true)),
+        "{out}"
+    );
+    let (code, out) = w.node("done", "core", &["--session", "s1"]);
+    assert_eq!((code, out["state"].as_str()), (0, Some("done")), "{out}");
+    let _ = merged;
+    w.assert_audits();
+}
+
+#[test]
+fn done_before_the_merge_names_only_what_is_missing() {
+    let w = Work::new(&spec_text(OK, "test result: ok", 30_000));
+    w.dispatched("core");
+    let commit = w.commit_lane();
+    assert_eq!(
+        w.verify("core", &w.lane, &commit, &["--checklist", CHECKLIST])
+            .0,
+        0
+    );
+    let (code, out) = w.node("done", "core", &["--session", "s1"]);
+    assert_eq!(code, 2, "{out}");
+    let violations = out["error"]["violations"].to_string();
+    assert!(violations.contains("no merge recorded"), "{out}");
+    assert!(
+        !violations.contains("verify ran in the worker's tree"),
+        "the worker-tree verification just passed: {out}"
+    );
+}
+
+#[test]
+fn a_verb_without_a_session_claims_no_lifecycle() {
+    let w = Work::new(&spec_text(OK, "test result: ok", 30_000));
+    w.core_done();
+    assert_eq!(axes(&w.status("s1"), "docs").0, "ready");
+    // `plan` takes no session: it cannot know that docs is ready in s1, so it
+    // claims no lifecycle and no provenance rather than "blocked".
+    let (code, out) = w.node("plan", "docs", &[]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out["session"], json!(null), "{out}");
+    for axis in ["lifecycle", "blockers", "verification"] {
+        assert!(out.get(axis).is_none(), "no session, no {axis}: {out}");
+    }
+}
+
+#[test]
+fn the_plan_receipt_is_the_paste_ready_delegate_and_a_profile_is_refused() {
+    let text = spec_text(OK, "test result: ok", 30_000).replace(
+        "    checklist: [describe eviction]\n",
+        "    checklist: [describe eviction]\n    worker: { agent: implementer, skills: [implement-rust] }\n",
+    );
+    let w = Work::new(&text);
+    let (code, out) = w.run(&["validate", w.spec.to_str().unwrap()]);
+    assert_eq!(code, 0, "a worker without profile or model is valid: {out}");
+    let (code, out) = w.node("plan", "core", &[]);
+    assert_eq!(code, 0, "{out}");
+    let r = &out["receipt"];
+    let brief = r["briefPath"].as_str().unwrap();
+    assert_eq!(brief, out["plan"]["brief_path"].as_str().unwrap());
+    let sha = cairn::machines::work::node::sha256_hex(std::fs::read(brief).unwrap());
+    assert_eq!(r["briefSha256"], sha.as_str(), "{out}");
+    assert_eq!(
+        (r["nodeId"].clone(), r["nodeAddress"].clone()),
+        (json!("core"), json!(["core"]))
+    );
+    assert_eq!(r["schemaPath"], w.spec.to_str().unwrap());
+    let d = &r["delegate"];
+    assert_eq!(d["agent"], "implementer", "{out}");
+    assert_eq!(d["skills"], json!(["implement-rust"]));
+    assert!(
+        d.get("model").is_none(),
+        "an absent model is omitted: {out}"
+    );
+    assert_eq!(d["reads"], json!([brief]));
+    assert!(d["task"].as_str().unwrap().contains(brief), "{out}");
+    assert_eq!(d["writableRoots"], json!(["src/cache/"]));
+    assert_eq!(
+        (
+            d["confineWrites"].clone(),
+            d["escalation"].clone(),
+            d["worktree"].clone()
+        ),
+        (json!(true), json!("off"), json!(false))
+    );
+    // No worker: the default agent; no touches: no writable roots.
+    let (code, out) = w.node("plan", "docs", &[]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out["receipt"]["delegate"]["agent"], "worker", "{out}");
+    assert!(
+        out["receipt"]["delegate"].get("writableRoots").is_none(),
+        "{out}"
+    );
+
+    // A profile is blocked in v1: refused, never dropped silently; nothing written.
+    let text = spec_text(OK, "test result: ok", 30_000).replace(
+        "    checklist: [describe eviction]\n",
+        "    checklist: [describe eviction]\n    worker: { profile: fast }\n",
+    );
+    let w = Work::new(&text);
+    let (code, out) = w.run(&["validate", w.spec.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = w.node("plan", "core", &[]);
+    assert_eq!(
+        (code, out["error"]["violations"][0]["predicate"].as_str()),
+        (2, Some("worker-profile-unsupported")),
+        "{out}"
+    );
+    assert!(
+        !w.root.join(".work/.cache/briefs").exists(),
+        "no brief written"
+    );
+    assert!(!w.journal.path().exists(), "no journal written");
+}
