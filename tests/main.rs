@@ -43,6 +43,7 @@ mod ship_names;
 mod ship_preflight;
 mod ship_properties;
 mod ship_race;
+mod ship_stops;
 mod tidy;
 mod trust;
 mod trust_cli;

@@ -2,7 +2,9 @@
 //! combination of git facts, fed through the plans' exact argv). Seeds in
 //! proptest-regressions/ship.txt.
 
-use cairn::machines::ship::{preflight::Preflight, Event, Mutation, Ship, Stage, State};
+use cairn::machines::ship::{
+    preflight::Preflight, recovery::OpClass, Event, Mutation, Ship, Stage, State,
+};
 use cairn::{Context, Machine, Timestamp};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence};
@@ -98,6 +100,14 @@ proptest! {
                         prop_assert_eq!(matches!(e, Event::ResumedTeardown(_)), merged, "teardown resumes only after the merge");
                         attempts_this_session = 0;
                     }
+                    Event::ExternalOpRecorded { class: OpClass::DaemonManagement, .. } => {
+                        let failed = state.run().is_some_and(|r| r.denials.iter().any(|(c, n)| *c != OpClass::DaemonManagement && *n > 0));
+                        prop_assert!(failed, "a daemon start before any normal command failed");
+                    }
+                    Event::Abandoned { .. } => prop_assert!(
+                        !state.stage().is_some_and(Stage::has_worktree),
+                        "abandoned with the worktree left behind"
+                    ),
                     Event::Refined { .. } => refined = true,
                     Event::Phase1Verified { .. } => verified = true,
                     Event::ScopeProceeded { .. } => verified = true,

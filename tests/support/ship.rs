@@ -120,7 +120,7 @@ impl World {
             [_, _, _, "diff", "--shortstat", "--end-of-options", _, "--"] => {
                 ok(" 1 file changed, 1 insertion(+)")
             }
-            [_, _, _, "log", ..] => ok("fix: the thing\n\nwhy"),
+            [_, _, _, "log", ..] => ok("why\n\0"),
             [_, _, _, "diff", "--name-only", "-z", "--end-of-options", _, "--"] => (
                 Some(0),
                 if self.out_of_scope {
@@ -337,18 +337,27 @@ pub fn command(state: &State, step: &Step, w: &World) -> Command {
             if !w.anchor_ok {
                 return Command::Create {
                     anchor,
+                    before: vec![],
                     add: None,
                     verify: vec![],
                     cleanup: vec![],
                 };
             }
+            let before = w.runs(&gates::create_before_plan(&p, root));
             let add = w.run(gates::create_argv(&p, root));
             if add.exit_status != Some(0) {
+                let verify = w.runs(&gates::create_failed_plan(&p, root));
+                let cleanup = if gates::add_made_branch(&p, root, &before, &verify) {
+                    w.runs(&gates::create_failed_cleanup_plan(&p, root))
+                } else {
+                    vec![]
+                };
                 return Command::Create {
                     anchor,
+                    before,
                     add: Some(add),
-                    verify: vec![],
-                    cleanup: vec![],
+                    verify,
+                    cleanup,
                 };
             }
             let verify = w.runs(&gates::create_verify_plan(&p, root));
@@ -362,6 +371,7 @@ pub fn command(state: &State, step: &Step, w: &World) -> Command {
             };
             Command::Create {
                 anchor,
+                before,
                 add: Some(add),
                 verify,
                 cleanup,
@@ -550,6 +560,11 @@ pub fn command(state: &State, step: &Step, w: &World) -> Command {
             number: 3,
             disposition: "keep ours".into(),
             operator: "ana".into(),
+        },
+        Step::ExternalOp(_) if w.dirty => Command::ExternalOp {
+            class: cairn::machines::ship::recovery::OpClass::DaemonManagement,
+            op: "kata daemon start".into(),
+            denied: false,
         },
         Step::ExternalOp(denied) => Command::ExternalOp {
             class: cairn::machines::ship::recovery::OpClass::TrackerWrite,

@@ -77,6 +77,23 @@ fn print(done: &Recorded<Ship>) -> Done {
     }) {
         out["gates"] = json!(gates);
     }
+    // A partial teardown says why, in git's own words (also in the journal).
+    if let Some((remove, delete)) = done.events.iter().find_map(|e| match e {
+        ship::Event::TeardownPartial { remove, delete, .. } => Some((remove, delete)),
+        _ => None,
+    }) {
+        let why: Vec<_> = [remove, delete]
+            .into_iter()
+            .flatten()
+            .filter(|r| r.exit_status != Some(0))
+            .map(|r| {
+                let stderr = r.stderr.trim();
+                eprintln!("cairn: `{}` failed: {stderr}", r.argv.join(" "));
+                json!({"argv": r.argv, "exit_status": r.exit_status, "stderr": stderr})
+            })
+            .collect();
+        out["why"] = json!(why);
+    }
     output::json(&out);
     Done::Recorded(done.outcome)
 }

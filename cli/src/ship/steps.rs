@@ -124,18 +124,29 @@ fn create(run: &ship::Run) -> Command {
     if !held {
         return Command::Create {
             anchor: a,
+            before: vec![],
             add: None,
             verify: vec![],
             cleanup: vec![],
         };
     }
+    let before = run_all(&gates::create_before_plan(p, root));
     let add = exec(&gates::create_argv(p, root));
     if add.exit_status != Some(0) {
+        // `worktree add -b` makes the branch before it fails on the path: remove
+        // the branch only when this add made it.
+        let verify = run_all(&gates::create_failed_plan(p, root));
+        let cleanup = if gates::add_made_branch(p, root, &before, &verify) {
+            run_all(&gates::create_failed_cleanup_plan(p, root))
+        } else {
+            vec![]
+        };
         return Command::Create {
             anchor: a,
+            before,
             add: Some(add),
-            verify: vec![],
-            cleanup: vec![],
+            verify,
+            cleanup,
         };
     }
     let verify = run_all(&gates::create_verify_plan(p, root));
@@ -149,6 +160,7 @@ fn create(run: &ship::Run) -> Command {
     };
     Command::Create {
         anchor: a,
+        before,
         add: Some(add),
         verify,
         cleanup,

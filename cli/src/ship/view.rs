@@ -41,7 +41,7 @@ pub fn view(state: &State) -> Value {
                 failed.join(", ")
             )),
         ),
-        Some(Stage::PermissionBoundary { code }) => (
+        Some(Stage::PermissionBoundary { code, .. }) => (
             Some(code.clone()),
             Some(recovery::guidance(recovery::Failure::PermissionBoundary).to_owned()),
         ),

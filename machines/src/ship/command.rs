@@ -47,9 +47,13 @@ pub enum Command {
         #[serde(default)]
         claim: Option<Claim>,
     },
-    /// §phase-1b: the anchor, `git worktree add`, its verifications and cleanup.
+    /// §phase-1b: the anchor, the branch read right before, `git worktree add`, its
+    /// verifications (or, after a failed add, the readings that say whether the add
+    /// made the branch) and the cleanup.
     Create {
         anchor: CommandRun,
+        #[serde(default)]
+        before: Vec<CommandRun>,
         add: Option<CommandRun>,
         verify: Vec<CommandRun>,
         cleanup: Vec<CommandRun>,

@@ -52,12 +52,16 @@ pub enum Event {
     },
     WorktreeCreated {
         anchor: CommandRun,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        before: Vec<CommandRun>,
         add: CommandRun,
         verify: Vec<CommandRun>,
         gates: Vec<Gate>,
     },
     WorktreeCreationFailed {
         anchor: CommandRun,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        before: Vec<CommandRun>,
         add: CommandRun,
         verify: Vec<CommandRun>,
         cleanup: Vec<CommandRun>,
@@ -235,7 +239,14 @@ pub enum Event {
         op: String,
         code: String,
     },
+    /// The operator gave up on a run with nothing of its own in git.
     Abandoned {
+        reason: String,
+        operator: String,
+    },
+    /// The operator gave up on a run whose worktree and branch exist: they are
+    /// removed (forced) by `teardown`, never left behind.
+    AbandonedForTeardown {
         reason: String,
         operator: String,
     },

@@ -44,6 +44,10 @@ pub(super) fn evolve(state: State, event: &Event) -> State {
     let stage = match event {
         Event::Opened { .. } | Event::StepBegun { .. } => stage,
         Event::PreflightPassed { outcome, .. } | Event::PreflightBlocked { outcome, .. } => {
+            // A preflight after a permission boundary starts a fresh session's budget.
+            if matches!(stage, Stage::PermissionBoundary { .. }) {
+                run.denials.clear();
+            }
             Stage::Preflighted {
                 outcome: outcome.clone(),
             }
@@ -190,11 +194,15 @@ pub(super) fn evolve(state: State, event: &Event) -> State {
             }
             stage
         }
-        Event::PermissionBoundaryReached { code, .. } => {
-            Stage::PermissionBoundary { code: code.clone() }
-        }
+        Event::PermissionBoundaryReached { code, .. } => Stage::PermissionBoundary {
+            code: code.clone(),
+            worktree: stage.has_worktree(),
+        },
         Event::Abandoned { reason, .. } => Stage::Abandoned {
             reason: reason.clone(),
+        },
+        Event::AbandonedForTeardown { reason, .. } => Stage::TeardownPending {
+            reason: format!("abandoned: {reason}"),
         },
     };
     State::Active { run, stage }

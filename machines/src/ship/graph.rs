@@ -73,6 +73,7 @@ pub(super) fn event_name(event: &Event) -> &'static str {
         Event::ExternalOpRecorded { .. } => "external-op-recorded",
         Event::PermissionBoundaryReached { .. } => "permission-boundary-reached",
         Event::Abandoned { .. } => "abandoned",
+        Event::AbandonedForTeardown { .. } => "abandoned-for-teardown",
     }
 }
 
@@ -80,7 +81,7 @@ pub(super) fn event_name(event: &Event) -> &'static str {
 pub(super) fn graph() -> GraphSpec {
     let e = |from, event, to| EdgeSpec { from, event, to };
     let s = |name, terminal| StateSpec { name, terminal };
-    const LIVE: [&str; 13] = [
+    const LIVE: [&str; 15] = [
         "idle",
         "preflight-clean",
         "preflight-blocked",
@@ -94,6 +95,8 @@ pub(super) fn graph() -> GraphSpec {
         "stopped",
         "tiebreaker-pending",
         "teardown-pending",
+        "creation-failed",
+        "permission-boundary",
     ];
     let mut edges = vec![
         e("idle", "opened", "preflight-blocked"),
@@ -132,9 +135,32 @@ pub(super) fn graph() -> GraphSpec {
         e("teardown-pending", "torn-down", "torn-down"),
         e("teardown-pending", "teardown-partial", "teardown-pending"),
         e("teardown-pending", "anchor-drifted", "teardown-pending"),
+        // Abandoning: with nothing of the run's own in git, the end; with its
+        // worktree and branch, their (forced) teardown. (`stopped → abandoned` is
+        // how journals before rules 3 abandoned a stop.)
         e("stopped", "abandoned", "abandoned"),
+        e("creation-failed", "abandoned", "abandoned"),
+        e("permission-boundary", "abandoned", "abandoned"),
+        e("stopped", "abandoned-for-teardown", "teardown-pending"),
+        e(
+            "tiebreaker-pending",
+            "abandoned-for-teardown",
+            "teardown-pending",
+        ),
+        e(
+            "permission-boundary",
+            "abandoned-for-teardown",
+            "teardown-pending",
+        ),
     ];
-    for from in ["preflight-clean", "preflight-blocked"] {
+    // The preflight runs again after a blocked one, a failed creation, or a
+    // permission boundary reached before the worktree was made.
+    for from in [
+        "preflight-clean",
+        "preflight-blocked",
+        "creation-failed",
+        "permission-boundary",
+    ] {
         edges.push(e(from, "preflight-passed", "preflight-clean"));
         edges.push(e(from, "preflight-blocked", "preflight-blocked"));
     }
@@ -158,6 +184,7 @@ pub(super) fn graph() -> GraphSpec {
         "merged",
         "stopped",
         "tiebreaker-pending",
+        "permission-boundary",
     ] {
         edges.push(e(from, "anchor-drifted", from));
         edges.push(e(from, "resume-blocked", from));
@@ -175,24 +202,22 @@ pub(super) fn graph() -> GraphSpec {
         edges.push(e("preflight-clean", event, to));
     }
     for from in LIVE.iter().filter(|s| **s != "idle") {
-        if *from != "preflight-blocked" {
+        // Nothing mutates git from a blocked preflight or a failed creation.
+        if !matches!(*from, "preflight-blocked" | "creation-failed") {
             edges.push(e(from, "step-begun", from));
         }
-        edges.push(e(from, "external-op-recorded", from));
-        edges.push(e(
-            from,
-            "permission-boundary-reached",
-            "permission-boundary",
-        ));
+        // At the boundary nothing is retried: no external operation is recorded.
+        if *from != "permission-boundary" {
+            edges.push(e(from, "external-op-recorded", from));
+            edges.push(e(
+                from,
+                "permission-boundary-reached",
+                "permission-boundary",
+            ));
+        }
     }
     let mut states: Vec<StateSpec> = LIVE.iter().map(|n| s(*n, false)).collect();
-    for t in [
-        "shipped",
-        "torn-down",
-        "abandoned",
-        "creation-failed",
-        "permission-boundary",
-    ] {
+    for t in ["shipped", "torn-down", "abandoned"] {
         states.push(s(t, true));
     }
     GraphSpec {

@@ -76,7 +76,7 @@ pub const RECOVERY: &[(Failure, Action, &str)] = &[
     (
         Failure::WorktreeCreation,
         Action::Refuse,
-        "remove the partial worktree; not a --resume candidate",
+        "remove what the creation made; not a --resume candidate: fix the cause, then `cairn ship preflight` (or abandon)",
     ),
     (
         Failure::Phase1dVerify,
@@ -141,8 +141,8 @@ pub const RECOVERY: &[(Failure, Action, &str)] = &[
     ),
     (
         Failure::PermissionBoundary,
-        Action::Terminal,
-        "stopped:permission-boundary: never loop",
+        Action::StopForResume,
+        "stopped:permission-boundary: never retried this session; --resume (the preflight again before the worktree exists) or abandon",
     ),
 ];
 

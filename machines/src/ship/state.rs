@@ -292,16 +292,48 @@ pub enum Stage {
         /// Why.
         reason: String,
     },
-    /// Terminal: worktree creation failed (not a `--resume` candidate).
+    /// Worktree creation failed and removed what it made (not a `--resume`
+    /// candidate): once the cause is fixed the preflight runs again, or the
+    /// operator abandons.
     CreationFailed {
         /// The failed gates.
         failed: Vec<String>,
     },
-    /// Terminal: an external operation was denied twice.
+    /// An external operation was denied twice (`stopped:permission-boundary`):
+    /// never retried in this session; `--resume` starts a fresh one (the preflight
+    /// again when no worktree was made), or the operator abandons.
     PermissionBoundary {
         /// The stop code.
         code: String,
+        /// Whether this run's worktree had been made when the boundary was reached.
+        #[serde(default)]
+        worktree: bool,
     },
+}
+
+impl Stage {
+    /// Whether this run's worktree (and branch) may exist at this stage: made by
+    /// `create` and not yet torn down.
+    pub fn has_worktree(&self) -> bool {
+        match self {
+            Stage::Preflighted { .. }
+            | Stage::CreationFailed { .. }
+            | Stage::Shipped
+            | Stage::TornDown { .. }
+            | Stage::Abandoned { .. } => false,
+            Stage::PermissionBoundary { worktree, .. } => *worktree,
+            Stage::Phase1
+            | Stage::ScopeTripped { .. }
+            | Stage::Phase2
+            | Stage::Phase3
+            | Stage::MergeReady { .. }
+            | Stage::MergeRejected { .. }
+            | Stage::Merged
+            | Stage::Stopped { .. }
+            | Stage::Tiebreaker { .. }
+            | Stage::TeardownPending { .. } => true,
+        }
+    }
 }
 
 /// The machine's state.
@@ -340,11 +372,7 @@ impl State {
 pub fn is_terminal(stage: &Stage) -> bool {
     matches!(
         stage,
-        Stage::Shipped
-            | Stage::TornDown { .. }
-            | Stage::Abandoned { .. }
-            | Stage::CreationFailed { .. }
-            | Stage::PermissionBoundary { .. }
+        Stage::Shipped | Stage::TornDown { .. } | Stage::Abandoned { .. }
     )
 }
 

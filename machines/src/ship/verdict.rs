@@ -47,7 +47,8 @@ fn stopping_event(event: &Event) -> bool {
         Event::AnchorDrifted { .. }
         | Event::ResumeBlocked { .. }
         | Event::TeardownPartial { .. }
-        | Event::MergeTipMoved { .. } => true,
+        | Event::MergeTipMoved { .. }
+        | Event::LeafStoppedForTeardown { .. } => true,
         Event::Opened { .. }
         | Event::PreflightPassed { .. }
         | Event::PreflightBlocked { .. }
@@ -59,7 +60,6 @@ fn stopping_event(event: &Event) -> bool {
         | Event::ScopeTripped { .. }
         | Event::Phase1dFailed { .. }
         | Event::LeafStopped { .. }
-        | Event::LeafStoppedForTeardown { .. }
         | Event::ScopeProceeded { .. }
         | Event::ScopeAborted { .. }
         | Event::Refined { .. }
@@ -81,6 +81,7 @@ fn stopping_event(event: &Event) -> bool {
         | Event::ResumedTeardown(_)
         | Event::ExternalOpRecorded { .. }
         | Event::PermissionBoundaryReached { .. }
-        | Event::Abandoned { .. } => false,
+        | Event::Abandoned { .. }
+        | Event::AbandonedForTeardown { .. } => false,
     }
 }

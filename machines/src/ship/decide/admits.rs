@@ -99,7 +99,15 @@ pub(crate) fn check(state: &State, verb: Verb) -> Result<(), Rejection> {
     };
     let ok = match verb_ok {
         Verb::Open | Verb::Begin(_) => false,
-        Verb::Preflight => matches!(stage, Stage::Preflighted { .. }),
+        Verb::Preflight => matches!(
+            stage,
+            Stage::Preflighted { .. }
+                | Stage::CreationFailed { .. }
+                | Stage::PermissionBoundary {
+                    worktree: false,
+                    ..
+                }
+        ),
         Verb::Create => {
             matches!(stage, Stage::Preflighted { outcome } if outcome.may_create_worktree())
         }
@@ -118,15 +126,19 @@ pub(crate) fn check(state: &State, verb: Verb) -> Result<(), Rejection> {
             Stage::MergeReady { tip: Some(_) } | Stage::MergeRejected { tip: Some(_) }
         ),
         Verb::Teardown => matches!(stage, Stage::Merged | Stage::TeardownPending { .. }),
-        Verb::Resume => !matches!(
-            stage,
-            Stage::Preflighted { .. } | Stage::TeardownPending { .. }
-        ),
+        Verb::Resume => stage.has_worktree() && !matches!(stage, Stage::TeardownPending { .. }),
         Verb::AnswerTiebreaker => matches!(stage, Stage::Tiebreaker { .. }),
-        Verb::ExternalOp => true,
+        // At the boundary nothing is retried (never loop).
+        Verb::ExternalOp => !matches!(stage, Stage::PermissionBoundary { .. }),
         Verb::Abandon => {
             matches!(stage, Stage::Preflighted { outcome } if !outcome.may_create_worktree())
-                || matches!(stage, Stage::Stopped { .. })
+                || matches!(
+                    stage,
+                    Stage::Stopped { .. }
+                        | Stage::Tiebreaker { .. }
+                        | Stage::CreationFailed { .. }
+                        | Stage::PermissionBoundary { .. }
+                )
         }
     };
     if ok {
@@ -144,9 +156,13 @@ pub(crate) fn check(state: &State, verb: Verb) -> Result<(), Rejection> {
         Verb::Teardown => {
             "teardown only after the merge, or when the recovery table says tear down"
         }
+        Verb::Preflight => {
+            "the preflight runs again before the worktree is made (or after a failed creation)"
+        }
         Verb::Resume => "resume needs a worktree this stream created and a stage that can resume",
         Verb::AnswerTiebreaker => "no stop tiebreaker is pending",
-        Verb::Abandon => "abandon a blocked preflight or a stopped run",
+        Verb::ExternalOp => "at the permission boundary nothing is retried: resume or abandon",
+        Verb::Abandon => "abandon a blocked preflight, a failed creation or a stopped run",
         _ => "not in this stage",
     };
     no("stage-admits", why)

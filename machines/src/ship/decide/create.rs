@@ -1,5 +1,6 @@
-//! `create` (§phase-1b): the anchor re-asserted, `git worktree add -b`, its four
-//! verifications, and the removal of a partial worktree.
+//! `create` (§phase-1b): the anchor re-asserted, whether the branch exists right
+//! before, `git worktree add -b`, its four verifications, and the removal of what
+//! a failed creation made (a partial worktree, or the branch a failed add made).
 
 use super::super::event::Event;
 use super::super::gates;
@@ -7,27 +8,30 @@ use super::guards::Guard;
 use crate::evidence::CommandRun;
 use crate::{Outcome, Rejection};
 
-/// `create`: the anchor held (else nothing ran), the bound add ran; a failed add
-/// is never cleaned up (the path is not ours); a verified worktree is kept, a
-/// failed verification removes exactly what the add made.
-pub(super) fn decide_create(
-    guard: Guard<'_>,
-    anchor: &CommandRun,
-    add: &Option<CommandRun>,
-    verify: &[CommandRun],
-    cleanup: &[CommandRun],
-) -> Result<Vec<Event>, Rejection> {
+/// The runs of one `create`.
+pub(super) struct CreateRuns<'a> {
+    pub(super) anchor: &'a CommandRun,
+    pub(super) before: &'a [CommandRun],
+    pub(super) add: &'a Option<CommandRun>,
+    pub(super) verify: &'a [CommandRun],
+    pub(super) cleanup: &'a [CommandRun],
+}
+
+/// `create`: the anchor held (else nothing ran); the branch was read, then the
+/// bound add ran. A failed add is read again: the branch it made (absent before,
+/// present after, held by no worktree) is removed, and nothing else (the path is
+/// not ours). A verified worktree is kept; a failed verification removes exactly
+/// what the add made.
+pub(super) fn decide_create(guard: Guard<'_>, c: CreateRuns<'_>) -> Result<Vec<Event>, Rejection> {
     let run = guard.opened()?;
     let (p, root) = (&run.params, run.repo_root.as_str());
-    if let Some(drifted) = guard.anchor_drift(
-        anchor,
-        root,
-        add.is_some() || !verify.is_empty() || !cleanup.is_empty(),
-        "add",
-    )? {
+    let ran_after =
+        !c.before.is_empty() || c.add.is_some() || !c.verify.is_empty() || !c.cleanup.is_empty();
+    if let Some(drifted) = guard.anchor_drift(c.anchor, root, ran_after, "add")? {
         return Ok(drifted);
     }
-    let add = add.as_ref().ok_or_else(|| {
+    guard.exact("before", c.before, &gates::create_before_plan(p, root))?;
+    let add = c.add.as_ref().ok_or_else(|| {
         guard.bad(
             "add",
             "evidence-complete",
@@ -35,33 +39,39 @@ pub(super) fn decide_create(
         )
     })?;
     guard.argv_is("add", add, &gates::create_argv(p, root))?;
-    if add.exit_status != Some(0) {
-        // The add failed: whatever is at the path is not ours (a TOCTOU
-        // race with a live session): never remove it.
-        if !verify.is_empty() || !cleanup.is_empty() {
-            return Err(guard.bad(
-                "cleanup",
-                "not-ours",
-                "after a failed `git worktree add`, nothing is verified or removed",
-            ));
-        }
-        return Ok(vec![Event::WorktreeCreationFailed {
-            anchor: anchor.clone(),
+    let failed = |verify: &[CommandRun], cleanup: &[CommandRun], failed: Vec<String>| {
+        Event::WorktreeCreationFailed {
+            anchor: c.anchor.clone(),
+            before: c.before.to_vec(),
             add: add.clone(),
-            verify: vec![],
-            cleanup: vec![],
-            failed: vec!["worktree-add".into()],
-        }]);
+            verify: verify.to_vec(),
+            cleanup: cleanup.to_vec(),
+            failed,
+        }
+    };
+    if add.exit_status != Some(0) {
+        guard.exact("verify", c.verify, &gates::create_failed_plan(p, root))?;
+        let plan = if gates::add_made_branch(p, root, c.before, c.verify) {
+            gates::create_failed_cleanup_plan(p, root)
+        } else {
+            vec![]
+        };
+        guard.exact("cleanup", c.cleanup, &plan)?;
+        return Ok(vec![failed(
+            c.verify,
+            c.cleanup,
+            vec!["worktree-add".into()],
+        )]);
     }
-    guard.exact("verify", verify, &gates::create_verify_plan(p, root))?;
-    let g = gates::create_gates(p, root, verify);
-    let failed: Vec<String> = g
+    guard.exact("verify", c.verify, &gates::create_verify_plan(p, root))?;
+    let g = gates::create_gates(p, root, c.verify);
+    let failing: Vec<String> = g
         .iter()
         .filter(|g| g.outcome != Outcome::Pass)
         .map(|g| g.name.clone())
         .collect();
-    if failed.is_empty() {
-        if !cleanup.is_empty() {
+    if failing.is_empty() {
+        if !c.cleanup.is_empty() {
             return Err(guard.bad(
                 "cleanup",
                 "not-failed",
@@ -69,19 +79,14 @@ pub(super) fn decide_create(
             ));
         }
         Ok(vec![Event::WorktreeCreated {
-            anchor: anchor.clone(),
+            anchor: c.anchor.clone(),
+            before: c.before.to_vec(),
             add: add.clone(),
-            verify: verify.to_vec(),
+            verify: c.verify.to_vec(),
             gates: g,
         }])
     } else {
-        guard.exact("cleanup", cleanup, &gates::create_cleanup_plan(p, root))?;
-        Ok(vec![Event::WorktreeCreationFailed {
-            anchor: anchor.clone(),
-            add: add.clone(),
-            verify: verify.to_vec(),
-            cleanup: cleanup.to_vec(),
-            failed,
-        }])
+        guard.exact("cleanup", c.cleanup, &gates::create_cleanup_plan(p, root))?;
+        Ok(vec![failed(c.verify, c.cleanup, failing)])
     }
 }

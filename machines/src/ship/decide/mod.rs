@@ -52,10 +52,20 @@ pub(super) fn decide(state: &State, command: &Command) -> Result<Vec<Event>, Rej
         } => open::decide_preflight(guard, runs, review_status, advisory),
         Command::Create {
             anchor,
+            before,
             add,
             verify,
             cleanup,
-        } => create::decide_create(guard, anchor, add, verify, cleanup),
+        } => create::decide_create(
+            guard,
+            create::CreateRuns {
+                anchor,
+                before,
+                add,
+                verify,
+                cleanup,
+            },
+        ),
         Command::Verify { report, runs } => verify::decide_verify(guard, report, runs),
         Command::AnswerScope { answer, operator } => {
             operator::decide_answer_scope(guard, *answer, operator)

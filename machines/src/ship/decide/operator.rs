@@ -61,8 +61,9 @@ pub(super) fn decide_answer_tiebreaker(
     }])
 }
 
-/// `external-op` (§external-op-classification): the operation is named; at most
-/// one retry after a denial, and the second denial of a class is terminal.
+/// `external-op` (§external-op-classification): the operation is named; daemon
+/// management only after a normal command failed; at most one retry after a
+/// denial, and the second denial of a class is the permission boundary.
 pub(super) fn decide_external_op(
     guard: Guard<'_>,
     class: OpClass,
@@ -71,6 +72,18 @@ pub(super) fn decide_external_op(
 ) -> Result<Vec<Event>, Rejection> {
     let run = guard.opened()?;
     guard.nonempty("op", op)?;
+    // Daemon management is reactive only: after a normal command failed this session.
+    let failed = run
+        .denials
+        .iter()
+        .any(|(c, n)| *c != OpClass::DaemonManagement && *n > 0);
+    if class == OpClass::DaemonManagement && !failed {
+        return Err(guard.reject(
+            "reactive-only",
+            Some("class"),
+            "daemon management runs only after a normal command failed (record that denial first)",
+        ));
+    }
     let before = run.denials.get(&class).copied().unwrap_or(0);
     let attempt = before + 1;
     let mut events = vec![Event::ExternalOpRecorded {
@@ -89,7 +102,8 @@ pub(super) fn decide_external_op(
     Ok(events)
 }
 
-/// `abandon`: a reason and an operator.
+/// `abandon`: a reason and an operator; a run whose worktree and branch exist is
+/// abandoned into their teardown, never left behind.
 pub(super) fn decide_abandon(
     guard: Guard<'_>,
     reason: &str,
@@ -97,8 +111,12 @@ pub(super) fn decide_abandon(
 ) -> Result<Vec<Event>, Rejection> {
     guard.nonempty("reason", reason)?;
     guard.nonempty("operator", operator)?;
-    Ok(vec![Event::Abandoned {
-        reason: reason.to_owned(),
-        operator: operator.to_owned(),
-    }])
+    let (reason, operator) = (reason.to_owned(), operator.to_owned());
+    Ok(vec![
+        if guard.state.stage().is_some_and(Stage::has_worktree) {
+            Event::AbandonedForTeardown { reason, operator }
+        } else {
+            Event::Abandoned { reason, operator }
+        },
+    ])
 }

@@ -139,6 +139,22 @@ pub fn create_cleanup_plan(p: &Params, root: &str) -> Vec<Vec<String>> {
     ]
 }
 
+/// Right before `git worktree add -b`: whether the branch exists (it must not).
+pub fn create_before_plan(p: &Params, root: &str) -> Vec<Vec<String>> {
+    vec![branch_exists(p, root)]
+}
+
+/// After a failed `git worktree add -b` (which makes the branch before it fails on
+/// the path): whether the branch exists now, and whether a worktree holds it.
+pub fn create_failed_plan(p: &Params, root: &str) -> Vec<Vec<String>> {
+    vec![branch_exists(p, root), worktree_list(root)]
+}
+
+/// Removing the branch a failed `git worktree add -b` made: `git branch -D`.
+pub fn create_failed_cleanup_plan(p: &Params, root: &str) -> Vec<Vec<String>> {
+    vec![teardown_delete_argv(p, root, true)]
+}
+
 /// `git -C DIR rev-parse HEAD`.
 pub fn head_argv(dir: &str) -> Vec<String> {
     git(dir, &["rev-parse", "HEAD"])
@@ -177,7 +193,9 @@ pub fn phase1d_plan(p: &Params, root: &str) -> Vec<Vec<String>> {
     plan.extend([
         git(w, &["rev-list", "--count", EOO, &range, "--"]),
         git(w, &["diff", "--shortstat", EOO, &sym, "--"]),
-        git(w, &["log", "-1", "--format=%B"]),
+        // The body and git's own trailer block, NUL-separated: trailers are read
+        // as git reads them (the last paragraph only), never line by line.
+        git(w, &["log", "-1", "--format=%b%x00%(trailers)"]),
         changed_paths_argv(p),
     ]);
     plan

@@ -4,9 +4,10 @@
 use super::super::preflight::Facts;
 use super::super::Params;
 use super::plans::{
-    anchor_argv, changed_paths_argv, contains_argv, create_verify_plan, divergence_argv, head_argv,
-    isolation_plan, merge_after_plan, merge_before_plan, preflight_plan, premerge_plan,
-    resume_plan, teardown_before_plan, upstream_argv,
+    anchor_argv, changed_paths_argv, contains_argv, create_before_plan, create_failed_plan,
+    create_verify_plan, divergence_argv, head_argv, isolation_plan, merge_after_plan,
+    merge_before_plan, preflight_plan, premerge_plan, resume_plan, teardown_before_plan,
+    upstream_argv,
 };
 use super::{Gate, Runs, Squash};
 use crate::evidence::{is_full_git_id, CommandRun};
@@ -79,6 +80,25 @@ pub fn divergence_note(p: &Params, root: &str, runs: &[CommandRun]) -> Option<St
         )),
         _ => None,
     }
+}
+
+/// Whether a failed `git worktree add -b` made the branch itself: absent right
+/// before it (`before`, the runs of `create_before_plan`), present after it and
+/// held by no worktree (`after`, the runs of `create_failed_plan`). Only then is
+/// the branch this run's to remove.
+pub fn add_made_branch(
+    p: &Params,
+    root: &str,
+    before: &[CommandRun],
+    after: &[CommandRun],
+) -> bool {
+    let was = Runs(before).yes_no(&create_before_plan(p, root)[0]);
+    let plan = create_failed_plan(p, root);
+    let (r, listed) = (
+        Runs(after),
+        lists_branch(Runs(after).ok(&plan[1]), &p.branch),
+    );
+    was == Some(false) && r.yes_no(&plan[0]) == Some(true) && listed == Some(false)
 }
 
 /// The four verifications as gates.

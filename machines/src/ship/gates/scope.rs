@@ -62,11 +62,7 @@ pub fn phase1d(
         Some(n) => Gate::new("commits-ahead", Outcome::Pass, format!("{n} commits ahead")),
     });
     let stat = r.ok(&plan[10]).and_then(parse_shortstat);
-    let body = r.ok(&plan[11]).map(|b| {
-        b.lines()
-            .skip(1)
-            .any(|l| !l.trim().is_empty() && !is_trailer(l))
-    });
+    let body = r.ok(&plan[11]).and_then(has_body);
     let floor = stat.map(|(f, d)| f > p.files_max || d > p.deletions_max);
     gates.push(match stat {
         None => Gate::new(
@@ -154,12 +150,26 @@ pub fn parse_shortstat(s: &str) -> Option<(u64, u64)> {
     Some((files?, deletions))
 }
 
-fn is_trailer(line: &str) -> bool {
-    // `Squashed-from:`, `Signed-off-by:` … are not a body.
-    line.split_once(": ").is_some_and(|(k, _)| {
-        !k.is_empty()
-            && !k.contains(' ')
-            && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+/// Whether `git log -1 --format=%b%x00%(trailers)` shows a body beyond the trailers.
+/// git's trailer block is the body's last paragraph (`Signed-off-by:`, `Squashed-from:`
+/// … are not a body); any other non-blank paragraph is, whatever its first word
+/// (`Why: …` included). `None` when the output is not that format.
+pub(super) fn has_body(out: &str) -> Option<bool> {
+    let (body, trailers) = out.split_once('\0')?;
+    // Paragraphs: runs of non-blank lines (a line of spaces is blank, as in git).
+    let mut paragraphs = 0;
+    let mut in_paragraph = false;
+    for line in body.lines() {
+        let blank = line.trim().is_empty();
+        if !blank && !in_paragraph {
+            paragraphs += 1;
+        }
+        in_paragraph = !blank;
+    }
+    Some(if trailers.trim().is_empty() {
+        paragraphs >= 1
+    } else {
+        paragraphs >= 2
     })
 }
 
@@ -188,7 +198,7 @@ mod tests {
             "2222222222222222222222222222222222222222\n",
             "1\n",
             " 2 files changed, 2 insertions(+)\n",
-            "fix: the thing\n\nwhy\n",
+            "why\n\0\n",
             names,
         ];
         let at = Timestamp::parse("2026-01-01T00:00:00Z").expect("a fixed timestamp parses");
@@ -252,8 +262,19 @@ mod tests {
     }
 
     #[test]
-    fn trailers_are_not_a_body() {
-        assert!(is_trailer("Signed-off-by: a <a@b>"));
-        assert!(!is_trailer("This explains why: the floor"));
+    fn trailers_are_not_a_body_and_a_why_paragraph_is() {
+        let sob = "Signed-off-by: a <a@b>\n";
+        assert_eq!(has_body(&format!("{sob}\0{sob}\n")), Some(false));
+        assert_eq!(
+            has_body(&format!("Why: both.\n\n{sob}\0{sob}\n")),
+            Some(true)
+        );
+        assert_eq!(has_body("Squashed-from:\n- abc fix\n\0\n"), Some(true));
+        assert_eq!(has_body("\0\n"), Some(false));
+        assert_eq!(
+            has_body(&format!("Why: both.\n  \n{sob}\0{sob}\n")),
+            Some(true)
+        );
+        assert_eq!(has_body("no separator"), None);
     }
 }
