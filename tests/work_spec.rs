@@ -251,3 +251,185 @@ fn bare_ids_must_be_unambiguous() {
         Lifecycle::Ready
     );
 }
+
+/// Every finding (code, severity, path) for `text`.
+fn findings(text: &str) -> Vec<(String, Severity, String)> {
+    validate(text)
+        .findings
+        .iter()
+        .map(|f| (f.code.clone(), f.severity, render_path(&f.path)))
+        .collect()
+}
+
+/// Where cairn differed from pi-work's public fixtures and tests (issue #16,
+/// finding 10): optional worker keys, the root sections' contents, agent inputs
+/// that resolve to the tree or above, the text lints, and dispositions.
+#[test]
+fn validation_agrees_with_pi_work_where_it_differed() {
+    let with_worker = GOOD.replace(
+        "    touches: [src/cache/]\n",
+        "    touches: [src/cache/]\n    worker: { agent: implementer }\n",
+    );
+    assert_eq!(errors(&with_worker), vec![], "worker keys are optional");
+    has(
+        &GOOD.replace(
+            "    touches: [src/cache/]\n",
+            "    touches: [src/cache/]\n    worker: { model: '' }\n",
+        ),
+        "schema-invalid",
+        "$.work[0].worker.model",
+    );
+    let agent = |input: &str| {
+        GOOD.replace(
+            "{ kind: user, prompt: Approve docs? }",
+            &format!("{{ kind: agent, agent: critic, inputs: [{input:?}], rubric: r }}"),
+        )
+    };
+    for input in ["./", "foo/..", "./foo/../", "foo/bar/../../", "../x", "."] {
+        has(
+            &agent(input),
+            "schema-invalid",
+            "$.work[1].acceptance[0].evidence.inputs[0]",
+        );
+    }
+    assert_eq!(errors(&agent("docs/guide.md")), vec![]);
+    let root = |extra: &str| format!("{GOOD}{extra}");
+    has(
+        &root("links: [{note: n}]\n"),
+        "schema-required",
+        "$.links[0].url",
+    );
+    has(
+        &root("links: [{url: u, x: 1}]\n"),
+        "schema-additional-properties",
+        "$.links[0].x",
+    );
+    has(
+        &root("corrects: [{reason: r}]\n"),
+        "schema-required",
+        "$.corrects[0].spec",
+    );
+    has(
+        &root("supersedes: [{spec: ''}]\n"),
+        "schema-invalid",
+        "$.supersedes[0].spec",
+    );
+    has(
+        &root("advisory_dispositions: []\n"),
+        "schema-invalid",
+        "$.advisory_dispositions",
+    );
+    has(
+        &root("advisory_dispositions: [{code: c, target: t, reason: r, authority: a}]\n"),
+        "schema-required",
+        "$.advisory_dispositions[0].at",
+    );
+    assert_eq!(
+        errors(&root(
+            "links: [{url: 'https://x', note: n}]\ncorrects: [{spec: old.yaml}]\n"
+        )),
+        vec![]
+    );
+
+    // The text lints.
+    let long = "x".repeat(501);
+    let f = findings(&GOOD.replace(
+        "description: Cache lookups.",
+        &format!("description: {long}"),
+    ));
+    assert!(
+        f.contains(&(
+            "description-too-long".into(),
+            Severity::Warning,
+            "$.description".into()
+        )),
+        "{f:?}"
+    );
+    let f = findings(&GOOD.replace(
+        "    task: Document the cache\n",
+        &format!("    task: Document the cache\n    description: {long}\n"),
+    ));
+    assert!(
+        f.contains(&(
+            "description-too-long".into(),
+            Severity::Warning,
+            "$.work[1].description".into()
+        )),
+        "{f:?}"
+    );
+    let f = findings(&GOOD.replace("intent: Lower latency.", "intent: cache lookups"));
+    assert!(
+        f.contains(&(
+            "intent-description-duplicate".into(),
+            Severity::Warning,
+            "$.intent".into()
+        )),
+        "{f:?}"
+    );
+    assert!(!findings(GOOD)
+        .iter()
+        .any(|(c, _, _)| c == "intent-description-duplicate"));
+
+    // Dispositions: a warning accepted by code and path carries it; an error
+    // cannot be accepted; a repeat is an error; one matching nothing is a warning.
+    let dup = GOOD.replace("intent: Lower latency.", "intent: cache lookups");
+    let disposed = |items: &str| format!("{dup}advisory_dispositions:\n{items}");
+    let item = |code: &str, target: &str| {
+        format!("  - {{code: {code}, target: '{target}', reason: r, authority: ADR-1, at: '2026-01-01'}}\n")
+    };
+    let v = validate(&disposed(&item("intent-description-duplicate", "$.intent")));
+    assert!(v.valid(), "{:?}", v.findings);
+    let w = v
+        .findings
+        .iter()
+        .find(|f| f.code == "intent-description-duplicate")
+        .unwrap();
+    assert_eq!(
+        w.disposition.as_ref().map(|d| d.authority.as_str()),
+        Some("ADR-1")
+    );
+    has(
+        &disposed(&item("dependency-cycle", "$.work[0].depends_on")),
+        "disposition-targets-error",
+        "$.advisory_dispositions[0].code",
+    );
+    has(
+        &disposed(&format!(
+            "{}{}",
+            item("intent-description-duplicate", "$.intent"),
+            item("intent-description-duplicate", "$.intent")
+        )),
+        "duplicate-advisory-disposition",
+        "$.advisory_dispositions[1]",
+    );
+    let f = findings(&disposed(&item("touch-overlap", "$.work[0].touches")));
+    assert!(
+        f.contains(&(
+            "disposition-unmatched".into(),
+            Severity::Warning,
+            "$.advisory_dispositions[0]".into()
+        )),
+        "{f:?}"
+    );
+}
+
+#[test]
+fn findings_come_in_document_order_and_a_work_checklist_clash_names_the_checklist() {
+    let f = findings(&format!("{GOOD}zzz: 1\naaa: 2\n"));
+    let unknown: Vec<&str> = f
+        .iter()
+        .filter(|(c, _, _)| c == "schema-additional-properties")
+        .map(|(_, _, p)| p.as_str())
+        .collect();
+    assert_eq!(unknown, ["$.zzz", "$.aaa"], "document order, not lexical");
+    let clash = GOOD.replace(
+        "    touches: [src/cache/]\n",
+        "    touches: [src/cache/]\n    checklist: [x]\n    work:\n      - {id: leaf, task: t, acceptance: [{id: C9, statement: s, evidence: {kind: user, prompt: p}}]}\n",
+    );
+    has(&clash, "schema-invalid", "$.work[0]");
+    has(
+        &clash,
+        "schema-additional-properties",
+        "$.work[0].checklist",
+    );
+}

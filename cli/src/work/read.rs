@@ -19,7 +19,13 @@ pub fn validate(spec: &str) -> Result<Done, Failure> {
     let findings: Vec<Value> = v
         .findings
         .iter()
-        .map(|x| json!({"code": x.code, "severity": x.severity, "path": render_path(&x.path), "message": x.message, "rendered": x.render()}))
+        .map(|x| {
+            let mut f = json!({"code": x.code, "severity": x.severity, "path": render_path(&x.path), "message": x.message, "rendered": x.render()});
+            if let Some(d) = &x.disposition {
+                f["disposition"] = json!(d);
+            }
+            f
+        })
         .collect();
     let errors = v
         .findings

@@ -63,6 +63,8 @@ struct Builder {
     documents: usize,
     anchors: std::collections::HashMap<usize, Value>,
     findings: Vec<Finding>,
+    /// Every key's and item's path, in the order the document holds them.
+    order: Vec<Vec<Seg>>,
 }
 
 impl Builder {
@@ -120,6 +122,9 @@ impl Builder {
 
     fn key(&mut self, text: String) {
         let path = self.child_path();
+        let mut at = path.clone();
+        at.push(Seg::Key(text.clone()));
+        self.order.push(at);
         if let Some(Frame::Map { map, key, .. }) = self.stack.last_mut() {
             if map.contains_key(&text) {
                 let mut p = path;
@@ -208,6 +213,7 @@ impl MarkedEventReceiver for Builder {
                     matches!(style, TScalarStyle::Literal | TScalarStyle::Folded),
                 );
                 let v = resolve(&text, style, &tag);
+                self.order.push(self.child_path());
                 self.deliver(v, anchor);
             }
             Event::Alias(id) => {
@@ -237,6 +243,7 @@ impl MarkedEventReceiver for Builder {
             Event::SequenceStart(anchor, tag) => {
                 self.tag(&tag, false);
                 let path = self.child_path();
+                self.order.push(path.clone());
                 self.stack.push(Frame::Seq {
                     path,
                     items: vec![],
@@ -246,6 +253,7 @@ impl MarkedEventReceiver for Builder {
             Event::MappingStart(anchor, tag) => {
                 self.tag(&tag, false);
                 let path = self.child_path();
+                self.order.push(path.clone());
                 self.stack.push(Frame::Map {
                     path,
                     map: Map::new(),
@@ -265,6 +273,13 @@ impl MarkedEventReceiver for Builder {
 
 /// Reads `text`: the value (if the document could be read) and the YAML findings.
 pub fn read(text: &str) -> (Option<Value>, Vec<Finding>) {
+    let (value, findings, _) = read_in_order(text);
+    (value, findings)
+}
+
+/// [`read`], and every key's and sequence item's path in document order (for
+/// reporting findings in the order the document holds what they name).
+pub fn read_in_order(text: &str) -> (Option<Value>, Vec<Finding>, Vec<Vec<Seg>>) {
     let mut b = Builder {
         values: 0,
         stack: vec![],
@@ -272,6 +287,7 @@ pub fn read(text: &str) -> (Option<Value>, Vec<Finding>) {
         documents: 0,
         anchors: Default::default(),
         findings: vec![],
+        order: vec![],
     };
     let mut parser = Parser::new_from_str(text);
     if let Err(e) = parser.load(&mut b, true) {
@@ -283,6 +299,7 @@ pub fn read(text: &str) -> (Option<Value>, Vec<Finding>) {
                 vec![],
                 format!("line {}, column {}: {}", m.line(), m.col(), e.info()),
             )],
+            vec![],
         );
     }
     if b.documents > 1 {
@@ -299,9 +316,9 @@ pub fn read(text: &str) -> (Option<Value>, Vec<Finding>) {
                 vec![],
                 "the document is empty",
             ));
-            (None, b.findings)
+            (None, b.findings, b.order)
         }
-        Some(v) => (Some(v), b.findings),
+        Some(v) => (Some(v), b.findings, b.order),
     }
 }
 

@@ -257,6 +257,17 @@ fn dispatch_needs_a_plan_an_absolute_tree_a_full_commit_and_a_budget() {
             dispatch(Some("r-3"), "/srv/elsewhere", C_LANE, None),
             &["same-worktree"],
         ),
+        (
+            Scenario::<WorkNode>::given([
+                planned(),
+                dispatched(2),
+                raised(),
+                resolved(),
+                planned(),
+            ]),
+            dispatch(Some("r-3"), LANE, C_LANE, Some(9)),
+            &["budget"],
+        ),
     ] {
         given.when(command, &ctx()).then_rejected_with(predicates);
     }

@@ -34,6 +34,9 @@ pub struct Finding {
     pub path: Vec<Seg>,
     /// What is wrong.
     pub message: String,
+    /// The authority's acceptance of this warning (`advisory_dispositions`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disposition: Option<super::root::Disposition>,
 }
 
 impl Finding {
@@ -44,6 +47,7 @@ impl Finding {
             severity: Severity::Error,
             path,
             message: message.into(),
+            disposition: None,
         }
     }
     /// A warning.

@@ -13,12 +13,14 @@ mod ids;
 mod lineage;
 mod lints;
 mod model;
+mod root;
 mod schema;
 mod shapes;
 
 pub use finding::{render_path, Finding, Seg, Severity};
 pub use lineage::{validate_with_draft, Draft};
 pub use model::{Criterion, Evidence, Node, Spec, Validation, Worker};
+pub use root::{Disposition, DESCRIPTION_MAX, WARNING_CODES};
 
 use std::collections::BTreeSet;
 
@@ -28,7 +30,7 @@ use schema::Checker;
 
 /// Validates a workspec document.
 pub fn validate(text: &str) -> Validation {
-    let (value, mut findings) = crate::work::yaml::read(text);
+    let (value, mut findings, order) = crate::work::yaml::read_in_order(text);
     let Some(value) = value else {
         return Validation {
             findings,
@@ -50,6 +52,7 @@ pub fn validate(text: &str) -> Validation {
     );
     let mut nodes = Vec::new();
     let mut open_decisions = Vec::new();
+    let mut dispositions = Vec::new();
     if let Some(m) = root {
         for k in ["title", "description", "intent"] {
             c.string(m, &[], k, false);
@@ -75,21 +78,32 @@ pub fn validate(text: &str) -> Validation {
                 }
             }
         }
-        for k in ["links", "corrects", "supersedes", "advisory_dispositions"] {
-            c.array(m, &[], k);
-        }
+        dispositions = c.root_sections(m);
     }
     let mut findings_ids = ids_and_dependencies(&nodes);
     c.findings.append(&mut findings_ids);
     let errors = c.findings.iter().any(|f| f.severity == Severity::Error);
     if !errors {
         c.findings.extend(lints(&nodes));
+        c.findings.extend(root::text_lints(&value));
     }
     findings.append(&mut c.findings);
-    // Errors first, then warnings; stable within each; no duplicates.
+    root::dispose(&mut findings, &dispositions);
+    // Errors first, then warnings; within each, in document order (the place in
+    // the document of the deepest part of the path it holds); no duplicates.
     let mut seen = BTreeSet::new();
     findings.retain(|f| seen.insert((f.code.clone(), f.severity, render_path(&f.path))));
-    findings.sort_by_key(|f| f.severity);
+    let mut at = std::collections::HashMap::new();
+    for (i, p) in order.iter().enumerate() {
+        at.entry(render_path(p)).or_insert(i + 1);
+    }
+    let place = |path: &[Seg]| {
+        (0..=path.len())
+            .rev()
+            .find_map(|n| at.get(&render_path(&path[..n])).copied())
+            .unwrap_or(0)
+    };
+    findings.sort_by_key(|f| (f.severity, place(&f.path)));
     Validation {
         findings,
         spec: Some(Spec {

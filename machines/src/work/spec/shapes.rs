@@ -145,7 +145,7 @@ impl Checker {
                     self.err("schema-invalid", key(path, "inputs"), "at least one input");
                 }
                 for (i, p) in inputs.iter().enumerate() {
-                    if p.starts_with('/') || p == "." {
+                    if !is_inside_relative(p) {
                         self.err(
                             "schema-invalid",
                             with(&key(path, "inputs"), Seg::Index(i)),
@@ -276,10 +276,17 @@ impl Checker {
         match m.get("work") {
             Some(w) => {
                 if m.contains_key("checklist") {
+                    // The node matches no shape (pi-work's fixture path), and the
+                    // key that breaks it is named where it is.
                     self.err(
                         "schema-invalid",
                         path.to_vec(),
                         "a composite node (with `work`) has no `checklist`",
+                    );
+                    self.err(
+                        "schema-additional-properties",
+                        key(path, "checklist"),
+                        "`checklist` is not a property of a composite node (one with `work`)",
                     );
                 }
                 match w.as_array() {
@@ -323,5 +330,51 @@ impl Checker {
         }
         out[index].children = children;
         id.map(|_| address)
+    }
+}
+
+/// Whether `p` names something strictly inside the tree: relative, and after
+/// resolving `.` and `..` neither the tree itself (`./`, `foo/..`) nor above it.
+fn is_inside_relative(p: &str) -> bool {
+    if p.starts_with('/') {
+        return false;
+    }
+    let mut depth: usize = 0;
+    for part in p.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => match depth.checked_sub(1) {
+                Some(d) => depth = d,
+                None => return false,
+            },
+            _ => depth += 1,
+        }
+    }
+    depth > 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_inside_relative;
+
+    #[test]
+    fn an_agent_input_is_strictly_inside_the_tree() {
+        for p in ["src", "src/lib.rs", "./src", "a/../b", "a/b/../c/"] {
+            assert!(is_inside_relative(p), "{p}");
+        }
+        for p in [
+            "/abs",
+            ".",
+            "./",
+            "foo/..",
+            "./foo/../",
+            "foo/bar/../../",
+            "..",
+            "../x",
+            "a/../../x",
+            "",
+        ] {
+            assert!(!is_inside_relative(p), "{p}");
+        }
     }
 }

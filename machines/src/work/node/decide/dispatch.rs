@@ -8,7 +8,8 @@ use crate::{Context, Rejection};
 
 /// A planned node; a redispatch in the same persistent worktree; then exactly one
 /// of a finding (the plan comes back) or a run id with an absolute worker tree, its
-/// full starting commit and a budget of at least one round.
+/// full starting commit and a budget of at least one round (a redispatch keeps its
+/// budget and may not raise it).
 pub(super) fn decide_dispatch(
     g: Guard<'_>,
     run_id: Option<&str>,
@@ -68,11 +69,24 @@ pub(super) fn decide_dispatch(
                     "a remediation budget of at least one round",
                 );
             }
+            // A redispatch (after an approved scope amendment) keeps the rounds
+            // already spent and may not raise the budget they count against.
+            if run.worktree.is_some() && budget.is_some_and(|b| b > run.budget) {
+                return g.no(
+                    "budget",
+                    Some("budget"),
+                    "a redispatch does not raise the remediation budget",
+                );
+            }
             Ok(vec![Event::Dispatched {
                 run_id: id.to_owned(),
                 worktree_path: worktree_path.to_owned(),
                 expected_commit: expected_commit.to_owned(),
-                budget: budget.unwrap_or(DEFAULT_BUDGET),
+                budget: budget.unwrap_or(if run.worktree.is_some() {
+                    run.budget
+                } else {
+                    DEFAULT_BUDGET
+                }),
                 session: ctx.session.clone(),
             }])
         }
