@@ -182,8 +182,10 @@ fn a_retried_saga_qa_with_the_same_key_spends_one_qa_cycle() {
         "",
     );
     assert_eq!(code, 0, "{out}");
-    // QA runs on a merged thread only: take the merge turn and record the merge.
-    let tip = "1".repeat(40);
+    // QA runs on a merged thread only: take the merge turn and record the merge
+    // (as git shows it, in a repository where work/u1 is merged into main).
+    let (_tmp, repo, tip) = crate::support::saga::merged_branch();
+    let repo = repo.to_str().unwrap();
     for args in [
         &[
             "saga",
@@ -212,6 +214,10 @@ fn a_retried_saga_qa_with_the_same_key_spends_one_qa_cycle() {
             "h",
             "--merged-tip",
             &tip,
+            "--repo",
+            repo,
+            "--target",
+            "main",
         ],
     ] {
         let (code, out) = run(&t, args, "");

@@ -6,6 +6,7 @@ mod support;
 
 mod build_loop;
 mod build_loop_criterion;
+mod build_loop_preview;
 mod cli;
 mod depth;
 mod engine;

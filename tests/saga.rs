@@ -23,9 +23,11 @@ fn run(t: &TempJournal, args: &[&str]) -> (i32, Value) {
     (out.status.code().unwrap_or(-1), v)
 }
 
-/// Takes the merge turn for `U1` and records its merge: QA runs on merged threads only.
+/// Takes the merge turn for `U1` and records its merge, as git shows it in a
+/// repository where `work/u1` is merged: QA runs on merged threads only.
 fn merge(t: &TempJournal, id: &str) {
-    let tip = "1".repeat(40);
+    let (_tmp, repo, tip) = crate::support::saga::merged_branch();
+    let repo = repo.to_str().unwrap();
     for args in [
         vec![
             "merge-turn",
@@ -52,6 +54,10 @@ fn merge(t: &TempJournal, id: &str) {
             "h",
             "--merged-tip",
             &tip,
+            "--repo",
+            repo,
+            "--target",
+            "main",
         ],
     ] {
         let (code, out) = run(t, &args);
@@ -423,5 +429,8 @@ fn saga_show_snapshot() {
     );
     let (code, out) = run(&t, &["show", "--saga-id", "issue-42"]);
     assert_eq!(code, 0);
-    insta::assert_snapshot!("saga_show", serde_json::to_string_pretty(&out).unwrap());
+    // The merged tip is a real commit of a fresh repository: its id varies by run.
+    insta::with_settings!({filters => vec![(r"[0-9a-f]{40}", "[SHA]")]}, {
+        insta::assert_snapshot!("saga_show", serde_json::to_string_pretty(&out).unwrap());
+    });
 }

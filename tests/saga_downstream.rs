@@ -38,10 +38,23 @@ fn merge(t: &Thread) {
         ],
     );
     assert_eq!(take.0, 0, "{}", take.1);
+    crate::support::saga::merge_branch(&t.repo, "work/42-u1");
     let head = t.head();
+    let repo = t.repo_str().to_owned();
     let merged = t.mt(
         "merged",
-        &["--unit", "U1", "--holder", "h", "--merged-tip", &head],
+        &[
+            "--unit",
+            "U1",
+            "--holder",
+            "h",
+            "--merged-tip",
+            &head,
+            "--repo",
+            &repo,
+            "--target",
+            "main",
+        ],
     );
     assert_eq!(merged.0, 0, "{}", merged.1);
 }

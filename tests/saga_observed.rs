@@ -204,3 +204,136 @@ fn caller_values_never_reach_git_as_options() {
     );
     t.audit_clean();
 }
+
+#[test]
+fn a_merge_is_recorded_only_as_git_shows_it() {
+    let t = Thread::new();
+    assert_eq!(
+        t.cairn(&[
+            "saga",
+            "save",
+            "--id",
+            "issue-42",
+            "--lifecycle-phase",
+            "work"
+        ])
+        .0,
+        0
+    );
+    git(&t.repo, &["checkout", "-q", "-b", "work/u1"]);
+    let unit_tip = t.commit("u1.txt");
+    git(&t.repo, &["checkout", "-q", "main"]);
+    let wt = t.repo.with_file_name("merge-wt");
+    let take = t.mt(
+        "take",
+        &[
+            "--unit",
+            "U1",
+            "--branch",
+            "work/u1",
+            "--merge-worktree",
+            wt.to_str().unwrap(),
+            "--holder",
+            "h",
+        ],
+    );
+    assert_eq!(take.0, 0, "{}", take.1);
+    let repo = t.repo_str().to_owned();
+    let merged = |tip: &str| {
+        t.mt(
+            "merged",
+            &[
+                "--unit",
+                "U1",
+                "--holder",
+                "h",
+                "--merged-tip",
+                tip,
+                "--repo",
+                &repo,
+                "--target",
+                "main",
+            ],
+        )
+    };
+    // A tip the holder names but git does not show: never recorded as merged.
+    let before = t.bytes();
+    let (code, out) = merged(&"1".repeat(40));
+    assert_eq!(
+        (code, predicates(&out)),
+        (
+            2,
+            vec!["merged-observed".to_owned(), "merged-observed".to_owned()]
+        ),
+        "{out}"
+    );
+    assert!(
+        messages(&out).contains("nothing is recorded on trust"),
+        "{out}"
+    );
+    // The unit's own tip holds its work but is not on main: not merged either.
+    let (code, out) = merged(&unit_tip);
+    assert_eq!(
+        (code, predicates(&out)),
+        (2, vec!["merged-observed".to_owned()]),
+        "{out}"
+    );
+    assert!(messages(&out).contains("main"), "{out}");
+    assert_eq!(t.bytes(), before);
+    // The merge, done: main holds the branch.
+    git(&t.repo, &["merge", "-q", "--no-ff", "--no-edit", "work/u1"]);
+    let tip = t.head();
+    let (code, out) = merged(&tip);
+    assert_eq!(
+        (code, out["gates"]["units"]["U1"]["merge_state"].as_str()),
+        (0, Some("merged")),
+        "{out}"
+    );
+    let (_, log) = t.cairn(&[
+        "journal",
+        "log",
+        "--stream",
+        "saga/issue-42",
+        "--format",
+        "json",
+    ]);
+    let event = log["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["event_type"] == "unit-merged")
+        .expect("a unit-merged event")
+        .clone();
+    let argvs: Vec<Vec<String>> = event["payload"]["runs"]
+        .as_array()
+        .expect("the readings are recorded")
+        .iter()
+        .map(|r| serde_json::from_value(r["argv"].clone()).unwrap())
+        .collect();
+    assert_eq!(
+        argvs,
+        vec![
+            vec![
+                "git",
+                "-C",
+                &repo,
+                "merge-base",
+                "--is-ancestor",
+                "--end-of-options",
+                "work/u1",
+                &tip
+            ],
+            vec![
+                "git",
+                "-C",
+                &repo,
+                "merge-base",
+                "--is-ancestor",
+                "--end-of-options",
+                &tip,
+                "main"
+            ],
+        ]
+    );
+    t.audit_clean();
+}

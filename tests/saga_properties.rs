@@ -96,11 +96,7 @@ pub fn step() -> impl Strategy<Value = Step> {
 pub fn command(step: &Step) -> Command {
     match step {
         Step::Take => take("U1"),
-        Step::Merged => Command::MarkMerged {
-            unit: "U1".into(),
-            holder: "U1".into(),
-            merged_tip: "1".repeat(40),
-        },
+        Step::Merged => mark_merged("U1"),
         Step::Save {
             phase,
             rounds,
@@ -207,6 +203,35 @@ proptest! {
     }
 }
 
+/// `unit`'s holder records its merge, with the readings git gave (both ancestry
+/// checks exit 0: the branch is in the tip, the tip on `main`).
+fn mark_merged(unit: &str) -> Command {
+    use cairn::machines::evidence::CommandRun;
+    let tip = "1".repeat(40);
+    let at = Timestamp::parse("2026-01-01T00:00:00Z").expect("a fixed timestamp parses");
+    let runs =
+        cairn::machines::saga::gates::merged_plan("/repo", &format!("work/{unit}"), &tip, "main")
+            .into_iter()
+            .map(|argv| CommandRun {
+                argv,
+                env: None,
+                exit_status: Some(0),
+                stdout: String::new(),
+                stderr: String::new(),
+                started_at: at.clone(),
+                finished_at: at.clone(),
+            })
+            .collect();
+    Command::MarkMerged {
+        unit: unit.into(),
+        holder: unit.into(),
+        merged_tip: tip,
+        repo: "/repo".into(),
+        target: "main".into(),
+        runs,
+    }
+}
+
 fn take(unit: &str) -> Command {
     Command::TakeTurn {
         unit: unit.into(),
@@ -257,11 +282,7 @@ fn two_writers(schedule: &[(usize, bool, usize, bool)]) -> usize {
         };
         let seen = fold(&log[..v]);
         let cmd = if merged {
-            Command::MarkMerged {
-                unit: units[u].into(),
-                holder: units[u].into(),
-                merged_tip: "1".repeat(40),
-            }
+            mark_merged(units[u])
         } else {
             take(units[u])
         };

@@ -20,7 +20,6 @@ fn merged() -> Thread {
         "work",
     ]);
     assert_eq!(save.0, 0, "{}", save.1);
-    let tip = "1".repeat(40);
     let take = t.mt(
         "take",
         &[
@@ -35,9 +34,23 @@ fn merged() -> Thread {
         ],
     );
     assert_eq!(take.0, 0, "{}", take.1);
+    crate::support::saga::merge_branch(&t.repo, "work/u1");
+    let tip = t.head();
+    let repo = t.repo_str().to_owned();
     let done = t.mt(
         "merged",
-        &["--unit", "U1", "--holder", "h", "--merged-tip", &tip],
+        &[
+            "--unit",
+            "U1",
+            "--holder",
+            "h",
+            "--merged-tip",
+            &tip,
+            "--repo",
+            &repo,
+            "--target",
+            "main",
+        ],
     );
     assert_eq!(done.0, 0, "{}", done.1);
     t

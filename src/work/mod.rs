@@ -296,7 +296,8 @@ pub fn run_criterion(
 }
 
 /// Expands the tokens of `argv` that hold `*`, `?` or `[` as globs from `root`
-/// (matches sorted, relative to `root`); a token that matches nothing is kept.
+/// (matches sorted, relative to `root`, a pattern's trailing `/` kept on each); a
+/// token that matches nothing is kept.
 pub fn expand_globs(root: &str, argv: &[String]) -> Vec<String> {
     let mut out = Vec::with_capacity(argv.len());
     for (i, t) in argv.iter().enumerate() {
@@ -326,6 +327,14 @@ pub fn expand_globs(root: &str, argv: &[String]) -> Vec<String> {
             })
             .unwrap_or_default();
         hits.sort();
+        // A pattern that ends in `/` matches directories, and a shell keeps the `/`.
+        if t.ends_with('/') {
+            for h in &mut hits {
+                if !h.ends_with('/') {
+                    h.push('/');
+                }
+            }
+        }
         if hits.is_empty() {
             out.push(t.clone());
         } else {

@@ -190,6 +190,35 @@ impl Default for Thread {
     }
 }
 
+/// A repository where branch `work/u1` (one commit of its own) is merged into
+/// `main`: the temp dir (kept alive by the caller), the repository and `main`'s tip —
+/// what `saga merge-turn merged` reads before it records a merge.
+pub fn merged_branch() -> (tempfile::TempDir, PathBuf, String) {
+    let tmp = tempfile::tempdir().expect("a temp dir");
+    let repo = tmp
+        .path()
+        .canonicalize()
+        .expect("the temp dir resolves")
+        .join("merged");
+    std::fs::create_dir_all(&repo).expect("the repo dir");
+    git(&repo, &["init", "-q", "-b", "main"]);
+    git(&repo, &["commit", "-q", "--allow-empty", "-m", "init"]);
+    merge_branch(&repo, "work/u1");
+    let tip = git(&repo, &["rev-parse", "HEAD"]);
+    (tmp, repo, tip)
+}
+
+/// Makes `branch` with one commit of its own and merges it into the current branch.
+pub fn merge_branch(repo: &Path, branch: &str) {
+    let file = branch.replace('/', "-");
+    git(repo, &["checkout", "-q", "-b", branch]);
+    std::fs::write(repo.join(&file), "u\n").expect("a file");
+    git(repo, &["add", &file]);
+    git(repo, &["commit", "-q", "-m", branch]);
+    git(repo, &["checkout", "-q", "-"]);
+    git(repo, &["merge", "-q", "--no-ff", "--no-edit", branch]);
+}
+
 /// The predicates of a rejection, in order.
 pub fn predicates(out: &Value) -> Vec<String> {
     out["error"]["violations"].as_array().map_or(vec![], |v| {

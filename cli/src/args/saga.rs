@@ -250,9 +250,9 @@ pub enum MergeTurnCommand {
         #[command(flatten)]
         key: Key,
     },
-    /// The holder records its merge
+    /// The holder records its merge, as git shows it
     #[command(
-        after_help = "Example:\n  cairn saga merge-turn merged --saga-id issue-42 --unit U1 --holder turn-7 --merged-tip <40 hex>"
+        after_help = "cairn runs `git -C REPO merge-base --is-ancestor --end-of-options BRANCH TIP` (the unit's work is in\nthe merged tip) and `… --end-of-options TIP TARGET` (the merge landed on the target): only then is the\nunit `merged`. A tip git does not show there is refused (exit 2, merged-observed).\n\nExample:\n  cairn saga merge-turn merged --saga-id issue-42 --unit U1 --holder turn-7 --merged-tip <40 hex> \\\n    --repo /abs/repo --target main"
     )]
     Merged {
         #[arg(long)]
@@ -263,6 +263,12 @@ pub enum MergeTurnCommand {
         holder: String,
         #[arg(long)]
         merged_tip: String,
+        /// The repository the merge is read in
+        #[arg(long, value_name = "DIR")]
+        repo: String,
+        /// The branch the turn merged onto (the parent issue branch or the default branch)
+        #[arg(long)]
+        target: String,
         #[command(flatten)]
         key: Key,
     },

@@ -2,8 +2,9 @@
 //! record (`run_record.v1`) is read and written as `build_loop.py` does (a drop-in);
 //! each iteration is also journaled on `build-loop/<issue>:<unit>`. `record` holds
 //! the record on disk: its path, the strict read, the ordered atomic write and the
-//! lock that serialises rewrites.
+//! lock that serialises rewrites; `dry_run` prints the criterion and runs nothing.
 
+mod dry_run;
 mod record;
 
 use record::{git_line, record_path, unit_id, KEY_ORDER};
@@ -72,27 +73,6 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<Done, Failur
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    let index = match &a.unit {
-        Some(u) => units
-            .iter()
-            .position(|x| unit_id(x).as_deref() == Some(u.as_str()))
-            .ok_or_else(|| {
-                input(
-                    "unit",
-                    "unit-exists",
-                    &format!("no unit `{u}` in the record"),
-                )
-            })?,
-        None if units.len() == 1 => 0,
-        None => {
-            return Err(input(
-                "unit",
-                "unit-named",
-                "name the unit with --unit (the record has several rows, or none)",
-            ))
-        }
-    };
-    let unit_name = unit_id(&units[index]).unwrap_or_else(|| format!("unit-{index}"));
     let profile = a
         .profile
         .clone()
@@ -106,26 +86,58 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<Done, Failur
                 .and_then(Value::as_str)
                 .map(str::to_owned)
         });
-    let crit = criterion(&record, &units[index], preview_command)
-        .map_err(|m| input("record", "exit-criterion", &m))?;
-
+    let name_of = |i: usize| unit_id(&units[i]).unwrap_or_else(|| format!("unit-{i}"));
+    let criterion_of = |unit: &Value| {
+        criterion(&record, unit, preview_command.clone())
+            .map_err(|m| input("record", "exit-criterion", &m))
+    };
+    let index = match &a.unit {
+        Some(u) => Some(
+            units
+                .iter()
+                .position(|x| unit_id(x).as_deref() == Some(u.as_str()))
+                .ok_or_else(|| {
+                    let known: Vec<String> = (0..units.len()).map(name_of).collect();
+                    input(
+                        "unit",
+                        "unit-exists",
+                        &if known.is_empty() {
+                            format!("no unit `{u}` in the record; it has no unit rows")
+                        } else {
+                            format!("no unit `{u}` in the record; it has {}", known.join(", "))
+                        },
+                    )
+                })?,
+        ),
+        None if units.len() == 1 => Some(0),
+        None => None,
+    };
     if a.dry_run {
-        let baseline: Vec<Value> = crit
-            .baseline
+        // Named or implied, one unit; otherwise every unit the record has.
+        let previewed: Vec<usize> = match index {
+            Some(i) => vec![i],
+            None => (0..units.len()).collect(),
+        };
+        let criteria = previewed
             .iter()
-            .map(|c| json!({"command": c, "catalogue_check": build_loop::split_words(c).ok().as_deref().and_then(build_loop::catalogue_check)}))
-            .collect();
-        output::json(&json!({
-            "dry_run": true,
-            "record": path,
-            "unit": unit_name,
-            "baseline": baseline,
-            "functional_checks": crit.functional_checks,
-            "scenario_smoke": crit.scenario_smoke,
-            "preview": crit.preview,
-        }));
+            .map(|&i| Ok((name_of(i), criterion_of(&units[i])?)))
+            .collect::<Result<Vec<_>, Failure>>()?;
+        let repository = criterion_of(&json!({}))?;
+        dry_run::print(&path, index.map(name_of), &repository, &criteria);
         return Ok(Done::Ok);
     }
+    let Some(index) = index else {
+        return Err(input(
+            "unit",
+            "unit-named",
+            &format!(
+                "name the unit with --unit: the record has {} unit rows, so which one this iteration belongs to is not implied",
+                units.len()
+            ),
+        ));
+    };
+    let unit_name = name_of(index);
+    let crit = criterion_of(&units[index])?;
 
     let issue = match obj.get("issue") {
         Some(Value::String(s)) => s.clone(),

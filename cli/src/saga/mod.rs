@@ -203,14 +203,20 @@ pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<Done, Failu
             unit,
             holder,
             merged_tip,
+            repo,
+            target,
             key,
-        }) => gate(
+        }) => observed::merged(
             &rec(key)?,
+            db,
+            options,
             saga_id,
-            Command::MarkMerged {
-                unit: unit.clone(),
-                holder: holder.clone(),
-                merged_tip: merged_tip.clone(),
+            observed::MergedArgs {
+                unit,
+                holder,
+                merged_tip,
+                repo,
+                target,
             },
         ),
         SagaCommand::Release {

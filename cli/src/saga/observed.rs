@@ -1,6 +1,7 @@
 //! The saga verbs whose commands carry git runs cairn made itself: `pr-ready`
-//! (the shared freshness readings) and `merge-turn release` (ancestry and
-//! `MERGE_HEAD`). Each keys the caller's request and recalls it before any git runs.
+//! (the shared freshness readings), `merge-turn release` (ancestry and
+//! `MERGE_HEAD`) and `merge-turn merged` (the branch in the tip, the tip on the
+//! target). Each keys the caller's request and recalls it before any git runs.
 
 use cairn::journal::Options;
 use cairn::machines::build_loop::{self, BuildLoop};
@@ -131,6 +132,64 @@ pub(super) fn release_turn(
         target: target.to_owned(),
         ancestor: Box::new(ancestor),
         merge_head,
+    };
+    gate_verb(rec, saga_id, Step::new(&s, &command).request(request))
+}
+
+/// What `merge-turn merged` names.
+pub(super) struct MergedArgs<'a> {
+    pub unit: &'a str,
+    pub holder: &'a str,
+    pub merged_tip: &'a str,
+    pub repo: &'a str,
+    pub target: &'a str,
+}
+
+/// `saga merge-turn merged --unit U --holder H --merged-tip SHA --repo DIR --target T`:
+/// the holder's merge, recorded only as cairn's readings show it (the unit's branch
+/// in the tip, the tip on the target).
+pub(super) fn merged(
+    rec: &Recorder,
+    db: &Db,
+    options: &Options,
+    saga_id: &str,
+    m: MergedArgs<'_>,
+) -> Result<Done, Failure> {
+    crate::failure::require_abs_path("repo", m.repo)?;
+    not_option_like("target", m.target)?;
+    if !cairn::machines::evidence::is_full_git_id(m.merged_tip) {
+        return Err(input(
+            "merged_tip",
+            "full-commit",
+            "the full merged tip (40 or 64 lower-case hex digits)",
+        ));
+    }
+    let s = stream(saga_id)?;
+    // The key stands for the request; a retry reads git no more.
+    let request = Request::new(
+        "saga merge-turn merged",
+        json!({ "unit": m.unit, "holder": m.holder, "merged_tip": m.merged_tip, "repo": m.repo, "target": m.target }),
+    );
+    if let Some(done) = rec.recall::<Saga>(&s, &request)? {
+        print_gates(saga_id, &done);
+        return Ok(Done::Recorded(done.outcome));
+    }
+    let state = load(db, options, &s)?;
+    // No row, no branch to read: the machine refuses (`holds-turn`) with nothing run.
+    let runs = match state.thread().and_then(|t| t.gates.units.get(m.unit)) {
+        Some(row) => gates::merged_plan(m.repo, &row.branch, m.merged_tip, m.target)
+            .iter()
+            .map(|argv| cairn::observe::run(argv))
+            .collect(),
+        None => vec![],
+    };
+    let command = Command::MarkMerged {
+        unit: m.unit.to_owned(),
+        holder: m.holder.to_owned(),
+        merged_tip: m.merged_tip.to_owned(),
+        repo: m.repo.to_owned(),
+        target: m.target.to_owned(),
+        runs,
     };
     gate_verb(rec, saga_id, Step::new(&s, &command).request(request))
 }

@@ -71,21 +71,6 @@ pub fn split_words(s: &str) -> Result<Vec<String>, String> {
     Ok(words)
 }
 
-/// The lens-catalogue check a command answers: the first of `ruff`, `mypy`,
-/// `bandit`, `pytest` (→ `pytest-coverage`) that a token's basename equals.
-pub fn catalogue_check(argv: &[String]) -> Option<&'static str> {
-    let base = |t: &String| t.rsplit('/').next().unwrap_or(t).to_owned();
-    [
-        ("ruff", "ruff"),
-        ("mypy", "mypy"),
-        ("bandit", "bandit"),
-        ("pytest", "pytest-coverage"),
-    ]
-    .into_iter()
-    .find(|(tool, _)| argv.iter().any(|t| base(t) == *tool))
-    .map(|(_, check)| check)
-}
-
 /// One named command of the criterion.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Named {
@@ -251,6 +236,7 @@ mod tests {
 
     #[test]
     fn words_split_like_a_shell_without_one() {
+        use super::super::catalogue::catalogue_check;
         assert_eq!(
             split_words("cargo test -p x").unwrap(),
             ["cargo", "test", "-p", "x"]

@@ -5,7 +5,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::criterion::{catalogue_check, ExitCriterion, Part, Preview};
+use super::catalogue::catalogue_check;
+use super::criterion::{ExitCriterion, Part, Preview};
 use crate::evidence::CommandRun;
 use crate::Timestamp;
 
@@ -101,7 +102,7 @@ pub fn iteration(
             Some(run),
         ) => {
             let r = result_json(run);
-            json!({"declared": true, "status": r["status"], "command": c, "detail": r["detail"]})
+            json!({"declared": true, "status": r["status"], "command": c, "exit_code": r["exit_code"], "duration_seconds": r["duration_seconds"], "detail": r["detail"]})
         }
         (
             Preview {

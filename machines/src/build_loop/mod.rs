@@ -4,10 +4,12 @@
 //! fail | could-not-execute`), and each iteration is journalled green or not green;
 //! `journal audit` re-derives the greenness from the recorded runs.
 //!
-//! Layout: `criterion` (reading, word splitting, the catalogue, the plan) and
+//! Layout: `criterion` (reading, word splitting, the plan), `catalogue` (the lens
+//! catalogue and the named scanners, as data) and
 //! `iteration` (statuses and the iteration record) are the pure half the CLI also
 //! uses; `state`, `command`, `event`, `decide`, `evolve` and `graph` are the machine.
 
+pub mod catalogue;
 pub mod criterion;
 pub mod iteration;
 
@@ -19,10 +21,9 @@ mod graph;
 mod state;
 mod verdict;
 
+pub use catalogue::{catalogue_check, check_map, CheckMap, Uncovered};
 pub use command::Command;
-pub use criterion::{
-    catalogue_check, criterion, planned, split_words, ExitCriterion, Named, Part, Preview,
-};
+pub use criterion::{criterion, planned, split_words, ExitCriterion, Named, Part, Preview};
 pub use event::Event;
 pub use iteration::{iteration, status, CheckRun, CheckStatus, RECORD_SCHEMA};
 pub use state::LoopState;

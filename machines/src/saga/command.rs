@@ -127,10 +127,15 @@ pub enum Command {
         ancestor: Box<CommandRun>,
         merge_head: Option<Box<CommandRun>>,
     },
+    /// The holder's merge, as git shows it: `gates::merged_plan(repo, branch,
+    /// merged_tip, target)` run by cairn, in order.
     MarkMerged {
         unit: String,
         holder: String,
         merged_tip: String,
+        repo: String,
+        target: String,
+        runs: Vec<CommandRun>,
     },
     Release {
         release: gates::Release,

@@ -81,9 +81,12 @@ pub enum Event {
         ancestor: CommandRun,
         merge_head: Option<CommandRun>,
     },
+    /// A unit merged; v2 records the readings that showed it (`runs`).
     UnitMerged {
         unit: String,
         merged_tip: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        runs: Vec<CommandRun>,
     },
     Released {
         release: gates::Release,

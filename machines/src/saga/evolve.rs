@@ -90,7 +90,9 @@ fn evolve_gate(g: &mut GateRecord, e: &Event) {
                 };
             }
         }
-        Event::UnitMerged { unit, merged_tip } => {
+        Event::UnitMerged {
+            unit, merged_tip, ..
+        } => {
             if let Some(r) = g.units.get_mut(unit) {
                 r.holder = None;
                 r.merge_state = gates::MergeState::Merged;

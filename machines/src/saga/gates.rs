@@ -218,6 +218,15 @@ pub fn merge_head_plan(merge_worktree: &str) -> Vec<String> {
     )
 }
 
+/// The readings that show a unit merged: its branch is in the merged tip, and the
+/// merged tip is in the target (the merge landed where the turn merges onto).
+pub fn merged_plan(repo: &str, branch: &str, merged_tip: &str, target: &str) -> Vec<Vec<String>> {
+    vec![
+        ancestor_plan(repo, branch, merged_tip),
+        ancestor_plan(repo, merged_tip, target),
+    ]
+}
+
 /// Reads the release readings: `merge-base --is-ancestor BRANCH TARGET` and
 /// `rev-parse -q --verify MERGE_HEAD` in the merge worktree (if it exists).
 pub fn turn_evidence(ancestor: &CommandRun, merge_head: Option<&CommandRun>) -> TurnEvidence {

@@ -76,7 +76,21 @@ pub(super) fn decide(state: &State, command: &Command) -> Result<Vec<Event>, Rej
             unit,
             holder,
             merged_tip,
-        } => turn::decide_mark_merged(&r, r.thread()?, unit, holder, merged_tip),
+            repo,
+            target,
+            runs,
+        } => turn::decide_mark_merged(
+            &r,
+            r.thread()?,
+            turn::Merge {
+                unit,
+                holder,
+                merged_tip,
+                repo,
+                target,
+                runs,
+            },
+        ),
         Command::Release { release } => release::decide_release(&r, r.thread()?, release),
         Command::Board {
             boundary,

@@ -1,13 +1,13 @@
 //! The merge turn: one unit merges at a time (`take-turn`), a dead turn is released
 //! only from what git shows (`release-turn`), and only the holder records its merge
-//! (`mark-merged`).
+//! (`mark-merged`), and only as git shows it.
 
 use super::super::event::Event;
 use super::super::gates;
 use super::super::state::Thread;
 use super::Refuse;
 use crate::evidence::{is_full_git_id, is_option_like, AbsPath, CommandRun};
-use crate::Rejection;
+use crate::{Rejection, Violation};
 
 /// `take-turn`: every field named, a branch git cannot read as an option, an
 /// absolute merge worktree, a destination that merges, no other unit merging, this
@@ -149,18 +149,31 @@ pub(super) fn decide_release_turn(
     }
 }
 
-/// `mark-merged`: only the turn's holder, with the full merged tip.
+/// What `mark-merged` names and what git showed about it.
+pub(super) struct Merge<'a> {
+    pub unit: &'a str,
+    pub holder: &'a str,
+    pub merged_tip: &'a str,
+    pub repo: &'a str,
+    pub target: &'a str,
+    pub runs: &'a [CommandRun],
+}
+
+/// `mark-merged`: only the turn's holder, with the full merged tip, and only as
+/// cairn's own readings show it: the unit's branch is in the tip and the tip is in
+/// the target. A state that claims a merge is never entered on a holder's word.
 pub(super) fn decide_mark_merged(
     r: &Refuse,
     t: &Thread,
-    unit: &str,
-    holder: &str,
-    merged_tip: &str,
+    m: Merge<'_>,
 ) -> Result<Vec<Event>, Rejection> {
-    match t.gates.units.get(unit) {
+    let row = match t.gates.units.get(m.unit) {
         Some(row)
             if row.merge_state == gates::MergeState::Merging
-                && row.holder.as_deref() == Some(holder) => {}
+                && row.holder.as_deref() == Some(m.holder) =>
+        {
+            row
+        }
         _ => {
             return r.no(
                 "holds-turn",
@@ -168,12 +181,55 @@ pub(super) fn decide_mark_merged(
                 "only the turn's holder records its merge",
             )
         }
-    }
-    if !is_full_git_id(merged_tip) {
+    };
+    if !is_full_git_id(m.merged_tip) {
         return r.no("full-sha", Some("merged_tip"), "the full merged tip");
     }
+    if let Err(e) = AbsPath::parse(m.repo) {
+        return r.no(e.rule, Some("repo"), &e.message);
+    }
+    r.nonempty("target", m.target)?;
+    if is_option_like(m.target) {
+        return r.no(
+            "option-like",
+            Some("target"),
+            "must not start with `-` (git would read it as an option)",
+        );
+    }
+    let plan = gates::merged_plan(m.repo, &row.branch, m.merged_tip, m.target);
+    if m.runs.len() != plan.len() || m.runs.iter().zip(&plan).any(|(run, p)| &run.argv != p) {
+        return r.no(
+            "evidence-bound",
+            Some("runs"),
+            "expected `merge-base --is-ancestor --end-of-options BRANCH TIP` then `… TIP TARGET`",
+        );
+    }
+    // Each reading: exit 0 shows it, exit 1 shows it is not so, anything else
+    // (an unknown commit, no repository) shows nothing — never a merge on trust.
+    let shown = |run: &CommandRun, claim: String| match run.exit_status {
+        Some(0) => None,
+        Some(1) => Some(Violation::new(
+            "merged-observed",
+            Some("merged_tip"),
+            format!("git shows it is not so that {claim}"),
+        )),
+        _ => Some(Violation::new(
+            "merged-observed",
+            Some("merged_tip"),
+            format!("git could not read whether {claim}: nothing is recorded on trust"),
+        )),
+    };
+    let failed: Vec<Violation> = [
+        shown(&m.runs[0], format!("`{}` is in the merged tip", row.branch)),
+        shown(&m.runs[1], format!("the merged tip is on `{}`", m.target)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    r.all(failed)?;
     Ok(vec![Event::UnitMerged {
-        unit: unit.to_owned(),
-        merged_tip: merged_tip.to_owned(),
+        unit: m.unit.to_owned(),
+        merged_tip: m.merged_tip.to_owned(),
+        runs: m.runs.to_vec(),
     }])
 }
