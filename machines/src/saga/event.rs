@@ -129,3 +129,45 @@ pub(super) fn event_name(event: &Event) -> &'static str {
         Event::BoardHalfWrite { .. } => "board-half-write",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Events written under rules v1 still decode: a journal replays and audits
+    /// (with a `rules-changed` notice) after the v2 fields were added.
+    #[test]
+    fn v1_payloads_still_decode() {
+        let run = json!({"argv": ["git"], "exit_status": 0, "stdout": "0\n", "stderr": "",
+            "started_at": "2026-01-01T00:00:00Z", "finished_at": "2026-01-01T00:00:00Z"});
+        let ready: Event = serde_json::from_value(json!({"type": "ready-for-pr",
+            "reviewed_sha": "a".repeat(40), "commits_since_review": 0, "count": run}))
+        .unwrap();
+        assert!(
+            matches!(ready, Event::ReadyForPr { count: Some(_), ref runs, unit: None, .. } if runs.is_empty())
+        );
+        let merged: Event = serde_json::from_value(
+            json!({"type": "unit-merged", "unit": "U1", "merged_tip": "1".repeat(40)}),
+        )
+        .unwrap();
+        assert!(matches!(merged, Event::UnitMerged { ref runs, .. } if runs.is_empty()));
+        let qa: Event = serde_json::from_value(json!({"type": "qa-cycle-recorded", "cycle": 1,
+            "scenarios": [], "outcome": "re-enters-the-build-loop"}))
+        .unwrap();
+        assert!(matches!(qa, Event::QaCycleRecorded { limits: None, .. }));
+        let tick: Event = serde_json::from_value(json!({"type": "tick-saved", "thread": {
+            "saga_id": "issue-1", "kind": "issue", "lifecycle_phase": "work",
+            "phase_status": "pending", "status": "active", "phase": 1, "destination": null,
+            "issue_ref": null, "plan_path": null, "branch": null, "head_sha": null,
+            "next_step": null, "rounds_seen": [], "checks_run": [], "work_session_paths": [],
+            "files_modified": [], "pr_refs": [], "review_paths": [], "gate_verdicts": [],
+            "ticks": 1, "qa": {"post_merge_cycles": 0, "extension_taken": false,
+            "last_outcome": null}}}))
+        .unwrap();
+        let Event::TickSaved { thread } = tick else {
+            panic!("a tick")
+        };
+        assert_eq!((thread.orchestration_mode, thread.qa.limits), (None, None));
+    }
+}
