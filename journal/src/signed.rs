@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::verify::{ChainHead, Collector, OpenTransition, ProblemKind};
 
-/// The signature part of a [`VerifyReport`].
+/// The signature part of a [`VerifyReport`](crate::VerifyReport).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SigningReport {
     /// `signed` (every transition), `unsigned` (none: a journal written before
@@ -23,7 +23,7 @@ pub struct SigningReport {
     pub trusted_key: Option<String>,
 }
 
-/// What [`Journal::verify_with`] checks beyond the journal itself.
+/// What [`Journal::verify_with`](crate::Journal::verify_with) checks beyond the journal itself.
 #[derive(Debug, Clone, Default)]
 pub struct VerifyOptions {
     /// A head kept from an earlier verify: it must still be in the journal.

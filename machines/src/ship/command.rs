@@ -118,7 +118,7 @@ pub enum Command {
     Abandon { reason: String, operator: String },
 }
 
-/// The verbs, for [`admits`].
+/// The verbs, for [`admits`](super::admits).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[allow(missing_docs)]
 pub enum Verb {
