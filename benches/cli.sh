@@ -27,7 +27,7 @@ ep=ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b
 intent=park-1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f
 binding=$(sed -e "s/__EPISODE__/$ep/" "$docs/bind.json" | "$C" park bind-repository)
 attempt=$(printf '{"mode":"park","anchor_bead":"rsry-42","episode_id":"%s","intent_id":"%s","prior_receipts":[]}' "$ep" "$intent" \
-  | "$C" park prepare-attempt 2>/dev/null | sed -n 's/.*"attempt_id":"\([^"]*\)".*/\1/p')
+  | "$C" park prepare-attempt 2>/dev/null | sed -n 's/.*"attempt_id": *"\([^"]*\)".*/\1/p')
 obs=$(cat "$docs/observation-durable.json")
 obs=${obs//__EPISODE__/$ep}
 obs=${obs//\"__BINDING__\"/$binding}
