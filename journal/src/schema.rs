@@ -211,14 +211,9 @@ impl Journal {
             path: path.to_owned(),
             reason: reason.to_owned(),
         };
-        match std::fs::symlink_metadata(path) {
-            Ok(meta) if meta.file_type().is_symlink() => {
-                return Err(not_journal("it is a symbolic link; name the file itself"))
-            }
-            Ok(meta) if meta.is_dir() => return Err(not_journal("it is a directory")),
-            Ok(meta) if !meta.is_file() => return Err(not_journal("it is not a regular file")),
+        match regular_file(path) {
             Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(Error::Missing { .. }) => {
                 if !options.create {
                     return Err(Error::Missing {
                         path: path.to_owned(),
@@ -226,12 +221,7 @@ impl Journal {
                 }
                 create_owner_only(path)?;
             }
-            Err(e) => {
-                return Err(Error::Io {
-                    path: path.to_owned(),
-                    source: e,
-                })
-            }
+            Err(e) => return Err(e),
         }
         let conn = Connection::open_with_flags(
             path,
@@ -286,29 +276,14 @@ impl Journal {
             path: path.to_owned(),
             reason: reason.to_owned(),
         };
-        match std::fs::symlink_metadata(path) {
-            Ok(meta) if meta.file_type().is_symlink() => {
-                return Err(not_journal("it is a symbolic link; name the file itself"))
-            }
-            Ok(meta) if meta.is_dir() => return Err(not_journal("it is a directory")),
-            Ok(meta) if !meta.is_file() => return Err(not_journal("it is not a regular file")),
+        match regular_file(path) {
             Ok(meta) if meta.len() == 0 => {
                 return Err(not_journal(
                     "it is empty (no journal was ever written to it)",
                 ))
             }
             Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(Error::Missing {
-                    path: path.to_owned(),
-                })
-            }
-            Err(e) => {
-                return Err(Error::Io {
-                    path: path.to_owned(),
-                    source: e,
-                })
-            }
+            Err(e) => return Err(e),
         }
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
             | OpenFlags::SQLITE_OPEN_NO_MUTEX
@@ -524,6 +499,31 @@ impl Journal {
         tx.pragma_update(None, "application_id", APPLICATION_ID)
             .map_err(|e| Error::sql(e, busy))?;
         tx.commit().map_err(|e| Error::sql(e, busy))
+    }
+}
+
+/// The metadata of the journal file at `path`, refusing what a journal cannot be: a
+/// symbolic link, a directory, anything but a regular file. A missing file is
+/// [`Error::Missing`]; every reader and writer opens through this one check.
+fn regular_file(path: &Path) -> Result<std::fs::Metadata, Error> {
+    let not_journal = |reason: &str| Error::NotAJournal {
+        path: path.to_owned(),
+        reason: reason.to_owned(),
+    };
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            Err(not_journal("it is a symbolic link; name the file itself"))
+        }
+        Ok(meta) if meta.is_dir() => Err(not_journal("it is a directory")),
+        Ok(meta) if !meta.is_file() => Err(not_journal("it is not a regular file")),
+        Ok(meta) => Ok(meta),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::Missing {
+            path: path.to_owned(),
+        }),
+        Err(source) => Err(Error::Io {
+            path: path.to_owned(),
+            source,
+        }),
     }
 }
 
