@@ -2,6 +2,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::Machine;
+
+/// The predicate of [`Rejection::not_allowed`]: the state does not admit the command.
+pub const NOT_ALLOWED: &str = "allowed-in-state";
+
 /// One failed guard predicate.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Violation {
@@ -58,6 +63,50 @@ impl Rejection {
                 violations,
             })
         }
+    }
+
+    /// `M`'s refusal of `command` in `state` naming every violation (`None` when
+    /// there are none): the machine, command and state names come from `M`, so they
+    /// cannot disagree with what the engine records.
+    pub fn of<M: Machine>(
+        state: &M::State,
+        command: &M::Command,
+        violations: Vec<Violation>,
+    ) -> Option<Self> {
+        Self::from_violations(
+            M::NAME,
+            M::command_name(command),
+            M::state_name(state),
+            violations,
+        )
+    }
+
+    /// `M`'s refusal of `command` in `state` with one violation (names from `M`).
+    pub fn refuse<M: Machine>(state: &M::State, command: &M::Command, violation: Violation) -> Self {
+        Self::single(
+            M::NAME,
+            M::command_name(command),
+            M::state_name(state),
+            violation,
+        )
+    }
+
+    /// The standard refusal of a command the state does not admit: predicate
+    /// [`NOT_ALLOWED`], no field, and a message naming the command and the state.
+    pub fn not_allowed<M: Machine>(state: &M::State, command: &M::Command) -> Self {
+        Self::refuse::<M>(
+            state,
+            command,
+            Violation::new(
+                NOT_ALLOWED,
+                None,
+                format!(
+                    "`{}` is not allowed in state `{}`",
+                    M::command_name(command),
+                    M::state_name(state)
+                ),
+            ),
+        )
     }
 
     /// A rejection with one violation.
