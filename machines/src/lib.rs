@@ -35,6 +35,9 @@ pub mod testing;
 pub mod time;
 pub mod work;
 
+/// `#[derive(Names)]`: an enum's variant names read from its serde attributes
+/// (see the `cairn-derive` crate), for `state_name`, `event_name` and `command_name`.
+pub use cairn_derive::Names;
 pub use erased::{DecideFailure, DynFold, DynMachine, Erased, RawEvent, Step};
 pub use error::Error;
 pub use evidence::{Check, Outcome};

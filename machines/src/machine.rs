@@ -98,6 +98,18 @@ pub trait Machine: 'static {
     /// The transition graph.
     fn graph() -> GraphSpec;
 
+    /// The cairn verb that alone records `command`, when the command carries what
+    /// cairn observes itself (git, gh or `ps` readings, criterion runs, the spec
+    /// or run record as found on disk, the journal's other streams) or acts on the
+    /// decision (a file the transition describes). `cairn exec` and
+    /// `Engine::decide_any`, which take a caller's JSON, refuse such a command and
+    /// name the verb: a caller could otherwise forge the observation. The default,
+    /// `None`: every command is exactly the caller's input (a machine that observes
+    /// nothing).
+    fn recorded_by(_command: &Self::Command) -> Option<&'static str> {
+        None
+    }
+
     /// Whether the transition that appended `events` and left the stream in
     /// `state` advanced the lifecycle. Pure, a function of the recorded events and
     /// the state after them, so a replayed (idempotent) result has the verdict the

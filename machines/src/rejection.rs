@@ -82,7 +82,11 @@ impl Rejection {
     }
 
     /// `M`'s refusal of `command` in `state` with one violation (names from `M`).
-    pub fn refuse<M: Machine>(state: &M::State, command: &M::Command, violation: Violation) -> Self {
+    pub fn refuse<M: Machine>(
+        state: &M::State,
+        command: &M::Command,
+        violation: Violation,
+    ) -> Self {
         Self::single(
             M::NAME,
             M::command_name(command),

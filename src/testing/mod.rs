@@ -22,8 +22,9 @@
 //!      its recorded events;
 //! 3. checks your domain properties ([`Harness::property`] on every state a
 //!    sequence reaches, [`Harness::final_property`] on each sequence's last);
-//! 4. reports [`Coverage`] — states reached, edges taken, refusals per `(command,
-//!    predicate)` — and **fails when a declared state or edge was never reached**,
+//! 4. reports [`Coverage`] — states reached and edges taken by the sequences run
+//!    through the engine, refusals per `(command, predicate)` over the exploration
+//!    and the runs — and **fails when a declared state or edge was never reached**,
 //!    unless the test names it unreachable by design, with a reason
 //!    ([`Harness::unreachable_edge`], [`Harness::unreachable_state`]). A name that
 //!    turns out reachable fails too, so the list stays true.
@@ -139,6 +140,7 @@ pub struct Harness<M: Machine, P> {
     last: Vec<Property<M::State>>,
     alphabet: Option<Vec<P>>,
     max_states: usize,
+    key: Option<Box<cairn_machines::testing::explore::Key<M::State>>>,
     _machine: PhantomData<fn() -> M>,
 }
 
@@ -153,6 +155,7 @@ impl<M: Machine, P: Debug + Clone> Harness<M, P> {
             last: vec![],
             alphabet: None,
             max_states: 2000,
+            key: None,
             _machine: PhantomData,
         }
     }
@@ -210,6 +213,16 @@ impl<M: Machine, P: Debug + Clone> Harness<M, P> {
         self
     }
 
+    /// How the exploration tells states apart: states with the same key (and
+    /// name) are expanded once. Give one when a state carries data that grows
+    /// without changing what the machine admits (counters, histories), so the
+    /// search spends its budget on what matters; by default the state's JSON, with
+    /// the contexts' times and fresh ids blanked.
+    pub fn state_key(mut self, key: impl Fn(&M::State) -> String + 'static) -> Self {
+        self.key = Some(Box::new(key));
+        self
+    }
+
     /// At most `n` distinct states are expanded by the exploration.
     pub fn max_states(mut self, n: usize) -> Self {
         self.max_states = n;
@@ -256,6 +269,7 @@ impl<M: Machine, P: Debug + Clone> Harness<M, P> {
             session: self.config.session,
             max_states: self.max_states,
             unreachable: &named,
+            key: self.key.as_deref(),
         }
         .run()
         .unwrap_or_else(|f| fail(f));
@@ -298,8 +312,23 @@ impl<M: Machine, P: Debug + Clone> Harness<M, P> {
             Err(TestError::Abort(reason)) => panic!("`{}`: the run aborted: {reason}", M::NAME),
         }
         coverage.merge(&walked.into_inner());
+        // Refusals count over the exploration too (the same `decide`); states and
+        // edges only over what ran through the engine.
+        for (k, n) in &explored.coverage.rejections {
+            *coverage.rejections.entry(k.clone()).or_insert(0) += n;
+        }
         coverage.unreachable = self.unreachable;
-        eprintln!("cairn harness: coverage of {}", coverage.summary());
+        eprintln!(
+            "cairn harness: explored {} states ({}), ran {} aimed sequences; coverage of {}",
+            explored.expanded,
+            if explored.exhaustive {
+                "all it found"
+            } else {
+                "the budget"
+            },
+            explored.paths.len(),
+            coverage.summary()
+        );
         if !coverage.is_complete() {
             panic!(
                 "`{}` left its graph uncovered{}: states never reached {:?}; edges never taken [{}]; wrongly named unreachable {:?}\n(name what is unreachable by design with Harness::unreachable_edge / unreachable_state, with the reason)\n{coverage}",

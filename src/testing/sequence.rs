@@ -41,9 +41,7 @@ pub fn run_sequence_in<M: Machine, P: std::fmt::Debug>(
         every: &[],
         last: &[],
     };
-    checks
-        .run(steps, &mut coverage)
-        .map_err(|f| f.to_string())
+    checks.run(steps, &mut coverage).map_err(|f| f.to_string())
 }
 
 /// What a sequence is checked with.
@@ -63,9 +61,8 @@ fn io(e: impl std::fmt::Display) -> Failure {
 impl<M: Machine, P: std::fmt::Debug> Checks<'_, M, P> {
     /// Runs `steps` on a fresh journal, adding what it reached to `coverage`.
     pub fn run(&self, steps: &[P], coverage: &mut Coverage) -> Result<RunStats, Failure> {
-        let dir = Scratch(
-            std::env::temp_dir().join(format!("cairn-harness-{}", uuid::Uuid::new_v4())),
-        );
+        let dir =
+            Scratch(std::env::temp_dir().join(format!("cairn-harness-{}", uuid::Uuid::new_v4())));
         let mut registry = Registry::builtin();
         registry.register::<M>();
         let mut engine =
@@ -87,17 +84,22 @@ impl<M: Machine, P: std::fmt::Debug> Checks<'_, M, P> {
                 }
             })?;
             let context = context(i, M::FRESH_IDS, self.session);
-            let version_before = engine.journal().stream_version(stream.as_str()).map_err(io)?;
+            let version_before = engine
+                .journal()
+                .stream_version(stream.as_str())
+                .map_err(io)?;
             let head_before = engine.journal().head().map_err(io)?;
-            let executed = catch(|| {
-                engine.execute_with_context::<M>(&stream, &command, &context, None)
-            })
-            .map_err(|m| broken(i, format!("decide panicked on {command:?}: {m}")))?;
+            let executed =
+                catch(|| engine.execute_with_context::<M>(&stream, &command, &context, None))
+                    .map_err(|m| broken(i, format!("decide panicked on {command:?}: {m}")))?;
             match executed {
                 Ok(done) if done.events.is_empty() => {
                     out.unchanged += 1;
                     if engine.journal().head().map_err(io)? != head_before {
-                        return Err(broken(i, "a command with no events changed the journal".into()));
+                        return Err(broken(
+                            i,
+                            "a command with no events changed the journal".into(),
+                        ));
                     }
                 }
                 Ok(done) => {
@@ -110,7 +112,9 @@ impl<M: Machine, P: std::fmt::Debug> Checks<'_, M, P> {
                         if !graph.has_edge(from, event, to) {
                             return Err(broken(
                                 i,
-                                format!("`{event}` from `{from}` to `{to}` is not an edge of the graph"),
+                                format!(
+                                    "`{event}` from `{from}` to `{to}` is not an edge of the graph"
+                                ),
                             ));
                         }
                         coverage.edge(from, event, to);
@@ -130,7 +134,8 @@ impl<M: Machine, P: std::fmt::Debug> Checks<'_, M, P> {
                     if done.state != model {
                         return Err(broken(
                             i,
-                            "the engine's state differs from the fold of the accepted events".into(),
+                            "the engine's state differs from the fold of the accepted events"
+                                .into(),
                         ));
                     }
                 }
@@ -139,8 +144,12 @@ impl<M: Machine, P: std::fmt::Debug> Checks<'_, M, P> {
                     for v in &r.violations {
                         coverage.rejection(&r.command, &v.predicate);
                     }
-                    let version = engine.journal().stream_version(stream.as_str()).map_err(io)?;
-                    if version != version_before || engine.journal().head().map_err(io)? != head_before
+                    let version = engine
+                        .journal()
+                        .stream_version(stream.as_str())
+                        .map_err(io)?;
+                    if version != version_before
+                        || engine.journal().head().map_err(io)? != head_before
                     {
                         return Err(broken(i, "a rejected command appended something".into()));
                     }

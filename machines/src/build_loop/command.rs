@@ -5,10 +5,10 @@ use serde::{Deserialize, Serialize};
 
 use super::criterion::ExitCriterion;
 use super::iteration::CheckRun;
-use crate::Timestamp;
+use crate::{Names, Timestamp};
 
 /// Commands.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Names)]
 #[serde(tag = "command", rename_all = "kebab-case", deny_unknown_fields)]
 #[allow(missing_docs)]
 pub enum Command {
@@ -25,7 +25,5 @@ pub enum Command {
 
 /// The command's name as rejections and the journal spell it.
 pub(super) fn command_name(command: &Command) -> &'static str {
-    match command {
-        Command::Iterate { .. } => "iterate",
-    }
+    command.variant_name()
 }

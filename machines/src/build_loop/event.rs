@@ -1,11 +1,12 @@
 //! The build loop's events: an iteration that is green (the revision goes to code
 //! review) or not green yet (a loop iteration, not a refusal).
 
+use crate::Names;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Events.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Names)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 #[allow(missing_docs)]
 pub enum Event {
@@ -21,8 +22,5 @@ pub enum Event {
 
 /// The event's name as the journal and the graph spell it.
 pub(super) fn event_name(event: &Event) -> &'static str {
-    match event {
-        Event::IterationNotGreen { .. } => "iteration-not-green",
-        Event::IterationGreen { .. } => "iteration-green",
-    }
+    event.variant_name()
 }

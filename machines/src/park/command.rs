@@ -5,9 +5,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::state::{AttemptId, EpisodeId, IntentId};
+use crate::Names;
 
 /// A park command, carrying the exact input document it was decided on.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Names)]
 #[serde(tag = "command", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum Command {
     /// `prepare-attempt` (recorded only when it hands out a fresh attempt).
@@ -37,10 +38,5 @@ pub enum Command {
 
 /// The command's name as rejections and the journal spell it.
 pub(super) fn command_name(command: &Command) -> &'static str {
-    match command {
-        Command::PrepareAttempt { .. } => "prepare-attempt",
-        Command::Evaluate { .. } => "evaluate",
-        Command::ValidateReceipt { .. } => "validate-receipt",
-        Command::ConfirmReadback { .. } => "confirm-readback",
-    }
+    command.variant_name()
 }

@@ -6,9 +6,9 @@ use serde_json::Value;
 
 use super::fold::{Candidate, Evaluation};
 use super::state::{AttemptId, EpisodeId, IntentId};
-use crate::Timestamp;
+use crate::{Names, Timestamp};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Names)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum Event {
     AttemptPrepared {
@@ -42,11 +42,5 @@ pub enum Event {
 
 /// The event's name as the journal and the graph spell it.
 pub(super) fn event_name(event: &Event) -> &'static str {
-    match event {
-        Event::AttemptPrepared { .. } => "attempt-prepared",
-        Event::CheckpointAuthorized { .. } => "checkpoint-authorized",
-        Event::ReceiptAuthorized { .. } => "receipt-authorized",
-        Event::ReceiptValidated { .. } => "receipt-validated",
-        Event::ReceiptConfirmed { .. } => "receipt-confirmed",
-    }
+    event.variant_name()
 }

@@ -87,6 +87,17 @@ impl Machine for Park {
         command::command_name(command)
     }
 
+    fn recorded_by(command: &Command) -> Option<&'static str> {
+        // Every park command is the caller's document, exactly as the helper
+        // verbs take it on stdin (`park observe-vcs` observes, but records nothing).
+        match command {
+            Command::PrepareAttempt { .. }
+            | Command::Evaluate { .. }
+            | Command::ValidateReceipt { .. }
+            | Command::ConfirmReadback { .. } => None,
+        }
+    }
+
     fn graph() -> GraphSpec {
         graph::graph()
     }

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::fold::{Candidate, Evaluation};
-use crate::{Id, IdKind};
+use crate::{Id, IdKind, Names};
 
 pub struct EpisodeKind;
 impl IdKind for EpisodeKind {
@@ -35,7 +35,7 @@ pub struct Episode {
     pub attempts: u32,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Names)]
 #[serde(tag = "state", rename_all = "kebab-case")]
 pub enum State {
     Fresh,
@@ -79,12 +79,5 @@ impl State {
 
 /// The state's name in the graph.
 pub(super) fn state_name(state: &State) -> &'static str {
-    match state {
-        State::Fresh => "fresh",
-        State::Prepared { .. } => "prepared",
-        State::CheckpointAuthorized { .. } => "checkpoint-authorized",
-        State::ReceiptAuthorized { .. } => "receipt-authorized",
-        State::ReceiptValidated { .. } => "receipt-validated",
-        State::SafeToClose { .. } => "safe-to-close",
-    }
+    state.variant_name()
 }

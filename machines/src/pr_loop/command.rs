@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::input::{ObserveInput, Observed};
 use crate::evidence::{AbsPath, CommandRun};
-use crate::Timestamp;
+use crate::{Names, Timestamp};
 
 /// Something offered to the operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -54,7 +54,7 @@ pub enum MergeEvidence {
     },
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Names)]
 #[serde(tag = "command", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum Command {
     Observe {
@@ -90,12 +90,5 @@ pub enum Command {
 
 /// The command's name as rejections and the journal spell it.
 pub(super) fn command_name(command: &Command) -> &'static str {
-    match command {
-        Command::Observe { .. } => "observe",
-        Command::OfferReviewRequest => "offer-review-request",
-        Command::Confirm { .. } => "confirm",
-        Command::ResolveEscalation { .. } => "resolve-escalation",
-        Command::RecordMerge { .. } => "record-merge",
-        Command::Dispose { .. } => "dispose",
-    }
+    command.variant_name()
 }

@@ -8,7 +8,7 @@ use super::escalation::{Clamp, Proposal, Tiers};
 use super::input::{FreshnessRecord, ReadingSource};
 use super::state::RoundBasis;
 use crate::evidence::FullCommit;
-use crate::Timestamp;
+use crate::{Names, Timestamp};
 
 /// How cairn saw the loop's merge.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -20,7 +20,7 @@ pub enum MergeVia {
     Git { target: String, head: FullCommit },
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Names)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum Event {
     /// A classification was recorded (its reading is in the transition record).
@@ -100,23 +100,5 @@ pub enum Event {
 
 /// The event's name as the journal and the graph spell it.
 pub(super) fn event_name(event: &Event) -> &'static str {
-    match event {
-        Event::Observed { .. } => "observed",
-        Event::RoundStarted { .. } => "round-started",
-        Event::EscalationProposed { .. } => "escalation-proposed",
-        Event::EscalationApplied { .. } => "escalation-applied",
-        Event::EscalationHeld { .. } => "escalation-held",
-        Event::EscalationClamped { .. } => "escalation-clamped",
-        Event::ReadyOffered => "ready-offered",
-        Event::ReadyConfirmed { .. } => "ready-confirmed",
-        Event::ReviewRequestOffered => "review-request-offered",
-        Event::ReviewRequestConfirmed { .. } => "review-request-confirmed",
-        Event::MergeOffered => "merge-offered",
-        Event::MergeConfirmed { .. } => "merge-confirmed",
-        Event::MergedByLoop { .. } => "merged-by-loop",
-        Event::MergeObserved { .. } => "merge-observed",
-        Event::ClosedObserved => "closed-observed",
-        Event::Paused { .. } => "paused",
-        Event::Abandoned { .. } => "abandoned",
-    }
+    event.variant_name()
 }

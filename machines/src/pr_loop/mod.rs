@@ -85,6 +85,20 @@ impl Machine for PrLoop {
         command::command_name(command)
     }
 
+    fn recorded_by(command: &Command) -> Option<&'static str> {
+        match command {
+            // cairn's own gh reading and freshness runs.
+            Command::Observe { observed, .. } if !observed.is_empty() => Some("pr observe"),
+            // cairn's own reading of the merge.
+            Command::RecordMerge { .. } => Some("pr record-merge"),
+            Command::Observe { .. }
+            | Command::OfferReviewRequest
+            | Command::Confirm { .. }
+            | Command::ResolveEscalation { .. }
+            | Command::Dispose { .. } => None,
+        }
+    }
+
     fn graph() -> GraphSpec {
         graph::graph()
     }

@@ -9,6 +9,7 @@ use super::classify::{Classification, PrState};
 use super::escalation::Proposal;
 use super::input::{FreshnessRecord, ReadingSource};
 use crate::evidence::{next_round, FullCommit};
+use crate::Names;
 
 /// What a round began on: the PR's head (when the reading named it) and the row.
 /// A round-starting row starts a new round only on a new basis (see [`RoundBasis::is_new`]).
@@ -75,7 +76,7 @@ impl Loop {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Names)]
 #[serde(tag = "state", rename_all = "kebab-case")]
 pub enum State {
     Idle,
@@ -111,17 +112,5 @@ impl State {
 
 /// The state's name in the graph.
 pub(super) fn state_name(state: &State) -> &'static str {
-    match state {
-        State::Idle => "idle",
-        State::Observing { .. } => "observing",
-        State::ReadyOffered { .. } => "ready-offered",
-        State::ReviewRequestOffered { .. } => "review-request-offered",
-        State::MergeOffered { .. } => "merge-offered",
-        State::MergeConfirmed { .. } => "merge-confirmed",
-        State::EscalationProposed { .. } => "escalation-proposed",
-        State::AwaitingOperator { .. } => "awaiting-operator",
-        State::Paused { .. } => "paused",
-        State::Abandoned { .. } => "abandoned",
-        State::Complete { .. } => "complete",
-    }
+    state.variant_name()
 }

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::gates;
 use super::state::{Kind, Phase, PhaseStatus, QaLimits, Status};
 use crate::evidence::CommandRun;
+use crate::Names;
 
 /// A save: every field optional (omitted = carried forward; an empty list clears).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -78,7 +79,7 @@ pub struct Scenario {
 }
 
 /// Commands.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Names)]
 #[serde(tag = "command", rename_all = "kebab-case", deny_unknown_fields)]
 #[allow(missing_docs)]
 pub enum Command {
@@ -161,19 +162,5 @@ pub enum Command {
 
 /// The command's name as rejections and the journal spell it.
 pub(super) fn command_name(command: &Command) -> &'static str {
-    match command {
-        Command::Save { .. } => "save",
-        Command::Qa { .. } => "qa",
-        Command::DocReview { .. } => "doc-review",
-        Command::Review { .. } => "review",
-        Command::Override { .. } => "override",
-        Command::PrReady { .. } => "pr-ready",
-        Command::Adjust { .. } => "adjust",
-        Command::Boundary { .. } => "boundary",
-        Command::TakeTurn { .. } => "take-turn",
-        Command::ReleaseTurn { .. } => "release-turn",
-        Command::MarkMerged { .. } => "mark-merged",
-        Command::Release { .. } => "release",
-        Command::Board { .. } => "board",
-    }
+    command.variant_name()
 }

@@ -7,9 +7,10 @@ use super::command::Scenario;
 use super::gates;
 use super::state::{QaLimits, QaOutcome, Thread};
 use crate::evidence::CommandRun;
+use crate::Names;
 
 /// Events.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Names)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 #[allow(missing_docs)]
 pub enum Event {
@@ -107,27 +108,7 @@ pub enum Event {
 
 /// The event's name as the journal and the graph spell it.
 pub(super) fn event_name(event: &Event) -> &'static str {
-    match event {
-        Event::TickSaved { .. } => "tick-saved",
-        Event::RetroTickSaved { .. } => "retro-tick-saved",
-        Event::QaExtensionGranted => "qa-extension-granted",
-        Event::QaCycleRecorded { .. } => "qa-cycle-recorded",
-        Event::AdvancedToQa => "advanced-to-qa",
-        Event::DocReviewRecorded { .. } => "doc-review-recorded",
-        Event::ReviewRecorded { .. } => "review-recorded",
-        Event::OverrideRecorded { .. } => "override-recorded",
-        Event::ReadyForPr { .. } => "ready-for-pr",
-        Event::DirectiveSet { .. } => "directive-set",
-        Event::BoundaryCrossed { .. } => "boundary-crossed",
-        Event::BoundaryHeld { .. } => "boundary-held",
-        Event::PausedAtBoundary { .. } => "paused-at-boundary",
-        Event::TurnTaken { .. } => "turn-taken",
-        Event::TurnReleased { .. } => "turn-released",
-        Event::UnitMerged { .. } => "unit-merged",
-        Event::Released { .. } => "released",
-        Event::BoardMoved { .. } => "board-moved",
-        Event::BoardHalfWrite { .. } => "board-half-write",
-    }
+    event.variant_name()
 }
 
 #[cfg(test)]

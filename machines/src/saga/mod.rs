@@ -83,6 +83,26 @@ impl Machine for Saga {
         command::command_name(command)
     }
 
+    fn recorded_by(command: &Command) -> Option<&'static str> {
+        match command {
+            // The capture of the branch and HEAD, the run record's QA limits, and
+            // git's readings of freshness and of the merge turn.
+            Command::Save { .. } => Some("saga save"),
+            Command::Qa { .. } => Some("saga qa"),
+            Command::PrReady { .. } => Some("saga pr-ready"),
+            Command::ReleaseTurn { .. } => Some("saga merge-turn release"),
+            Command::MarkMerged { .. } => Some("saga merge-turn merged"),
+            Command::DocReview { .. }
+            | Command::Review { .. }
+            | Command::Override { .. }
+            | Command::Adjust { .. }
+            | Command::Boundary { .. }
+            | Command::TakeTurn { .. }
+            | Command::Release { .. }
+            | Command::Board { .. } => None,
+        }
+    }
+
     fn graph() -> GraphSpec {
         graph::graph()
     }

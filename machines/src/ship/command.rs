@@ -8,6 +8,7 @@ use super::owner::Claim;
 use super::recovery::OpClass;
 use super::state::{Mutation, Params, ReviewStatus};
 use crate::evidence::CommandRun;
+use crate::Names;
 
 /// The user's answer to a scope-gate trip.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -20,7 +21,7 @@ pub enum ScopeAnswer {
 }
 
 /// Commands. Every `CommandRun` is a run cairn made itself.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Names)]
 #[serde(tag = "command", rename_all = "kebab-case", deny_unknown_fields)]
 #[allow(missing_docs)]
 pub enum Command {

@@ -10,9 +10,10 @@ use super::recovery::{Failure, OpClass};
 use super::report::{Phase1Report, PreMergeReport, RefineReport};
 use super::state::{Mutation, Params, ReviewStatus};
 use crate::evidence::{CommandRun, FullCommit};
+use crate::Names;
 
 /// Events.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Names)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 #[allow(missing_docs)]
 pub enum Event {

@@ -32,49 +32,29 @@ pub(super) fn state_name(state: &State) -> &'static str {
     }
 }
 
-/// The event's name: its edge label and its journal `event_type`.
+/// The events whose journal name is not serde's tag: `(tag, journal name)`. The
+/// journal spells the phase number apart (`phase-1-reported`) where serde writes
+/// the payload's `type` as `phase1-reported`; both were recorded before names were
+/// derived, and both stay, so every journal replays and audits byte for byte.
+pub const JOURNAL_NAMES: [(&str, &str); 8] = [
+    ("phase1-reported", "phase-1-reported"),
+    ("phase1-verified", "phase-1-verified"),
+    ("phase1d-failed", "phase-1d-failed"),
+    ("respawned-phase2", "respawned-phase-2"),
+    ("respawned-phase3", "respawned-phase-3"),
+    ("resumed-phase1", "resumed-phase-1"),
+    ("resumed-phase2", "resumed-phase-2"),
+    ("resumed-phase3", "resumed-phase-3"),
+];
+
+/// The event's name: its edge label and its journal `event_type` — serde's tag
+/// (derived), save for [`JOURNAL_NAMES`].
 pub(super) fn event_name(event: &Event) -> &'static str {
-    match event {
-        Event::Opened { .. } => "opened",
-        Event::PreflightPassed { .. } => "preflight-passed",
-        Event::PreflightBlocked { .. } => "preflight-blocked",
-        Event::StepBegun { .. } => "step-begun",
-        Event::AnchorDrifted { .. } => "anchor-drifted",
-        Event::WorktreeCreated { .. } => "worktree-created",
-        Event::WorktreeCreationFailed { .. } => "worktree-creation-failed",
-        Event::Phase1Reported { .. } => "phase-1-reported",
-        Event::Phase1Verified { .. } => "phase-1-verified",
-        Event::ScopeTripped { .. } => "scope-tripped",
-        Event::Phase1dFailed { .. } => "phase-1d-failed",
-        Event::LeafStopped { .. } => "leaf-stopped",
-        Event::LeafStoppedForTeardown { .. } => "leaf-stopped-for-teardown",
-        Event::ScopeProceeded { .. } => "scope-proceeded",
-        Event::ScopeAborted { .. } => "scope-aborted",
-        Event::Refined { .. } => "refined",
-        Event::RefineStopped { .. } => "refine-stopped",
-        Event::TiebreakerRaised { .. } => "tiebreaker-raised",
-        Event::RespawnedPhase2 { .. } => "respawned-phase-2",
-        Event::RespawnedPhase3 { .. } => "respawned-phase-3",
-        Event::PreMergeChecked { .. } => "pre-merge-checked",
-        Event::PreMergeStopped { .. } => "pre-merge-stopped",
-        Event::MergeAccepted { .. } => "merge-accepted",
-        Event::MergeRejected { .. } => "merge-rejected",
-        Event::MergeStopped { .. } => "merge-stopped",
-        Event::MergeBlocked { .. } => "merge-blocked",
-        Event::MergeTipMoved { .. } => "merge-tip-moved",
-        Event::MergeLost { .. } => "merge-lost",
-        Event::TornDown { .. } => "torn-down",
-        Event::TeardownPartial { .. } => "teardown-partial",
-        Event::ResumedPhase1(_) => "resumed-phase-1",
-        Event::ResumedPhase2(_) => "resumed-phase-2",
-        Event::ResumedPhase3(_) => "resumed-phase-3",
-        Event::ResumedTeardown(_) => "resumed-teardown",
-        Event::ResumeBlocked { .. } => "resume-blocked",
-        Event::ExternalOpRecorded { .. } => "external-op-recorded",
-        Event::PermissionBoundaryReached { .. } => "permission-boundary-reached",
-        Event::Abandoned { .. } => "abandoned",
-        Event::AbandonedForTeardown { .. } => "abandoned-for-teardown",
-    }
+    let tag = event.variant_name();
+    JOURNAL_NAMES
+        .iter()
+        .find(|(serde, _)| *serde == tag)
+        .map_or(tag, |(_, journal)| journal)
 }
 
 /// Every state and edge.

@@ -37,6 +37,7 @@ mod verdict;
 pub use command::{Command, ScopeAnswer, Verb};
 pub use decide::{admits, resume_phase};
 pub use event::{Event, Resumption};
+pub use graph::JOURNAL_NAMES;
 pub use state::{is_terminal, InFlight, Mutation, Params, ReviewStatus, Run, Stage, State};
 
 use crate::{Context, GraphSpec, Machine, Rejection};
@@ -87,7 +88,28 @@ impl Machine for Ship {
     }
 
     fn command_name(command: &Command) -> &'static str {
-        Verb::of(command).name()
+        command.variant_name()
+    }
+
+    fn recorded_by(command: &Command) -> Option<&'static str> {
+        match command {
+            // The step's announcement names this process as read by `ps`; every
+            // gate is derived from git runs cairn made.
+            Command::Begin { .. } => Some("the ship verb that runs the step"),
+            Command::Open { .. } => Some("ship open"),
+            Command::Preflight { .. } => Some("ship preflight"),
+            Command::Create { .. } => Some("ship create"),
+            Command::Verify { .. } => Some("ship verify"),
+            Command::Refine { .. } => Some("ship refine"),
+            Command::PreMerge { .. } => Some("ship pre-merge"),
+            Command::Merge { .. } => Some("ship merge"),
+            Command::Teardown { .. } => Some("ship teardown"),
+            Command::Resume { .. } => Some("ship resume"),
+            Command::AnswerScope { .. }
+            | Command::AnswerTiebreaker { .. }
+            | Command::ExternalOp { .. }
+            | Command::Abandon { .. } => None,
+        }
     }
 
     fn graph() -> GraphSpec {

@@ -34,13 +34,19 @@ pub fn context(step: usize, fresh_ids: usize, session: Option<&str>) -> Context 
     }
 }
 
+/// A check of one state: `Err` says what is wrong.
+pub type Check<S> = dyn Fn(&S) -> Result<(), String>;
+
+/// How a search tells states apart.
+pub type Key<S> = dyn Fn(&S) -> String;
+
 /// A domain property of a machine's states, checked by the harness on every state a
 /// sequence reaches (or on each sequence's final state): `Err` says what is wrong.
 pub struct Property<S> {
     /// A name for the report.
     pub name: String,
     /// The check.
-    pub check: Box<dyn Fn(&S) -> Result<(), String>>,
+    pub check: Box<Check<S>>,
 }
 
 impl<S> Property<S> {
@@ -171,6 +177,10 @@ pub struct Explorer<'a, M: Machine, P> {
     /// Edges the test names unreachable by design: the search stops once every
     /// other edge is taken.
     pub unreachable: &'a [Edge],
+    /// How the search tells states apart, when the test says (states with the same
+    /// key are expanded once); by default, the state's JSON with the contexts'
+    /// times and fresh ids blanked.
+    pub key: Option<&'a Key<M::State>>,
 }
 
 struct Node<S> {
@@ -182,9 +192,10 @@ struct Node<S> {
 impl<M: Machine, P: fmt::Debug> Explorer<'_, M, P> {
     /// Explores until every declared edge (save the named ones) is taken, no new
     /// state appears, or `max_states` states were expanded. States reached by an
-    /// edge not taken before are expanded first (each of those queues breadth
-    /// first), so a budget spent on one corner of a large state space still leaves
-    /// the search reaching past it.
+    /// edge not taken before are expanded first; the others by state name, the
+    /// name expanded least so far first (each name's queue breadth first), so a
+    /// budget spent on one corner of a large state space still leaves the search
+    /// reaching past it.
     pub fn run(&self) -> Result<Exploration, Failure> {
         let graph = M::graph();
         let mut coverage = Coverage::new(&graph);
@@ -205,10 +216,22 @@ impl<M: Machine, P: fmt::Debug> Explorer<'_, M, P> {
             .filter(|e| !self.unreachable.contains(e))
             .count();
         let mut novel = VecDeque::from([0usize]);
-        let mut rest = VecDeque::new();
+        // The other new states, queued by state name: the next comes from the name
+        // expanded least so far, so no corner of the state space takes the budget.
+        let mut rest: BTreeMap<&'static str, VecDeque<usize>> = BTreeMap::new();
+        let mut by_name: BTreeMap<&'static str, usize> = BTreeMap::new();
         let mut expanded = 0;
         let mut exhaustive = true;
-        while let Some(n) = novel.pop_front().or_else(|| rest.pop_front()) {
+        let next_rest = |rest: &mut BTreeMap<&'static str, VecDeque<usize>>,
+                         by_name: &BTreeMap<&'static str, usize>| {
+            let name = *rest
+                .iter()
+                .filter(|(_, q)| !q.is_empty())
+                .min_by_key(|(name, _)| by_name.get(*name).copied().unwrap_or(0))?
+                .0;
+            rest.get_mut(name).and_then(VecDeque::pop_front)
+        };
+        while let Some(n) = novel.pop_front().or_else(|| next_rest(&mut rest, &by_name)) {
             let taken = reached
                 .keys()
                 .filter(|e| !self.unreachable.contains(e))
@@ -221,6 +244,7 @@ impl<M: Machine, P: fmt::Debug> Explorer<'_, M, P> {
                 break;
             }
             expanded += 1;
+            *by_name.entry(M::state_name(&nodes[n].state)).or_insert(0) += 1;
             let depth = nodes[n].depth;
             let ctx = context(depth, M::FRESH_IDS, self.session);
             for (k, step) in self.alphabet.iter().enumerate() {
@@ -287,7 +311,10 @@ impl<M: Machine, P: fmt::Debug> Explorer<'_, M, P> {
                     }
                     match (new_state, found_edge) {
                         (true, true) => novel.push_back(child),
-                        (true, false) => rest.push_back(child),
+                        (true, false) => rest
+                            .entry(M::state_name(&nodes[child].state))
+                            .or_default()
+                            .push_back(child),
                         (false, _) => {}
                     }
                 }
@@ -319,9 +346,13 @@ impl<M: Machine, P: fmt::Debug> Explorer<'_, M, P> {
         })
     }
 
-    /// The state's identity for the search: its JSON with the times and fresh ids
-    /// of the contexts up to `depth` blanked.
+    /// The state's identity for the search: the test's key (beside the state's
+    /// name), else its JSON with the times and fresh ids of the contexts up to
+    /// `depth` blanked.
     fn key(&self, state: &M::State, depth: usize) -> String {
+        if let Some(key) = self.key {
+            return format!("{}\n{}", M::state_name(state), key(state));
+        }
         let mut text = serde_json::to_string(state)
             .unwrap_or_else(|e| format!("{}: unencodable: {e}", M::state_name(state)));
         for i in 0..=depth {

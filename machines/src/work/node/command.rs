@@ -7,9 +7,10 @@ use serde::{Deserialize, Serialize};
 use super::TreeReading;
 use crate::evidence::CommandRun;
 use crate::work::amend::AmendRequest;
+use crate::Names;
 
 /// Commands.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Names)]
 #[serde(tag = "command", rename_all = "kebab-case", deny_unknown_fields)]
 #[allow(missing_docs)]
 pub enum Command {
@@ -108,20 +109,7 @@ pub enum Command {
 impl Command {
     /// The command's name, for rejections and the journal's transition record.
     pub(super) fn name(&self) -> &'static str {
-        match self {
-            Command::AmendCriterion { .. } => "amend-criterion",
-            Command::RaiseScope { .. } => "raise-scope",
-            Command::PassUp { .. } => "pass-up",
-            Command::ResolveScope { .. } => "resolve-scope",
-            Command::Plan { .. } => "plan",
-            Command::Dispatch { .. } => "dispatch",
-            Command::Verify { .. } => "verify",
-            Command::Review { .. } => "review",
-            Command::Remediate { .. } => "remediate",
-            Command::Escalate { .. } => "escalate",
-            Command::Merge { .. } => "merge",
-            Command::Done { .. } => "done",
-        }
+        self.variant_name()
     }
 }
 

@@ -4,9 +4,10 @@ use serde::{Deserialize, Serialize};
 
 use super::{PlanReceipt, ReviewVerdict, ScopeRequest, Verification};
 use crate::work::amend::AmendRequest;
+use crate::Names;
 
 /// Events.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Names)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 #[allow(missing_docs)]
 pub enum Event {
@@ -85,32 +86,25 @@ pub enum Event {
     },
 }
 
+/// A review's journal names: the event is serde's `review-recorded`, recorded
+/// (and drawn in the graph) by its verdict since before names were derived — the
+/// names every journal holds, kept so each replays and audits byte for byte.
+pub const REVIEW_NAMES: [&str; 2] = ["review-approved", "review-rejected"];
+
 impl Event {
-    /// The event's type name: its edge label in the graph and its journal `event_type`.
+    /// The event's type name: its edge label in the graph and its journal
+    /// `event_type` — serde's tag (derived), save for a review ([`REVIEW_NAMES`]).
     pub(super) fn name(&self) -> &'static str {
         match self {
-            Event::CriterionAmended { .. } => "criterion-amended",
-            Event::ScopeRaised { .. } => "scope-raised",
-            Event::ScopePassedUp { .. } => "scope-passed-up",
-            Event::ScopeApproved { .. } => "scope-approved",
-            Event::ScopeNotApproved { .. } => "scope-not-approved",
-            Event::Planned { .. } => "planned",
-            Event::Dispatched { .. } => "dispatched",
-            Event::NotDispatched { .. } => "not-dispatched",
-            Event::Verified { .. } => "verified",
-            Event::VerificationFailed { .. } => "verification-failed",
             Event::ReviewRecorded {
                 verdict: ReviewVerdict::Approve,
                 ..
-            } => "review-approved",
+            } => REVIEW_NAMES[0],
             Event::ReviewRecorded {
                 verdict: ReviewVerdict::Reject,
                 ..
-            } => "review-rejected",
-            Event::RemediationDispatched { .. } => "remediation-dispatched",
-            Event::Escalated { .. } => "escalated",
-            Event::Merged { .. } => "merged",
-            Event::Done { .. } => "done",
+            } => REVIEW_NAMES[1],
+            other => other.variant_name(),
         }
     }
 }

@@ -36,7 +36,7 @@ pub use command::{
     CONTROLLING_TERMINAL,
 };
 pub use decide::{merge_admits, reverify_plan, verified_worker_commit, verify_admits};
-pub use event::Event;
+pub use event::{Event, REVIEW_NAMES};
 pub use judge::{contract_hash, is_challenge, judge, CriterionResult, Observed, Verification};
 pub use provenance::{provenance, satisfies_dependents, Provenance};
 pub use receipt::{delegate_task, plan_receipt};
@@ -120,6 +120,25 @@ impl Machine for WorkNode {
 
     fn command_name(command: &Command) -> &'static str {
         command.name()
+    }
+
+    fn recorded_by(command: &Command) -> Option<&'static str> {
+        match command {
+            // The spec and draft as read (and rewritten), the brief written, the
+            // trees and criteria cairn reads and runs, the journal's done nodes.
+            Command::AmendCriterion { .. } => Some("work amend-criterion"),
+            Command::ResolveScope { .. } => Some("work resolve-scope"),
+            Command::Plan { .. } => Some("work plan"),
+            Command::Verify { .. } => Some("work verify"),
+            Command::Merge { .. } => Some("work merge"),
+            Command::Done { .. } => Some("work done"),
+            Command::RaiseScope { .. }
+            | Command::PassUp { .. }
+            | Command::Dispatch { .. }
+            | Command::Review { .. }
+            | Command::Remediate { .. }
+            | Command::Escalate { .. } => None,
+        }
     }
 
     fn graph() -> GraphSpec {

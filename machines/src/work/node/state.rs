@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{PlanReceipt, ReviewVerdict, Verification};
+use crate::Names;
 
 /// The node's recorded history.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -78,7 +79,7 @@ pub const SCOPE_OPTIONS: [&str; 4] = [
 ];
 
 /// The machine's state.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Names)]
 #[serde(tag = "stage", rename_all = "kebab-case")]
 pub enum State {
     /// Nothing recorded.
@@ -147,16 +148,6 @@ impl State {
 impl State {
     /// The stage's node name in the graph.
     pub(super) fn name(&self) -> &'static str {
-        match self {
-            State::AmendmentApproved { .. } => "amendment-approved",
-            State::Unplanned => "unplanned",
-            State::Planned { .. } => "planned",
-            State::Dispatched { .. } => "dispatched",
-            State::Verified { .. } => "verified",
-            State::Rejected { .. } => "rejected",
-            State::Escalated { .. } => "escalated",
-            State::Merged { .. } => "merged",
-            State::Done { .. } => "done",
-        }
+        self.variant_name()
     }
 }

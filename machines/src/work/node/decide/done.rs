@@ -113,5 +113,16 @@ pub(super) fn decide_done(
             ),
         );
     }
+    // The checklist can hold for a node re-planned after a scope amendment approved
+    // once it had merged (its run keeps that merge), but `done` follows only the
+    // merge of what was planned last. The graph never had another edge into
+    // `done`, so no recorded transition that audits clean decides differently.
+    if !matches!(g.state, State::Merged { .. }) {
+        return g.no(
+            "merged",
+            None,
+            "done follows the merge: a node re-planned after a scope amendment is dispatched, verified and merged again first",
+        );
+    }
     Ok(vec![Event::Done { session }])
 }
