@@ -66,4 +66,34 @@ pub enum Error {
     /// Run `cairn journal verify` and `cairn journal audit` (exit 1).
     #[error("stored data cannot be read: {0}")]
     Stored(String),
+    /// A command given as JSON is not a command of the machine.
+    ///
+    /// ### Handling
+    /// Bad input (exit 2): nothing was decided or written. `field` is the JSON
+    /// path (`$` for the document), `rule` what it broke (`required`,
+    /// `unknown-field`, `unknown-variant`, `type`).
+    #[error("{field}: {message} ({rule})")]
+    BadCommand {
+        /// The JSON path of the field at fault.
+        field: String,
+        /// The rule it broke.
+        rule: &'static str,
+        /// What serde said.
+        message: String,
+    },
+    /// A command given as JSON carries what cairn observes itself: only the named
+    /// verb records it ([`cairn_machines::Machine::recorded_by`]).
+    ///
+    /// ### Handling
+    /// Bad input (exit 2): nothing was decided or written. Run the named verb,
+    /// which makes the observation the command must carry.
+    #[error("`{command}` of `{machine}` carries what cairn observes itself: only `cairn {verb}` records it")]
+    RecordedByCairn {
+        /// The machine.
+        machine: &'static str,
+        /// The command.
+        command: &'static str,
+        /// The verb that records it.
+        verb: &'static str,
+    },
 }

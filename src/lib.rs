@@ -89,6 +89,7 @@
 
 #![deny(missing_docs)]
 
+pub mod any;
 pub mod audit;
 pub mod engine;
 pub mod error;
@@ -100,6 +101,7 @@ pub mod testing;
 mod view;
 pub mod work;
 
+pub use any::{AnyDecision, AnyExecuted, AnyPending};
 pub use audit::{AuditReport, Finding, FindingKind};
 pub use engine::{Decision, Engine, Executed, Key, MidTransition, Pending, Request, StateView};
 pub use error::Error;

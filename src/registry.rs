@@ -5,11 +5,16 @@ use std::sync::Arc;
 
 use cairn_machines::{DynMachine, Erased, Machine};
 
+use crate::any::{Face, Typed};
+use crate::Error;
+
 /// Machines by name. The CLI serves every registered machine: `machines`,
 /// `graph`, `state` and `journal audit` work for each.
 #[derive(Clone, Default)]
 pub struct Registry {
     machines: BTreeMap<&'static str, Arc<dyn DynMachine>>,
+    /// Each machine's typed face, for commands given as JSON (`Engine::decide_any`).
+    faces: BTreeMap<&'static str, Arc<dyn Face>>,
 }
 
 impl Registry {
@@ -33,12 +38,23 @@ impl Registry {
     /// Registers `M` (replacing a machine of the same name).
     pub fn register<M: Machine>(&mut self) -> &mut Self {
         self.machines.insert(M::NAME, Arc::new(Erased::<M>::new()));
+        self.faces.insert(M::NAME, Arc::new(Typed::<M>::new()));
         self
     }
 
     /// The machine named `name`.
     pub fn get(&self, name: &str) -> Option<&dyn DynMachine> {
         self.machines.get(name).map(|m| m.as_ref())
+    }
+
+    /// The typed face of the machine named `name`.
+    pub(crate) fn face(&self, name: &str) -> Result<&dyn Face, Error> {
+        self.faces
+            .get(name)
+            .map(|f| f.as_ref())
+            .ok_or_else(|| Error::UnknownMachine {
+                name: name.to_owned(),
+            })
     }
 
     /// Every machine, by name.

@@ -62,6 +62,7 @@ const RECORDING: &[&[&str]] = &[
     &["work", "resolve-scope"],
     &["work", "done"],
     &["build-loop"],
+    &["exec", "park", "park/x"],
 ];
 
 const NOT_RECORDING: &[&[&str]] = &[

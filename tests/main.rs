@@ -10,6 +10,7 @@ mod build_loop_preview;
 mod cli;
 mod depth;
 mod engine;
+mod exec;
 mod fuzz;
 mod fuzz_specs;
 mod harness;

@@ -185,6 +185,17 @@ impl Failure {
                     extra.insert("value".into(), json!(stream));
                     (code::BAD_INPUT, "no-such-stream")
                 }
+                C::BadCommand { field, rule, .. } => {
+                    extra.insert("field".into(), json!(field));
+                    extra.insert("rule".into(), json!(rule));
+                    (code::BAD_INPUT, "input")
+                }
+                C::RecordedByCairn { verb, .. } => {
+                    extra.insert("field".into(), json!("command"));
+                    extra.insert("rule".into(), json!("recorded-by-cairn"));
+                    extra.insert("verb".into(), json!(verb));
+                    (code::BAD_INPUT, "recorded-by-cairn")
+                }
                 C::Stored(_) => (code::INTERNAL, "stored-data"),
                 C::Journal(j) => match j {
                     J::Conflict {

@@ -4,8 +4,8 @@
 //!
 //! The `cairn` binary is `main_with(Registry::builtin())`. A team with its own
 //! lifecycles builds its own binary the same way, with a registry that holds the
-//! built-in machines and theirs: `machines`, `graph`, `state` and `journal
-//! log|verify|audit` then serve every registered machine.
+//! built-in machines and theirs: `machines`, `graph`, `state`, `exec` and
+//! `journal log|verify|audit` then serve every registered machine.
 //!
 //! ```no_run
 //! let mut registry = cairn::Registry::builtin();
@@ -19,6 +19,7 @@
 
 mod args;
 mod build;
+mod exec;
 mod failure;
 mod output;
 mod park;

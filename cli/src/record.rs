@@ -26,8 +26,10 @@
 use std::path::PathBuf;
 
 use cairn::journal::Options;
+use cairn::machines::RawEvent;
 use cairn::{
-    Context, Decision, Engine, Executed, Key, Machine, Pending, Registry, StreamId, Verdict,
+    AnyDecision, AnyExecuted, Context, Decision, Engine, Executed, Key, Machine, Pending, Registry,
+    StreamId, Verdict,
 };
 use serde_json::Value;
 
@@ -39,9 +41,14 @@ pub type Db = Result<PathBuf, NoJournalLocation>;
 /// A fresh decision context: the time now and `M::FRESH_IDS` random ids. The only
 /// place the CLI reads the clock for a transition or mints ids.
 pub fn context<M: Machine>() -> Context {
+    context_with(M::FRESH_IDS)
+}
+
+/// A fresh decision context with `fresh_ids` random ids.
+fn context_with(fresh_ids: usize) -> Context {
     Context {
         now: cairn::observe::now(),
-        fresh_ids: (0..M::FRESH_IDS).map(|_| uuid::Uuid::new_v4()).collect(),
+        fresh_ids: (0..fresh_ids).map(|_| uuid::Uuid::new_v4()).collect(),
         session: None,
     }
 }
@@ -72,18 +79,40 @@ pub struct Recorded<M: Machine> {
     pub outcome: Outcome,
 }
 
+impl Outcome {
+    /// How a transition ended: replayed, written (with the machine's verdict), or
+    /// decided with nothing to write.
+    fn of(replayed: bool, written: bool, verdict: Verdict) -> Self {
+        match (replayed, written, verdict) {
+            (true, _, v) => Outcome::Replayed(v),
+            (false, false, _) => Outcome::Unchanged,
+            (false, true, Verdict::Green) => Outcome::Accepted,
+            (false, true, Verdict::NotGreen) => Outcome::NotGreen,
+        }
+    }
+}
+
+/// The stderr line every recording prints.
+fn report(outcome: Outcome, stream: &StreamId, version: u64, names: &[&str]) {
+    match outcome {
+        Outcome::Replayed(_) => eprintln!(
+            "cairn: idempotency key matched: returning the result recorded at version {version} of {stream}; nothing written"
+        ),
+        Outcome::Unchanged => eprintln!("cairn: nothing recorded on {stream} (no transition)"),
+        Outcome::Accepted | Outcome::NotGreen => eprintln!(
+            "cairn: recorded {} on {stream} (version {version})",
+            names.join(", ")
+        ),
+    }
+}
+
 impl<M: Machine> Recorded<M> {
     fn from(done: Executed<M>) -> Self {
-        let outcome = if done.replayed {
-            Outcome::Replayed(M::verdict(&done.state, &done.events))
-        } else if done.receipt.is_none() {
-            Outcome::Unchanged
-        } else {
-            match M::verdict(&done.state, &done.events) {
-                Verdict::Green => Outcome::Accepted,
-                Verdict::NotGreen => Outcome::NotGreen,
-            }
-        };
+        let outcome = Outcome::of(
+            done.replayed,
+            done.receipt.is_some(),
+            M::verdict(&done.state, &done.events),
+        );
         Self {
             stream: done.stream,
             events: done.events,
@@ -100,19 +129,35 @@ impl<M: Machine> Recorded<M> {
 
     /// The stderr line every recording verb prints.
     fn report(&self) {
-        let s = &self.stream;
-        match self.outcome {
-            Outcome::Replayed(_) => eprintln!(
-                "cairn: idempotency key matched: returning the result recorded at version {} of {s}; nothing written",
-                self.version
-            ),
-            Outcome::Unchanged => eprintln!("cairn: nothing recorded on {s} (no transition)"),
-            Outcome::Accepted | Outcome::NotGreen => eprintln!(
-                "cairn: recorded {} on {s} (version {})",
-                self.names().join(", "),
-                self.version
-            ),
-        }
+        report(self.outcome, &self.stream, self.version, &self.names());
+    }
+}
+
+/// A transition recorded from a JSON command (`cairn exec`): what it prints from.
+pub struct RecordedAny {
+    pub stream: StreamId,
+    /// The events of this transition, as the journal stores them.
+    pub events: Vec<RawEvent>,
+    /// The stream's state after them, and its name in the graph.
+    pub state: Value,
+    pub state_name: &'static str,
+    pub version: u64,
+    pub outcome: Outcome,
+}
+
+impl RecordedAny {
+    fn from(done: AnyExecuted) -> Self {
+        let r = Self {
+            outcome: Outcome::of(done.replayed, done.receipt.is_some(), done.verdict),
+            stream: done.stream,
+            events: done.events,
+            state: done.state,
+            state_name: done.state_name,
+            version: done.version,
+        };
+        let names: Vec<&str> = r.events.iter().map(|e| e.event_type.as_str()).collect();
+        report(r.outcome, &r.stream, r.version, &names);
+        r
     }
 }
 
@@ -183,6 +228,8 @@ pub struct Recorder<'a> {
     db: &'a Db,
     options: &'a Options,
     key: Option<&'a str>,
+    /// The machines the engine serves (the built-ins unless told otherwise).
+    registry: Registry,
 }
 
 impl<'a> Recorder<'a> {
@@ -196,7 +243,18 @@ impl<'a> Recorder<'a> {
         if let Some(k) = key {
             require_nonempty("idempotency_key", k)?;
         }
-        Ok(Self { db, options, key })
+        Ok(Self {
+            db,
+            options,
+            key,
+            registry: Registry::builtin(),
+        })
+    }
+
+    /// This recorder with `registry`'s machines (a team's own binary's).
+    pub fn with_registry(mut self, registry: Registry) -> Self {
+        self.registry = registry;
+        self
     }
 
     /// Whether the verb was given an idempotency key.
@@ -207,7 +265,7 @@ impl<'a> Recorder<'a> {
     /// This recorder without its key: for a transition the key does not stand
     /// for (ship's announcement of a git mutation before the step it announces).
     pub fn without_key(&self) -> Recorder<'a> {
-        Self::reader(self.db, self.options)
+        Self::reader(self.db, self.options).with_registry(self.registry.clone())
     }
 
     /// A recorder that only reads (a verb with no key).
@@ -216,6 +274,7 @@ impl<'a> Recorder<'a> {
             db,
             options,
             key: None,
+            registry: Registry::builtin(),
         }
     }
 
@@ -228,7 +287,7 @@ impl<'a> Recorder<'a> {
         Ok(Some(Engine::open_read_only(
             &db,
             self.options,
-            Registry::builtin(),
+            self.registry.clone(),
         )?))
     }
 
@@ -285,7 +344,7 @@ impl<'a> Recorder<'a> {
             let p = Pending::<M>::decide(stream, M::initial_state(), 0, command, &ctx, key)?;
             (None, p)
         } else {
-            let engine = Engine::open(&db, self.options, Registry::builtin())?;
+            let engine = Engine::open(&db, self.options, self.registry.clone())?;
             match engine.decide::<M>(stream, command, &ctx, key)? {
                 Decision::Replayed(done) => return Ok(self.finish(done)),
                 Decision::Pending(p) => (Some(engine), p),
@@ -304,7 +363,7 @@ impl<'a> Recorder<'a> {
         };
         let appended = match engine {
             Some(mut e) => e.append(pending),
-            None => Engine::open(&db, self.options, Registry::builtin())
+            None => Engine::open(&db, self.options, self.registry.clone())
                 .and_then(|mut e| e.append(pending)),
         };
         match appended {
@@ -316,6 +375,42 @@ impl<'a> Recorder<'a> {
                 Err(e.into())
             }
         }
+    }
+
+    /// [`Recorder::record`] for a command given as JSON, of any machine of the
+    /// registry (`cairn exec`): the same one context, idempotency key (standing
+    /// for the command), one decision and append, stderr line and outcome. A
+    /// command only a cairn verb may record is refused before anything is read.
+    pub fn record_any(
+        &self,
+        stream: &StreamId,
+        command: &Value,
+        fresh_ids: usize,
+    ) -> Result<RecordedAny, Failure> {
+        let ctx = context_with(fresh_ids);
+        let key = self.key.map(Key::Command);
+        let db = self.db.clone()?;
+        let (engine, decision) = if std::fs::symlink_metadata(&db).is_err() {
+            let d = self.registry.decide_any_fresh(stream, command, &ctx, key)?;
+            (None, d)
+        } else {
+            let engine = Engine::open(&db, self.options, self.registry.clone())?;
+            let d = engine.decide_any(stream, command, &ctx, key)?;
+            (Some(engine), d)
+        };
+        let pending = match decision {
+            AnyDecision::Replayed(done) => return Ok(RecordedAny::from(done)),
+            AnyDecision::Pending(p) => p,
+        };
+        let pending = match pending.unchanged() {
+            Ok(done) => return Ok(RecordedAny::from(done)),
+            Err(pending) => pending,
+        };
+        let mut engine = match engine {
+            Some(e) => e,
+            None => Engine::open(&db, self.options, self.registry.clone())?,
+        };
+        Ok(RecordedAny::from(engine.append_any(pending)?))
     }
 
     fn finish<M: Machine>(&self, done: Executed<M>) -> Recorded<M> {

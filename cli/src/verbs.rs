@@ -71,6 +71,11 @@ pub fn run(cli: Cli, registry: Registry) -> Result<Done, Failure> {
             }
             Ok(Done::Ok)
         }
+        Command::Exec {
+            machine,
+            stream,
+            key,
+        } => crate::exec::run(machine, stream, key, &db_path(&cli), &writing()?, registry),
         Command::Park(verb) => crate::park::run(verb, &db_path(&cli), &writing()?),
         Command::Ship(verb) => crate::ship::run_verb(verb, &db_path(&cli), &writing()?),
         Command::Pr(verb) => crate::pr::run(verb, &db_path(&cli), &writing()?),

@@ -78,6 +78,18 @@ pub enum Command {
         #[arg(long, value_name = "VERSION")]
         at: Option<u64>,
     },
+    /// Record one JSON command (stdin) on a stream of any registered machine
+    #[command(
+        after_help = "Reads one JSON command of MACHINE on stdin (the machine's own command, as serde reads\nit), decides it against STREAM with the same rules, idempotency key and journal as every\nverb, and records it. A command whose evidence cairn observes itself (git, gh, criterion\nruns, files as found) is refused, naming the verb that records it. Exit 0 recorded; 2 bad\ninput or refused (nothing written); 3 conflict or busy; 4 recorded, not green yet.\n\nExample:\n  echo '{\"command\":\"withdraw\"}' | cairn exec review-request review-request/rr-1"
+    )]
+    Exec {
+        /// The machine's name (see `cairn machines`)
+        machine: String,
+        /// The stream id, `<machine>/<instance>`
+        stream: String,
+        #[command(flatten)]
+        key: Key,
+    },
     /// Read, verify and audit the journal
     #[command(subcommand)]
     Journal(JournalCommand),

@@ -93,9 +93,15 @@ impl Machine for Ship {
 
     fn recorded_by(command: &Command) -> Option<&'static str> {
         match command {
-            // The step's announcement names this process as read by `ps`; every
-            // gate is derived from git runs cairn made.
-            Command::Begin { .. } => Some("the ship verb that runs the step"),
+            // The step's announcement names this process as read by `ps` (the verb
+            // that runs the step announces it); every gate is derived from git
+            // runs cairn made.
+            Command::Begin { step, .. } => Some(match step {
+                Mutation::Create => "ship create",
+                Mutation::Merge => "ship merge",
+                Mutation::Teardown => "ship teardown",
+                Mutation::Resume => "ship resume",
+            }),
             Command::Open { .. } => Some("ship open"),
             Command::Preflight { .. } => Some("ship preflight"),
             Command::Create { .. } => Some("ship create"),

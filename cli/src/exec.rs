@@ -1,0 +1,71 @@
+//! `cairn exec MACHINE STREAM`: one JSON command on stdin for any registered
+//! machine — a built-in or a team's own, served by `main_with(registry)` —
+//! recorded through the one recording path (`Recorder::record_any`), with the
+//! same idempotency key, exit codes and stdout as every recording verb.
+//!
+//! # Output
+//!
+//! `{"stream", "version", "state_name", "state", "events": [{"event_type",
+//! "schema_version", "payload"}], "outcome": "accepted" | "not-green" |
+//! "unchanged" | "replayed"}` — the events are this transition's (the first
+//! one's, when an idempotency key replays it).
+//!
+//! # What exec does not record
+//!
+//! A command whose evidence cairn observes itself (ship's git runs, `pr
+//! observe`'s gh and freshness runs, `work verify`'s trees and criterion runs,
+//! the spec or run record as found) is refused with exit 2 and the verb that
+//! records it (`Machine::recorded_by`): from a caller's JSON, that evidence would
+//! be whatever the caller wrote, so `shipped`, `verified` or `merged` could be
+//! forged.
+
+use cairn::journal::Options;
+use cairn::{Registry, StreamId};
+use serde_json::json;
+
+use crate::args::Key;
+use crate::failure::{Done, Failure};
+use crate::output;
+use crate::record::{Db, Outcome, Recorder};
+
+/// Runs `cairn exec`.
+pub fn run(
+    machine: &str,
+    stream: &str,
+    key: &Key,
+    db: &Db,
+    options: &Options,
+    registry: Registry,
+) -> Result<Done, Failure> {
+    let fresh_ids = registry
+        .get(machine)
+        .ok_or_else(|| cairn::Error::UnknownMachine {
+            name: machine.to_owned(),
+        })?
+        .fresh_ids();
+    let stream = StreamId::parse(stream)?;
+    if stream.machine() != machine {
+        return Err(cairn::Error::InvalidStream {
+            stream: stream.to_string(),
+            reason: format!("it is not a `{machine}` stream"),
+        }
+        .into());
+    }
+    let command = crate::park::document()?;
+    let rec = Recorder::new(db, options, key)?.with_registry(registry);
+    let done = rec.record_any(&stream, &command, fresh_ids)?;
+    output::json(&json!({
+        "stream": done.stream.to_string(),
+        "version": done.version,
+        "state_name": done.state_name,
+        "state": done.state,
+        "events": done.events,
+        "outcome": match done.outcome {
+            Outcome::Accepted => "accepted",
+            Outcome::NotGreen => "not-green",
+            Outcome::Unchanged => "unchanged",
+            Outcome::Replayed(_) => "replayed",
+        },
+    }));
+    Ok(Done::Recorded(done.outcome))
+}
