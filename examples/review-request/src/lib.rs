@@ -1,8 +1,13 @@
 //! `review-request`: a sixth lifecycle, defined in its own crate with only cairn's
 //! public API. A request is opened, approved on passing review evidence, and merged
 //! on passing CI evidence — or withdrawn. `unknown` evidence never opens a gate.
+//!
+//! Nothing here is a name kept by hand: `#[derive(Names)]` reads the state, event
+//! and command names from the serde attributes (so the journal's names are the
+//! serialized tags), and a refusal takes the machine, command and state names from
+//! the machine (`Rejection::of`, `Rejection::not_allowed`).
 
-use cairn::machines::{EdgeSpec, GraphSpec, StateSpec};
+use cairn::machines::{EdgeSpec, GraphSpec, Names, StateSpec};
 use cairn::{Check, Context, Machine, Outcome, Rejection, Timestamp, Violation};
 use serde::{Deserialize, Serialize};
 
@@ -32,7 +37,7 @@ pub type GateCheck = Check<Gate, Gate, Evidence>;
 /// The lifecycle.
 pub struct ReviewRequest;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Names)]
 #[serde(tag = "state", rename_all = "kebab-case")]
 pub enum State {
     Draft,
@@ -42,7 +47,7 @@ pub enum State {
     Withdrawn,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Names)]
 #[serde(tag = "command", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum Command {
     Open { title: String },
@@ -51,7 +56,7 @@ pub enum Command {
     Withdraw,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Names)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum Event {
     Opened { title: String },
@@ -110,31 +115,19 @@ impl Machine for ReviewRequest {
     }
 
     fn decide(state: &State, command: &Command, ctx: &Context) -> Result<Vec<Event>, Rejection> {
-        let refuse = |v: Vec<Violation>| {
-            Rejection::from_violations(
-                Self::NAME,
-                Self::command_name(command),
-                Self::state_name(state),
-                v,
-            )
-        };
-        let single = |predicate: &str, field: Option<&str>, message: &str| {
-            Rejection::single(
-                Self::NAME,
-                Self::command_name(command),
-                Self::state_name(state),
-                Violation::new(predicate, field, message),
-            )
-        };
+        // Every violation of the gate, or none: the names come from the machine.
+        let refuse = |v: Vec<Violation>| Rejection::of::<Self>(state, command, v);
         match (state, command) {
             (State::Draft, Command::Open { title }) if !title.trim().is_empty() => {
                 Ok(vec![Event::Opened {
                     title: title.clone(),
                 }])
             }
-            (State::Draft, Command::Open { .. }) => {
-                Err(single("title", Some("title"), "a title is required"))
-            }
+            (State::Draft, Command::Open { .. }) => Err(Rejection::refuse::<Self>(
+                state,
+                command,
+                Violation::new("title", Some("title"), "a title is required"),
+            )),
             (State::Open { .. }, Command::Approve { review }) => {
                 match refuse(gate(review, Gate::Review, "review")) {
                     Some(r) => Err(r),
@@ -154,7 +147,7 @@ impl Machine for ReviewRequest {
             (State::Open { .. } | State::Approved { .. }, Command::Withdraw) => {
                 Ok(vec![Event::Withdrawn])
             }
-            _ => Err(single("allowed-here", None, "not allowed in this state")),
+            _ => Err(Rejection::not_allowed::<Self>(state, command)),
         }
     }
 
@@ -180,31 +173,15 @@ impl Machine for ReviewRequest {
     }
 
     fn state_name(state: &State) -> &'static str {
-        match state {
-            State::Draft => "draft",
-            State::Open { .. } => "open",
-            State::Approved { .. } => "approved",
-            State::Merged { .. } => "merged",
-            State::Withdrawn => "withdrawn",
-        }
+        state.variant_name()
     }
 
     fn event_name(event: &Event) -> &'static str {
-        match event {
-            Event::Opened { .. } => "opened",
-            Event::Approved { .. } => "approved",
-            Event::Merged { .. } => "merged",
-            Event::Withdrawn => "withdrawn",
-        }
+        event.variant_name()
     }
 
     fn command_name(command: &Command) -> &'static str {
-        match command {
-            Command::Open { .. } => "open",
-            Command::Approve { .. } => "approve",
-            Command::Merge { .. } => "merge",
-            Command::Withdraw => "withdraw",
-        }
+        command.variant_name()
     }
 
     fn graph() -> GraphSpec {
