@@ -14,20 +14,23 @@
 //! ships a change only on a passing check; `unknown` evidence never opens the gate.
 //!
 //! ```
-//! use cairn::machines::{EdgeSpec, GraphSpec, StateSpec};
+//! use cairn::machines::{EdgeSpec, GraphSpec, Names, StateSpec};
 //! use cairn::{Context, Engine, Machine, Outcome, Registry, Rejection, Request, StreamId, Violation};
 //! use serde::{Deserialize, Serialize};
 //!
 //! struct Ship;
 //!
-//! #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+//! // `Names`: each variant's name is its serde tag, read from the serde attributes.
+//! #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Names)]
+//! #[serde(tag = "state", rename_all = "kebab-case")]
 //! enum State { Building, Shipped { by: String } }
 //!
-//! #[derive(Debug, Serialize, Deserialize)]
+//! #[derive(Debug, Serialize, Deserialize, Names)]
+//! #[serde(tag = "command", rename_all = "kebab-case")]
 //! enum Command { Ship { tests: Outcome, by: String } }
 //!
-//! #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-//! #[serde(tag = "type")]
+//! #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Names)]
+//! #[serde(tag = "type", rename_all = "kebab-case")]
 //! enum Event { Shipped { by: String } }
 //!
 //! impl Machine for Ship {
@@ -39,10 +42,11 @@
 //!     fn initial_state() -> State { State::Building }
 //!     fn decide(state: &State, command: &Command, _: &Context) -> Result<Vec<Event>, Rejection> {
 //!         let Command::Ship { tests, by } = command;
-//!         let no = |p: &str, m: &str| Rejection::single("ship-it", "ship", Self::state_name(state), Violation::new(p, None, m));
 //!         match state {
-//!             State::Shipped { .. } => Err(no("building", "already shipped")),
-//!             State::Building if !tests.opens_gate() => Err(no("tests-pass", "only passing tests ship")),
+//!             State::Shipped { .. } => Err(Rejection::not_allowed::<Self>(state, command)),
+//!             State::Building if !tests.opens_gate() => Err(Rejection::refuse::<Self>(
+//!                 state, command, Violation::new("tests-pass", Some("tests"), "only passing tests ship"),
+//!             )),
 //!             State::Building => Ok(vec![Event::Shipped { by: by.clone() }]),
 //!         }
 //!     }
@@ -50,17 +54,15 @@
 //!         let Event::Shipped { by } = event;
 //!         State::Shipped { by: by.clone() }
 //!     }
-//!     fn state_name(s: &State) -> &'static str {
-//!         match s { State::Building => "building", State::Shipped { .. } => "shipped" }
-//!     }
-//!     fn event_name(_: &Event) -> &'static str { "Shipped" }
-//!     fn command_name(_: &Command) -> &'static str { "ship" }
+//!     fn state_name(s: &State) -> &'static str { s.variant_name() }
+//!     fn event_name(e: &Event) -> &'static str { e.variant_name() }
+//!     fn command_name(c: &Command) -> &'static str { c.variant_name() }
 //!     fn graph() -> GraphSpec {
 //!         GraphSpec {
 //!             machine: "ship-it",
 //!             initial: "building",
 //!             states: vec![StateSpec { name: "building", terminal: false }, StateSpec { name: "shipped", terminal: true }],
-//!             edges: vec![EdgeSpec { from: "building", event: "Shipped", to: "shipped" }],
+//!             edges: vec![EdgeSpec { from: "building", event: "shipped", to: "shipped" }],
 //!         }
 //!     }
 //! }
@@ -83,9 +85,13 @@
 //! # }
 //! ```
 //!
-//! Property-test it with [`testing::check`] (feature `testing`), serve it from your
-//! own `cairn` binary with `cairn_cli::main_with(registry)`, and see
-//! `examples/review-request` for a complete crate that does all three.
+//! Test it with [`testing::Harness`] (feature `testing`): it aims command sequences
+//! at every state and edge of the graph, runs them through the real journal, checks
+//! your domain properties, and fails on a state or edge never reached unless the
+//! test names it unreachable. Serve it from your own `cairn` binary with
+//! `cairn_cli::main_with(registry)` — `cairn exec ship-it ship-it/release-1` then
+//! records its commands from JSON on stdin — and see `examples/review-request` for
+//! a complete crate that does all three.
 
 #![deny(missing_docs)]
 
@@ -112,6 +118,6 @@ pub use cairn_journal as journal;
 pub use cairn_machines as machines;
 pub use cairn_machines::testing as scenario;
 pub use cairn_machines::{
-    Check, Context, GraphSpec, Id, IdKind, Machine, Outcome, Rejection, Timestamp, Verdict,
+    Check, Context, GraphSpec, Id, IdKind, Machine, Names, Outcome, Rejection, Timestamp, Verdict,
     Violation,
 };

@@ -110,18 +110,30 @@ fn the_teams_binary_records_its_own_commands_with_exec() {
     })
     .unwrap();
     let (code, out) = exec(&db, &open);
-    assert_eq!((code, out["state_name"].as_str()), (0, Some("open")), "{out}");
+    assert_eq!(
+        (code, out["state_name"].as_str()),
+        (0, Some("open")),
+        "{out}"
+    );
     // Unknown review evidence: refused, every failed predicate named, nothing written.
     let unknown = serde_json::to_value(Command::Approve {
         review: check(Gate::Review, Outcome::Unknown, "alice", None),
     })
     .unwrap();
     let (code, out) = exec(&db, &unknown);
-    assert_eq!((code, out["error"]["kind"].as_str()), (2, Some("rejected")), "{out}");
+    assert_eq!(
+        (code, out["error"]["kind"].as_str()),
+        (2, Some("rejected")),
+        "{out}"
+    );
     // A command that is not one of this machine's: the field and rule.
     let (code, out) = exec(&db, &serde_json::json!({"command": "approve"}));
     assert_eq!(
-        (code, out["error"]["field"].as_str(), out["error"]["rule"].as_str()),
+        (
+            code,
+            out["error"]["field"].as_str(),
+            out["error"]["rule"].as_str()
+        ),
         (2, Some("review"), Some("required")),
         "{out}"
     );
