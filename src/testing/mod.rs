@@ -10,7 +10,7 @@
 //!    the shortest sequence to every declared state and edge — the XState
 //!    model-based-testing idea over the real guards;
 //! 2. runs each of those sequences, and `cases` random ones from your strategy,
-//!    through the real journal-backed [`Engine`] on a real SQLite file, checking
+//!    through the real journal-backed [`Engine`](crate::Engine) on a real SQLite file, checking
 //!    the universal invariants every cairn machine must keep:
 //!    * the machine's graph has no defects;
 //!    * `decide` never panics;
