@@ -169,6 +169,8 @@ pub fn run_sequence_in<M: Machine, P>(
                 .map(|k| uuid::Uuid::from_u128(((i as u128) << 32) + k as u128 + 1))
                 .collect(),
             session: session.map(str::to_owned),
+            reads: Vec::new(),
+            fencing_token: None,
         };
         let version_before = engine
             .journal()

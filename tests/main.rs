@@ -30,6 +30,7 @@ mod pr_merge;
 mod pr_properties;
 mod pr_sequences;
 mod properties;
+mod reads;
 mod reliability;
 mod saga;
 mod saga_downstream;

@@ -23,6 +23,8 @@ fn ctx() -> Context {
         now: Timestamp::parse("2026-01-01T00:00:00Z").expect("a fixed timestamp parses"),
         fresh_ids: vec![],
         session: None,
+        reads: Vec::new(),
+        fencing_token: None,
     }
 }
 

@@ -43,6 +43,8 @@ pub fn context<M: Machine>() -> Context {
         now: cairn::observe::now(),
         fresh_ids: (0..M::FRESH_IDS).map(|_| uuid::Uuid::new_v4()).collect(),
         session: None,
+        reads: Vec::new(),
+        fencing_token: None,
     }
 }
 

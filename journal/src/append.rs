@@ -48,6 +48,10 @@ pub struct Append {
     pub idempotency: Option<Idempotency>,
     /// RFC3339 time stamped on the transition and its events.
     pub recorded_at: String,
+    /// Other streams the decision read, with the version each was read at: the
+    /// append commits only if every one is still at that version (0: the stream
+    /// must still not exist). A moved stream is a [`Error::Conflict`] naming it.
+    pub reads: Vec<(String, u64)>,
 }
 
 /// Where an appended (or previously appended) transition landed.
@@ -261,6 +265,20 @@ fn append_one(
             expected: a.expected_version,
             actual,
         });
+    }
+    for (stream, expected) in &a.reads {
+        let actual: Option<i64> = tx
+            .prepare_cached(crate::sql::STREAM_TIP)
+            .and_then(|mut s| s.query_row([stream], |r| r.get(0)).optional())
+            .map_err(sql)?;
+        let actual = actual.map_or(0, |v| v as u64);
+        if actual != *expected {
+            return Err(Error::Conflict {
+                stream: stream.clone(),
+                expected: *expected,
+                actual,
+            });
+        }
     }
 
     let first_version = int(a.expected_version, "version")? + 1;

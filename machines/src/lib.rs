@@ -26,6 +26,8 @@ pub mod machine;
 pub mod park;
 pub mod pr_loop;
 #[deny(missing_docs)]
+pub mod reads;
+#[deny(missing_docs)]
 pub mod rejection;
 pub mod saga;
 pub mod ship;
@@ -41,5 +43,6 @@ pub use evidence::{Check, Outcome};
 pub use graph::{EdgeSpec, GraphDefect, GraphSpec, StateSpec};
 pub use id::{Id, IdKind};
 pub use machine::{Context, Machine, Verdict};
+pub use reads::{Fact, Lease, Read};
 pub use rejection::{Rejection, Violation};
 pub use time::Timestamp;

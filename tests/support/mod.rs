@@ -2,6 +2,7 @@
 //! machine that exists only in the tests (it is not shipped).
 
 pub mod fixtures;
+pub mod gate;
 pub mod git;
 pub mod park;
 pub mod park_helper;
@@ -58,6 +59,7 @@ impl TempJournal {
     pub fn engine(&self) -> Engine {
         let mut r = Registry::new();
         r.register::<ticket::Ticket>();
+        r.register::<gate::Gate>();
         Engine::open(&self.path(), &Options::default(), r).expect("engine opens")
     }
     /// Every byte of the journal (after a checkpoint, so the main file is the whole truth).
@@ -91,6 +93,8 @@ pub fn ctx(n: u32) -> Context {
             0x0b1e_6f5e_3c1a_4b7e_9d2a_0000_0000_0000 + u128::from(n),
         )],
         session: Some("test-session".into()),
+        reads: Vec::new(),
+        fencing_token: None,
     }
 }
 

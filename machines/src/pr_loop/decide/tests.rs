@@ -24,6 +24,8 @@ fn ctx() -> Context {
         now: at(),
         fresh_ids: vec![uuid::Uuid::nil()],
         session: None,
+        reads: Vec::new(),
+        fencing_token: None,
     }
 }
 

@@ -34,6 +34,8 @@ fn ctx() -> Context {
         now: Timestamp::parse("2026-01-01T00:00:00Z").expect("a fixed time parses"),
         fresh_ids: vec![Uuid::from_u128(7)],
         session: Some("s1".into()),
+        reads: Vec::new(),
+        fencing_token: None,
     }
 }
 
