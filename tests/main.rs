@@ -7,6 +7,7 @@ mod support;
 mod build_loop;
 mod build_loop_criterion;
 mod build_loop_preview;
+mod claim_properties;
 mod cli;
 mod depth;
 mod engine;
