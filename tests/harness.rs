@@ -5,6 +5,7 @@
 use cairn::machines::build_loop::{
     BuildLoop, CheckRun, Command as IterateCommand, ExitCriterion, Part, Preview,
 };
+use cairn::machines::claim::{Claim, ClaimId, Command as ClaimCommand, Owner, Token, Ttl};
 use cairn::machines::park::Park;
 use cairn::machines::pr_loop::PrLoop;
 use cairn::machines::saga::Saga;
@@ -187,6 +188,46 @@ fn build_loop_keeps_the_universal_invariants() {
                 }],
                 started_at: at.clone(),
                 finished_at: at,
+            }
+        },
+    );
+}
+
+#[test]
+fn claim_keeps_the_universal_invariants() {
+    // (verb, client, ttl in seconds, whether the current token is presented). Steps
+    // are a minute apart, so a ttl under 60 s has expired by the next step.
+    let steps = proptest::collection::vec((0u8..3, 0u64..3, 1u64..150, any::<bool>()), 0..16);
+    check::<Claim, _, _>(
+        &Config {
+            cases: 32,
+            regressions: Some(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../proptest-regressions/claim-harness.txt"
+            )),
+            session: None,
+        },
+        steps,
+        |state, (verb, client, ttl, current)| {
+            // Generated values are within every bound: `c0`…`c2`, tokens from 1, ttl 1..150.
+            let claim_id = ClaimId::parse(&format!("c{client}")).expect("a valid claim id");
+            let token = match state.last_token() {
+                Some(t) if *current => t,
+                _ => Token::new(client + 1).expect("a positive token"),
+            };
+            let ttl_seconds = Ttl::from_seconds(*ttl).expect("a ttl in bounds");
+            match verb {
+                0 => ClaimCommand::Acquire {
+                    owner: Owner::parse(&format!("agent-{client}")).expect("a valid owner"),
+                    claim_id,
+                    ttl_seconds,
+                },
+                1 => ClaimCommand::Renew {
+                    claim_id,
+                    token,
+                    ttl_seconds,
+                },
+                _ => ClaimCommand::Release { claim_id, token },
             }
         },
     );

@@ -51,6 +51,14 @@ pub enum Failure {
     Integrity(String),
     /// A step is in flight in another live process: this one ran nothing (exit 3).
     InFlight(String),
+    /// The request lost to the resource's current state — a claim another holds,
+    /// a stale or expired claim — and wrote nothing (exit 3). `kind` names which;
+    /// `fields` are added to the error object (the rejection, the readback).
+    Contended {
+        kind: &'static str,
+        message: String,
+        fields: Map<String, Value>,
+    },
 }
 
 /// An input error naming the field and the rule it broke.
@@ -155,6 +163,10 @@ impl Failure {
             }
             Failure::Integrity(_) => (code::INTEGRITY, "integrity"),
             Failure::InFlight(_) => (code::CONFLICT, "in-flight"),
+            Failure::Contended { kind, fields, .. } => {
+                extra.extend(fields.clone());
+                (code::CONFLICT, *kind)
+            }
             Failure::Cairn(e) => match e {
                 C::Rejected(r) => {
                     extra.insert("violations".into(), json!(r.violations));
@@ -223,7 +235,7 @@ impl Failure {
     pub fn message(&self) -> String {
         match self {
             Failure::Usage(m) | Failure::Integrity(m) | Failure::InFlight(m) => m.clone(),
-            Failure::Input { message, .. } => message.clone(),
+            Failure::Input { message, .. } | Failure::Contended { message, .. } => message.clone(),
             Failure::Cairn(e) => e.to_string(),
         }
     }
@@ -262,6 +274,14 @@ mod tests {
             (Err(input("f", "r", "m")), code::BAD_INPUT),
             (Err(Failure::Integrity("x".into())), code::INTEGRITY),
             (Err(Failure::InFlight("x".into())), code::CONFLICT),
+            (
+                Err(Failure::Contended {
+                    kind: "claim-held",
+                    message: "x".into(),
+                    fields: Map::new(),
+                }),
+                code::CONFLICT,
+            ),
         ];
         for (ending, want) in cases {
             assert_eq!(exit_code(&ending), want, "{ending:?}");

@@ -19,6 +19,7 @@
 
 mod args;
 mod build;
+mod claim;
 mod failure;
 mod output;
 mod park;

@@ -77,6 +77,7 @@ pub fn run(cli: Cli, registry: Registry) -> Result<Done, Failure> {
         Command::Work(verb) => crate::work::run(verb, &db_path(&cli), &writing()?),
         Command::Saga(verb) => crate::saga::run(verb, &db_path(&cli), &writing()?),
         Command::BuildLoop(a) => crate::build::run(a, &db_path(&cli), &writing()?),
+        Command::Claim(verb) => crate::claim::run(verb, &db_path(&cli), &writing, &options(false)),
         Command::Journal(JournalCommand::Log {
             stream,
             since,

@@ -11,6 +11,7 @@
 //! transition years later.
 
 pub mod build_loop;
+pub mod claim;
 #[deny(missing_docs)]
 pub mod erased;
 #[deny(missing_docs)]

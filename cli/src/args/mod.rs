@@ -1,12 +1,14 @@
 //! The raw command line (clap), one module per verb group. Converted once into
 //! domain values by the verbs.
 
+mod claim;
 mod park;
 mod pr;
 mod saga;
 mod ship;
 mod work;
 
+pub use claim::*;
 pub use park::*;
 pub use pr::*;
 pub use saga::*;
@@ -101,6 +103,9 @@ pub enum Command {
     /// The park-work lifecycle: a drop-in for the park skill's `fold.py` helper
     #[command(subcommand)]
     Park(ParkCommand),
+    /// Claims: an embedded lease with fencing tokens, one per resource
+    #[command(subcommand)]
+    Claim(ClaimCommand),
 }
 
 /// Retry-safe recording: on every verb that records, and on no other.

@@ -7,6 +7,7 @@ pub mod fresh;
 pub mod git;
 pub mod ids;
 pub mod run;
+pub mod text;
 pub mod wire;
 
 use serde::{Deserialize, Serialize};
