@@ -1,12 +1,15 @@
-//! Opening a journal: file creation with owner-only permissions, pragmas, and
-//! migrations keyed on `user_version`.
+//! The SQLite backend: one file in WAL mode. Opening it (file creation with
+//! owner-only permissions, pragmas, migrations keyed on `user_version`); its SQL
+//! lives here and in `sql.rs`, its `Store` in `store.rs`.
+
+mod sql;
+mod store;
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
-use crate::Error;
+use crate::{Access, Durability, Error, Options, SCHEMA_VERSION};
 
 /// `PRAGMA application_id` of a cairn journal ("cairn" would not fit: "crn1").
 const APPLICATION_ID: i64 = 0x6372_6e31;
@@ -80,74 +83,22 @@ CREATE TRIGGER signatures_append_only_delete BEFORE DELETE ON signatures
 "#,
 ];
 
-/// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+const _: () = assert!(MIGRATIONS.len() as i64 == SCHEMA_VERSION);
 
-/// How durable an append is when it returns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Durability {
-    /// `synchronous=FULL`: the append survives power loss once it returns. The default.
-    Full,
-    /// `synchronous=NORMAL`: survives a process crash; the last appends may be lost on power loss.
-    Normal,
-}
-
-/// How to open a journal.
-#[derive(Debug, Clone)]
-pub struct Options {
-    pub durability: Durability,
-    /// How long a writer waits for another writer's lock before [`Error::Busy`].
-    pub busy_timeout: Duration,
-    /// Create the file (and its parent directory) when missing.
-    pub create: bool,
-    /// Sign each appended transition's chain head with this key (its public half
-    /// is recorded in the journal). `None` appends unsigned transitions.
-    pub signing_key: Option<crate::SigningKey>,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Self {
-            durability: Durability::Full,
-            busy_timeout: Duration::from_millis(5_000),
-            create: true,
-            signing_key: None,
-        }
-    }
-}
-
-/// An open journal.
-pub struct Journal {
+/// The SQLite backend's connection to one journal file.
+pub(crate) struct SqliteStore {
     pub(crate) conn: Connection,
     pub(crate) path: PathBuf,
     pub(crate) busy_ms: u64,
     /// The schema version of the file (older than [`SCHEMA_VERSION`] only when
     /// opened read-only: a reader never migrates).
     pub(crate) schema: i64,
-    pub(crate) signing_key: Option<crate::SigningKey>,
     pub(crate) access: Access,
 }
 
-/// How a journal was opened.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Access {
-    /// Read and write (migrated, WAL, the durability pragmas set).
-    ReadWrite,
-    /// SQLite's read-only mode: nothing is created, converted or checkpointed.
-    ReadOnly,
-    /// Read-only media where SQLite cannot even keep its shared-memory index: the
-    /// file is read as immutable (a snapshot or a copy).
-    Immutable,
-}
-
-impl Journal {
+impl SqliteStore {
     /// Opens (and with `options.create`, creates) the journal at `path`.
-    ///
-    /// A new file is created mode 0600 and a missing parent directory mode 0700.
-    /// A directory, a symlink, a non-SQLite file, a foreign SQLite database and
-    /// a journal of a newer schema are refused without being modified.
-    pub fn open(path: &Path, options: &Options) -> Result<Self, Error> {
+    pub(crate) fn open(path: &Path, options: &Options) -> Result<Self, Error> {
         let busy_ms = u64::try_from(options.busy_timeout.as_millis()).unwrap_or(u64::MAX);
         let not_journal = |reason: &str| Error::NotAJournal {
             path: path.to_owned(),
@@ -187,7 +138,6 @@ impl Journal {
             path: path.to_owned(),
             busy_ms,
             schema: SCHEMA_VERSION,
-            signing_key: options.signing_key.clone(),
             access: Access::ReadWrite,
         };
         // Read before writing anything: a foreign or newer file must stay byte-identical.
@@ -217,11 +167,8 @@ impl Journal {
         Ok(journal)
     }
 
-    /// Opens an existing journal for reading only: never creates, migrates,
-    /// converts to WAL or checkpoints, so it works on read-only media, on files the
-    /// user may not write, and on snapshots. A WAL journal whose shared-memory file
-    /// cannot be made is read as immutable ([`Access::Immutable`]).
-    pub fn open_read_only(path: &Path, options: &Options) -> Result<Self, Error> {
+    /// Opens an existing journal for reading only (see `Journal::open_read_only`).
+    pub(crate) fn open_read_only(path: &Path, options: &Options) -> Result<Self, Error> {
         let busy_ms = u64::try_from(options.busy_timeout.as_millis()).unwrap_or(u64::MAX);
         let not_journal = |reason: &str| Error::NotAJournal {
             path: path.to_owned(),
@@ -265,7 +212,6 @@ impl Journal {
                 path: path.to_owned(),
                 busy_ms,
                 schema: 0,
-                signing_key: None,
                 access,
             };
             let (version, app_id, tables) = journal.identify()?;
@@ -296,14 +242,8 @@ impl Journal {
         }
     }
 
-    /// How this journal was opened.
-    pub fn access(&self) -> Access {
-        self.access
-    }
-
-    /// The file's permission bits when they let group or others in (a journal
-    /// keeps evidence that may be sensitive; cairn creates it 0600).
-    pub fn loose_permissions(&self) -> Option<u32> {
+    /// The file's permission bits when they let group or others in.
+    pub(crate) fn loose_permissions(&self) -> Option<u32> {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
@@ -314,11 +254,6 @@ impl Journal {
         {
             None
         }
-    }
-
-    /// The file's path.
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 
     fn identify(&self) -> Result<(i64, i64, i64), Error> {

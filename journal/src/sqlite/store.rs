@@ -1,0 +1,732 @@
+//! The SQLite backend's `Store`: reads, the append transaction (`BEGIN
+//! IMMEDIATE`), the verify snapshot (one read transaction), the import and the
+//! append-only triggers.
+
+use rusqlite::{params, OptionalExtension, Row, Transaction, TransactionBehavior};
+
+use super::{sql, SqliteStore};
+use crate::append::{append_all, Append, AppendOutcome};
+use crate::hash::EventFields;
+use crate::read::{ReplayRow, StoredEvent, StoredTransition, StreamInfo};
+use crate::store::{
+    AppendTx, KeyRow, KeyedTransition, NewTransitionRow, Page, SignatureRow, Sink, Snapshot, Store,
+    WalkRow,
+};
+use crate::{Access, Error, SigningKey};
+
+const EVENT_COLUMNS: &str =
+    "seq, stream, version, machine, event_type, schema_version, payload, recorded_at, transition_id, hash";
+const TRANSITION_COLUMNS: &str =
+    "id, stream, machine, rules_version, command_name, command, context,
+     idempotency_key, fingerprint, first_version, last_version, recorded_at";
+
+fn non_negative<T: TryFrom<i64>>(row: &Row<'_>, i: usize, seq: i64) -> rusqlite::Result<T> {
+    let v: i64 = row.get(i)?;
+    T::try_from(v).map_err(|_| {
+        rusqlite::Error::FromSqlConversionFailure(
+            i,
+            rusqlite::types::Type::Integer,
+            format!("column {i} of row {seq} is out of range: {v}").into(),
+        )
+    })
+}
+
+fn event_from_row(row: &Row<'_>) -> rusqlite::Result<StoredEvent> {
+    let seq: i64 = row.get(0)?;
+    Ok(StoredEvent {
+        seq,
+        stream: row.get(1)?,
+        version: non_negative(row, 2, seq)?,
+        machine: row.get(3)?,
+        event_type: row.get(4)?,
+        schema_version: non_negative(row, 5, seq)?,
+        payload: row.get(6)?,
+        recorded_at: row.get(7)?,
+        transition_id: row.get(8)?,
+        hash: row.get(9)?,
+    })
+}
+
+fn transition_from_row(row: &Row<'_>) -> rusqlite::Result<StoredTransition> {
+    let id: i64 = row.get(0)?;
+    Ok(StoredTransition {
+        id,
+        stream: row.get(1)?,
+        machine: row.get(2)?,
+        rules_version: non_negative(row, 3, id)?,
+        command_name: row.get(4)?,
+        command: row.get(5)?,
+        context: row.get(6)?,
+        idempotency_key: row.get(7)?,
+        fingerprint: row.get(8)?,
+        first_version: non_negative(row, 9, id)?,
+        last_version: non_negative(row, 10, id)?,
+        recorded_at: row.get(11)?,
+    })
+}
+
+fn corrupt(row: &Row<'_>, e: rusqlite::Error) -> Error {
+    Error::Corrupt {
+        seq: row.get(0).unwrap_or(-1),
+        reason: e.to_string(),
+    }
+}
+
+/// The append-only triggers of each schema version: (table, operation).
+const GUARDS: &[(i64, &str, &str)] = &[
+    (1, "events", "UPDATE"),
+    (1, "events", "DELETE"),
+    (1, "transitions", "UPDATE"),
+    (1, "transitions", "DELETE"),
+    (2, "signing_keys", "UPDATE"),
+    (2, "signing_keys", "DELETE"),
+    (2, "signatures", "UPDATE"),
+    (2, "signatures", "DELETE"),
+];
+
+impl SqliteStore {
+    fn sql_err(&self) -> impl Fn(rusqlite::Error) -> Error + '_ {
+        move |e| Error::sql(e, self.busy_ms)
+    }
+}
+
+impl Store for SqliteStore {
+    fn access(&self) -> Access {
+        self.access
+    }
+
+    fn loose_permissions(&self) -> Option<u32> {
+        SqliteStore::loose_permissions(self)
+    }
+
+    fn append_batch(
+        &mut self,
+        appends: &[Append],
+        signer: Option<&SigningKey>,
+    ) -> Result<Vec<AppendOutcome>, Error> {
+        let busy = self.busy_ms;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| Error::sql(e, busy))?;
+        let out = append_all(&mut Tx { tx: &tx, busy }, appends, signer)?;
+        tx.commit().map_err(|e| Error::sql(e, busy))?;
+        Ok(out)
+    }
+
+    fn stream_version(&self, stream: &str) -> Result<u64, Error> {
+        let v: Option<i64> = self
+            .conn
+            .prepare_cached(sql::STREAM_VERSION)
+            .and_then(|mut s| s.query_row([stream], |r| r.get(0)))
+            .map_err(self.sql_err())?;
+        Ok(v.unwrap_or(0).max(0) as u64)
+    }
+
+    fn stream_machine(&self, stream: &str) -> Result<Option<String>, Error> {
+        self.conn
+            .prepare_cached(sql::STREAM_MACHINE)
+            .and_then(|mut s| s.query_row([stream], |r| r.get(0)).optional())
+            .map_err(self.sql_err())
+    }
+
+    fn scan_stream(
+        &self,
+        stream: &str,
+        up_to: i64,
+        f: &mut dyn FnMut(StoredEvent) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {EVENT_COLUMNS} FROM events WHERE stream = ?1 AND version <= ?2 ORDER BY version"
+            ))
+            .map_err(self.sql_err())?;
+        let mut rows = stmt.query(params![stream, up_to]).map_err(self.sql_err())?;
+        while let Some(row) = rows.next().map_err(self.sql_err())? {
+            f(event_from_row(row).map_err(|e| corrupt(row, e))?)?;
+        }
+        Ok(())
+    }
+
+    fn replay_stream(
+        &self,
+        stream: &str,
+        up_to: i64,
+        f: &mut dyn FnMut(ReplayRow<'_>) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(sql::REPLAY)
+            .map_err(self.sql_err())?;
+        let mut rows = stmt.query(params![stream, up_to]).map_err(self.sql_err())?;
+        while let Some(row) = rows.next().map_err(self.sql_err())? {
+            let seq: i64 = row.get(0).map_err(self.sql_err())?;
+            let bad = |reason: &str| Error::Corrupt {
+                seq,
+                reason: reason.to_owned(),
+            };
+            let version: i64 = row.get(1).map_err(self.sql_err())?;
+            let schema_version: i64 = row.get(3).map_err(self.sql_err())?;
+            let text = |i: usize| -> Result<&str, Error> {
+                row.get_ref(i)
+                    .map_err(|e| bad(&e.to_string()))?
+                    .as_str()
+                    .map_err(|e| bad(&e.to_string()))
+            };
+            f(ReplayRow {
+                seq,
+                version: u64::try_from(version).map_err(|_| bad("negative version"))?,
+                event_type: text(2)?,
+                schema_version: u32::try_from(schema_version)
+                    .map_err(|_| bad("schema version out of range"))?,
+                payload: text(4)?,
+            })?;
+        }
+        Ok(())
+    }
+
+    fn read_after(
+        &self,
+        after: i64,
+        stream: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<StoredEvent>, Error> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(if stream.is_some() {
+                sql::LOG_STREAM_AFTER
+            } else {
+                sql::LOG_AFTER
+            })
+            .map_err(self.sql_err())?;
+        let mut rows = match stream {
+            Some(s) => stmt.query(params![after, s, limit]),
+            None => stmt.query(params![after, limit]),
+        }
+        .map_err(self.sql_err())?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().map_err(self.sql_err())? {
+            out.push(event_from_row(row).map_err(|e| corrupt(row, e))?);
+        }
+        Ok(out)
+    }
+
+    fn transitions(&self, stream: &str) -> Result<Vec<StoredTransition>, Error> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {TRANSITION_COLUMNS} FROM transitions WHERE stream = ?1 ORDER BY first_version"
+            ))
+            .map_err(self.sql_err())?;
+        let rows = stmt
+            .query_map([stream], transition_from_row)
+            .map_err(self.sql_err())?;
+        rows.collect::<Result<_, _>>().map_err(self.sql_err())
+    }
+
+    fn transition(&self, id: i64) -> Result<Option<StoredTransition>, Error> {
+        self.conn
+            .prepare_cached(&format!(
+                "SELECT {TRANSITION_COLUMNS} FROM transitions WHERE id = ?1"
+            ))
+            .and_then(|mut s| s.query_row([id], transition_from_row).optional())
+            .map_err(self.sql_err())
+    }
+
+    fn transition_count(&self, stream: &str) -> Result<u64, Error> {
+        let n: i64 = self
+            .conn
+            .prepare_cached(sql::TRANSITION_COUNT)
+            .and_then(|mut s| s.query_row([stream], |r| r.get(0)))
+            .map_err(self.sql_err())?;
+        Ok(n.max(0) as u64)
+    }
+
+    fn transition_by_key(
+        &self,
+        stream: &str,
+        key: &str,
+    ) -> Result<Option<StoredTransition>, Error> {
+        self.conn
+            .prepare_cached(&format!(
+                "SELECT {TRANSITION_COLUMNS} FROM transitions WHERE stream = ?1 AND idempotency_key = ?2"
+            ))
+            .and_then(|mut s| s.query_row([stream, key], transition_from_row).optional())
+            .map_err(self.sql_err())
+    }
+
+    fn streams(&self) -> Result<Vec<StreamInfo>, Error> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT stream, machine, max(version), max(recorded_at) FROM events
+                 GROUP BY stream ORDER BY stream",
+            )
+            .map_err(self.sql_err())?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(StreamInfo {
+                    stream: r.get(0)?,
+                    machine: r.get(1)?,
+                    version: r.get::<_, i64>(2)?.max(0) as u64,
+                    last_recorded_at: r.get(3)?,
+                })
+            })
+            .map_err(self.sql_err())?;
+        rows.collect::<Result<_, _>>().map_err(self.sql_err())
+    }
+
+    fn head(&self) -> Result<Option<(i64, String)>, Error> {
+        self.conn
+            .prepare_cached(sql::HEAD)
+            .and_then(|mut s| s.query_row([], |r| Ok((r.get(0)?, r.get(1)?))).optional())
+            .map_err(self.sql_err())
+    }
+
+    fn snapshot(
+        &self,
+        f: &mut dyn FnMut(&mut dyn Snapshot) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        // One read transaction: every page and lookup sees the same journal.
+        self.conn
+            .execute_batch("BEGIN DEFERRED")
+            .map_err(self.sql_err())?;
+        let result = f(&mut Snap { store: self });
+        let _ = self.conn.execute_batch("COMMIT");
+        result
+    }
+
+    fn unguarded(&self) -> Result<Vec<String>, Error> {
+        let triggers: Vec<String> = self
+            .conn
+            .prepare("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND sql IS NOT NULL")
+            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+            .map_err(self.sql_err())?;
+        let triggers: Vec<String> = triggers
+            .iter()
+            .map(|t| {
+                t.split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+                    .to_ascii_uppercase()
+            })
+            .collect();
+        Ok(GUARDS
+            .iter()
+            .filter(|(since, _, _)| *since <= self.schema)
+            .filter(|(_, table, op)| {
+                let on = format!("BEFORE {op} ON {}", table.to_ascii_uppercase());
+                !triggers
+                    .iter()
+                    .any(|t| t.contains(&on) && t.contains("RAISE(ABORT"))
+            })
+            .map(|(_, table, op)| format!("{op} on {table}"))
+            .collect())
+    }
+
+    fn import(
+        &mut self,
+        feed: &mut dyn FnMut(&mut dyn Sink) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let busy = self.busy_ms;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| Error::sql(e, busy))?;
+        let rows: i64 = tx
+            .query_row(
+                "SELECT (SELECT count(*) FROM events) + (SELECT count(*) FROM transitions)
+                      + (SELECT count(*) FROM signing_keys) + (SELECT count(*) FROM signatures)",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(|e| Error::sql(e, busy))?;
+        if rows > 0 {
+            return Err(Error::NotEmpty {
+                path: self.path.clone(),
+            });
+        }
+        feed(&mut Tx { tx: &tx, busy })?;
+        tx.commit().map_err(|e| Error::sql(e, busy))
+    }
+}
+
+/// One write transaction: the append primitives and the import sink.
+struct Tx<'a, 'c> {
+    tx: &'a Transaction<'c>,
+    busy: u64,
+}
+
+impl Tx<'_, '_> {
+    fn err(&self) -> impl Fn(rusqlite::Error) -> Error {
+        let busy = self.busy;
+        move |e| Error::sql(e, busy)
+    }
+}
+
+impl AppendTx for Tx<'_, '_> {
+    fn head(&mut self) -> Result<Option<(i64, String)>, Error> {
+        self.tx
+            .prepare_cached(sql::HEAD)
+            .and_then(|mut s| s.query_row([], |r| Ok((r.get(0)?, r.get(1)?))).optional())
+            .map_err(self.err())
+    }
+
+    fn idempotency(&mut self, stream: &str, key: &str) -> Result<Option<KeyedTransition>, Error> {
+        self.tx
+            .prepare_cached(sql::IDEMPOTENCY)
+            .and_then(|mut s| {
+                s.query_row(params![stream, key], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+                })
+                .optional()
+            })
+            .map_err(self.err())
+    }
+
+    fn transition_seqs(
+        &mut self,
+        stream: &str,
+        first: i64,
+        last: i64,
+    ) -> Result<(i64, i64), Error> {
+        self.tx
+            .prepare_cached(sql::TRANSITION_SEQS)
+            .and_then(|mut s| {
+                s.query_row(params![stream, first, last], |r| Ok((r.get(0)?, r.get(1)?)))
+            })
+            .map_err(self.err())
+    }
+
+    fn stream_tip(&mut self, stream: &str) -> Result<Option<(i64, String)>, Error> {
+        self.tx
+            .prepare_cached(sql::STREAM_TIP)
+            .and_then(|mut s| {
+                s.query_row([stream], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .optional()
+            })
+            .map_err(self.err())
+    }
+
+    fn insert_transition(&mut self, t: &NewTransitionRow<'_>) -> Result<i64, Error> {
+        self.tx
+            .prepare_cached(
+                "INSERT INTO transitions (stream, machine, rules_version, command_name, command, context,
+                     idempotency_key, fingerprint, first_version, last_version, recorded_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            )
+            .and_then(|mut s| {
+                s.execute(params![
+                    t.stream,
+                    t.machine,
+                    t.rules_version,
+                    t.command_name,
+                    t.command,
+                    t.context,
+                    t.idempotency_key,
+                    t.fingerprint,
+                    t.first_version,
+                    t.last_version,
+                    t.recorded_at
+                ])
+            })
+            .map_err(self.err())?;
+        Ok(self.tx.last_insert_rowid())
+    }
+
+    fn insert_event(&mut self, e: &EventFields<'_>, hash: &str) -> Result<bool, Error> {
+        let inserted = self
+            .tx
+            .prepare_cached(
+                "INSERT INTO events (seq, stream, version, machine, event_type, schema_version,
+                     payload, recorded_at, transition_id, hash)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            )
+            .and_then(|mut s| {
+                s.execute(params![
+                    e.seq,
+                    e.stream,
+                    e.version,
+                    e.machine,
+                    e.event_type,
+                    e.schema_version,
+                    e.payload,
+                    e.recorded_at,
+                    e.transition_id,
+                    hash
+                ])
+            });
+        match inserted {
+            Ok(_) => Ok(true),
+            Err(rusqlite::Error::SqliteFailure(f, _))
+                if f.code == rusqlite::ErrorCode::ConstraintViolation =>
+            {
+                Ok(false)
+            }
+            Err(other) => Err(Error::sql(other, self.busy)),
+        }
+    }
+
+    fn key_id(&mut self, public_key: &str, added_at: &str) -> Result<i64, Error> {
+        self.tx
+            .prepare_cached(sql::KEY_INSERT)
+            .and_then(|mut s| s.execute(params![public_key, added_at]))
+            .map_err(self.err())?;
+        self.tx
+            .prepare_cached(sql::KEY_ID)
+            .and_then(|mut s| s.query_row([public_key], |r| r.get(0)))
+            .map_err(self.err())
+    }
+
+    fn insert_signature(&mut self, s: &SignatureRow) -> Result<(), Error> {
+        self.tx
+            .prepare_cached(sql::SIGNATURE_INSERT)
+            .and_then(|mut st| {
+                st.execute(params![
+                    s.transition_id,
+                    s.key_id,
+                    s.head_seq,
+                    s.head_hash,
+                    s.signature
+                ])
+            })
+            .map_err(self.err())?;
+        Ok(())
+    }
+}
+
+impl Sink for Tx<'_, '_> {
+    fn key(&mut self, k: &KeyRow) -> Result<(), Error> {
+        self.tx
+            .prepare_cached(
+                "INSERT INTO signing_keys (id, public_key, added_at) VALUES (?1, ?2, ?3)",
+            )
+            .and_then(|mut s| s.execute(params![k.id, k.public_key, k.added_at]))
+            .map_err(self.err())?;
+        Ok(())
+    }
+
+    fn transition(&mut self, t: &StoredTransition) -> Result<(), Error> {
+        self.tx
+            .prepare_cached(&format!(
+                "INSERT INTO transitions ({TRANSITION_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+            ))
+            .and_then(|mut s| {
+                s.execute(params![
+                    t.id,
+                    t.stream,
+                    t.machine,
+                    t.rules_version,
+                    t.command_name,
+                    t.command,
+                    t.context,
+                    t.idempotency_key,
+                    t.fingerprint,
+                    t.first_version as i64,
+                    t.last_version as i64,
+                    t.recorded_at
+                ])
+            })
+            .map_err(self.err())?;
+        Ok(())
+    }
+
+    fn event(&mut self, e: &StoredEvent) -> Result<(), Error> {
+        let fields = crate::hash::stored_event_fields(e);
+        if self.insert_event(&fields, &e.hash)? {
+            Ok(())
+        } else {
+            Err(Error::InvalidAppend(format!(
+                "event {}@{} is in the source twice",
+                e.stream, e.version
+            )))
+        }
+    }
+
+    fn signature(&mut self, s: &SignatureRow) -> Result<(), Error> {
+        self.insert_signature(s)
+    }
+}
+
+/// The verify walk's reads, inside the snapshot's read transaction.
+struct Snap<'a> {
+    store: &'a SqliteStore,
+}
+
+impl Snapshot for Snap<'_> {
+    fn events_after(&mut self, after: Option<i64>, limit: i64) -> Result<Page, Error> {
+        let s = self.store;
+        let mut stmt = match after {
+            Some(_) => s.conn.prepare_cached(sql::LOG_AFTER),
+            None => s.conn.prepare_cached(&format!(
+                "SELECT {EVENT_COLUMNS} FROM events ORDER BY seq LIMIT ?1"
+            )),
+        }
+        .map_err(s.sql_err())?;
+        let mut rows = match after {
+            Some(a) => stmt.query(params![a, limit]),
+            None => stmt.query(params![limit]),
+        }
+        .map_err(s.sql_err())?;
+        let mut page = Page {
+            rows: Vec::new(),
+            damaged: None,
+        };
+        loop {
+            let row = match rows.next() {
+                Ok(Some(row)) => row,
+                Ok(None) => break,
+                Err(e) => match Error::sql(e, s.busy_ms) {
+                    // The file itself is damaged (a truncated or overwritten page).
+                    Error::Damaged { detail } => {
+                        page.damaged = Some(detail);
+                        break;
+                    }
+                    other => return Err(other),
+                },
+            };
+            page.rows.push(match event_from_row(row) {
+                Ok(e) => WalkRow::Event(e),
+                Err(err) => WalkRow::Unreadable {
+                    // The rowid is always an integer.
+                    seq: row.get(0).map_err(s.sql_err())?,
+                    hash: row.get::<_, String>(9).ok(),
+                    reason: err.to_string(),
+                },
+            });
+        }
+        Ok(page)
+    }
+
+    fn transition(&mut self, id: i64) -> Result<Option<StoredTransition>, String> {
+        self.store
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {TRANSITION_COLUMNS} FROM transitions WHERE id = ?1"
+            ))
+            .and_then(|mut s| s.query_row([id], transition_from_row).optional())
+            .map_err(|e| e.to_string())
+    }
+
+    fn transitions_after(
+        &mut self,
+        after: i64,
+        limit: i64,
+    ) -> Result<Vec<StoredTransition>, Error> {
+        let s = self.store;
+        s.conn
+            .prepare_cached(sql::TRANSITIONS_AFTER)
+            .and_then(|mut st| {
+                st.query_map(params![after, limit], transition_from_row)?
+                    .collect()
+            })
+            .map_err(s.sql_err())
+    }
+
+    fn signature(
+        &mut self,
+        transition_id: i64,
+    ) -> Result<Option<(SignatureRow, Option<String>)>, Error> {
+        let s = self.store;
+        if s.schema < 2 {
+            return Ok(None);
+        }
+        s.conn
+            .prepare_cached(sql::SIGNATURE_OF)
+            .and_then(|mut st| {
+                st.query_row([transition_id], |r| {
+                    Ok((
+                        SignatureRow {
+                            transition_id,
+                            key_id: r.get(0)?,
+                            head_seq: r.get(1)?,
+                            head_hash: r.get(2)?,
+                            signature: r.get(3)?,
+                        },
+                        r.get(4)?,
+                    ))
+                })
+                .optional()
+            })
+            .map_err(s.sql_err())
+    }
+
+    fn signatures_after(&mut self, after: i64, limit: i64) -> Result<Vec<SignatureRow>, Error> {
+        let s = self.store;
+        if s.schema < 2 {
+            return Ok(Vec::new());
+        }
+        s.conn
+            .prepare_cached(sql::SIGNATURES_AFTER)
+            .and_then(|mut st| {
+                st.query_map(params![after, limit], |r| {
+                    Ok(SignatureRow {
+                        transition_id: r.get(0)?,
+                        key_id: r.get(1)?,
+                        head_seq: r.get(2)?,
+                        head_hash: r.get(3)?,
+                        signature: r.get(4)?,
+                    })
+                })?
+                .collect()
+            })
+            .map_err(s.sql_err())
+    }
+
+    fn keys(&mut self) -> Result<Vec<KeyRow>, Error> {
+        let s = self.store;
+        if s.schema < 2 {
+            return Ok(Vec::new());
+        }
+        s.conn
+            .prepare("SELECT id, public_key, added_at FROM signing_keys ORDER BY id")
+            .and_then(|mut st| {
+                st.query_map([], |r| {
+                    Ok(KeyRow {
+                        id: r.get(0)?,
+                        public_key: r.get(1)?,
+                        added_at: r.get(2)?,
+                    })
+                })?
+                .collect()
+            })
+            .map_err(s.sql_err())
+    }
+
+    fn orphan_signatures(&mut self) -> Result<Vec<i64>, Error> {
+        let s = self.store;
+        if s.schema < 2 {
+            return Ok(Vec::new());
+        }
+        s.conn
+            .prepare("SELECT transition_id FROM signatures WHERE transition_id NOT IN (SELECT id FROM transitions) ORDER BY transition_id")
+            .and_then(|mut st| st.query_map([], |r| r.get(0))?.collect())
+            .map_err(s.sql_err())
+    }
+
+    fn orphan_transitions(&mut self) -> Result<Vec<(i64, String)>, Error> {
+        let s = self.store;
+        s.conn
+            .prepare("SELECT id, stream FROM transitions WHERE id NOT IN (SELECT transition_id FROM events) ORDER BY id")
+            .and_then(|mut st| st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
+            .map_err(s.sql_err())
+    }
+
+    fn transition_total(&mut self) -> Result<i64, Error> {
+        let s = self.store;
+        s.conn
+            .query_row("SELECT count(*) FROM transitions", [], |r| r.get(0))
+            .map_err(s.sql_err())
+    }
+
+    fn hash_at(&mut self, seq: i64) -> Result<Option<String>, Error> {
+        let s = self.store;
+        s.conn
+            .query_row("SELECT hash FROM events WHERE seq = ?1", [seq], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(s.sql_err())
+    }
+}
