@@ -6,7 +6,7 @@ use cairn::machines::saga::{
     self, Command, Kind, Phase, PhaseStatus, Saga, Save, Scenario, ScenarioResult, State, Status,
     Thread,
 };
-use cairn::{Engine, Machine, Registry, StreamId};
+use cairn::{Machine, StreamId};
 use serde_json::{json, Value};
 
 use crate::args::{MergeTurnCommand, SagaCommand, SagaSave};
@@ -517,10 +517,8 @@ fn scan(
     branch: &Option<String>,
     max_candidates: usize,
 ) -> Result<Done, Failure> {
-    let path = db.clone()?;
     let mut candidates: Vec<(String, Value)> = vec![];
-    if std::fs::symlink_metadata(&path).is_ok() {
-        let engine = Engine::open_read_only(&path, options, Registry::builtin())?;
+    if let Some(engine) = Recorder::reader(db, options).existing_engine()? {
         for info in engine.journal().streams()? {
             if info.machine != saga::NAME {
                 continue;

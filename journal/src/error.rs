@@ -139,7 +139,7 @@ pub enum Error {
     ///
     /// ### Handling
     /// An environment problem or a bug (exit 1).
-    #[error("postgres: {0}")]
+    #[error("postgres: {}", pg_detail(.0))]
     Postgres(#[source] ::postgres::Error),
     /// Any other SQLite failure.
     ///
@@ -147,6 +147,15 @@ pub enum Error {
     /// An environment problem or a bug (exit 1).
     #[error("sqlite: {0}")]
     Sqlite(#[source] rusqlite::Error),
+}
+
+/// A PostgreSQL error with the server's code and message (its `Display` alone
+/// says only "db error").
+fn pg_detail(e: &::postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{} ({})", db.message(), db.code().code()),
+        None => e.to_string(),
+    }
 }
 
 impl Error {

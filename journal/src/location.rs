@@ -127,6 +127,12 @@ impl<P: AsRef<Path> + ?Sized> From<&P> for Location {
     }
 }
 
+impl From<&Location> for Location {
+    fn from(l: &Location) -> Self {
+        l.clone()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -145,8 +145,24 @@ impl Session {
         }
     }
 
-    /// Reads (never writes) what the schema holds.
+    /// Reads (never writes) what the schema holds. A journal's tables are
+    /// created in one transaction with its marker, so tables seen without a
+    /// marker are looked at twice: another process may have just created both.
     fn identify(&self, c: &mut impl GenericClient) -> Result<(i64, Found), Error> {
+        match self.identify_once(c, false)? {
+            Some(found) => Ok(found),
+            None => self
+                .identify_once(c, true)?
+                .ok_or_else(|| self.not_journal("internal: identify")),
+        }
+    }
+
+    /// `None` when tables were seen without a marker and `last` is false.
+    fn identify_once(
+        &self,
+        c: &mut impl GenericClient,
+        last: bool,
+    ) -> Result<Option<(i64, Found)>, Error> {
         let row = c
             .query_one(sql::CURRENT_SCHEMA, &[])
             .map_err(|e| self.pg(e))?;
@@ -183,18 +199,21 @@ impl Session {
                     supported: SCHEMA_VERSION,
                 });
             }
-            return Ok((namespace, Found::Journal(version)));
+            return Ok(Some((namespace, Found::Journal(version))));
         }
         let relations: i64 = c
             .query_one(sql::RELATIONS, &[&namespace])
             .map_err(|e| self.pg(e))?
             .get(0);
+        if relations > 0 && !last {
+            return Ok(None);
+        }
         if relations > 0 {
             return Err(self.not_journal(&format!(
                 "schema `{schema}` holds another application's tables and no cairn marker (give cairn an empty schema or database)"
             )));
         }
-        Ok((namespace, Found::Empty))
+        Ok(Some((namespace, Found::Empty)))
     }
 
     /// Creates or migrates the journal in one transaction holding the journal's
