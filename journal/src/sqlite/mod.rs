@@ -4,6 +4,7 @@
 
 mod sql;
 mod store;
+mod tx;
 
 use std::path::{Path, PathBuf};
 
