@@ -1,6 +1,7 @@
 //! cairn's workspace tests, one binary (one link on two cores): the journal on
-//! real SQLite files, the engine and its audit driven by a test-only machine,
-//! property tests, and the `cairn` binary end to end with insta snapshots.
+//! real SQLite files and on a throwaway PostgreSQL cluster (the conformance suite
+//! runs the same tests on both), the engine and its audit driven by a test-only
+//! machine, property tests, and the `cairn` binary end to end with insta snapshots.
 
 mod support;
 
@@ -8,6 +9,8 @@ mod build_loop;
 mod build_loop_criterion;
 mod build_loop_preview;
 mod cli;
+mod conformance;
+mod conformance_cli;
 mod depth;
 mod engine;
 mod fuzz;
