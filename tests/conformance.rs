@@ -17,7 +17,7 @@ use crate::support::ctx;
 use crate::support::ticket::{Command, Ticket};
 
 /// Five appends over three streams (the same as `journal::populated`).
-fn populate(s: &Store) {
+pub(crate) fn populate(s: &Store) {
     let mut j = s.journal();
     j.append(&append("ticket/a", 0, &["{\"a\":1}", "{\"a\":2}"], None))
         .unwrap();
@@ -31,7 +31,7 @@ fn populate(s: &Store) {
         .unwrap();
 }
 
-fn ticket_registry() -> Registry {
+pub(crate) fn ticket_registry() -> Registry {
     let mut r = Registry::new();
     r.register::<Ticket>();
     r
@@ -264,14 +264,14 @@ fn damages() -> Vec<Damage> {
     ]
 }
 
-fn signed() -> Options {
+pub(crate) fn signed() -> Options {
     Options {
         signing_key: Some(SigningKey::from_seed([42; 32])),
         ..Options::default()
     }
 }
 
-fn populate_signed(s: &Store) {
+pub(crate) fn populate_signed(s: &Store) {
     let mut j = Journal::open(&s.db(), &signed()).unwrap();
     j.append(&append("ticket/a", 0, &["{\"a\":1}", "{\"a\":2}"], None))
         .unwrap();

@@ -11,6 +11,8 @@ mod build_loop_preview;
 mod cli;
 mod conformance;
 mod conformance_cli;
+mod conformance_reads;
+mod conformance_trust;
 mod depth;
 mod engine;
 mod fuzz;

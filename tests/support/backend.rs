@@ -20,6 +20,18 @@ pub fn backends() -> [Backend; 2] {
     [Backend::Sqlite, Backend::Postgres]
 }
 
+/// A conformance case that cannot exist on PostgreSQL (a file mode, read-only
+/// media, SQLite's own structural check): `true` on PostgreSQL, after saying on
+/// stderr which case is skipped and why, so no skip is silent. The reason is the
+/// argument, in the test's code.
+pub fn sqlite_only(b: Backend, case: &str, why_not_postgres: &str) -> bool {
+    if b == Backend::Postgres {
+        eprintln!("conformance: `{case}` skipped on PostgreSQL: {why_not_postgres}");
+        return true;
+    }
+    false
+}
+
 /// A fresh, empty journal location of one backend.
 pub struct Store {
     pub backend: Backend,
