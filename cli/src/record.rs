@@ -23,9 +23,7 @@
 //!   with [`Recorder::recall`] *before* it runs or writes anything: a retry runs
 //!   no git, no criterion and writes no file.
 
-use std::path::PathBuf;
-
-use cairn::journal::Options;
+use cairn::journal::{Error as JournalError, Journal, Location, Options};
 use cairn::{
     Context, Decision, Engine, Executed, Key, Machine, Pending, Registry, StreamId, Verdict,
 };
@@ -34,7 +32,7 @@ use serde_json::Value;
 use crate::failure::{require_nonempty, Failure, NoJournalLocation};
 
 /// Where the journal is, if a location could be resolved.
-pub type Db = Result<PathBuf, NoJournalLocation>;
+pub type Db = Result<Location, NoJournalLocation>;
 
 /// A fresh decision context: the time now and `M::FRESH_IDS` random ids. The only
 /// place the CLI reads the clock for a transition or mints ids.
@@ -221,17 +219,28 @@ impl<'a> Recorder<'a> {
         }
     }
 
-    /// The engine over the journal if one exists: reads never create a journal.
+    /// The engine over the journal if one exists: reads never create a journal
+    /// (no file, or a PostgreSQL schema without cairn's tables, is no journal yet).
     pub fn existing_engine(&self) -> Result<Option<Engine>, Failure> {
         let db = self.db.clone()?;
-        if std::fs::symlink_metadata(&db).is_err() {
-            return Ok(None);
+        match Journal::open_read_only(&db, self.options) {
+            Ok(j) => Ok(Some(Engine::new(j, Registry::builtin()))),
+            Err(JournalError::Missing { .. }) => Ok(None),
+            Err(e) => Err(e.into()),
         }
-        Ok(Some(Engine::open_read_only(
-            &db,
-            self.options,
-            Registry::builtin(),
-        )?))
+    }
+
+    /// The engine for writing if the journal exists, without creating it.
+    fn existing_writer(&self, db: &Location) -> Result<Option<Engine>, Failure> {
+        let options = Options {
+            create: false,
+            ..self.options.clone()
+        };
+        match Journal::open(db, &options) {
+            Ok(j) => Ok(Some(Engine::new(j, Registry::builtin()))),
+            Err(JournalError::Missing { .. }) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// The state of `stream` (the initial state when there is no journal yet).
@@ -283,15 +292,15 @@ impl<'a> Recorder<'a> {
             (Some(key), Some(r)) => Some(Key::Request { key, request: &r.0 }),
         };
         let db = self.db.clone()?;
-        let (engine, pending) = if std::fs::symlink_metadata(&db).is_err() {
-            let p = Pending::<M>::decide(stream, M::initial_state(), 0, command, &ctx, key)?;
-            (None, p)
-        } else {
-            let engine = Engine::open(&db, self.options, Registry::builtin())?;
-            match engine.decide::<M>(stream, command, &ctx, key)? {
+        let (engine, pending) = match self.existing_writer(&db)? {
+            None => {
+                let p = Pending::<M>::decide(stream, M::initial_state(), 0, command, &ctx, key)?;
+                (None, p)
+            }
+            Some(engine) => match engine.decide::<M>(stream, command, &ctx, key)? {
                 Decision::Replayed(done) => return Ok(self.finish(done)),
                 Decision::Pending(p) => (Some(engine), p),
-            }
+            },
         };
         let pending = match pending.unchanged() {
             Ok(done) => return Ok(self.finish(done)),
@@ -306,8 +315,9 @@ impl<'a> Recorder<'a> {
         };
         let appended = match engine {
             Some(mut e) => e.append(pending),
-            None => Engine::open(&db, self.options, Registry::builtin())
-                .and_then(|mut e| e.append(pending)),
+            None => Journal::open(&db, self.options)
+                .map_err(cairn::Error::from)
+                .and_then(|j| Engine::new(j, Registry::builtin()).append(pending)),
         };
         match appended {
             Ok(done) => Ok(self.finish(done)),
