@@ -62,6 +62,14 @@ pub struct Invalid {
     pub message: String,
 }
 
+impl Invalid {
+    /// As the input error at `field` (a JSON path or a flag's field name), under
+    /// this value's rule.
+    pub fn at(self, field: impl Into<String>) -> super::InputError {
+        super::InputError::new(field, self.rule, self.message)
+    }
+}
+
 impl std::fmt::Display for Invalid {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.message)
@@ -164,6 +172,38 @@ checked_string!(
     "an absolute, normalised path"
 );
 
+checked_string!(
+    /// A name a caller hands to git where a ref, revision or path stands (a branch,
+    /// a merge target), which git cannot read as an option: it does not start with
+    /// `-`. That is all it guarantees: a blank name is refused by each verb under its
+    /// own rule (`nonempty-string`), before this one.
+    RefName,
+    is_not_option_like,
+    "option-like",
+    "a name git reads as a name (it must not start with `-`)"
+);
+
+checked_string!(
+    /// An `http://` or `https://` URL with a host and no whitespace.
+    HttpUrl,
+    is_http_url,
+    "http-url",
+    "an http(s) URL with a host"
+);
+
+checked_string!(
+    /// A full jj change id: 32 characters of jj's `k`–`z` alphabet (never a short
+    /// prefix, which could come to name another change).
+    JjChange,
+    is_full_jj_change,
+    "full-change",
+    "a full jj change id (32 characters of k–z)"
+);
+
+fn is_not_option_like(s: &str) -> bool {
+    !is_option_like(s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -203,5 +243,24 @@ mod tests {
         assert!(AbsPath::parse("/a/b").is_ok() && AbsPath::parse("a/b").is_err());
         assert!(serde_json::from_value::<AbsPath>(serde_json::json!("/a/../b")).is_err());
         assert!(is_option_like("--all") && is_option_like("-x") && !is_option_like("main"));
+    }
+
+    #[test]
+    fn names_urls_and_changes_are_built_valid_only() {
+        assert_eq!(RefName::parse("--all").unwrap_err().rule, "option-like");
+        assert_eq!(RefName::parse("main").unwrap().as_str(), "main");
+        assert!(serde_json::from_value::<RefName>(serde_json::json!("-x")).is_err());
+        assert_eq!(
+            HttpUrl::parse("github.com/o/r").unwrap_err().rule,
+            "http-url"
+        );
+        assert!(HttpUrl::parse("https://github.com/o/r/pull/1").is_ok());
+        assert_eq!(
+            JjChange::parse(&"a".repeat(32)).unwrap_err().rule,
+            "full-change"
+        );
+        assert!(JjChange::parse(&"k".repeat(32)).is_ok());
+        let e = AbsPath::parse("rel").unwrap_err().at("repo");
+        assert_eq!((e.field.as_str(), e.rule), ("repo", "absolute-path"));
     }
 }

@@ -16,7 +16,7 @@ use crate::Timestamp;
 
 pub use ids::{
     is_full_git_id, is_full_jj_change, is_http_url, is_normal_abs_path, is_option_like, AbsPath,
-    FullCommit, Invalid,
+    FullCommit, HttpUrl, Invalid, JjChange, RefName,
 };
 pub use run::CommandRun;
 pub use wire::{InputError, Result as WireResult};
