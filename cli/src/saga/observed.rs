@@ -34,7 +34,7 @@ fn handed(rec: &Recorder, issue: &str) -> Result<Vec<gates::Handed>, Failure> {
         if let Some(revision) = state.handed_to_code_review {
             out.push(gates::Handed {
                 unit: unit.to_owned(),
-                revision,
+                revision: revision.into(),
             });
         }
     }
