@@ -4,7 +4,7 @@
 //! (`cairn::observe::run`) and recorded in the command, so the audit re-reads them.
 
 use cairn::journal::Options;
-use cairn::machines::evidence::{fresh, is_option_like, AbsPath, CommandRun, FullCommit};
+use cairn::machines::evidence::{fresh, AbsPath, CommandRun, FullCommit, RefName};
 use cairn::machines::pr_loop::identity::PrId;
 use cairn::machines::pr_loop::{
     self, canonical_pr, classify_input, plan, Command, Decision, Disposition, FreshnessRuns,
@@ -44,8 +44,7 @@ fn gh_reading(pr: &str) -> Result<(Value, CommandRun), Failure> {
 }
 
 fn abs_path(field: &str, value: &str) -> Result<AbsPath, Failure> {
-    require_abs_path(field, value)?;
-    AbsPath::parse(value).map_err(|e| input(field, e.rule, &e.message))
+    require_abs_path(field, value)
 }
 
 /// Completes the observe document with what cairn observes itself: with `pr`, the
@@ -190,22 +189,21 @@ fn record_merge(
     if let Some(r) = rec.recall::<PrLoop>(&s, &request)? {
         return Ok(r);
     }
-    if let Some(t) = target {
-        if is_option_like(t) {
-            return Err(input(
-                "target",
-                "option-like",
-                "a branch name, never an option",
-            ));
-        }
-        if !plan::is_target_name(t) {
-            return Err(input(
-                "target",
-                "target-branch",
-                "the branch the merge landed on (not HEAD, a commit id or a revision expression)",
-            ));
-        }
-    } else if repo.is_some() {
+    let target = target
+        .as_deref()
+        .map(|t| {
+            RefName::parse(t)
+                .map_err(|e| input("target", e.rule, "a branch name, never an option"))?;
+            plan::TargetBranch::parse(t).map_err(|e| {
+                input(
+                    "target",
+                    e.rule,
+                    "the branch the merge landed on (not HEAD, a commit id or a revision expression)",
+                )
+            })
+        })
+        .transpose()?;
+    if target.is_none() && repo.is_some() {
         return Err(input(
             "repo",
             "requires-target",
@@ -227,12 +225,8 @@ fn record_merge(
         }),
         (Some(fresh), Some(target)) => {
             let repo = repo.unwrap_or(fresh.repo);
-            let run = cairn::observe::run(&plan::merge_plan(&repo, &fresh.reviewed_sha, target));
-            Some(MergeEvidence::Git {
-                repo,
-                target: target.clone(),
-                run,
-            })
+            let run = cairn::observe::run(&plan::merge_plan(&repo, &fresh.reviewed_sha, &target));
+            Some(MergeEvidence::Git { repo, target, run })
         }
     };
     let command = Command::RecordMerge {

@@ -2,8 +2,6 @@
 //! commit id, an absolute normalised path, an http(s) URL, a ref name that git
 //! will not read as an option.
 
-use serde::{Deserialize, Serialize};
-
 /// True for `http://` or `https://` URLs with a host and no whitespace.
 pub fn is_http_url(s: &str) -> bool {
     let lower = s.to_ascii_lowercase();
@@ -79,17 +77,19 @@ impl std::fmt::Display for Invalid {
 macro_rules! checked_string {
     ($(#[$doc:meta])* $name:ident, $check:path, $rule:literal, $what:literal) => {
         $(#[$doc])*
-        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[derive(
+            Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+        )]
         #[serde(try_from = "String", into = "String")]
         pub struct $name(String);
 
         impl $name {
             /// Checks `s`; the only constructor.
-            pub fn parse(s: &str) -> Result<Self, Invalid> {
+            pub fn parse(s: &str) -> ::core::result::Result<Self, $crate::evidence::Invalid> {
                 if $check(s) {
                     Ok(Self(s.to_owned()))
                 } else {
-                    Err(Invalid {
+                    Err($crate::evidence::Invalid {
                         rule: $rule,
                         message: format!(concat!("`{}` is not ", $what), s),
                     })
@@ -103,8 +103,8 @@ macro_rules! checked_string {
         }
 
         impl TryFrom<String> for $name {
-            type Error = Invalid;
-            fn try_from(s: String) -> Result<Self, Invalid> {
+            type Error = $crate::evidence::Invalid;
+            fn try_from(s: String) -> ::core::result::Result<Self, $crate::evidence::Invalid> {
                 Self::parse(&s)
             }
         }
@@ -153,6 +153,9 @@ macro_rules! checked_string {
         }
     };
 }
+
+/// A machine's own checked string (a rule only it has) is declared the same way.
+pub(crate) use checked_string;
 
 checked_string!(
     /// A full git object id: 40 or 64 lower-case hex digits (never a short or
