@@ -1,9 +1,11 @@
-//! Shared value checks and the newtypes that can only be built valid: a full
-//! commit id, an absolute normalised path, an http(s) URL, a ref name that git
-//! will not read as an option.
+//! The checked values every machine shares, newtypes that can only be built valid:
+//! a full commit id, an absolute normalised path, a name git will not read as an
+//! option, an http(s) URL, a full jj change id. The checks behind them are private
+//! to this module (`tests/tidy.rs` pins it): a caller holds a checked value, or an
+//! [`Invalid`] naming the rule its text broke.
 
 /// True for `http://` or `https://` URLs with a host and no whitespace.
-pub fn is_http_url(s: &str) -> bool {
+fn is_http_url(s: &str) -> bool {
     let lower = s.to_ascii_lowercase();
     let rest = if let Some(r) = lower.strip_prefix("https://") {
         r
@@ -20,19 +22,19 @@ pub fn is_http_url(s: &str) -> bool {
 }
 
 /// 40 or 64 lower-case hex digits: a full git object id.
-pub fn is_full_git_id(s: &str) -> bool {
+fn is_full_git_id(s: &str) -> bool {
     (s.len() == 40 || s.len() == 64)
         && s.bytes()
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// A full jj change id: 32 characters of jj's `k`–`z` alphabet.
-pub fn is_full_jj_change(s: &str) -> bool {
+fn is_full_jj_change(s: &str) -> bool {
     s.len() == 32 && s.bytes().all(|b| (b'k'..=b'z').contains(&b))
 }
 
 /// An absolute, normalised path: starts with `/`, no `.`/`..`/empty segments, no trailing `/`.
-pub fn is_normal_abs_path(s: &str) -> bool {
+fn is_normal_abs_path(s: &str) -> bool {
     if s == "/" {
         return true;
     }
@@ -47,7 +49,7 @@ pub fn is_normal_abs_path(s: &str) -> bool {
 /// A value git could read as an option (`-x`, `--all`) when it stands where a ref,
 /// revision or path is expected. Refused at input by every verb that hands a
 /// caller's name to git; argvs also end options (`--end-of-options`) before it.
-pub fn is_option_like(s: &str) -> bool {
+fn is_option_like(s: &str) -> bool {
     s.starts_with('-')
 }
 
