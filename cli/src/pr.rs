@@ -4,7 +4,7 @@
 //! (`cairn::observe::run`) and recorded in the command, so the audit re-reads them.
 
 use cairn::journal::Options;
-use cairn::machines::evidence::{fresh, AbsPath, CommandRun, FullCommit, RefName};
+use cairn::machines::evidence::{fresh, CommandRun, FullCommit, RefName};
 use cairn::machines::pr_loop::identity::PrId;
 use cairn::machines::pr_loop::{
     self, canonical_pr, classify_input, plan, Command, Decision, Disposition, FreshnessRuns,
@@ -43,10 +43,6 @@ fn gh_reading(pr: &str) -> Result<(Value, CommandRun), Failure> {
     Ok((reading, run))
 }
 
-fn abs_path(field: &str, value: &str) -> Result<AbsPath, Failure> {
-    require_abs_path(field, value)
-}
-
 /// Completes the observe document with what cairn observes itself: with `pr`, the
 /// reading (gh); with `repo`, the freshness runs of the reviewed SHA (git).
 fn observe_input(
@@ -78,7 +74,7 @@ fn observe_input(
     }
     let doc = pr_loop::parse_document(v)?;
     if let Some(repo) = repo {
-        let repo = abs_path("repo", repo)?;
+        let repo = require_abs_path("repo", repo)?;
         if doc.commits_since_review.is_some() {
             return Err(input(
                 "commits_since_review",
@@ -210,7 +206,10 @@ fn record_merge(
             "--repo names where git checks --target: give --target",
         ));
     }
-    let repo = repo.as_deref().map(|r| abs_path("repo", r)).transpose()?;
+    let repo = repo
+        .as_deref()
+        .map(|r| require_abs_path("repo", r))
+        .transpose()?;
     // Only a confirmed merge with a head cairn observed fresh can be checked; any
     // other state is refused by `decide`, and nothing runs.
     let state = rec.current::<PrLoop>(&s)?;
