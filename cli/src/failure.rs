@@ -1,5 +1,6 @@
 //! The one place where outcomes and errors become exit codes and JSON error objects.
 
+use cairn::machines::evidence::AbsPath;
 use serde_json::{json, Map, Value};
 
 use crate::record::Outcome;
@@ -70,20 +71,19 @@ pub fn input(field: &str, rule: &str, message: &str) -> Failure {
     }
 }
 
-/// A flag (`--some-flag`, field `some_flag`) that must be an absolute, normalised path.
-pub fn require_abs_path(field: &str, value: &str) -> Result<(), Failure> {
-    if cairn::machines::evidence::is_normal_abs_path(value) {
-        Ok(())
-    } else {
-        Err(input(
+/// A flag (`--some-flag`, field `some_flag`) that must be an absolute, normalised
+/// path: the checked path.
+pub fn require_abs_path(field: &str, value: &str) -> Result<AbsPath, Failure> {
+    AbsPath::parse(value).map_err(|e| {
+        input(
             field,
-            "absolute-path",
+            e.rule,
             &format!(
                 "--{} must be an absolute, normalised path",
                 field.replace('_', "-")
             ),
-        ))
-    }
+        )
+    })
 }
 
 /// A flag that must not be empty or blank.

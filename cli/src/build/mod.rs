@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use cairn::journal::Options;
 use cairn::machines::build_loop::{self, criterion, planned, BuildLoop, Command, RECORD_SCHEMA};
+use cairn::machines::evidence::FullCommit;
 use cairn::StreamId;
 use serde_json::{json, Value};
 
@@ -165,7 +166,8 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<Done, Failur
     }
 
     let revision = git_line(&repo, &["rev-parse", "HEAD"])
-        .filter(|r| r.len() == 40 && r.bytes().all(|b| b.is_ascii_hexdigit()))
+        .filter(|r| r.len() == 40)
+        .and_then(|r| FullCommit::parse(&r).ok())
         .ok_or_else(|| {
             input(
                 "repo_root",

@@ -136,13 +136,13 @@ pub fn run_verb(verb: &ShipCommand, db: &Db, options: &Options) -> Result<Done, 
             require_nonempty("branch", branch)?;
             require_nonempty("target_branch", target_branch)?;
             for (field, value) in [("branch", branch), ("target_branch", target_branch)] {
-                if cairn::machines::evidence::is_option_like(value) {
-                    return Err(input(
+                cairn::machines::evidence::RefName::parse(value).map_err(|e| {
+                    input(
                         field,
-                        "option-like",
+                        e.rule,
                         "must not start with `-` (git would read it as an option)",
-                    ));
-                }
+                    )
+                })?;
                 names::branch(value).map_err(|(rule, m)| input(field, rule, &m))?;
             }
             let short_id = worktree_path.rsplit('/').next().unwrap_or("");

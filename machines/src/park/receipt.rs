@@ -10,8 +10,8 @@ use super::observation::{
     self, CheckName, Observation, Phase, Provider, TargetKind, OBSERVATION_KEYS,
 };
 use super::{AttemptId, EpisodeId, IntentId};
-use crate::evidence::is_normal_abs_path;
 use crate::evidence::wire::{self, at, idx, InputError, Result};
+use crate::evidence::AbsPath;
 
 /// The fence's info string.
 pub const FENCE_TAG: &str = "work_episode_receipt/v1";
@@ -204,7 +204,7 @@ pub fn validate(v: &Value) -> Result<Receipt> {
             "repository_resolved carries no binding",
         )
     })?;
-    if !is_normal_abs_path(&repository.path) {
+    if AbsPath::parse(&repository.path).is_err() {
         return Err(InputError::new(
             "repository.path",
             "absolute-path",

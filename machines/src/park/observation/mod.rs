@@ -26,7 +26,7 @@ pub use parse::{parse, parse_at};
 use serde::{Deserialize, Serialize};
 
 use super::bind::BindOutput;
-use crate::evidence::{is_full_git_id, is_full_jj_change};
+use crate::evidence::{FullCommit, JjChange};
 use crate::{Outcome, Timestamp};
 
 /// The fixed check set, in canonical order.
@@ -141,10 +141,12 @@ impl Backend {
     }
 
     /// True for a full immutable head of this backend (git object id / jj change id).
+    /// The documents park reads keep their heads as text (their errors name the
+    /// first broken field in document order); the check is the newtypes'.
     pub fn is_full_head(self, s: &str) -> bool {
         match self {
-            Backend::Git => is_full_git_id(s),
-            Backend::Jj => is_full_jj_change(s),
+            Backend::Git => FullCommit::parse(s).is_ok(),
+            Backend::Jj => JjChange::parse(s).is_ok(),
         }
     }
 }
