@@ -8,6 +8,8 @@ mod build_loop;
 mod build_loop_criterion;
 mod build_loop_preview;
 mod cli;
+mod cli_tty;
+mod cli_usage;
 mod depth;
 mod engine;
 mod fuzz;

@@ -3,6 +3,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::record::Outcome;
+use crate::usage::Usage;
 
 /// How a verb ended when it did not fail.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,14 +38,11 @@ pub fn exit_code(result: &Result<Done, Failure>) -> u8 {
 /// An error reaching the CLI's edge.
 #[derive(Debug)]
 pub enum Failure {
-    /// The command line did not parse.
-    Usage(String),
-    /// Input named by `field` broke `rule`.
-    Input {
-        field: String,
-        rule: String,
-        message: String,
-    },
+    /// The command line did not parse: every argument at fault.
+    Usage(Usage),
+    /// Input broke rules: every violation found, the first the one a reader that
+    /// knows only `field` and `rule` acts on (never empty).
+    Input(Vec<Violation>),
     /// The library refused or failed.
     Cairn(cairn::Error),
     /// Verify or audit found problems; the report was already printed.
@@ -53,13 +51,22 @@ pub enum Failure {
     InFlight(String),
 }
 
+/// One input or usage violation: the field (a JSON path into the document, or a
+/// flag's name with `_` for `-`), the stable rule it broke, and a human sentence.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Violation {
+    pub field: String,
+    pub rule: String,
+    pub message: String,
+}
+
 /// An input error naming the field and the rule it broke.
 pub fn input(field: &str, rule: &str, message: &str) -> Failure {
-    Failure::Input {
+    Failure::Input(vec![Violation {
         field: field.into(),
         rule: rule.into(),
         message: message.into(),
-    }
+    }])
 }
 
 /// A flag (`--some-flag`, field `some_flag`) that must be an absolute, normalised path.
@@ -113,11 +120,7 @@ impl From<cairn::Error> for Failure {
 
 impl From<cairn::machines::evidence::wire::InputError> for Failure {
     fn from(e: cairn::machines::evidence::wire::InputError) -> Self {
-        Failure::Input {
-            field: e.field,
-            rule: e.rule.to_owned(),
-            message: e.message,
-        }
+        input(&e.field, e.rule, &e.message)
     }
 }
 
@@ -125,6 +128,16 @@ impl From<cairn::journal::Error> for Failure {
     fn from(e: cairn::journal::Error) -> Self {
         Failure::Cairn(cairn::Error::Journal(e))
     }
+}
+
+/// `field` and `rule` of the first violation at the top (what existing readers
+/// act on), and every violation in `violations`.
+fn first_violation(extra: &mut Map<String, Value>, violations: &[Violation]) {
+    if let Some(first) = violations.first() {
+        extra.insert("field".into(), json!(first.field));
+        extra.insert("rule".into(), json!(first.rule));
+    }
+    extra.insert("violations".into(), json!(violations));
 }
 
 /// The documented exit codes.
@@ -147,10 +160,15 @@ impl Failure {
         use cairn::Error as C;
         let mut extra = Map::new();
         let (code, kind) = match self {
-            Failure::Usage(_) => (code::BAD_INPUT, "usage"),
-            Failure::Input { field, rule, .. } => {
-                extra.insert("field".into(), json!(field));
-                extra.insert("rule".into(), json!(rule));
+            Failure::Usage(u) => {
+                first_violation(&mut extra, &u.violations);
+                if !u.suggestions.is_empty() {
+                    extra.insert("suggestions".into(), json!(u.suggestions));
+                }
+                (code::BAD_INPUT, "usage")
+            }
+            Failure::Input(violations) => {
+                first_violation(&mut extra, violations);
                 (code::BAD_INPUT, "input")
             }
             Failure::Integrity(_) => (code::INTEGRITY, "integrity"),
@@ -222,8 +240,21 @@ impl Failure {
     /// The human message.
     pub fn message(&self) -> String {
         match self {
-            Failure::Usage(m) | Failure::Integrity(m) | Failure::InFlight(m) => m.clone(),
-            Failure::Input { message, .. } => message.clone(),
+            Failure::Integrity(m) | Failure::InFlight(m) => m.clone(),
+            Failure::Usage(u) => u.message.clone(),
+            Failure::Input(violations) => match violations.as_slice() {
+                [] => "invalid input".into(),
+                [one] => one.message.clone(),
+                [first, rest @ ..] => format!(
+                    "{} (and {} more: {})",
+                    first.message,
+                    rest.len(),
+                    rest.iter()
+                        .map(|v| v.field.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            },
             Failure::Cairn(e) => e.to_string(),
         }
     }

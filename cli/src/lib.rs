@@ -20,6 +20,7 @@
 mod args;
 mod build;
 mod failure;
+mod input;
 mod output;
 mod park;
 mod pr;
@@ -27,10 +28,11 @@ mod record;
 mod saga;
 mod ship;
 mod trust;
+mod usage;
 mod verbs;
 mod work;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 use crate::args::Cli;
 use crate::failure::{exit_code, Done, Failure};
@@ -54,7 +56,11 @@ impl From<Exit> for std::process::ExitCode {
 /// Runs the CLI on this process's arguments with `registry`; prints the answer and
 /// returns the exit code (see the README's table).
 pub fn main_with(registry: cairn::Registry) -> Exit {
-    let cli = match Cli::try_parse() {
+    let parsed = Cli::command().try_get_matches().and_then(|matches| {
+        input::set_verb(verb_path(&matches));
+        Cli::from_arg_matches(&matches)
+    });
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
             use clap::error::ErrorKind;
@@ -66,16 +72,9 @@ pub fn main_with(registry: cairn::Registry) -> Exit {
                 output::text(&help);
                 return Exit(exit_code(&Ok(Done::Ok)));
             }
-            let rendered = e.render().to_string();
-            let first = rendered
-                .lines()
-                .next()
-                .unwrap_or("invalid command line")
-                .trim_start_matches("error: ")
-                .to_owned();
-            let failure = Failure::Usage(first);
+            let failure = Failure::Usage(usage::from_clap(&e));
             output::json(&failure.to_json());
-            eprint!("{rendered}");
+            eprint!("{}", e.render());
             return Exit(exit_code(&Err(failure)));
         }
     };
@@ -88,4 +87,15 @@ pub fn main_with(registry: cairn::Registry) -> Exit {
         eprintln!("cairn: {}", failure.message());
     }
     Exit(exit_code(&result))
+}
+
+/// The subcommand path of a parsed command line: `park check`, `saga merge-turn take`.
+fn verb_path(matches: &clap::ArgMatches) -> String {
+    let mut names = Vec::new();
+    let mut m = matches;
+    while let Some((name, sub)) = m.subcommand() {
+        names.push(name.to_owned());
+        m = sub;
+    }
+    names.join(" ")
 }

@@ -41,7 +41,7 @@ fn read_spec(path: &str) -> Result<SpecFile, Failure> {
     let abs = std::fs::canonicalize(path)
         .map_err(|e| input("spec", "read-error", &format!("`{path}`: {e}")))?;
     let meta = std::fs::metadata(&abs).map_err(|e| input("spec", "read-error", &e.to_string()))?;
-    if meta.len() > crate::park::MAX_INPUT {
+    if meta.len() > crate::input::MAX_INPUT {
         return Err(input("spec", "input-size", "the workspec is too large"));
     }
     let text = std::fs::read_to_string(&abs)
