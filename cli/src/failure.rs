@@ -1,6 +1,7 @@
 //! The one place where outcomes and errors become exit codes and JSON error objects.
 
-use serde_json::{json, Map, Value};
+use schemars::JsonSchema;
+use serde::Serialize;
 
 use crate::record::Outcome;
 use crate::usage::Usage;
@@ -49,11 +50,14 @@ pub enum Failure {
     Integrity(String),
     /// A step is in flight in another live process: this one ran nothing (exit 3).
     InFlight(String),
+    /// Nothing is recorded under the id a read verb was asked about (exit 2): the
+    /// one not-found rule (README, "Exit codes"). `field` names the flag.
+    NoSuchStream { field: &'static str, stream: String },
 }
 
 /// One input or usage violation: the field (a JSON path into the document, or a
 /// flag's name with `_` for `-`), the stable rule it broke, and a human sentence.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Violation {
     pub field: String,
     pub rule: String,
@@ -132,12 +136,12 @@ impl From<cairn::journal::Error> for Failure {
 
 /// `field` and `rule` of the first violation at the top (what existing readers
 /// act on), and every violation in `violations`.
-fn first_violation(extra: &mut Map<String, Value>, violations: &[Violation]) {
+fn first_violation(b: &mut ErrorBody, violations: &[Violation]) {
     if let Some(first) = violations.first() {
-        extra.insert("field".into(), json!(first.field));
-        extra.insert("rule".into(), json!(first.rule));
+        b.field = Some(first.field.clone());
+        b.rule = Some(first.rule.clone());
     }
-    extra.insert("violations".into(), json!(violations));
+    b.violations = Some(Violations::Input(violations.to_vec()));
 }
 
 /// The documented exit codes.
@@ -153,88 +157,192 @@ pub mod code {
     pub const RECORD_VERSION: u8 = 3;
 }
 
+/// The JSON error every verb prints on stdout when it fails: `{"error": {…}}`
+/// (`cairn schema <verb>` prints its JSON Schema).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ErrorDocument {
+    pub error: ErrorBody,
+}
+
+/// What failed. Only `kind` and `message` are always there; the rest depends on
+/// the kind.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct ErrorBody {
+    pub kind: Kind,
+    /// A lower-case human sentence.
+    pub message: String,
+    /// The first violation's field: a JSON path into the input document, or a
+    /// flag's name with `_` for `-` (`usage`, `input` and the stream/machine kinds).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    /// The stable name of the rule the first violation broke.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// The value at fault (`invalid-stream`, `unknown-machine`, `no-such-stream`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    /// Every violation: `usage` and `input` list `{field, rule, message}`, the
+    /// first being `field` and `rule` above; `rejected` lists the machine's failed
+    /// predicates `{predicate, field?, message}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub violations: Option<Violations>,
+    /// What clap suggests instead (`usage`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suggestions: Option<Vec<String>>,
+    /// The state the machine was in (`rejected`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    /// The stream's current version (`no-such-version`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub current_version: Option<u64>,
+    /// The version the writer read (`conflict`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected_version: Option<u64>,
+    /// The version another writer got to first (`conflict`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub actual_version: Option<u64>,
+    /// The journal file's mode, in octal (`loose-permissions`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+}
+
+/// The violations of an error: the input's or the machine's.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Violations {
+    Input(Vec<Violation>),
+    Rejected(Vec<cairn::Violation>),
+}
+
+/// The kinds of error, each with its exit code (see `Failure::classify`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// The command line did not parse (2).
+    #[default]
+    Usage,
+    /// An input document or flag broke a rule (2).
+    Input,
+    /// `journal verify` or `audit` found a problem; its report was printed instead (5).
+    Integrity,
+    /// A step is in flight in another live process (3).
+    InFlight,
+    /// The machine refused the command in its state (2).
+    Rejected,
+    InvalidStream,
+    UnknownMachine,
+    NoSuchVersion,
+    NoSuchStream,
+    /// A stored value could not be read back (1).
+    StoredData,
+    /// Another writer appended first (3).
+    Conflict,
+    /// Another writer held the lock past the busy timeout (3).
+    Busy,
+    IdempotencyMismatch,
+    MachineMismatch,
+    InvalidAppend,
+    NewerSchema,
+    NotAJournal,
+    NoJournal,
+    Corrupt,
+    Damaged,
+    LoosePermissions,
+    SigningKey,
+    Io,
+    DiskFull,
+    ReadOnly,
+    StorageIo,
+    Sqlite,
+    /// stdout could not be serialized (1).
+    Internal,
+}
+
 impl Failure {
-    /// Its exit code, its `kind`, and extra fields for the JSON error object.
-    pub fn classify(&self) -> (u8, &'static str, Map<String, Value>) {
+    /// Its exit code and its JSON error body (without the message).
+    pub fn classify(&self) -> (u8, ErrorBody) {
         use cairn::journal::Error as J;
         use cairn::Error as C;
-        let mut extra = Map::new();
+        let mut b = ErrorBody::default();
+        let named = |b: &mut ErrorBody, field: &str, rule: &str, value: Option<String>| {
+            b.field = Some(field.into());
+            b.rule = Some(rule.into());
+            b.value = value;
+        };
         let (code, kind) = match self {
             Failure::Usage(u) => {
-                first_violation(&mut extra, &u.violations);
+                first_violation(&mut b, &u.violations);
                 if !u.suggestions.is_empty() {
-                    extra.insert("suggestions".into(), json!(u.suggestions));
+                    b.suggestions = Some(u.suggestions.clone());
                 }
-                (code::BAD_INPUT, "usage")
+                (code::BAD_INPUT, Kind::Usage)
             }
             Failure::Input(violations) => {
-                first_violation(&mut extra, violations);
-                (code::BAD_INPUT, "input")
+                first_violation(&mut b, violations);
+                (code::BAD_INPUT, Kind::Input)
             }
-            Failure::Integrity(_) => (code::INTEGRITY, "integrity"),
-            Failure::InFlight(_) => (code::CONFLICT, "in-flight"),
+            Failure::Integrity(_) => (code::INTEGRITY, Kind::Integrity),
+            Failure::InFlight(_) => (code::CONFLICT, Kind::InFlight),
+            Failure::NoSuchStream { field, stream } => {
+                named(&mut b, field, "stream-has-events", Some(stream.clone()));
+                (code::BAD_INPUT, Kind::NoSuchStream)
+            }
             Failure::Cairn(e) => match e {
                 C::Rejected(r) => {
-                    extra.insert("violations".into(), json!(r.violations));
-                    extra.insert("state".into(), json!(r.state));
-                    (code::BAD_INPUT, "rejected")
+                    b.violations = Some(Violations::Rejected(r.violations.clone()));
+                    b.state = Some(r.state.clone());
+                    (code::BAD_INPUT, Kind::Rejected)
                 }
                 C::InvalidStream { stream, .. } => {
-                    extra.insert("field".into(), json!("stream"));
-                    extra.insert("rule".into(), json!("stream-id-format"));
-                    extra.insert("value".into(), json!(stream));
-                    (code::BAD_INPUT, "invalid-stream")
+                    named(&mut b, "stream", "stream-id-format", Some(stream.clone()));
+                    (code::BAD_INPUT, Kind::InvalidStream)
                 }
                 C::UnknownMachine { name } => {
-                    extra.insert("field".into(), json!("machine"));
-                    extra.insert("rule".into(), json!("registered-machine"));
-                    extra.insert("value".into(), json!(name));
-                    (code::BAD_INPUT, "unknown-machine")
+                    named(&mut b, "machine", "registered-machine", Some(name.clone()));
+                    (code::BAD_INPUT, Kind::UnknownMachine)
                 }
                 C::NoSuchVersion { current, .. } => {
-                    extra.insert("field".into(), json!("at"));
-                    extra.insert("rule".into(), json!("version-exists"));
-                    extra.insert("current_version".into(), json!(current));
-                    (code::BAD_INPUT, "no-such-version")
+                    named(&mut b, "at", "version-exists", None);
+                    b.current_version = Some(*current);
+                    (code::BAD_INPUT, Kind::NoSuchVersion)
                 }
                 C::NoSuchStream { stream } => {
-                    extra.insert("field".into(), json!("stream"));
-                    extra.insert("rule".into(), json!("stream-has-events"));
-                    extra.insert("value".into(), json!(stream));
-                    (code::BAD_INPUT, "no-such-stream")
+                    named(&mut b, "stream", "stream-has-events", Some(stream.clone()));
+                    (code::BAD_INPUT, Kind::NoSuchStream)
                 }
-                C::Stored(_) => (code::INTERNAL, "stored-data"),
+                C::Stored(_) => (code::INTERNAL, Kind::StoredData),
                 C::Journal(j) => match j {
                     J::Conflict {
                         expected, actual, ..
                     } => {
-                        extra.insert("expected_version".into(), json!(expected));
-                        extra.insert("actual_version".into(), json!(actual));
-                        (code::CONFLICT, "conflict")
+                        b.expected_version = Some(*expected);
+                        b.actual_version = Some(*actual);
+                        (code::CONFLICT, Kind::Conflict)
                     }
-                    J::Busy { .. } => (code::CONFLICT, "busy"),
-                    J::IdempotencyMismatch { .. } => (code::BAD_INPUT, "idempotency-mismatch"),
-                    J::MachineMismatch { .. } => (code::BAD_INPUT, "machine-mismatch"),
-                    J::InvalidAppend(_) => (code::BAD_INPUT, "invalid-append"),
-                    J::NewerSchema { .. } => (code::BAD_INPUT, "newer-schema"),
-                    J::NotAJournal { .. } => (code::BAD_INPUT, "not-a-journal"),
-                    J::Missing { .. } => (code::BAD_INPUT, "no-journal"),
-                    J::Corrupt { .. } => (code::INTEGRITY, "corrupt"),
-                    J::Damaged { .. } => (code::INTEGRITY, "damaged"),
+                    J::Busy { .. } => (code::CONFLICT, Kind::Busy),
+                    J::IdempotencyMismatch { .. } => (code::BAD_INPUT, Kind::IdempotencyMismatch),
+                    J::MachineMismatch { .. } => (code::BAD_INPUT, Kind::MachineMismatch),
+                    J::InvalidAppend(_) => (code::BAD_INPUT, Kind::InvalidAppend),
+                    J::NewerSchema { .. } => (code::BAD_INPUT, Kind::NewerSchema),
+                    J::NotAJournal { .. } => (code::BAD_INPUT, Kind::NotAJournal),
+                    J::Missing { .. } => (code::BAD_INPUT, Kind::NoJournal),
+                    J::Corrupt { .. } => (code::INTEGRITY, Kind::Corrupt),
+                    J::Damaged { .. } => (code::INTEGRITY, Kind::Damaged),
                     J::LoosePermissions { mode, .. } => {
-                        extra.insert("mode".into(), json!(format!("{mode:o}")));
-                        (code::INTERNAL, "loose-permissions")
+                        b.mode = Some(format!("{mode:o}"));
+                        (code::INTERNAL, Kind::LoosePermissions)
                     }
-                    J::SigningKey { .. } => (code::INTERNAL, "signing-key"),
-                    J::Io { .. } => (code::INTERNAL, "io"),
-                    J::DiskFull => (code::INTERNAL, "disk-full"),
-                    J::ReadOnly => (code::INTERNAL, "read-only"),
-                    J::StorageIo { .. } => (code::INTERNAL, "storage-io"),
-                    J::Sqlite(_) => (code::INTERNAL, "sqlite"),
+                    J::SigningKey { .. } => (code::INTERNAL, Kind::SigningKey),
+                    J::Io { .. } => (code::INTERNAL, Kind::Io),
+                    J::DiskFull => (code::INTERNAL, Kind::DiskFull),
+                    J::ReadOnly => (code::INTERNAL, Kind::ReadOnly),
+                    J::StorageIo { .. } => (code::INTERNAL, Kind::StorageIo),
+                    J::Sqlite(_) => (code::INTERNAL, Kind::Sqlite),
                 },
             },
         };
-        (code, kind, extra)
+        b.kind = kind;
+        (code, b)
     }
 
     /// The human message.
@@ -255,16 +363,16 @@ impl Failure {
                         .join(", ")
                 ),
             },
+            Failure::NoSuchStream { stream, .. } => format!("no events in stream `{stream}`"),
             Failure::Cairn(e) => e.to_string(),
         }
     }
 
     /// The JSON error object: `{"error": {"kind", "message", …}}`.
-    pub fn to_json(&self) -> Value {
-        let (_, kind, mut extra) = self.classify();
-        extra.insert("kind".into(), json!(kind));
-        extra.insert("message".into(), json!(self.message()));
-        json!({ "error": extra })
+    pub fn to_json(&self) -> ErrorDocument {
+        let (_, mut error) = self.classify();
+        error.message = self.message();
+        ErrorDocument { error }
     }
 }
 

@@ -28,6 +28,11 @@ pub fn verb() -> Option<&'static str> {
     VERB.get().map(String::as_str)
 }
 
+/// The document the verb read, if it read one.
+pub fn kept() -> Option<&'static str> {
+    DOCUMENT.get().map(String::as_str)
+}
+
 /// Keeps `text` as the run's document (a verb reads one).
 pub fn keep(text: String) -> &'static str {
     DOCUMENT.get_or_init(|| text).as_str()

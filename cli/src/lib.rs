@@ -26,13 +26,14 @@ mod park;
 mod pr;
 mod record;
 mod saga;
+mod schema;
 mod ship;
 mod trust;
 mod usage;
 mod verbs;
 mod work;
 
-use clap::{CommandFactory, FromArgMatches};
+use clap::FromArgMatches;
 
 use crate::args::Cli;
 use crate::failure::{exit_code, Done, Failure};
@@ -56,7 +57,7 @@ impl From<Exit> for std::process::ExitCode {
 /// Runs the CLI on this process's arguments with `registry`; prints the answer and
 /// returns the exit code (see the README's table).
 pub fn main_with(registry: cairn::Registry) -> Exit {
-    let parsed = Cli::command().try_get_matches().and_then(|matches| {
+    let parsed = args::command().try_get_matches().and_then(|matches| {
         input::set_verb(verb_path(&matches));
         Cli::from_arg_matches(&matches)
     });
@@ -78,7 +79,7 @@ pub fn main_with(registry: cairn::Registry) -> Exit {
             return Exit(exit_code(&Err(failure)));
         }
     };
-    let result = verbs::run(cli, registry);
+    let result = verbs::run(cli, registry).map_err(every_violation);
     if let Err(failure) = &result {
         // An integrity failure already printed its report on stdout.
         if !matches!(failure, Failure::Integrity(_)) {
@@ -87,6 +88,24 @@ pub fn main_with(registry: cairn::Registry) -> Exit {
         eprintln!("cairn: {}", failure.message());
     }
     Exit(exit_code(&result))
+}
+
+/// A refused input document names every violation: the parser's first (what a
+/// reader of `field`/`rule` acts on, the parsers' order), then every other the
+/// verb's schema finds in the document. Runs only on a refusal.
+fn every_violation(failure: Failure) -> Failure {
+    let Failure::Input(mut found) = failure else {
+        return failure;
+    };
+    let (Some(verb), Some(document)) = (input::verb(), input::kept()) else {
+        return Failure::Input(found);
+    };
+    for v in schema::violations(verb, document) {
+        if !found.iter().any(|f| f.field == v.field) {
+            found.push(v);
+        }
+    }
+    Failure::Input(found)
 }
 
 /// The subcommand path of a parsed command line: `park check`, `saga merge-turn take`.

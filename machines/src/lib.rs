@@ -27,6 +27,8 @@ pub mod park;
 pub mod pr_loop;
 #[deny(missing_docs)]
 pub mod rejection;
+#[deny(missing_docs)]
+pub mod render;
 pub mod saga;
 pub mod ship;
 #[deny(missing_docs)]

@@ -211,7 +211,7 @@ pub fn run(verb: &ParkCommand, db: &Db, options: &Options) -> Result<Done, Failu
             Ok(Done::Ok)
         }
         ParkCommand::ObserveVcs { root } => {
-            require_abs_path("root", root)?;
+            require_abs_path("repo", root)?;
             wire_json::print(&json!({ "checks": cairn::observe::park_vcs_checks(root) }));
             Ok(Done::Ok)
         }
