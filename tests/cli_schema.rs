@@ -426,3 +426,32 @@ fn no_error_leaks_a_rust_type_name_or_a_text_position_as_its_field() {
 fn run_with_stdin(args: &[&str], stdin: &str) -> (i32, String, String) {
     park_helper::raw(args, stdin, None)
 }
+
+#[test]
+fn a_document_cairn_completes_is_checked_as_completed() {
+    // `pr observe --pr` reads the PR itself: a refused document names what the
+    // caller's part lacks, never the `reading` cairn added.
+    let t = crate::support::TempJournal::new();
+    let gh = pr::StandInGh::new();
+    gh.answer(&pr::doc("await-review", "pr")["reading"]);
+    let mut rest = pr::doc("await-review", "moon");
+    rest.as_object_mut().unwrap().remove("reading");
+    rest["surprise"] = json!(1);
+    let (code, out, _) = pr::cairn_with(
+        &["pr", "observe", "--pr", pr::PR],
+        &rest.to_string(),
+        &t.path(),
+        Some(gh.dir.path()),
+        &[],
+    );
+    assert_eq!(code, 2, "{out}");
+    let fields: Vec<&str> = out["error"]["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["field"].as_str().unwrap())
+        .collect();
+    assert!(fields.contains(&"surprise"), "{out}");
+    assert!(fields.contains(&"destination"), "{out}");
+    assert!(!fields.contains(&"reading"), "{out}");
+}

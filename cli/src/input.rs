@@ -17,6 +17,8 @@ pub const MAX_INPUT: u64 = 16 * 1024 * 1024;
 static VERB: OnceLock<String> = OnceLock::new();
 /// The document text the verb read, kept for the run.
 static DOCUMENT: OnceLock<String> = OnceLock::new();
+/// The document as the verb completed it, where it adds what it observed itself.
+static COMPLETED: OnceLock<String> = OnceLock::new();
 
 /// Names the verb this process runs (its subcommand path, without `cairn`).
 pub fn set_verb(path: String) {
@@ -28,9 +30,15 @@ pub fn verb() -> Option<&'static str> {
     VERB.get().map(String::as_str)
 }
 
-/// The document the verb read, if it read one.
+/// The document the verb decided on, if it read one: as completed, else as read.
 pub fn kept() -> Option<&'static str> {
-    DOCUMENT.get().map(String::as_str)
+    COMPLETED.get().or(DOCUMENT.get()).map(String::as_str)
+}
+
+/// Keeps the document as the verb completed it (`pr observe --pr` adds the
+/// reading it made), so a refusal names only what the caller's part lacks.
+pub fn completed(text: String) {
+    let _ = COMPLETED.set(text);
 }
 
 /// Keeps `text` as the run's document (a verb reads one).

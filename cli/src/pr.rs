@@ -75,6 +75,8 @@ fn observe_input(
             obj.insert("reading".into(), reading);
             obj.insert("pr".into(), json!(url));
         }
+        // A refusal is checked against the schema as completed, reading included.
+        crate::input::completed(v.to_string());
         observed.gh = Some(run);
     }
     let doc = pr_loop::parse_document(v)?;
