@@ -26,7 +26,7 @@ use cairn::journal::Options;
 use cairn::machines::claim::{self, contention, Claim, ClaimId, ClaimState, Owner, Token, Ttl};
 use cairn::machines::evidence::Invalid;
 use cairn::{Machine, StreamId, Timestamp};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use crate::args::ClaimCommand;
 use crate::failure::{input, Done, Failure};
@@ -122,17 +122,10 @@ pub fn run(
                     // What holds now, read again (labelled with its version and instant).
                     let (state, version) = load(&Recorder::reader(db, reading), &stream)?;
                     let now = cairn::observe::now();
-                    let mut fields = Map::new();
-                    fields.insert("violations".into(), json!(rejection.violations));
-                    fields.insert("state".into(), json!(rejection.state));
-                    fields.insert(
-                        "claim".into(),
-                        readback(resource, &stream, &state, version, &now),
-                    );
                     Err(Failure::Contended {
                         kind: c.kind(),
-                        message: rejection.to_string(),
-                        fields,
+                        claim: readback(resource, &stream, &state, version, &now),
+                        rejection: Box::new(rejection),
                     })
                 }
                 None => Err(Failure::Cairn(cairn::Error::Rejected(rejection))),

@@ -15,8 +15,8 @@ use serde_json::{json, Value};
 
 use crate::args::{DecisionArg, DispositionArg, ModeArg, OfferArg, PrCommand};
 use crate::failure::{input, require_abs_path, Done, Failure};
+use crate::input::document;
 use crate::output;
-use crate::park::document;
 use crate::record::{Db, Recorded, Recorder, Request, Step};
 
 /// The stream of the PR a URL names (any spelling of it: one identity).
@@ -70,6 +70,8 @@ fn observe_input(
             obj.insert("reading".into(), reading);
             obj.insert("pr".into(), json!(url));
         }
+        // A refusal is checked against the schema as completed, reading included.
+        crate::input::completed(v.to_string());
         observed.gh = Some(run);
     }
     let doc = pr_loop::parse_document(v)?;

@@ -189,12 +189,11 @@ pub(super) fn restore(db: &Db, options: &Options, saga_id: &str) -> Result<Done,
 pub(super) fn show(db: &Db, options: &Options, saga_id: &str) -> Result<Done, Failure> {
     let s = stream(saga_id)?;
     let state = load(db, options, &s)?;
-    let t = state.thread().ok_or_else(|| {
-        input(
-            "saga_id",
-            "thread-exists",
-            "no thread is saved under this id",
-        )
+    // Nothing saved under this id: the one not-found rule (`restore` answers
+    // `found: false` instead, as saga.py does).
+    let t = state.thread().ok_or_else(|| Failure::NoSuchStream {
+        field: "saga_id",
+        stream: s.to_string(),
     })?;
     let mut v = view(t);
     v["state"] = json!(Saga::state_name(&state));

@@ -130,7 +130,7 @@ pub fn run_verb(verb: &ShipCommand, db: &Db, options: &Options) -> Result<Done, 
             worktree_path,
             target_branch,
         } => {
-            require_abs_path("repo_root", repo_root)?;
+            require_abs_path("repo", repo_root)?;
             require_abs_path("worktree_path", worktree_path)?;
             require_nonempty("expected_basename", expected_basename)?;
             require_nonempty("branch", branch)?;
@@ -265,7 +265,15 @@ pub fn run_verb(verb: &ShipCommand, db: &Db, options: &Options) -> Result<Done, 
         ),
         ShipCommand::Status(id) => {
             let stream = stream(id)?;
-            let mut out = view::view(&Recorder::reader(db, options).current::<Ship>(&stream)?);
+            let reader = Recorder::reader(db, options);
+            // Nothing recorded under this SHORT_ID: the one not-found rule.
+            let not_found = || Failure::NoSuchStream {
+                field: "short_id",
+                stream: stream.to_string(),
+            };
+            let engine = reader.existing_engine()?.ok_or_else(not_found)?;
+            crate::verbs::recorded(engine.journal(), "short_id", &stream.to_string())?;
+            let mut out = view::view(&reader.current::<Ship>(&stream)?);
             out["stream"] = json!(stream.to_string());
             output::json(&out);
             Ok(Done::Ok)

@@ -184,7 +184,7 @@ pub fn report_verb(
 /// through the same strict, depth-bounded parse as stdin).
 fn report(r: &ShipReport, run: Option<&ship::Run>, phase: &str) -> Result<Value, Failure> {
     if !r.packet {
-        return crate::park::document();
+        return crate::input::document();
     }
     let run =
         run.ok_or_else(|| input("short_id", "opened", "no ship run is open on this SHORT_ID"))?;
@@ -199,8 +199,8 @@ fn report(r: &ShipReport, run: Option<&ship::Run>, phase: &str) -> Result<Value,
             &format!("`{path}`: {e} (a missing packet is a structured stop)"),
         )
     })?;
-    if text.len() as u64 > crate::park::MAX_INPUT {
+    if text.len() as u64 > crate::input::MAX_INPUT {
         return Err(input("packet", "input-size", "the packet is too large"));
     }
-    Ok(wire::parse_document(&text)?)
+    Ok(wire::parse_document(crate::input::keep(text))?)
 }

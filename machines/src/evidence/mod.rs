@@ -34,7 +34,19 @@ pub fn next_round(rounds_seen: &[u32]) -> u32 {
 }
 
 /// The result of one check. `Unknown` never opens a gate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Outcome {
     /// The evidence proves the property.

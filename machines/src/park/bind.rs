@@ -8,14 +8,14 @@ use super::observation::Backend;
 use crate::evidence::wire::{self, at, InputError, Result};
 use crate::evidence::AbsPath;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SelectorKind {
     Bead,
     Episode,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Selector {
     pub kind: SelectorKind,
@@ -23,7 +23,7 @@ pub struct Selector {
 }
 
 /// A receipt's repository object.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Repository {
     pub path: String,
@@ -32,7 +32,7 @@ pub struct Repository {
     pub head: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReceiptIdentity {
     pub episode_id: String,
@@ -41,14 +41,14 @@ pub struct ReceiptIdentity {
 }
 
 /// One exact command and what it printed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Reading {
     pub command: Vec<String>,
     pub stdout: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Readings {
     pub root: Reading,
@@ -57,7 +57,7 @@ pub struct Readings {
     pub remote: Reading,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Registration {
     pub name: String,
@@ -65,7 +65,7 @@ pub struct Registration {
 }
 
 /// `bind-repository` input.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BindInput {
     pub selector: Selector,
@@ -74,7 +74,7 @@ pub struct BindInput {
     pub registrations: Vec<Registration>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MatchedRegistration {
     pub name: String,
@@ -83,7 +83,7 @@ pub struct MatchedRegistration {
 }
 
 /// `bind-repository` output; also the `binding` of `repository_resolved` evidence.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BindOutput {
     pub schema_version: u32,

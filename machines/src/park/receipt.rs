@@ -28,14 +28,16 @@ const RECEIPT_KEYS: [&str; 9] = [
     "references",
 ];
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderSession {
     pub provider: Provider,
     pub id: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Resume {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -305,7 +307,7 @@ pub fn validate(v: &Value) -> Result<Receipt> {
 }
 
 /// One bead comment as read back.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Comment {
     pub id: Value,
@@ -313,7 +315,7 @@ pub struct Comment {
 }
 
 /// `confirm-readback` input.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadbackInput {
     pub receipt_bytes: String,
@@ -321,7 +323,7 @@ pub struct ReadbackInput {
 }
 
 /// `confirm-readback` output.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Readback {
     pub comment_id: Option<Value>,

@@ -30,7 +30,19 @@ use crate::evidence::{FullCommit, JjChange};
 use crate::{Outcome, Timestamp};
 
 /// The fixed check set, in canonical order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum CheckName {
     AnchorConfirmed,
@@ -47,7 +59,7 @@ pub enum CheckName {
 }
 
 /// The fixed categories.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Category {
     Identity,
@@ -109,7 +121,7 @@ impl CheckName {
 }
 
 /// `preflight` (checkpoint authorization) or `durable` (receipt authorization).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
     Preflight,
@@ -117,7 +129,7 @@ pub enum Phase {
 }
 
 /// The VCS backend of the bound workspace.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Backend {
     Git,
@@ -152,7 +164,7 @@ impl Backend {
 }
 
 /// The bead's structured fields.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Bead {
     pub acceptance_command: String,
