@@ -15,11 +15,13 @@ use cairn_machines::{Context, DecideFailure, DynFold, DynMachine, RawEvent};
 use serde::Serialize;
 use serde_json::Value;
 
+use cairn_machines::reads::{check_fence, claim_stream, CLAIM_MACHINE};
+
 use crate::engine::raw;
-use crate::{Engine, Error};
+use crate::{Engine, Error, StreamId};
 
 /// What an audit finding is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum FindingKind {
     /// The stream's machine is not registered in this binary: nothing could be checked.
@@ -46,6 +48,16 @@ pub enum FindingKind {
     /// The transition names a rules version its machine never declared (a future
     /// one included): it cannot have been decided by this machine.
     RulesUndeclared,
+    /// A read recorded in the transition's context is not what the read stream
+    /// holds at the recorded version (its state or fact differ, or it never
+    /// reached that version): the decision rested on a forged or wrong reading.
+    ReadMismatch,
+    /// A stream the transition read had already moved past the recorded version
+    /// when the transition was appended: the append's read-set check was bypassed.
+    ReadStale,
+    /// The stream's lease (`claim/<stream>`) existed when the transition was
+    /// appended, but the decision did not read it: the act was never fenced.
+    LeaseUnread,
 }
 
 impl FindingKind {
@@ -56,7 +68,7 @@ impl FindingKind {
 }
 
 /// One audit finding.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Finding {
     /// What is wrong (or, for `rules-changed`, what to know).
     pub kind: FindingKind,
@@ -73,7 +85,7 @@ pub struct Finding {
 }
 
 /// The result of an audit.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct AuditReport {
     /// True when no finding is a failure.
     pub ok: bool,
@@ -155,6 +167,13 @@ impl Engine {
         let mut started = 0u64;
         let journal = self.journal();
         let mut fold = machine.start();
+        // When the stream's lease came into being: a transition appended after it
+        // must have read it (and been fenced by it).
+        let lease_since = if machine.name() == CLAIM_MACHINE {
+            None
+        } else {
+            first_seq(journal, &claim_stream(stream))?
+        };
         // The transition being checked: its record, what re-deciding it yields, the events seen so far.
         let mut current: Option<(StoredTransition, Option<Vec<RawEvent>>, Vec<RawEvent>)> = None;
         let mut broken = false;
@@ -171,6 +190,7 @@ impl Engine {
                     Some(t) if t.first_version == e.version && t.stream == stream => {
                         started += 1;
                         let decided = redecide(machine, fold.as_ref(), &t, report, stream);
+                        self.check_reads(&t, e.seq, lease_since, report);
                         current = Some((t, decided, Vec::new()));
                     }
                     _ => report.findings.push(finding(
@@ -245,6 +265,104 @@ impl Engine {
     }
 }
 
+impl Engine {
+    /// Checks what transition `t` (whose first event is `seq`) read of other
+    /// streams: each read is what that stream held at the recorded version, no read
+    /// stream had moved past it before `seq`, and a lease that existed before `seq`
+    /// was read.
+    fn check_reads(
+        &self,
+        t: &StoredTransition,
+        seq: i64,
+        lease_since: Option<i64>,
+        report: &mut AuditReport,
+    ) {
+        let mut push = |kind, detail: String| {
+            report.findings.push(Finding {
+                kind,
+                stream: t.stream.clone(),
+                transition_id: Some(t.id),
+                seq: Some(seq),
+                detail,
+            })
+        };
+        // An unreadable context is reported by the re-decision.
+        let Ok(context) = serde_json::from_str::<Context>(&t.context) else {
+            return;
+        };
+        let lease = claim_stream(&t.stream);
+        if let Some(since) = lease_since {
+            if since < seq && context.read(&lease).is_none() {
+                push(
+                    FindingKind::LeaseUnread,
+                    format!("`{lease}` existed from seq {since}, but this transition did not read it: it was never fenced"),
+                );
+            }
+        }
+        for read in &context.reads {
+            let found = StreamId::parse(&read.stream)
+                .and_then(|id| self.read_stream_at(&id, Some(read.version)));
+            match found {
+                Ok(now) if now == *read => {}
+                Ok(now) => push(
+                    FindingKind::ReadMismatch,
+                    format!(
+                        "recorded a read of `{}` at version {} in `{}`, but the stream holds version {} in `{}` there{}",
+                        read.stream,
+                        read.version,
+                        read.state,
+                        now.version,
+                        now.state,
+                        if now.version == read.version && now.state == read.state {
+                            " (a different fact)"
+                        } else {
+                            ""
+                        }
+                    ),
+                ),
+                Err(e) => push(
+                    FindingKind::ReadMismatch,
+                    format!("recorded a read of `{}` that cannot be re-read: {e}", read.stream),
+                ),
+            }
+            match seq_at(self.journal(), &read.stream, read.version + 1) {
+                Ok(Some(moved)) if moved < seq => push(
+                    FindingKind::ReadStale,
+                    format!(
+                        "read `{}` at version {}, but its version {} (seq {moved}) was already appended",
+                        read.stream,
+                        read.version,
+                        read.version + 1
+                    ),
+                ),
+                Ok(_) => {}
+                Err(e) => push(
+                    FindingKind::ReadMismatch,
+                    format!("cannot read `{}`: {e}", read.stream),
+                ),
+            }
+        }
+    }
+}
+
+/// The seq of `stream`'s first event, if it has one.
+fn first_seq(journal: &cairn_journal::Journal, stream: &str) -> Result<Option<i64>, Error> {
+    Ok(seq_at(journal, stream, 1)?)
+}
+
+/// The seq of `stream`'s event at `version`, if it has one.
+fn seq_at(
+    journal: &cairn_journal::Journal,
+    stream: &str,
+    version: u64,
+) -> Result<Option<i64>, cairn_journal::Error> {
+    Ok(journal
+        .read_stream(stream, Some(version))?
+        .into_iter()
+        .find(|e| e.version == version)
+        .map(|e| e.seq))
+}
+
 /// Re-decides a transition; `None` when it could not be (a finding says why).
 fn redecide(
     machine: &dyn DynMachine,
@@ -306,6 +424,22 @@ fn redecide(
             return None;
         }
     };
+    if let Err(r) = check_fence(
+        machine.name(),
+        stream,
+        &t.command_name,
+        fold.state_name(),
+        &context,
+    ) {
+        push(
+            FindingKind::RedecideRejected,
+            format!(
+                "the fence now refuses the recorded `{}`: {r}",
+                t.command_name
+            ),
+        );
+        return None;
+    }
     match fold.decide(&command, &context) {
         Ok(events) => Some(events),
         Err(DecideFailure::Command(e)) => {

@@ -6,6 +6,7 @@ use cairn_journal::{
     sha256_hex, Append, AppendOutcome, Idempotency, Journal, NewEvent, Options, Receipt,
     StoredEvent, TransitionRecord,
 };
+use cairn_machines::reads::check_fence;
 use cairn_machines::{Context, Machine, RawEvent, Timestamp};
 
 use crate::{Error, Registry, StreamId};
@@ -17,6 +18,9 @@ pub struct Request {
     pub session: Option<String>,
     /// A retry-safe key: the same key and command again returns the original result.
     pub idempotency_key: Option<String>,
+    /// The fencing token of the caller's lease on the stream, when it holds one
+    /// (see [`cairn_machines::reads::fence`]).
+    pub fencing_token: Option<u64>,
 }
 
 /// An executed command.
@@ -131,6 +135,8 @@ impl Engine {
             now: Timestamp::from_instant(chrono::Utc::now().fixed_offset()),
             fresh_ids: (0..M::FRESH_IDS).map(|_| uuid::Uuid::new_v4()).collect(),
             session: request.session.clone(),
+            reads: Vec::new(),
+            fencing_token: request.fencing_token,
         };
         self.execute_with_context::<M>(
             stream,
@@ -204,13 +210,17 @@ impl Engine {
             }
         }
         let (state, version) = self.fold::<M>(stream, None)?;
+        // What the decision reads of other streams is the engine's reading, never
+        // the caller's: any reads the given context carries are replaced.
+        let mut context = context.clone();
+        context.reads = self.read_for::<M>(stream, &state, command)?;
         Pending::decide_encoded(
             stream,
             state,
             version,
             command,
             command_json,
-            context,
+            &context,
             idempotency,
         )
         .map(Decision::Pending)
@@ -481,6 +491,14 @@ impl<M: Machine> Pending<M> {
         context: &Context,
         idempotency: Option<Idempotency>,
     ) -> Result<Self, Error> {
+        check_fence(
+            M::NAME,
+            stream.as_str(),
+            M::command_name(command),
+            M::state_name(&state),
+            context,
+        )
+        .map_err(Error::Rejected)?;
         let events = M::decide(&state, command, context).map_err(Error::Rejected)?;
         let append = if events.is_empty() {
             None
@@ -511,6 +529,7 @@ impl<M: Machine> Pending<M> {
                 },
                 idempotency,
                 recorded_at: context.now.to_string(),
+                reads: crate::reads::occ_reads::<M>(stream, &state, command, context),
             }))
         };
         let state = events.iter().fold(state, |s, e| M::evolve(s, e));

@@ -100,7 +100,8 @@ pub mod audit;
 pub mod engine;
 pub mod error;
 pub mod observe;
-pub mod registry;
+mod reads;
+mod registry;
 pub mod stream;
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -118,6 +119,6 @@ pub use cairn_journal as journal;
 pub use cairn_machines as machines;
 pub use cairn_machines::testing as scenario;
 pub use cairn_machines::{
-    Check, Context, GraphSpec, Id, IdKind, Machine, Names, Outcome, Rejection, Timestamp, Verdict,
-    Violation,
+    Check, Context, Fact, GraphSpec, Id, IdKind, Lease, Machine, Names, Outcome, Read, Rejection,
+    Timestamp, Verdict, Violation,
 };

@@ -32,6 +32,7 @@ impl Registry {
         r.register::<cairn_machines::work::node::WorkNode>();
         r.register::<cairn_machines::saga::Saga>();
         r.register::<cairn_machines::build_loop::BuildLoop>();
+        r.register::<cairn_machines::claim::Claim>();
         r
     }
 

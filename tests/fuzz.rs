@@ -173,6 +173,8 @@ pub fn ctx() -> Context {
         now: Timestamp::parse("2026-11-30T04:00:00Z").unwrap(),
         fresh_ids: (0..3).map(|i| uuid::Uuid::from_u128(i + 1)).collect(),
         session: None,
+        reads: Vec::new(),
+        fencing_token: None,
     }
 }
 

@@ -9,6 +9,8 @@
 use cairn::machines::build_loop::{
     BuildLoop, CheckRun, Command as IterateCommand, ExitCriterion, Part, Preview,
 };
+use cairn::machines::claim::{Claim, ClaimId, Command as ClaimCommand, Owner, Token, Ttl};
+use cairn::machines::evidence::FullCommit;
 use cairn::machines::park::Park;
 use cairn::testing::{check, Config};
 use proptest::prelude::*;
@@ -94,7 +96,14 @@ fn build_loop_covers_its_graph() {
             let at = cairn::Timestamp::parse("2026-01-01T00:00:00Z").unwrap();
             IterateCommand::Iterate {
                 unit: "U1".into(),
-                revision: if *full { "1".repeat(40) } else { "abc".into() },
+                // Not green-able when not 40 hex digits (a 64-hex id: a short id
+                // cannot be built).
+                revision: FullCommit::parse(&if *full {
+                    "1".repeat(40)
+                } else {
+                    "1".repeat(64)
+                })
+                .expect("a full id"),
                 criterion,
                 checks: vec![CheckRun {
                     part: Part::Baseline,
@@ -107,6 +116,46 @@ fn build_loop_covers_its_graph() {
                 }],
                 started_at: at.clone(),
                 finished_at: at,
+            }
+        },
+    );
+}
+
+#[test]
+fn claim_keeps_the_universal_invariants() {
+    // (verb, client, ttl in seconds, whether the current token is presented). Steps
+    // are a minute apart, so a ttl under 60 s has expired by the next step.
+    let steps = proptest::collection::vec((0u8..3, 0u64..3, 1u64..150, any::<bool>()), 0..16);
+    check::<Claim, _, _>(
+        &Config {
+            cases: 32,
+            regressions: Some(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../proptest-regressions/claim-harness.txt"
+            )),
+            session: None,
+        },
+        steps,
+        |state, (verb, client, ttl, current)| {
+            // Generated values are within every bound: `c0`…`c2`, tokens from 1, ttl 1..150.
+            let claim_id = ClaimId::parse(&format!("c{client}")).expect("a valid claim id");
+            let token = match state.last_token() {
+                Some(t) if *current => t,
+                _ => Token::new(client + 1).expect("a positive token"),
+            };
+            let ttl_seconds = Ttl::from_seconds(*ttl).expect("a ttl in bounds");
+            match verb {
+                0 => ClaimCommand::Acquire {
+                    owner: Owner::parse(&format!("agent-{client}")).expect("a valid owner"),
+                    claim_id,
+                    ttl_seconds,
+                },
+                1 => ClaimCommand::Renew {
+                    claim_id,
+                    token,
+                    ttl_seconds,
+                },
+                _ => ClaimCommand::Release { claim_id, token },
             }
         },
     );

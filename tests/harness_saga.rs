@@ -4,7 +4,7 @@
 //! turn released from git's readings, release, the board), so each is recorded in
 //! every phase it may be. Seeds: proptest-regressions/saga-harness.txt.
 
-use cairn::machines::evidence::{fresh, CommandRun};
+use cairn::machines::evidence::{fresh, AbsPath, CommandRun, FullCommit, RefName};
 use cairn::machines::saga::gates::{self, DocReview, Gate, Handed, Release, Review, ReviewOutcome};
 use cairn::machines::saga::{Command, Phase, QaLimits, Saga, Scenario, ScenarioResult};
 use cairn::testing::{Config, Harness};
@@ -14,6 +14,17 @@ use crate::saga_properties::{self as props, Step as Base};
 
 const SHA: &str = "3333333333333333333333333333333333333333";
 const REPO: &str = "/srv/repo";
+
+// The constants above are valid by construction (40 hex, an absolute path, a ref).
+fn sha() -> FullCommit {
+    FullCommit::parse(SHA).expect("a 40-hex constant")
+}
+fn repo() -> AbsPath {
+    AbsPath::parse(REPO).expect("an absolute constant")
+}
+fn refname(s: &str) -> RefName {
+    RefName::parse(s).expect("a plain ref name")
+}
 
 #[derive(Debug, Clone)]
 pub enum Step {
@@ -65,7 +76,7 @@ pub fn command(step: &Step) -> Command {
                 } else {
                     ReviewOutcome::RepairsRequested
                 },
-                reviewed_sha: SHA.into(),
+                reviewed_sha: sha(),
             },
         },
         Step::Override(doc) => Command::Override {
@@ -78,12 +89,12 @@ pub fn command(step: &Step) -> Command {
             operator: "ana".into(),
         },
         Step::PrReady => {
-            let plan = fresh::plan(REPO, SHA);
+            let plan = fresh::plan(&repo(), &sha());
             Command::PrReady {
-                repo: REPO.into(),
+                repo: repo(),
                 handed: vec![Handed {
                     unit: "U1".into(),
-                    revision: SHA.into(),
+                    revision: sha(),
                 }],
                 runs: vec![run(plan[0].clone(), 0, ""), run(plan[1].clone(), 0, "0\n")],
             }
@@ -96,14 +107,14 @@ pub fn command(step: &Step) -> Command {
         },
         Step::TakeU2 => Command::TakeTurn {
             unit: "U2".into(),
-            branch: "work/U2".into(),
-            merge_worktree: "/wt2".into(),
+            branch: refname("work/U2"),
+            merge_worktree: AbsPath::parse("/wt2").expect("absolute"),
             holder: "U2".into(),
         },
         Step::ReleaseU2 => Command::ReleaseTurn {
             unit: "U2".into(),
-            repo: REPO.into(),
-            target: "main".into(),
+            repo: repo(),
+            target: refname("main"),
             ancestor: Box::new(run(gates::ancestor_plan(REPO, "work/U2", "main"), 1, "")),
             merge_head: Some(Box::new(run(gates::merge_head_plan("/wt2"), 1, ""))),
         },
@@ -112,9 +123,9 @@ pub fn command(step: &Step) -> Command {
             Command::MarkMerged {
                 unit: "U2".into(),
                 holder: "U2".into(),
-                merged_tip: tip.clone(),
-                repo: REPO.into(),
-                target: "main".into(),
+                merged_tip: FullCommit::parse(&tip).expect("40 hex"),
+                repo: repo(),
+                target: refname("main"),
                 runs: gates::merged_plan(REPO, "work/U2", &tip, "main")
                     .into_iter()
                     .map(|argv| run(argv, 0, ""))

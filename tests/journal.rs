@@ -32,6 +32,7 @@ pub fn append(stream: &str, expected: u64, payloads: &[&str], key: Option<(&str,
             fingerprint: f.into(),
         }),
         recorded_at: "2026-11-30T04:00:00Z".into(),
+        reads: Vec::new(),
     }
 }
 

@@ -1,18 +1,31 @@
 //! cairn's workspace tests, one binary (one link on two cores): the journal on
-//! real SQLite files, the engine and its audit driven by a test-only machine,
-//! property tests, and the `cairn` binary end to end with insta snapshots.
+//! real SQLite files and on a throwaway PostgreSQL cluster (the conformance suite
+//! runs the same tests on both), the engine and its audit driven by a test-only
+//! machine, property tests, and the `cairn` binary end to end with insta snapshots.
 
 mod support;
 
 mod build_loop;
 mod build_loop_criterion;
 mod build_loop_preview;
+mod claim;
+mod claim_properties;
+mod claim_race;
 mod cli;
+mod cli_schema;
+mod cli_tty;
+mod cli_usage;
+mod cli_vocabulary;
+mod conformance;
+mod conformance_cli;
+mod conformance_reads;
+mod conformance_trust;
 mod depth;
 mod engine;
 mod exec;
 mod fuzz;
 mod fuzz_specs;
+mod graphs;
 mod harness;
 mod harness_api;
 mod harness_pr;
@@ -37,6 +50,7 @@ mod pr_merge;
 mod pr_properties;
 mod pr_sequences;
 mod properties;
+mod reads;
 mod reliability;
 mod saga;
 mod saga_downstream;

@@ -161,6 +161,8 @@ fn ctx(n: u128) -> Context {
         now: Timestamp::parse("2026-11-30T04:00:00Z").unwrap(),
         fresh_ids: (0..3).map(|i| uuid::Uuid::from_u128(n * 10 + i)).collect(),
         session: None,
+        reads: Vec::new(),
+        fencing_token: None,
     }
 }
 

@@ -28,6 +28,8 @@ fn ctx(session: &str) -> Context {
         now: Timestamp::parse("2026-01-01T00:00:00Z").expect("a fixed timestamp parses"),
         fresh_ids: vec![],
         session: Some(session.to_owned()),
+        reads: Vec::new(),
+        fencing_token: None,
     }
 }
 

@@ -51,7 +51,7 @@ pub fn run(
         }
         .into());
     }
-    let command = crate::park::document()?;
+    let command = crate::input::document()?;
     let rec = Recorder::new(db, options, key)?.with_registry(registry);
     let done = rec.record_any(&stream, &command, fresh_ids)?;
     output::json(&json!({

@@ -23,9 +23,7 @@
 //!   with [`Recorder::recall`] *before* it runs or writes anything: a retry runs
 //!   no git, no criterion and writes no file.
 
-use std::path::PathBuf;
-
-use cairn::journal::Options;
+use cairn::journal::{Error as JournalError, Journal, Location, Options};
 use cairn::machines::RawEvent;
 use cairn::{
     AnyDecision, AnyExecuted, Context, Decision, Engine, Executed, Key, Machine, Pending, Registry,
@@ -36,7 +34,7 @@ use serde_json::Value;
 use crate::failure::{require_nonempty, Failure, NoJournalLocation};
 
 /// Where the journal is, if a location could be resolved.
-pub type Db = Result<PathBuf, NoJournalLocation>;
+pub type Db = Result<Location, NoJournalLocation>;
 
 /// A fresh decision context: the time now and `M::FRESH_IDS` random ids. The only
 /// place the CLI reads the clock for a transition or mints ids.
@@ -50,6 +48,8 @@ fn context_with(fresh_ids: usize) -> Context {
         now: cairn::observe::now(),
         fresh_ids: (0..fresh_ids).map(|_| uuid::Uuid::new_v4()).collect(),
         session: None,
+        reads: Vec::new(),
+        fencing_token: None,
     }
 }
 
@@ -278,17 +278,28 @@ impl<'a> Recorder<'a> {
         }
     }
 
-    /// The engine over the journal if one exists: reads never create a journal.
+    /// The engine over the journal if one exists: reads never create a journal
+    /// (no file, or a PostgreSQL schema without cairn's tables, is no journal yet).
     pub fn existing_engine(&self) -> Result<Option<Engine>, Failure> {
         let db = self.db.clone()?;
-        if std::fs::symlink_metadata(&db).is_err() {
-            return Ok(None);
+        match Journal::open_read_only(&db, self.options) {
+            Ok(j) => Ok(Some(Engine::new(j, self.registry.clone()))),
+            Err(JournalError::Missing { .. }) => Ok(None),
+            Err(e) => Err(e.into()),
         }
-        Ok(Some(Engine::open_read_only(
-            &db,
-            self.options,
-            self.registry.clone(),
-        )?))
+    }
+
+    /// The engine for writing if the journal exists, without creating it.
+    fn existing_writer(&self, db: &Location) -> Result<Option<Engine>, Failure> {
+        let options = Options {
+            create: false,
+            ..self.options.clone()
+        };
+        match Journal::open(db, &options) {
+            Ok(j) => Ok(Some(Engine::new(j, self.registry.clone()))),
+            Err(JournalError::Missing { .. }) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// The state of `stream` (the initial state when there is no journal yet).
@@ -340,15 +351,15 @@ impl<'a> Recorder<'a> {
             (Some(key), Some(r)) => Some(Key::Request { key, request: &r.0 }),
         };
         let db = self.db.clone()?;
-        let (engine, pending) = if std::fs::symlink_metadata(&db).is_err() {
-            let p = Pending::<M>::decide(stream, M::initial_state(), 0, command, &ctx, key)?;
-            (None, p)
-        } else {
-            let engine = Engine::open(&db, self.options, self.registry.clone())?;
-            match engine.decide::<M>(stream, command, &ctx, key)? {
+        let (engine, pending) = match self.existing_writer(&db)? {
+            None => {
+                let p = Pending::<M>::decide(stream, M::initial_state(), 0, command, &ctx, key)?;
+                (None, p)
+            }
+            Some(engine) => match engine.decide::<M>(stream, command, &ctx, key)? {
                 Decision::Replayed(done) => return Ok(self.finish(done)),
                 Decision::Pending(p) => (Some(engine), p),
-            }
+            },
         };
         let pending = match pending.unchanged() {
             Ok(done) => return Ok(self.finish(done)),
@@ -363,8 +374,9 @@ impl<'a> Recorder<'a> {
         };
         let appended = match engine {
             Some(mut e) => e.append(pending),
-            None => Engine::open(&db, self.options, self.registry.clone())
-                .and_then(|mut e| e.append(pending)),
+            None => Journal::open(&db, self.options)
+                .map_err(cairn::Error::from)
+                .and_then(|j| Engine::new(j, self.registry.clone()).append(pending)),
         };
         match appended {
             Ok(done) => Ok(self.finish(done)),
@@ -390,13 +402,15 @@ impl<'a> Recorder<'a> {
         let ctx = context_with(fresh_ids);
         let key = self.key.map(Key::Command);
         let db = self.db.clone()?;
-        let (engine, decision) = if std::fs::symlink_metadata(&db).is_err() {
-            let d = self.registry.decide_any_fresh(stream, command, &ctx, key)?;
-            (None, d)
-        } else {
-            let engine = Engine::open(&db, self.options, self.registry.clone())?;
-            let d = engine.decide_any(stream, command, &ctx, key)?;
-            (Some(engine), d)
+        let (engine, decision) = match self.existing_writer(&db)? {
+            None => {
+                let d = self.registry.decide_any_fresh(stream, command, &ctx, key)?;
+                (None, d)
+            }
+            Some(engine) => {
+                let d = engine.decide_any(stream, command, &ctx, key)?;
+                (Some(engine), d)
+            }
         };
         let pending = match decision {
             AnyDecision::Replayed(done) => return Ok(RecordedAny::from(done)),
@@ -408,7 +422,7 @@ impl<'a> Recorder<'a> {
         };
         let mut engine = match engine {
             Some(e) => e,
-            None => Engine::open(&db, self.options, self.registry.clone())?,
+            None => Engine::new(Journal::open(&db, self.options)?, self.registry.clone()),
         };
         Ok(RecordedAny::from(engine.append_any(pending)?))
     }

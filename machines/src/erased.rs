@@ -78,6 +78,8 @@ pub trait DynFold {
     fn state_name(&self) -> &'static str;
     /// The current state as JSON.
     fn state_json(&self) -> Value;
+    /// [`Machine::fact`] of the current state.
+    fn fact(&self) -> Option<crate::reads::Fact>;
     /// Decides a JSON command against the current state.
     fn decide(&self, command: &Value, context: &Context) -> Result<Vec<RawEvent>, DecideFailure>;
 }
@@ -158,6 +160,10 @@ impl<M: Machine> DynFold for Fold<M> {
         // the derives used by machines cannot fail, and this is display only.
         serde_json::to_value(&self.state)
             .unwrap_or_else(|e| Value::String(format!("unencodable state: {e}")))
+    }
+
+    fn fact(&self) -> Option<crate::reads::Fact> {
+        M::fact(&self.state)
     }
 
     fn decide(&self, command: &Value, context: &Context) -> Result<Vec<RawEvent>, DecideFailure> {

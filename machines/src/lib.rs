@@ -11,6 +11,7 @@
 //! transition years later.
 
 pub mod build_loop;
+pub mod claim;
 #[deny(missing_docs)]
 pub mod erased;
 #[deny(missing_docs)]
@@ -26,7 +27,11 @@ pub mod machine;
 pub mod park;
 pub mod pr_loop;
 #[deny(missing_docs)]
+pub mod reads;
+#[deny(missing_docs)]
 pub mod rejection;
+#[deny(missing_docs)]
+pub mod render;
 pub mod saga;
 pub mod ship;
 #[deny(missing_docs)]
@@ -44,5 +49,6 @@ pub use evidence::{Check, Outcome};
 pub use graph::{EdgeSpec, GraphDefect, GraphSpec, StateSpec};
 pub use id::{Id, IdKind};
 pub use machine::{Context, Machine, Verdict};
+pub use reads::{Fact, Lease, Read};
 pub use rejection::{Rejection, Violation};
 pub use time::Timestamp;

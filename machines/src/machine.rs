@@ -6,6 +6,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use crate::reads::{Fact, Read};
 use crate::{Error, GraphSpec, Rejection, Timestamp};
 
 /// Everything `decide` may know beyond the state and the command: the time and
@@ -22,12 +23,36 @@ pub struct Context {
     /// The calling session, when the caller names one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
+    /// What the engine read of other streams for this decision (see
+    /// [`crate::reads`]); the append commits only if none of them moved.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reads: Vec<Read>,
+    /// The fencing token the caller presented for the stream's lease
+    /// ([`crate::reads::fence`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fencing_token: Option<u64>,
 }
 
 impl Context {
     /// The `i`-th fresh id, if the engine minted that many.
     pub fn fresh_id(&self, i: usize) -> Option<Uuid> {
         self.fresh_ids.get(i).copied()
+    }
+
+    /// A context with no session, no reads and no fencing token.
+    pub fn new(now: Timestamp, fresh_ids: Vec<Uuid>) -> Self {
+        Self {
+            now,
+            fresh_ids,
+            session: None,
+            reads: Vec::new(),
+            fencing_token: None,
+        }
+    }
+
+    /// What was read of `stream` for this decision, if it was read.
+    pub fn read(&self, stream: &str) -> Option<&Read> {
+        self.reads.iter().find(|r| r.stream == stream)
     }
 }
 
@@ -116,6 +141,21 @@ pub trait Machine: 'static {
     /// first one had. The default: every accepted transition is green.
     fn verdict(_state: &Self::State, _events: &[Self::Event]) -> Verdict {
         Verdict::Green
+    }
+
+    /// What this machine states about `state` for other lifecycles to rely on
+    /// (read into their decisions by the engine, see [`crate::reads`]). The
+    /// default states nothing beyond the state's name.
+    fn fact(_state: &Self::State) -> Option<Fact> {
+        None
+    }
+
+    /// The other streams whose state `command` depends on in `state` (their ids,
+    /// `<machine>/<instance>`): the engine reads each into the context's
+    /// [`Context::reads`] before deciding and appends only if none moved. The
+    /// default reads nothing.
+    fn reads(_state: &Self::State, _command: &Self::Command) -> Vec<String> {
+        Vec::new()
     }
 
     /// The schema version this build writes for `event`.

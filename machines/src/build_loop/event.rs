@@ -5,6 +5,8 @@ use crate::Names;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::evidence::FullCommit;
+
 /// Events.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Names)]
 #[serde(tag = "type", rename_all = "kebab-case")]
@@ -16,7 +18,7 @@ pub enum Event {
     IterationGreen {
         unit: String,
         iteration: Value,
-        handed_to_code_review: String,
+        handed_to_code_review: FullCommit,
     },
 }
 

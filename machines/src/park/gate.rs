@@ -13,7 +13,7 @@ pub const CLAIM_MECHANISM: &str = "rosary-04faf5";
 pub const CLAIM_CONTRACT: &str = "atomic episode claim/lease with a caller-stable claim ID, episode uniqueness, compare-and-set ownership, expiry, and release";
 
 /// `resume-gate` output, field for field the helper's.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Gate {
     pub authorized: bool,
     pub required_mechanism: &'static str,

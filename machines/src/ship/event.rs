@@ -9,7 +9,7 @@ use super::preflight::Preflight;
 use super::recovery::{Failure, OpClass};
 use super::report::{Phase1Report, PreMergeReport, RefineReport};
 use super::state::{Mutation, Params, ReviewStatus};
-use crate::evidence::{CommandRun, FullCommit};
+use crate::evidence::{AbsPath, CommandRun, FullCommit};
 use crate::Names;
 
 /// Events.
@@ -19,7 +19,7 @@ use crate::Names;
 pub enum Event {
     Opened {
         params: Params,
-        repo_root: String,
+        repo_root: AbsPath,
         anchor: CommandRun,
     },
     /// Preflight said `clean`.
@@ -158,7 +158,7 @@ pub enum Event {
         before: Vec<CommandRun>,
         merge: CommandRun,
         after: Vec<CommandRun>,
-        merged_sha: String,
+        merged_sha: FullCommit,
     },
     /// The first rejection: re-rebase, re-check, then one retry.
     MergeRejected {
@@ -198,7 +198,7 @@ pub enum Event {
     MergeLost {
         anchor: CommandRun,
         before: Vec<CommandRun>,
-        merged_sha: String,
+        merged_sha: FullCommit,
         code: String,
     },
     /// Teardown removed everything.

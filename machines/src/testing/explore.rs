@@ -31,6 +31,8 @@ pub fn context(step: usize, fresh_ids: usize, session: Option<&str>) -> Context 
             .map(|k| uuid::Uuid::from_u128(((step as u128) << 32) + k as u128 + 1))
             .collect(),
         session: session.map(str::to_owned),
+        reads: Vec::new(),
+        fencing_token: None,
     }
 }
 

@@ -20,6 +20,8 @@
 //!     now: Timestamp::parse("2026-01-01T00:00:00Z").expect("a fixed time parses"),
 //!     fresh_ids: vec![],
 //!     session: Some("s1".into()),
+//!     reads: Vec::new(),
+//!     fencing_token: None,
 //! };
 //! let plan = PlanReceipt {
 //!     brief_path: "/srv/.work/.cache/briefs/core.md".into(),
@@ -196,6 +198,8 @@ mod tests {
             now: Timestamp::parse("2026-01-01T00:00:00Z").expect("a fixed time parses"),
             fresh_ids: vec![],
             session: Some("s1".into()),
+            reads: Vec::new(),
+            fencing_token: None,
         }
     }
 

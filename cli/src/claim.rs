@@ -1,0 +1,239 @@
+//! `cairn claim acquire|renew|release|show`: the embedded lease with fencing
+//! tokens, one `claim/<resource>` stream per claimed resource. The recording
+//! verbs go through the one recording path (`Recorder::record`); a refusal that
+//! is contention (held by another, stale, expired) is exit 3 with the readback.
+//!
+//! # Format
+//!
+//! Every verb prints the claim's readback, one JSON object:
+//!
+//! ```text
+//! {"resource": "park/ep-…", "stream": "claim/park/ep-…", "version": 1,
+//!  "state": "unclaimed" | "held" | "released", "live": true, "as_of": "<RFC3339>",
+//!  "holder": "agent-a", "claim_id": "c1", "token": 1,
+//!  "acquired_at": "<RFC3339>", "expires_at": "<RFC3339>", "released_at": null}
+//! ```
+//!
+//! `holder`, `claim_id`, `token`, `acquired_at` and `expires_at` are the last
+//! grant's (`null` when the resource was never claimed); `live` is whether that
+//! grant holds the lease at `as_of` (held, and `as_of < expires_at`); `version` is
+//! the claim stream's version the readback is of. `as_of` is the decision's one
+//! clock reading for `acquire`, `renew` and `release`, and this host's clock now
+//! for `show`. The recording verbs add `events`: the event types this call
+//! recorded (`[]` when it read an existing grant back).
+
+use cairn::journal::Options;
+use cairn::machines::claim::{self, contention, Claim, ClaimId, ClaimState, Owner, Token, Ttl};
+use cairn::machines::evidence::Invalid;
+use cairn::{Machine, StreamId, Timestamp};
+use serde_json::{json, Value};
+
+use crate::args::ClaimCommand;
+use crate::failure::{input, Done, Failure};
+use crate::output;
+use crate::record::{context, Db, Recorded, Recorder, Step};
+
+/// Runs one claim verb; `writing` gives the options of a verb that records (it
+/// makes the signing key on first use, so it runs only once the input is valid).
+pub fn run(
+    verb: &ClaimCommand,
+    db: &Db,
+    writing: &dyn Fn() -> Result<Options, Failure>,
+    reading: &Options,
+) -> Result<Done, Failure> {
+    let (resource, command, key) = match verb {
+        ClaimCommand::Show { resource } => {
+            let stream = stream(resource)?;
+            let rec = Recorder::reader(db, reading);
+            let (state, version) = load(&rec, &stream)?;
+            let now = cairn::observe::now();
+            eprintln!("cairn: {}", summary(&stream, &state, &now));
+            output::json(&readback(resource, &stream, &state, version, &now));
+            return Ok(Done::Ok);
+        }
+        ClaimCommand::Acquire {
+            resource,
+            owner,
+            claim_id,
+            ttl,
+            key,
+        } => (
+            resource,
+            claim::Command::Acquire {
+                owner: checked("owner", Owner::parse(owner))?,
+                claim_id: checked("claim_id", ClaimId::parse(claim_id))?,
+                ttl_seconds: checked("ttl", Ttl::parse(ttl))?,
+            },
+            key,
+        ),
+        ClaimCommand::Renew {
+            resource,
+            claim_id,
+            token,
+            ttl,
+            key,
+        } => (
+            resource,
+            claim::Command::Renew {
+                claim_id: checked("claim_id", ClaimId::parse(claim_id))?,
+                token: checked("token", Token::parse(token))?,
+                ttl_seconds: checked("ttl", Ttl::parse(ttl))?,
+            },
+            key,
+        ),
+        ClaimCommand::Release {
+            resource,
+            claim_id,
+            token,
+            key,
+        } => (
+            resource,
+            claim::Command::Release {
+                claim_id: checked("claim_id", ClaimId::parse(claim_id))?,
+                token: checked("token", Token::parse(token))?,
+            },
+            key,
+        ),
+    };
+    let stream = stream(resource)?;
+    let options = writing()?;
+    let rec = Recorder::new(db, &options, key)?;
+    let attempt = || {
+        let ctx = context::<Claim>();
+        let now = ctx.now.clone();
+        rec.record(Step::<Claim>::new(&stream, &command).at(ctx))
+            .map(|r| (r, now))
+    };
+    // A lost race (the stream moved between this decision and its append) is
+    // decided once more against the state that won: the answer then names the
+    // winner. Each attempt is a whole decision appended at the version it read.
+    let result = match attempt() {
+        Err(e) if lost_race(&e) => attempt(),
+        other => other,
+    };
+    match result {
+        Ok((r, now)) => {
+            print(resource, &r, &now);
+            Ok(Done::Recorded(r.outcome))
+        }
+        Err(Failure::Cairn(cairn::Error::Rejected(rejection))) => {
+            match contention(&rejection) {
+                Some(c) => {
+                    // What holds now, read again (labelled with its version and instant).
+                    let (state, version) = load(&Recorder::reader(db, reading), &stream)?;
+                    let now = cairn::observe::now();
+                    Err(Failure::Contended {
+                        kind: c.kind(),
+                        claim: readback(resource, &stream, &state, version, &now),
+                        rejection: Box::new(rejection),
+                    })
+                }
+                None => Err(Failure::Cairn(cairn::Error::Rejected(rejection))),
+            }
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// `claim/<resource>`, where the resource is a stream id and not a claim's own.
+fn stream(resource: &str) -> Result<StreamId, Failure> {
+    let claimed = StreamId::parse(resource).map_err(|e| {
+        input(
+            "resource",
+            "stream-id",
+            &format!("--resource must be the claimed thing's stream id: {e}"),
+        )
+    })?;
+    if claimed.machine() == claim::NAME {
+        return Err(input(
+            "resource",
+            "not-a-claim",
+            "--resource names a claim's own stream: claim the resource itself",
+        ));
+    }
+    StreamId::new(claim::NAME, resource).map_err(|e| {
+        input(
+            "resource",
+            "length",
+            &format!("the claim's stream `claim/{resource}` is not a stream id: {e}"),
+        )
+    })
+}
+
+/// A checked value, or the input error naming `field` and the rule it broke.
+fn checked<T>(field: &str, value: Result<T, Invalid>) -> Result<T, Failure> {
+    value.map_err(|e| input(field, e.rule, &e.message))
+}
+
+/// A conflict of the optimistic append: another transition won the version.
+fn lost_race(e: &Failure) -> bool {
+    matches!(
+        e,
+        Failure::Cairn(cairn::Error::Journal(
+            cairn::journal::Error::Conflict { .. }
+        ))
+    )
+}
+
+/// The claim stream's state and version; unclaimed at version 0 when there is no
+/// journal or no such stream (reading never creates one).
+fn load(rec: &Recorder, stream: &StreamId) -> Result<(ClaimState, u64), Failure> {
+    match rec.existing_engine()? {
+        None => Ok((ClaimState::Unclaimed, 0)),
+        Some(engine) => Ok(engine.load::<Claim>(stream)?),
+    }
+}
+
+fn print(resource: &str, r: &Recorded<Claim>, now: &Timestamp) {
+    let mut v = readback(resource, &r.stream, &r.state, r.version, now);
+    v["events"] = json!(r.names());
+    output::json(&v);
+}
+
+/// The readback (see the module's "Format").
+fn readback(
+    resource: &str,
+    stream: &StreamId,
+    state: &ClaimState,
+    version: u64,
+    now: &Timestamp,
+) -> Value {
+    let grant = state.last_grant();
+    let released_at = match state {
+        ClaimState::Released { released_at, .. } => Some(released_at),
+        ClaimState::Unclaimed | ClaimState::Held { .. } => None,
+    };
+    json!({
+        "resource": resource,
+        "stream": stream.as_str(),
+        "version": version,
+        "state": Claim::state_name(state),
+        "live": state.holder_at(now).is_some(),
+        "as_of": now,
+        "holder": grant.map(|g| &g.owner),
+        "claim_id": grant.map(|g| &g.claim_id),
+        "token": grant.map(|g| g.token),
+        "acquired_at": grant.map(|g| &g.acquired_at),
+        "expires_at": grant.map(|g| &g.expires_at),
+        "released_at": released_at,
+    })
+}
+
+/// `show`'s stderr line.
+fn summary(stream: &StreamId, state: &ClaimState, now: &Timestamp) -> String {
+    match (state.holder_at(now), state) {
+        (Some(g), _) => format!(
+            "{stream}: held by `{}` under claim `{}` (token {}) until {}",
+            g.owner, g.claim_id, g.token, g.expires_at
+        ),
+        (None, ClaimState::Unclaimed) => format!("{stream}: never claimed"),
+        (None, ClaimState::Released { grant, released_at }) => format!(
+            "{stream}: free (token {} released at {released_at})",
+            grant.token
+        ),
+        (None, ClaimState::Held { grant }) => format!(
+            "{stream}: free (token {} expired at {})",
+            grant.token, grant.expires_at
+        ),
+    }
+}

@@ -1,0 +1,84 @@
+//! `claim`: an embedded lease with fencing tokens (issue #24; the atomic claim
+//! the park seed names `rosary-04faf5`). One stream per claimed resource,
+//! `claim/<resource>`, where the resource is the claimed thing's own stream id
+//! (`claim/park/ep-…`). A grant is an append at the version the acquirer read, so
+//! of two racing acquirers one conflicts; each grant's fencing token is one more
+//! than the last token the stream granted, so tokens strictly increase per
+//! resource. Renew and release need the current claim id and token. Expiry is
+//! judged against the context's `now`: the engine's one clock reading per
+//! transition.
+//!
+//! Layout: `names` (the checked owner, claim id, time to live and token), `state`,
+//! `command`, `event`, `decide/` (one function per command, and which refusals are
+//! contention), `evolve`, `graph`, and `fence` (the check an act on the claimed
+//! resource passes).
+
+pub mod fence;
+pub mod names;
+
+mod command;
+mod decide;
+mod event;
+mod evolve;
+mod graph;
+mod state;
+
+#[cfg(test)]
+mod tests;
+
+pub use command::Command;
+pub use decide::{
+    contention, Contention, CURRENT_CLAIM, CURRENT_TOKEN, HELD, HELD_BY_ANOTHER, LEASE_LIVE,
+};
+pub use event::Event;
+pub use fence::fence;
+pub use names::{ClaimId, Owner, Token, Ttl, NAME_MAX, TTL_MAX, TTL_MIN};
+pub use state::{ClaimState, Grant};
+
+use crate::{Context, GraphSpec, Machine, Rejection};
+
+/// The `claim` machine's name: the first segment of its streams.
+pub const NAME: &str = "claim";
+
+/// The machine.
+pub struct Claim;
+
+impl Machine for Claim {
+    const NAME: &'static str = NAME;
+    const RULES_VERSION: u32 = 1;
+    type State = ClaimState;
+    type Command = Command;
+    type Event = Event;
+
+    fn initial_state() -> ClaimState {
+        ClaimState::Unclaimed
+    }
+
+    fn decide(
+        state: &ClaimState,
+        command: &Command,
+        ctx: &Context,
+    ) -> Result<Vec<Event>, Rejection> {
+        decide::decide(state, command, ctx)
+    }
+
+    fn evolve(state: ClaimState, event: &Event) -> ClaimState {
+        evolve::evolve(state, event)
+    }
+
+    fn state_name(state: &ClaimState) -> &'static str {
+        state::state_name(state)
+    }
+
+    fn event_name(event: &Event) -> &'static str {
+        event::event_name(event)
+    }
+
+    fn command_name(command: &Command) -> &'static str {
+        command::command_name(command)
+    }
+
+    fn graph() -> GraphSpec {
+        graph::graph()
+    }
+}

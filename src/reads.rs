@@ -1,0 +1,97 @@
+//! What a decision reads of other streams (see [`cairn_machines::reads`]): the
+//! engine reads them for `decide`, and the append requires them unmoved.
+
+use cairn_machines::reads::{claim_stream, CLAIM_MACHINE};
+use cairn_machines::{Context, Machine, Read};
+
+use crate::{Engine, Error, StreamId};
+
+impl Engine {
+    /// Reads the streams a decision of `command` on `stream` depends on: the ones
+    /// [`Machine::reads`] names, and the stream's lease (`claim/<stream>`) when it
+    /// exists. A lease stream that does not exist is not recorded (the append still
+    /// requires it not to exist).
+    pub(crate) fn read_for<M: Machine>(
+        &self,
+        stream: &StreamId,
+        state: &M::State,
+        command: &M::Command,
+    ) -> Result<Vec<Read>, Error> {
+        let mut names = M::reads(state, command);
+        if M::NAME != CLAIM_MACHINE {
+            let lease = claim_stream(stream.as_str());
+            if self.journal().stream_version(&lease)? > 0 {
+                names.push(lease);
+            }
+        }
+        let mut reads: Vec<Read> = Vec::with_capacity(names.len());
+        for name in names {
+            if name == stream.as_str() || reads.iter().any(|r| r.stream == name) {
+                continue;
+            }
+            reads.push(self.read_stream_now(&StreamId::parse(&name)?)?);
+        }
+        Ok(reads)
+    }
+
+    /// One stream as a decision reads it: its version, state name and fact.
+    pub fn read_stream_at(&self, stream: &StreamId, at: Option<u64>) -> Result<Read, Error> {
+        let machine =
+            self.registry()
+                .get(stream.machine())
+                .ok_or_else(|| Error::UnknownMachine {
+                    name: stream.machine().to_owned(),
+                })?;
+        let up_to = at.map_or(i64::MAX, |v| v.min(i64::MAX as u64) as i64);
+        let mut fold = machine.start();
+        let mut version = 0;
+        self.journal()
+            .replay_stream(stream.as_str(), up_to, &mut |r| {
+                version = r.version;
+                fold.apply_stored(r.event_type, r.schema_version, r.payload)
+                    .map(|_| ())
+                    .map_err(|err| cairn_journal::Error::Corrupt {
+                        seq: r.seq,
+                        reason: err.to_string(),
+                    })
+            })?;
+        Ok(Read {
+            stream: stream.to_string(),
+            version,
+            state: fold.state_name().to_owned(),
+            fact: fold.fact(),
+        })
+    }
+
+    fn read_stream_now(&self, stream: &StreamId) -> Result<Read, Error> {
+        self.read_stream_at(stream, None)
+    }
+}
+
+/// The versions the append requires unchanged: every recorded read; every stream
+/// [`Machine::reads`] names that was not read, at 0 (it must still not exist:
+/// [`Pending::decide`] reads no journal); and for a fenced machine the stream's
+/// lease at 0 when none was read, so a lease granted between the decision and the
+/// append is a conflict.
+pub(crate) fn occ_reads<M: Machine>(
+    stream: &StreamId,
+    state: &M::State,
+    command: &M::Command,
+    context: &Context,
+) -> Vec<(String, u64)> {
+    let mut reads: Vec<(String, u64)> = context
+        .reads
+        .iter()
+        .map(|r| (r.stream.clone(), r.version))
+        .collect();
+    let mut absent = M::reads(state, command);
+    if M::NAME != CLAIM_MACHINE {
+        absent.push(claim_stream(stream.as_str()));
+    }
+    for name in absent {
+        if name != stream.as_str() && !reads.iter().any(|(s, _)| *s == name) {
+            reads.push((name, 0));
+        }
+    }
+    reads
+}
