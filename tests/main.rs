@@ -8,6 +8,7 @@ mod build_loop;
 mod build_loop_criterion;
 mod build_loop_preview;
 mod claim;
+mod claim_fence;
 mod claim_properties;
 mod claim_race;
 mod cli;

@@ -23,9 +23,12 @@
 //! recorded (`[]` when it read an existing grant back).
 
 use cairn::journal::Options;
-use cairn::machines::claim::{self, contention, Claim, ClaimId, ClaimState, Owner, Token, Ttl};
+use cairn::machines::claim::{
+    self, contention, Claim, ClaimId, ClaimState, Contention, Owner, Token, Ttl,
+};
 use cairn::machines::evidence::Invalid;
-use cairn::{Machine, StreamId, Timestamp};
+use cairn::machines::reads;
+use cairn::{Machine, Rejection, StreamId, Timestamp};
 use serde_json::{json, Map, Value};
 
 use crate::args::ClaimCommand;
@@ -97,7 +100,8 @@ pub fn run(
     };
     let stream = stream(resource)?;
     let options = writing()?;
-    let rec = Recorder::new(db, &options, key)?;
+    let key = key.key();
+    let rec = Recorder::new(db, &options, &key)?;
     let attempt = || {
         let ctx = context::<Claim>();
         let now = ctx.now.clone();
@@ -139,6 +143,39 @@ pub fn run(
             }
         }
         Err(e) => Err(e),
+    }
+}
+
+/// A fence's refusal of an act on `resource` (any verb's: `reads::fence`) as
+/// exit 3, with the kind a claim verb answers for the same predicate
+/// (`claim-held`: a live lease and no token; `stale-claim`: another token, or one
+/// released; `claim-expired`: the caller's own lease lapsed), the rejection, and
+/// the claim's readback as it is now.
+pub(crate) fn fenced(reader: &Recorder, resource: &StreamId, rejection: Rejection) -> Failure {
+    let kind = match rejection.violations.first().map(|v| v.predicate.as_str()) {
+        Some(reads::HELD_BY_ANOTHER) => Contention::Held,
+        Some(reads::LEASE_LIVE) => Contention::Expired,
+        _ => Contention::Stale,
+    }
+    .kind();
+    let mut fields = Map::new();
+    fields.insert("violations".into(), json!(rejection.violations));
+    fields.insert("state".into(), json!(rejection.state));
+    // The lease's stream always is a stream id when a lease refused the act.
+    if let Ok(stream) = StreamId::new(claim::NAME, resource.as_str()) {
+        match load(reader, &stream) {
+            Ok((state, version)) => {
+                let now = cairn::observe::now();
+                let claim = readback(resource.as_str(), &stream, &state, version, &now);
+                fields.insert("claim".into(), claim);
+            }
+            Err(e) => return e,
+        }
+    }
+    Failure::Contended {
+        kind,
+        message: rejection.to_string(),
+        fields,
     }
 }
 

@@ -28,7 +28,7 @@ pub struct BuildLoopArgs {
     #[arg(long, default_value_t = 1800)]
     pub timeout: u64,
     /// Print the criterion; run nothing, write nothing
-    #[arg(long, conflicts_with = "idempotency_key")]
+    #[arg(long, conflicts_with_all = ["idempotency_key", "fencing_token"])]
     pub dry_run: bool,
     #[command(flatten)]
     pub key: Key,
