@@ -9,6 +9,7 @@ mod build_loop_criterion;
 mod build_loop_preview;
 mod claim;
 mod claim_fence;
+mod claim_gate;
 mod claim_properties;
 mod claim_race;
 mod cli;

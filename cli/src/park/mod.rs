@@ -14,7 +14,7 @@ use cairn::machines::park::{
 use cairn::{Context, StreamId};
 use serde_json::{json, Value};
 
-use crate::args::{ParkCommand, ParkIdentity};
+use crate::args::{ClaimGate, ParkCommand, ParkIdentity};
 use crate::failure::{input, require_abs_path, Done, Failure};
 use crate::record::{Db, Recorded, Recorder, Step};
 
@@ -67,14 +67,30 @@ fn identity(flags: &ParkIdentity) -> Result<Option<Identity>, Failure> {
 /// evaluates); a key without the identity is refused.
 fn journal_identity(flags: &ParkIdentity) -> Result<Option<Identity>, Failure> {
     let id = identity(flags)?;
-    if id.is_none() && flags.key.get().is_some() {
-        return Err(input(
-            "idempotency_key",
-            "identity-flags",
-            "--idempotency-key applies to a recorded transition: give --episode-id, --intent-id and --attempt-id",
-        ));
+    if id.is_none() {
+        if let Some(field) = recording_flag(&flags.key) {
+            return Err(input(
+                field,
+                "identity-flags",
+                &format!(
+                    "--{} applies to a recorded transition: give --episode-id, --intent-id and --attempt-id",
+                    field.replace('_', "-")
+                ),
+            ));
+        }
     }
     Ok(id)
+}
+
+/// The first flag given that only a recorded transition takes, if any.
+fn recording_flag(key: &crate::args::Key) -> Option<&'static str> {
+    if key.get().is_some() {
+        Some("idempotency_key")
+    } else if key.fencing_token.is_some() {
+        Some("fencing_token")
+    } else {
+        None
+    }
 }
 
 /// Records `command` on `episode`'s stream.
@@ -102,9 +118,9 @@ pub fn run(verb: &ParkCommand, db: &Db, options: &Options) -> Result<Done, Failu
             let ctx = crate::record::context::<Park>();
             let mut prepared = prepare::prepare(&v, &ctx)?;
             if prepared.action != prepare::PrepareAction::Evaluate {
-                if key.get().is_some() {
+                if let Some(field) = recording_flag(key) {
                     return Err(input(
-                        "idempotency_key",
+                        field,
                         "nothing-to-record",
                         "this prepare-attempt records no transition",
                     ));
@@ -230,9 +246,18 @@ pub fn run(verb: &ParkCommand, db: &Db, options: &Options) -> Result<Done, Failu
             wire_json::print(&bind::bind(&bind::parse(&v)?)?);
             Ok(Done::Ok)
         }
-        ParkCommand::ResumeGate => {
+        ParkCommand::ResumeGate { claim_gate } => {
             let v = document()?;
-            wire_json::print(&gate::resume_gate(&v)?);
+            match claim_gate {
+                ClaimGate::V1 => wire_json::print(&gate::resume_gate(&v)?),
+                ClaimGate::V2 => {
+                    let request = gate::parse(&v)?;
+                    let (lease, now) = claim_readback(db, options, &request)?;
+                    let answer = gate::resume_gate_v2(&request, lease.as_ref(), &now);
+                    eprintln!("cairn: resume-gate v2: {}", answer.reason);
+                    wire_json::print(&answer);
+                }
+            }
             Ok(Done::Ok)
         }
         ParkCommand::ObserveVcs { root } => {
@@ -241,6 +266,26 @@ pub fn run(verb: &ParkCommand, db: &Db, options: &Options) -> Result<Done, Failu
             Ok(Done::Ok)
         }
     }
+}
+
+/// The readback gate v2 judges: the episode's claim stream as the journal holds
+/// it now (`None` when there is no journal or no such stream; reading never
+/// creates one), and the instant it is judged at.
+fn claim_readback(
+    db: &Db,
+    options: &Options,
+    request: &gate::Request,
+) -> Result<(Option<cairn::Read>, cairn::Timestamp), Failure> {
+    let Some(engine) = Recorder::reader(db, options).existing_engine()? else {
+        return Ok((None, cairn::observe::now()));
+    };
+    let stream = StreamId::parse(&request.claim_stream())?;
+    let read = if engine.journal().stream_version(stream.as_str())? > 0 {
+        Some(engine.read_stream_at(&stream, None)?)
+    } else {
+        None
+    };
+    Ok((read, cairn::observe::now()))
 }
 
 /// Prints an evaluation (the helper's answer) on stdout and cairn's explanation of
