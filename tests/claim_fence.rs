@@ -17,21 +17,15 @@ use cairn::Context;
 use serde_json::{json, Value};
 
 use crate::park::park as cairn;
-use crate::support::ship_repo::{finished, Repo, ID};
 use crate::support::park::{ANCHOR, EPISODE, INTENT};
+use crate::support::ship_repo::{finished, Repo, ID};
 use crate::support::TempJournal;
 
 const RUN: &str = "ship/abc";
 const LEASE: &str = "claim/ship/abc";
 
 /// `cairn claim acquire` on `resource` in `db`: (exit code, readback).
-fn acquire(
-    db: &std::path::Path,
-    resource: &str,
-    owner: &str,
-    id: &str,
-    ttl: &str,
-) -> (i32, Value) {
+fn acquire(db: &std::path::Path, resource: &str, owner: &str, id: &str, ttl: &str) -> (i32, Value) {
     let (code, out, _) = cairn(
         &[
             "claim",
@@ -62,13 +56,21 @@ fn assert_fenced(
 ) {
     let e = &out["error"];
     assert_eq!(
-        (code, e["kind"].as_str(), e["violations"][0]["predicate"].as_str()),
+        (
+            code,
+            e["kind"].as_str(),
+            e["violations"][0]["predicate"].as_str()
+        ),
         (3, Some(kind), Some(predicate)),
         "{out}"
     );
     assert_eq!(e["violations"][0]["field"], "fencing_token", "{out}");
     assert_eq!(
-        (&e["claim"]["holder"], &e["claim"]["token"], &e["claim"]["live"]),
+        (
+            &e["claim"]["holder"],
+            &e["claim"]["token"],
+            &e["claim"]["live"]
+        ),
         (&json!(holder), &json!(token), &json!(true)),
         "{out}"
     );
@@ -241,13 +243,20 @@ fn a_park_episode_is_fenced_and_a_transition_forged_in_after_its_lease_is_lease_
     };
     // Claimed: the episode's verbs need the holder's token.
     let claimed = TempJournal::new();
-    assert_eq!(acquire(&claimed.path(), &episode, "agent-a", "a1", "600").0, 0);
+    assert_eq!(
+        acquire(&claimed.path(), &episode, "agent-a", "a1", "600").0,
+        0
+    );
     let before = claimed.bytes();
     let (code, out, _) = prepare(&claimed.path(), &[]);
     assert_fenced((code, &out), "claim-held", "held-by-another", "agent-a", 1);
     assert_eq!(claimed.bytes(), before);
     let (code, out, _) = prepare(&claimed.path(), &["--fencing-token", "1"]);
-    assert_eq!((code, out["action"].as_str()), (0, Some("evaluate")), "{out}");
+    assert_eq!(
+        (code, out["action"].as_str()),
+        (0, Some("evaluate")),
+        "{out}"
+    );
     let (code, audit, _) = cairn(&["journal", "audit"], "", Some(&claimed.path()));
     assert_eq!(code, 0, "the fenced act audits: {audit}");
 
@@ -263,7 +272,10 @@ fn a_park_episode_is_fenced_and_a_transition_forged_in_after_its_lease_is_lease_
     // Another journal where the episode is claimed first; the copy is appended
     // raw after it, reading nothing.
     let forged = TempJournal::new();
-    assert_eq!(acquire(&forged.path(), &episode, "agent-a", "a1", "600").0, 0);
+    assert_eq!(
+        acquire(&forged.path(), &episode, "agent-a", "a1", "600").0,
+        0
+    );
     let (code, audit, _) = cairn(&["journal", "audit"], "", Some(&forged.path()));
     assert_eq!(code, 0, "the honest claim audits: {audit}");
     let mut j = Journal::open(&forged.path(), &Options::default()).unwrap();
@@ -341,7 +353,14 @@ fn every_recording_verb_takes_a_fencing_token_and_no_other_verb_does() {
     // A park verb records only with its identity; a dry-run build loop never does.
     for args in [
         &["park", "evaluate", "--fencing-token", "1"][..],
-        &["build-loop", "--issue", "1", "--dry-run", "--fencing-token", "1"][..],
+        &[
+            "build-loop",
+            "--issue",
+            "1",
+            "--dry-run",
+            "--fencing-token",
+            "1",
+        ][..],
     ] {
         let (code, out, _) = cairn(args, "{}", Some(&t.path()));
         assert_eq!(code, 2, "{args:?}: {out}");
