@@ -1,6 +1,7 @@
 //! cairn's workspace tests, one binary (one link on two cores): the journal on
-//! real SQLite files, the engine and its audit driven by a test-only machine,
-//! property tests, and the `cairn` binary end to end with insta snapshots.
+//! real SQLite files and on a throwaway PostgreSQL cluster (the conformance suite
+//! runs the same tests on both), the engine and its audit driven by a test-only
+//! machine, property tests, and the `cairn` binary end to end with insta snapshots.
 
 mod support;
 
@@ -13,6 +14,10 @@ mod claim_gate;
 mod claim_properties;
 mod claim_race;
 mod cli;
+mod conformance;
+mod conformance_cli;
+mod conformance_reads;
+mod conformance_trust;
 mod depth;
 mod engine;
 mod fuzz;

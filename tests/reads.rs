@@ -203,3 +203,46 @@ fn the_audit_catches_a_read_that_was_already_stale() {
     );
     assert_eq!(kinds(&e), vec![FindingKind::ReadStale]);
 }
+
+/// The read-set check is the journal's, inside the append transaction, on both
+/// backends alike: a decision whose read stream moved is a conflict naming it.
+#[test]
+fn the_read_set_holds_on_both_backends() {
+    use crate::support::backend::backends;
+    for b in backends() {
+        let s = b.fresh();
+        let mut registry = cairn::Registry::new();
+        registry.register::<Ticket>();
+        registry.register::<Gate>();
+        let mut e = s.engine(registry.clone());
+        open_ticket(&mut e);
+        let Decision::Pending(pending) = e
+            .decide::<Gate>(&sid("gate/g1"), &pass(), &ctx(2), None::<Key<'_>>)
+            .unwrap()
+        else {
+            panic!("a fresh decision is pending ({b:?})");
+        };
+        let mut other = s.engine(registry);
+        other
+            .execute_with_context::<Ticket>(
+                &sid("ticket/t1"),
+                &Command::Comment {
+                    text: "moved".into(),
+                },
+                &ctx(3),
+                None,
+            )
+            .unwrap();
+        let err = e.append(pending).unwrap_err();
+        assert!(
+            matches!(&err, Error::Journal(cairn::journal::Error::Conflict { stream, .. }) if stream == "ticket/t1"),
+            "{b:?}: {err:?}"
+        );
+        assert_eq!(e.journal().stream_version("gate/g1").unwrap(), 0, "{b:?}");
+        // Decided again against the moved ticket, it lands and audits clean.
+        e.execute_with_context::<Gate>(&sid("gate/g1"), &pass(), &ctx(4), None)
+            .unwrap();
+        let report = e.audit(None).unwrap();
+        assert!(report.ok, "{b:?}: {:?}", report.findings);
+    }
+}

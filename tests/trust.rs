@@ -434,12 +434,12 @@ fn an_unsigned_journal_keeps_verifying_and_says_so() {
 }
 
 /// A small tmpfs mounted for one test; unmounted on drop.
-struct Mount {
-    dir: tempfile::TempDir,
+pub(crate) struct Mount {
+    pub(crate) dir: tempfile::TempDir,
 }
 
 impl Mount {
-    fn tmpfs() -> Self {
+    pub(crate) fn tmpfs() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let ok = std::process::Command::new("mount")
             .args(["-t", "tmpfs", "-o", "size=16m", "tmpfs"])
@@ -453,7 +453,7 @@ impl Mount {
         );
         Self { dir }
     }
-    fn remount(&self, mode: &str) {
+    pub(crate) fn remount(&self, mode: &str) {
         let ok = std::process::Command::new("mount")
             .args(["-o", &format!("remount,{mode}")])
             .arg(self.dir.path())
@@ -473,7 +473,7 @@ impl Drop for Mount {
 }
 
 /// Every file of a journal (main, -wal, -shm) with its bytes.
-fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+pub(crate) fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut v: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| {

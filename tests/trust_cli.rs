@@ -7,7 +7,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-fn cairn(args: &[&str], db: &Path, key: &Path, stdin: &str) -> (i32, Value, String) {
+pub(crate) fn cairn(args: &[&str], db: &Path, key: &Path, stdin: &str) -> (i32, Value, String) {
     use std::io::Write as _;
     let mut child = Command::new(env!("CARGO_BIN_EXE_cairn"))
         .args(args)
@@ -35,7 +35,7 @@ fn cairn(args: &[&str], db: &Path, key: &Path, stdin: &str) -> (i32, Value, Stri
     )
 }
 
-fn prepare(db: &Path, key: &Path, n: u32) {
+pub(crate) fn prepare(db: &Path, key: &Path, n: u32) {
     let ep = crate::reliability::episode(n);
     let input = serde_json::json!({"mode": "park", "anchor_bead": "bd-1", "episode_id": ep, "intent_id": "park-00000000-0000-4000-8000-000000000001", "prior_receipts": []});
     let (code, out, err) = cairn(&["park", "prepare-attempt"], db, key, &input.to_string());

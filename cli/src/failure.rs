@@ -225,6 +225,9 @@ impl Failure {
                     J::ReadOnly => (code::INTERNAL, "read-only"),
                     J::StorageIo { .. } => (code::INTERNAL, "storage-io"),
                     J::Sqlite(_) => (code::INTERNAL, "sqlite"),
+                    J::Connect { .. } => (code::INTERNAL, "connect"),
+                    J::Postgres(_) => (code::INTERNAL, "postgres"),
+                    J::NotEmpty { .. } => (code::BAD_INPUT, "not-empty"),
                 },
             },
         };

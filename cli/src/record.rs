@@ -34,9 +34,7 @@
 //! refusal is exit 3 (`claim-held`, `stale-claim`, `claim-expired`) naming the
 //! holder and the expiry, with the claim's readback; nothing is written.
 
-use std::path::PathBuf;
-
-use cairn::journal::Options;
+use cairn::journal::{Error as JournalError, Journal, Location, Options};
 use cairn::machines::claim::Token;
 use cairn::machines::reads::is_fence_refusal;
 use cairn::{
@@ -47,7 +45,7 @@ use serde_json::Value;
 use crate::failure::{input, require_nonempty, Failure, NoJournalLocation};
 
 /// Where the journal is, if a location could be resolved.
-pub type Db = Result<PathBuf, NoJournalLocation>;
+pub type Db = Result<Location, NoJournalLocation>;
 
 /// A fresh decision context: the time now and `M::FRESH_IDS` random ids. The only
 /// place the CLI reads the clock for a transition or mints ids.
@@ -294,17 +292,28 @@ impl<'a> Recorder<'a> {
         }
     }
 
-    /// The engine over the journal if one exists: reads never create a journal.
+    /// The engine over the journal if one exists: reads never create a journal
+    /// (no file, or a PostgreSQL schema without cairn's tables, is no journal yet).
     pub fn existing_engine(&self) -> Result<Option<Engine>, Failure> {
         let db = self.db.clone()?;
-        if std::fs::symlink_metadata(&db).is_err() {
-            return Ok(None);
+        match Journal::open_read_only(&db, self.options) {
+            Ok(j) => Ok(Some(Engine::new(j, Registry::builtin()))),
+            Err(JournalError::Missing { .. }) => Ok(None),
+            Err(e) => Err(e.into()),
         }
-        Ok(Some(Engine::open_read_only(
-            &db,
-            self.options,
-            Registry::builtin(),
-        )?))
+    }
+
+    /// The engine for writing if the journal exists, without creating it.
+    fn existing_writer(&self, db: &Location) -> Result<Option<Engine>, Failure> {
+        let options = Options {
+            create: false,
+            ..self.options.clone()
+        };
+        match Journal::open(db, &options) {
+            Ok(j) => Ok(Some(Engine::new(j, Registry::builtin()))),
+            Err(JournalError::Missing { .. }) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// The state of `stream` (the initial state when there is no journal yet).
@@ -360,19 +369,19 @@ impl<'a> Recorder<'a> {
             }),
         };
         let db = self.db.clone()?;
-        let (engine, pending) = if std::fs::symlink_metadata(&db).is_err() {
-            let p = Pending::<M>::decide(stream, M::initial_state(), 0, command, &ctx, key)
-                .map_err(|e| self.refused(stream, e))?;
-            (None, p)
-        } else {
-            let engine = Engine::open(&db, self.options, Registry::builtin())?;
-            match engine
+        let (engine, pending) = match self.existing_writer(&db)? {
+            None => {
+                let p = Pending::<M>::decide(stream, M::initial_state(), 0, command, &ctx, key)
+                    .map_err(|e| self.refused(stream, e))?;
+                (None, p)
+            }
+            Some(engine) => match engine
                 .decide::<M>(stream, command, &ctx, key)
                 .map_err(|e| self.refused(stream, e))?
             {
                 Decision::Replayed(done) => return Ok(self.finish(done)),
                 Decision::Pending(p) => (Some(engine), p),
-            }
+            },
         };
         let pending = match pending.unchanged() {
             Ok(done) => return Ok(self.finish(done)),
@@ -387,8 +396,9 @@ impl<'a> Recorder<'a> {
         };
         let appended = match engine {
             Some(mut e) => e.append(pending),
-            None => Engine::open(&db, self.options, Registry::builtin())
-                .and_then(|mut e| e.append(pending)),
+            None => Journal::open(&db, self.options)
+                .map_err(cairn::Error::from)
+                .and_then(|j| Engine::new(j, Registry::builtin()).append(pending)),
         };
         match appended {
             Ok(done) => Ok(self.finish(done)),

@@ -1,9 +1,10 @@
 //! The journal's trust verbs: the signing key a writer uses, `journal verify` with
-//! a kept head, a signed anchor and a trusted key, `journal anchor` and `journal key`.
+//! a kept head, a signed anchor and a trusted key, `journal anchor`, `journal key`,
+//! and `journal copy` between locations.
 
 use std::path::Path;
 
-use cairn::journal::{Anchor, ChainHead, Journal, Options, SigningKey, VerifyOptions};
+use cairn::journal::{Anchor, ChainHead, Journal, Location, Options, SigningKey, VerifyOptions};
 use serde_json::json;
 
 use crate::args::Cli;
@@ -24,8 +25,9 @@ pub fn signing_key(cli: &Cli) -> Result<SigningKey, Failure> {
         })?,
     };
     // The key must not be the journal or one of SQLite's files beside it (SQLite
-    // would overwrite it, and every write would mint a new key).
-    if let Ok(db) = crate::verbs::db_path(cli) {
+    // would overwrite it, and every write would mint a new key). A PostgreSQL
+    // journal has no file beside the key to collide with.
+    if let Ok(Location::Sqlite(db)) = crate::verbs::db_location(cli) {
         let taken: Vec<std::path::PathBuf> = ["", "-wal", "-shm", "-journal"]
             .iter()
             .map(|s| {
@@ -89,7 +91,7 @@ fn is_public_key(s: &str) -> bool {
 
 /// `cairn journal verify [--expect-head SEQ:HASH|ANCHOR] [--trusted-key KEY]`.
 pub fn verify(
-    db: &Path,
+    db: &Location,
     options: &Options,
     expect_head: Option<&str>,
     trusted_key: Option<&str>,
@@ -136,6 +138,12 @@ pub fn verify(
                     .map(|m| format!("; warning: the file has mode {m}: chmod 600 it"))
                     .unwrap_or_default()
             );
+            if !report.unguarded.is_empty() {
+                eprintln!(
+                    "cairn: warning: the database no longer refuses {} (an append-only trigger was dropped or disabled); the history itself verifies",
+                    report.unguarded.join(", ")
+                );
+            }
             Ok(Done::Ok)
         }
         Some(p) => Err(Failure::Integrity(format!(
@@ -153,7 +161,7 @@ pub fn verify(
 }
 
 /// `cairn journal anchor`: the head, signed by this user's key.
-pub fn anchor(db: &Path, options: &Options, cli: &Cli) -> Result<Done, Failure> {
+pub fn anchor(db: &Location, options: &Options, cli: &Cli) -> Result<Done, Failure> {
     let journal = Journal::open_read_only(db, options)?;
     // Never sign a head the journal's own checks refuse.
     let report = journal.verify()?;
@@ -192,5 +200,46 @@ pub fn key(cli: &Cli) -> Result<Done, Failure> {
         "public_key": key.public_hex(),
         "path": key.path().map(|p| p.display().to_string()),
     }));
+    Ok(Done::Ok)
+}
+
+/// `cairn journal copy --from A --to B`: every row verbatim into an empty journal,
+/// the chain verified on both sides.
+pub fn copy(from: &Location, to: &Location, options: &Options) -> Result<Done, Failure> {
+    let source = Journal::open_read_only(from, options)?;
+    let target_options = Options {
+        signing_key: None,
+        ..options.clone()
+    };
+    let mut target = Journal::open(to, &target_options)?;
+    let report = source.copy_into(&mut target)?;
+    output::json(&json!({
+        "from": {"location": from.to_string(), "backend": from.backend()},
+        "to": {"location": to.to_string(), "backend": to.backend()},
+        "copy": report,
+    }));
+    if !report.copied {
+        return Err(Failure::Integrity(format!(
+            "the source failed verify ({} problem(s)); nothing was copied",
+            report.source.problem_count
+        )));
+    }
+    if !report.ok {
+        return Err(Failure::Integrity(
+            "the copy does not verify as the source did (see `copy.target`)".into(),
+        ));
+    }
+    eprintln!(
+        "cairn: copied {} events, {} transitions, {} signing keys and {} signatures from {from} to {to}; both verify{}",
+        report.events,
+        report.transitions,
+        report.keys,
+        report.signatures,
+        report
+            .head
+            .as_ref()
+            .map(|h| format!(", head {}:{}", h.seq, h.hash))
+            .unwrap_or_default()
+    );
     Ok(Done::Ok)
 }

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use cairn::journal::{Journal, Options};
+use cairn::journal::{Journal, Location, Options};
 use cairn::{Engine, Registry, StreamId};
 use serde_json::json;
 
@@ -60,7 +60,7 @@ pub fn run(cli: Cli, registry: Registry) -> Result<Done, Failure> {
         }
         Command::State { stream, at } => {
             let stream = StreamId::parse(stream)?;
-            let engine = Engine::open_read_only(&db_path(&cli)?, &options(false), registry)?;
+            let engine = reader(&db_location(&cli)?, &options(false), registry)?;
             let view = engine.state_view(&stream, *at)?;
             output::json(&view);
             if let Some(m) = &view.mid_transition {
@@ -71,13 +71,15 @@ pub fn run(cli: Cli, registry: Registry) -> Result<Done, Failure> {
             }
             Ok(Done::Ok)
         }
-        Command::Park(verb) => crate::park::run(verb, &db_path(&cli), &writing()?),
-        Command::Ship(verb) => crate::ship::run_verb(verb, &db_path(&cli), &writing()?),
-        Command::Pr(verb) => crate::pr::run(verb, &db_path(&cli), &writing()?),
-        Command::Work(verb) => crate::work::run(verb, &db_path(&cli), &writing()?),
-        Command::Saga(verb) => crate::saga::run(verb, &db_path(&cli), &writing()?),
-        Command::BuildLoop(a) => crate::build::run(a, &db_path(&cli), &writing()?),
-        Command::Claim(verb) => crate::claim::run(verb, &db_path(&cli), &writing, &options(false)),
+        Command::Park(verb) => crate::park::run(verb, &db_location(&cli), &writing()?),
+        Command::Ship(verb) => crate::ship::run_verb(verb, &db_location(&cli), &writing()?),
+        Command::Pr(verb) => crate::pr::run(verb, &db_location(&cli), &writing()?),
+        Command::Work(verb) => crate::work::run(verb, &db_location(&cli), &writing()?),
+        Command::Saga(verb) => crate::saga::run(verb, &db_location(&cli), &writing()?),
+        Command::BuildLoop(a) => crate::build::run(a, &db_location(&cli), &writing()?),
+        Command::Claim(verb) => {
+            crate::claim::run(verb, &db_location(&cli), &writing, &options(false))
+        }
         Command::Journal(JournalCommand::Log {
             stream,
             since,
@@ -87,7 +89,7 @@ pub fn run(cli: Cli, registry: Registry) -> Result<Done, Failure> {
             if let Some(s) = stream {
                 StreamId::parse(s)?;
             }
-            let journal = Journal::open_read_only(&db_path(&cli)?, &options(false))?;
+            let journal = Journal::open_read_only(&db_location(&cli)?, &options(false))?;
             let events = journal.read_after(*since, stream.as_deref(), *limit)?;
             match format {
                 LogFormat::Json => {
@@ -113,17 +115,17 @@ pub fn run(cli: Cli, registry: Registry) -> Result<Done, Failure> {
             expect_head,
             trusted_key,
         }) => crate::trust::verify(
-            &db_path(&cli)?,
+            &db_location(&cli)?,
             &options(false),
             expect_head.as_deref(),
             trusted_key.as_deref(),
         ),
         Command::Journal(JournalCommand::Anchor) => {
-            crate::trust::anchor(&db_path(&cli)?, &options(false), &cli)
+            crate::trust::anchor(&db_location(&cli)?, &options(false), &cli)
         }
         Command::Journal(JournalCommand::Key) => crate::trust::key(&cli),
         Command::Journal(JournalCommand::Show { transition, format }) => {
-            let journal = Journal::open_read_only(&db_path(&cli)?, &options(false))?;
+            let journal = Journal::open_read_only(&db_location(&cli)?, &options(false))?;
             let (record, events) = journal.transition_by_id(*transition)?.ok_or_else(|| {
                 crate::failure::input(
                     "transition",
@@ -169,11 +171,16 @@ pub fn run(cli: Cli, registry: Registry) -> Result<Done, Failure> {
             }
             Ok(Done::Ok)
         }
+        Command::Journal(JournalCommand::Copy { from, to }) => crate::trust::copy(
+            &Location::parse(from.as_os_str()),
+            &Location::parse(to.as_os_str()),
+            &options(true),
+        ),
         Command::Journal(JournalCommand::Audit { stream }) => {
             if let Some(s) = stream {
                 StreamId::parse(s)?;
             }
-            let engine = Engine::open_read_only(&db_path(&cli)?, &options(false), registry)?;
+            let engine = reader(&db_location(&cli)?, &options(false), registry)?;
             let report = engine.audit(stream.as_deref())?;
             output::json(&report);
             let failures = report
@@ -197,10 +204,11 @@ pub fn run(cli: Cli, registry: Registry) -> Result<Done, Failure> {
 }
 
 /// `--db`, else `CAIRN_DB`, else `$XDG_STATE_HOME/cairn/journal.db`, else
-/// `~/.local/state/cairn/journal.db`.
-pub fn db_path(cli: &Cli) -> Result<PathBuf, NoJournalLocation> {
+/// `~/.local/state/cairn/journal.db`; a `postgres://` or `postgresql://` URL is a
+/// PostgreSQL database, anything else a SQLite path ([`Location::parse`]).
+pub fn db_location(cli: &Cli) -> Result<Location, NoJournalLocation> {
     if let Some(p) = &cli.db {
-        return Ok(p.clone());
+        return Ok(Location::parse(p.as_os_str()));
     }
     let env = |k: &str| {
         std::env::var_os(k)
@@ -208,15 +216,27 @@ pub fn db_path(cli: &Cli) -> Result<PathBuf, NoJournalLocation> {
             .map(PathBuf::from)
     };
     if let Some(p) = env("CAIRN_DB") {
-        return Ok(p);
+        return Ok(Location::parse(p.as_os_str()));
     }
     if let Some(p) = env("XDG_STATE_HOME").filter(|p| p.is_absolute()) {
-        return Ok(p.join("cairn").join("journal.db"));
+        return Ok(Location::Sqlite(p.join("cairn").join("journal.db")));
     }
     if let Some(home) = env("HOME") {
-        return Ok(home.join(".local/state/cairn/journal.db"));
+        return Ok(Location::Sqlite(home.join(".local/state/cairn/journal.db")));
     }
     Err(NoJournalLocation)
+}
+
+/// The engine over the journal at `location`, opened read-only.
+pub fn reader(
+    location: &Location,
+    options: &Options,
+    registry: Registry,
+) -> Result<Engine, Failure> {
+    Ok(Engine::new(
+        Journal::open_read_only(location, options)?,
+        registry,
+    ))
 }
 
 fn log_table(events: &[cairn::journal::StoredEvent]) -> String {

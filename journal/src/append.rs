@@ -1,10 +1,11 @@
-//! Appending transitions: optimistic concurrency, idempotency, the hash chain.
+//! Appending transitions: optimistic concurrency, idempotency, the hash chain and
+//! signatures — the one algorithm every backend runs inside its write transaction.
 
-use rusqlite::{params, OptionalExtension, Transaction, TransactionBehavior};
 use serde::Serialize;
 
 use crate::hash::{event_hash, transition_digest, EventFields, TransitionFields, GENESIS};
-use crate::{Error, Journal};
+use crate::store::{AppendTx, NewTransitionRow, SignatureRow};
+use crate::{Error, Journal, SigningKey};
 
 /// One event to append.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,81 +101,53 @@ impl Journal {
     /// Appends several transitions in one transaction: all of them or none.
     /// Later entries see the versions earlier entries wrote.
     pub fn append_batch(&mut self, appends: &[Append]) -> Result<Vec<AppendOutcome>, Error> {
-        let busy = self.busy_ms;
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| Error::sql(e, busy))?;
-        let mut head = chain_head(&tx, busy)?;
-        let signer = match &self.signing_key {
-            Some(key) => Some((key, signing_key_id(&tx, busy, key)?)),
-            None => None,
-        };
-        let mut out = Vec::with_capacity(appends.len());
         for a in appends {
-            let outcome = append_one(&tx, busy, a, &mut head)?;
-            if let (Some((key, key_id)), AppendOutcome::Appended(r)) = (&signer, &outcome) {
-                sign_transition(&tx, busy, key, *key_id, r.transition_id, &head)?;
-            }
-            out.push(outcome);
+            validate(a)?;
         }
-        tx.commit().map_err(|e| Error::sql(e, busy))?;
-        Ok(out)
+        self.store.append_batch(appends, self.signing_key.as_ref())
     }
 }
 
-/// The journal's id for `key`, recording its public half on first use.
-fn signing_key_id(tx: &Transaction<'_>, busy: u64, key: &crate::SigningKey) -> Result<i64, Error> {
-    let public = key.public_hex();
-    tx.prepare_cached(crate::sql::KEY_INSERT)
-        .and_then(|mut s| s.execute(params![public, crate::now_rfc3339()]))
-        .map_err(|e| Error::sql(e, busy))?;
-    tx.prepare_cached(crate::sql::KEY_ID)
-        .and_then(|mut s| s.query_row([&public], |r| r.get(0)))
-        .map_err(|e| Error::sql(e, busy))
-}
-
-/// Signs the transition's chain head (its last event), in the same transaction.
-fn sign_transition(
-    tx: &Transaction<'_>,
-    busy: u64,
-    key: &crate::SigningKey,
-    key_id: i64,
-    transition_id: i64,
-    head: &Head,
-) -> Result<(), Error> {
-    let signature = key.sign_head(head.seq, &head.hash);
-    tx.prepare_cached(crate::sql::SIGNATURE_INSERT)
-        .and_then(|mut s| {
-            s.execute(params![
-                transition_id,
-                key_id,
-                head.seq,
-                head.hash,
-                signature
-            ])
-        })
-        .map_err(|e| Error::sql(e, busy))?;
-    Ok(())
-}
-
-struct Head {
-    seq: i64,
-    hash: String,
-}
-
-fn chain_head(tx: &Transaction<'_>, busy: u64) -> Result<Head, Error> {
-    let row: Option<(i64, String)> = tx
-        .prepare_cached(crate::sql::HEAD)
-        .and_then(|mut s| s.query_row([], |r| Ok((r.get(0)?, r.get(1)?))).optional())
-        .map_err(|e| Error::sql(e, busy))?;
-    Ok(match row {
+/// The append algorithm, inside a backend's serialised write transaction: the
+/// chain head once, then per transition the idempotency lookup, the version
+/// check, the transition row, its events chained one by one, and the signature of
+/// its last event. The caller commits when this returns `Ok`.
+pub(crate) fn append_all(
+    tx: &mut dyn AppendTx,
+    appends: &[Append],
+    signer: Option<&SigningKey>,
+) -> Result<Vec<AppendOutcome>, Error> {
+    let mut head = match tx.head()? {
         Some((seq, hash)) => Head { seq, hash },
         None => Head {
             seq: 0,
             hash: GENESIS.to_owned(),
         },
-    })
+    };
+    let signer = match signer {
+        Some(key) => Some((key, tx.key_id(&key.public_hex(), &crate::now_rfc3339())?)),
+        None => None,
+    };
+    let mut out = Vec::with_capacity(appends.len());
+    for a in appends {
+        let outcome = append_one(tx, a, &mut head)?;
+        if let (Some((key, key_id)), AppendOutcome::Appended(r)) = (&signer, &outcome) {
+            tx.insert_signature(&SignatureRow {
+                transition_id: r.transition_id,
+                key_id: *key_id,
+                head_seq: head.seq,
+                head_hash: head.hash.clone(),
+                signature: key.sign_head(head.seq, &head.hash),
+            })?;
+        }
+        out.push(outcome);
+    }
+    Ok(out)
+}
+
+struct Head {
+    seq: i64,
+    hash: String,
 }
 
 fn validate(a: &Append) -> Result<(), Error> {
@@ -198,39 +171,16 @@ fn validate(a: &Append) -> Result<(), Error> {
     Ok(())
 }
 
-fn append_one(
-    tx: &Transaction<'_>,
-    busy: u64,
-    a: &Append,
-    head: &mut Head,
-) -> Result<AppendOutcome, Error> {
-    validate(a)?;
-    let sql = |e| Error::sql(e, busy);
+fn append_one(tx: &mut dyn AppendTx, a: &Append, head: &mut Head) -> Result<AppendOutcome, Error> {
     if let Some(idem) = &a.idempotency {
-        let found: Option<(i64, Option<String>, i64, i64)> = tx
-            .prepare_cached(crate::sql::IDEMPOTENCY)
-            .and_then(|mut s| {
-                s.query_row(params![a.stream, idem.key], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-                })
-                .optional()
-            })
-            .map_err(sql)?;
-        if let Some((id, fingerprint, first, last)) = found {
+        if let Some((id, fingerprint, first, last)) = tx.idempotency(&a.stream, &idem.key)? {
             if fingerprint.as_deref() != Some(idem.fingerprint.as_str()) {
                 return Err(Error::IdempotencyMismatch {
                     stream: a.stream.clone(),
                     key: idem.key.clone(),
                 });
             }
-            let (first_seq, last_seq): (i64, i64) = tx
-                .prepare_cached(crate::sql::TRANSITION_SEQS)
-                .and_then(|mut s| {
-                    s.query_row(params![a.stream, first, last], |r| {
-                        Ok((r.get(0)?, r.get(1)?))
-                    })
-                })
-                .map_err(sql)?;
+            let (first_seq, last_seq) = tx.transition_seqs(&a.stream, first, last)?;
             return Ok(AppendOutcome::Duplicate(Receipt {
                 transition_id: id,
                 stream: a.stream.clone(),
@@ -242,13 +192,7 @@ fn append_one(
         }
     }
 
-    let current: Option<(i64, String)> = tx
-        .prepare_cached(crate::sql::STREAM_TIP)
-        .and_then(|mut s| {
-            s.query_row([&a.stream], |r| Ok((r.get(0)?, r.get(1)?)))
-                .optional()
-        })
-        .map_err(sql)?;
+    let current = tx.stream_tip(&a.stream)?;
     let actual = current.as_ref().map_or(0, |(v, _)| *v as u64);
     if let Some((_, owner)) = &current {
         if owner != &a.machine {
@@ -267,11 +211,7 @@ fn append_one(
         });
     }
     for (stream, expected) in &a.reads {
-        let actual: Option<i64> = tx
-            .prepare_cached(crate::sql::STREAM_TIP)
-            .and_then(|mut s| s.query_row([stream], |r| r.get(0)).optional())
-            .map_err(sql)?;
-        let actual = actual.map_or(0, |v| v as u64);
+        let actual = tx.stream_tip(stream)?.map_or(0, |(v, _)| v as u64);
         if actual != *expected {
             return Err(Error::Conflict {
                 stream: stream.clone(),
@@ -288,28 +228,20 @@ fn append_one(
         None => (None, None),
     };
     let rules_version = i64::from(a.transition.rules_version);
-    tx.prepare_cached(
-        "INSERT INTO transitions (stream, machine, rules_version, command_name, command, context,
-             idempotency_key, fingerprint, first_version, last_version, recorded_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-    )
-    .and_then(|mut s| {
-        s.execute(params![
-            a.stream,
-            a.machine,
-            rules_version,
-            a.transition.command_name,
-            a.transition.command,
-            a.transition.context,
-            key,
-            fingerprint,
-            first_version,
-            last_version,
-            a.recorded_at
-        ])
-    })
-    .map_err(sql)?;
-    let transition_id = tx.last_insert_rowid();
+    let row = NewTransitionRow {
+        stream: &a.stream,
+        machine: &a.machine,
+        rules_version,
+        command_name: &a.transition.command_name,
+        command: &a.transition.command,
+        context: &a.transition.context,
+        idempotency_key: key,
+        fingerprint,
+        first_version,
+        last_version,
+        recorded_at: &a.recorded_at,
+    };
+    let transition_id = tx.insert_transition(&row)?;
     let digest = transition_digest(&TransitionFields {
         id: transition_id,
         stream: &a.stream,
@@ -326,13 +258,6 @@ fn append_one(
     });
 
     let first_seq = head.seq + 1;
-    let mut insert = tx
-        .prepare_cached(
-            "INSERT INTO events (seq, stream, version, machine, event_type, schema_version,
-                 payload, recorded_at, transition_id, hash)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-        )
-        .map_err(sql)?;
     for (i, e) in a.events.iter().enumerate() {
         let fields = EventFields {
             seq: head.seq + 1,
@@ -346,31 +271,13 @@ fn append_one(
             transition_id,
         };
         let hash = event_hash(&head.hash, &fields, &digest);
-        insert
-            .execute(params![
-                fields.seq,
-                fields.stream,
-                fields.version,
-                fields.machine,
-                fields.event_type,
-                fields.schema_version,
-                fields.payload,
-                fields.recorded_at,
-                fields.transition_id,
-                hash
-            ])
-            .map_err(|e| match e {
-                rusqlite::Error::SqliteFailure(f, _)
-                    if f.code == rusqlite::ErrorCode::ConstraintViolation =>
-                {
-                    Error::Conflict {
-                        stream: a.stream.clone(),
-                        expected: a.expected_version,
-                        actual: a.expected_version + 1,
-                    }
-                }
-                other => sql(other),
-            })?;
+        if !tx.insert_event(&fields, &hash)? {
+            return Err(Error::Conflict {
+                stream: a.stream.clone(),
+                expected: a.expected_version,
+                actual: a.expected_version + 1,
+            });
+        }
         head.seq = fields.seq;
         head.hash = hash;
     }

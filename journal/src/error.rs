@@ -52,8 +52,9 @@ pub enum Error {
     /// Use a newer cairn. Nothing was modified (exit 2).
     #[error("journal schema version {found} is newer than this build supports ({supported}); the file was not modified")]
     NewerSchema { found: i64, supported: i64 },
-    /// The path is not a cairn journal (a directory, a symlink, another SQLite
-    /// database, not SQLite at all).
+    /// The location is not a cairn journal (a directory, a symlink, another SQLite
+    /// database, not SQLite at all; a PostgreSQL schema holding another
+    /// application's tables, or a malformed URL).
     ///
     /// ### Handling
     /// Nothing was modified. Bad input (exit 2).
@@ -120,12 +121,41 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// The PostgreSQL server could not be reached, or refused the connection
+    /// (unreachable host or socket, authentication, no such database).
+    ///
+    /// ### Handling
+    /// Nothing was written. An environment problem (exit 1): check the URL and
+    /// that the server runs.
+    #[error("cannot connect to the journal database `{location}`: {reason}")]
+    Connect { location: String, reason: String },
+    /// The target of a copy already holds rows: a copy never merges histories.
+    ///
+    /// ### Handling
+    /// Nothing was written. Bad input (exit 2): copy into a new journal.
+    #[error("`{path}` is not empty: a journal is copied only into an empty one")]
+    NotEmpty { path: PathBuf },
+    /// Any other PostgreSQL failure.
+    ///
+    /// ### Handling
+    /// An environment problem or a bug (exit 1).
+    #[error("postgres: {}", pg_detail(.0))]
+    Postgres(#[source] ::postgres::Error),
     /// Any other SQLite failure.
     ///
     /// ### Handling
     /// An environment problem or a bug (exit 1).
     #[error("sqlite: {0}")]
     Sqlite(#[source] rusqlite::Error),
+}
+
+/// A PostgreSQL error with the server's code and message (its `Display` alone
+/// says only "db error").
+fn pg_detail(e: &::postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{} ({})", db.message(), db.code().code()),
+        None => e.to_string(),
+    }
 }
 
 impl Error {

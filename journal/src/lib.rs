@@ -1,15 +1,22 @@
-//! cairn's event journal: one SQLite file of hash-chained, versioned event streams.
+//! cairn's event journal: hash-chained, versioned event streams in one SQLite file
+//! or one PostgreSQL database, behind one [`Journal`].
 //!
 //! # Architecture invariant
 //!
 //! This is the only crate that knows SQL. It knows nothing of machines: an event
 //! is a type name, a schema version and a JSON payload; a transition record is
 //! the JSON of the command and context that produced its events. The facade's
-//! engine joins this crate with `cairn-machines`.
+//! engine joins this crate with `cairn-machines`, and does not know which
+//! backend it talks to: a [`Location`] selects it (`postgres://…` is PostgreSQL,
+//! anything else a SQLite path). The append algorithm, the verify walk and the
+//! copy are written once over the store abstraction (`store.rs`); each backend's
+//! SQL lives in its own module (`sqlite/`, `postgres/`).
 //!
-//! # Guarantees
+//! # Guarantees (both backends)
 //!
-//! * An append is one `BEGIN IMMEDIATE` transaction: all of its events or none.
+//! * An append is one transaction, serialised for the one global chain order
+//!   (SQLite `BEGIN IMMEDIATE`; PostgreSQL a transaction-scoped advisory lock,
+//!   `seq` assigned under it): all of its events or none.
 //! * Each append names the stream version it expects; any other version is a
 //!   [`Error::Conflict`] and nothing is written (optimistic concurrency: a stale
 //!   writer never forks a stream).
@@ -20,25 +27,33 @@
 //!   columns and the digest of the transition record that produced it, so
 //!   [`Journal::verify`] detects a changed byte in any stored event or transition,
 //!   a deleted or swapped row, and a broken version sequence.
-//! * Triggers refuse `UPDATE` and `DELETE` on both tables; tampering has to drop
-//!   them first, and the hash chain still tells.
+//! * Triggers refuse `UPDATE` and `DELETE` on every table (and `TRUNCATE` on
+//!   PostgreSQL); tampering has to drop them first — [`Journal::verify`] reports
+//!   a missing one — and the hash chain still tells.
 
 mod append;
+mod copy;
 mod error;
 mod hash;
+mod location;
+mod open;
+mod postgres;
 mod read;
-mod schema;
 mod sign;
 mod signed;
-mod sql;
+mod sqlite;
+mod store;
 mod verify;
 
 pub use append::{Append, AppendOutcome, Idempotency, NewEvent, Receipt, TransitionRecord};
+pub use copy::CopyReport;
 pub use error::Error;
 pub use hash::{chain_hash, sha256_hex};
+pub use location::{Location, PostgresUrl};
+pub use open::{Access, Durability, Journal, Options, SCHEMA_VERSION};
 pub use read::{ReplayRow, StoredEvent, StoredTransition, StreamInfo};
-pub use schema::{Access, Durability, Journal, Options, SCHEMA_VERSION};
 pub use sign::{default_key_path, verify_head, Anchor, SigningKey};
+pub use store::{KeyRow, SignatureRow};
 pub use verify::{ChainHead, Problem, ProblemKind, SigningReport, VerifyOptions, VerifyReport};
 
 /// The current UTC time as RFC3339 with microseconds and `Z`.

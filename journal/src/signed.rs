@@ -3,7 +3,9 @@
 
 use serde::Serialize;
 
+use crate::store::Snapshot;
 use crate::verify::{ChainHead, Collector, OpenTransition, ProblemKind};
+use crate::Error;
 
 /// The signature part of a [`VerifyReport`](crate::VerifyReport).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -36,8 +38,7 @@ pub struct VerifyOptions {
 }
 
 /// The signature walk: one lookup per transition as it closes.
-pub(crate) struct Signatures<'a> {
-    pub(crate) stmt: Option<rusqlite::CachedStatement<'a>>,
+pub(crate) struct Signatures {
     pub(crate) trusted: Option<String>,
     pub(crate) signed: u64,
     pub(crate) unsigned: u64,
@@ -45,24 +46,18 @@ pub(crate) struct Signatures<'a> {
     pub(crate) keys: Vec<String>,
 }
 
-impl Signatures<'_> {
+impl Signatures {
     pub(crate) fn check(
         &mut self,
+        snap: &mut dyn Snapshot,
         t: &OpenTransition,
         problems: &mut Collector,
-    ) -> Result<(), rusqlite::Error> {
+    ) -> Result<(), Error> {
         let id = t.record.id;
         let stream = Some(t.record.stream.as_str());
-        let found: Option<(i64, String, String, Option<String>)> = match &mut self.stmt {
-            Some(stmt) => stmt
-                .query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-                .map(Some)
-                .or_else(|e| match e {
-                    rusqlite::Error::QueryReturnedNoRows => Ok(None),
-                    other => Err(other),
-                })?,
-            None => None,
-        };
+        let found = snap
+            .signature(id)?
+            .map(|(row, key)| (row.head_seq, row.head_hash, row.signature, key));
         let Some((seq, hash, signature, key)) = found else {
             self.unsigned += 1;
             if self.trusted.is_some() {

@@ -1,16 +1,16 @@
 //! `verify`: re-walks the hash chain, every stream's version sequence and every
 //! transition record, streaming (memory grows with the number of streams, not events).
+//! One walk over any backend's [`Snapshot`].
 
 use std::collections::HashMap;
 
 use serde::Serialize;
 
 use crate::hash::{event_hash, stored_event_fields, stored_transition_digest, GENESIS};
-use crate::read::{
-    event_from_row, transition_from_row, StoredTransition, EVENT_COLUMNS, TRANSITION_COLUMNS,
-};
+use crate::read::StoredTransition;
 use crate::signed::Signatures;
 pub use crate::signed::{SigningReport, VerifyOptions};
+use crate::store::{Snapshot, WalkRow};
 use crate::{Error, Journal};
 
 /// At most this many problems are listed; the count of the rest is still reported.
@@ -51,7 +51,8 @@ pub enum ProblemKind {
     UntrustedKey,
     /// An anchor's signature does not verify: it was not made by the key it names.
     AnchorForged,
-    /// SQLite found the file itself damaged: the walk stopped here.
+    /// The storage itself is damaged (SQLite found a truncated or overwritten
+    /// page): the walk stopped here.
     Damaged,
 }
 
@@ -99,6 +100,12 @@ pub struct VerifyReport {
     /// The file's mode when group or others may read it (octal), else absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub loose_permissions: Option<String>,
+    /// The append-only guards the database no longer enforces (`"UPDATE on
+    /// events"`: a trigger dropped or disabled), else absent. Not a problem of the
+    /// history itself — the chain and signatures say whether rows changed — but
+    /// the database would no longer refuse the change.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unguarded: Vec<String>,
 }
 
 pub(crate) struct Collector {
@@ -140,6 +147,19 @@ pub(crate) struct OpenTransition {
     pub(crate) last: Option<(i64, String)>,
 }
 
+/// Rows read per page of the walk.
+const PAGE: i64 = 4096;
+
+/// What the walk found, before the report is assembled.
+struct Walked {
+    problems: Collector,
+    events: u64,
+    transitions: u64,
+    streams: u64,
+    head: Option<ChainHead>,
+    signatures: Signatures,
+}
+
 impl Journal {
     /// Walks the whole journal and reports every inconsistency it finds.
     pub fn verify(&self) -> Result<VerifyReport, Error> {
@@ -158,373 +178,25 @@ impl Journal {
 
     /// [`Journal::verify`] with a kept head, a signed anchor and a trusted key.
     pub fn verify_with(&self, options: &VerifyOptions) -> Result<VerifyReport, Error> {
-        let sql = |e| Error::sql(e, self.busy_ms);
-        // By the tables present, not `user_version`: a lowered version must not
-        // switch the signature checks off.
-        let signed_schema = self.has_table("signatures")?;
-        let mut signatures = Signatures {
-            stmt: if signed_schema {
-                Some(
-                    self.conn
-                        .prepare_cached(crate::sql::SIGNATURE_OF)
-                        .map_err(sql)?,
-                )
-            } else {
-                None
-            },
-            trusted: options.trusted_key.clone(),
-            signed: 0,
-            unsigned: 0,
-            any_signed: false,
-            keys: Vec::new(),
-        };
-        let mut problems = Collector {
-            listed: Vec::new(),
-            count: 0,
-        };
-        let mut streams: HashMap<String, StreamCursor> = HashMap::new();
-        let mut prev_hash = GENESIS.to_owned();
-        let mut prev_seq = 0i64;
-        let mut events = 0u64;
-        let mut head = None;
-        let mut open: Option<OpenTransition> = None;
-        let mut damaged = false;
-
-        let mut tstmt = self
-            .conn
-            .prepare_cached(&format!(
-                "SELECT {TRANSITION_COLUMNS} FROM transitions WHERE id = ?1"
-            ))
-            .map_err(sql)?;
-        let mut stmt = self
-            .conn
-            .prepare(&format!("SELECT {EVENT_COLUMNS} FROM events ORDER BY seq"))
-            .map_err(sql)?;
-        let mut rows = stmt.query([]).map_err(sql)?;
-        loop {
-            let row = match rows.next() {
-                Ok(Some(row)) => row,
-                Ok(None) => break,
-                Err(e) => match Error::sql(e, self.busy_ms) {
-                    // The file itself is damaged (a truncated or overwritten page):
-                    // name where the readable part ends, and stop the walk.
-                    Error::Damaged { detail } => {
-                        problems.push(
-                            ProblemKind::Damaged,
-                            Some(prev_seq + 1),
-                            None,
-                            None,
-                            format!("the file is damaged after event {prev_seq}: {detail}"),
-                        );
-                        damaged = true;
-                        break;
-                    }
-                    other => return Err(other),
-                },
-            };
-            events += 1;
-            let raw_seq: Option<i64> = row.get(0).ok();
-            let e = match event_from_row(row) {
-                Ok(e) => e,
-                Err(err) => {
-                    problems.push(
-                        ProblemKind::Unreadable,
-                        raw_seq,
-                        None,
-                        None,
-                        err.to_string(),
-                    );
-                    if let Some(s) = raw_seq {
-                        prev_seq = s;
-                    }
-                    // Its hash cannot be checked; continue the chain from its stored hash if readable.
-                    if let Ok(h) = row.get::<_, String>(9) {
-                        prev_hash = h;
-                    }
-                    continue;
-                }
-            };
-            if e.seq != prev_seq + 1 {
-                problems.push(
-                    ProblemKind::SeqGap,
-                    Some(e.seq),
-                    Some(&e.stream),
-                    None,
-                    format!(
-                        "expected sequence number {}, found {}: events are missing before it",
-                        prev_seq + 1,
-                        e.seq
-                    ),
-                );
-            }
-            prev_seq = e.seq;
-
-            // The transition record this event belongs to (events of one transition are contiguous).
-            if open.as_ref().map(|t| t.record.id) != Some(e.transition_id) {
-                if let Some(t) = open.take() {
-                    close_transition(&t, &mut problems);
-                    signatures.check(&t, &mut problems).map_err(sql)?;
-                }
-                let record = tstmt
-                    .query_row([e.transition_id], transition_from_row)
-                    .map(Some)
-                    .or_else(|err| match err {
-                        rusqlite::Error::QueryReturnedNoRows => Ok(None),
-                        other => Err(other),
-                    });
-                match record {
-                    Ok(Some(record)) => {
-                        let digest = stored_transition_digest(&record);
-                        open = Some(OpenTransition {
-                            record,
-                            digest,
-                            seen: 0,
-                            last: None,
-                        });
-                    }
-                    Ok(None) => problems.push(
-                        ProblemKind::MissingTransition,
-                        Some(e.seq),
-                        Some(&e.stream),
-                        Some(e.transition_id),
-                        format!("transition record {} does not exist", e.transition_id),
-                    ),
-                    Err(err) => problems.push(
-                        ProblemKind::Unreadable,
-                        Some(e.seq),
-                        Some(&e.stream),
-                        Some(e.transition_id),
-                        format!("transition record {}: {err}", e.transition_id),
-                    ),
-                }
-            }
-            let digest = match &mut open {
-                Some(t) if t.record.id == e.transition_id => {
-                    t.seen += 1;
-                    let r = &t.record;
-                    if r.stream != e.stream
-                        || r.machine != e.machine
-                        || e.version < r.first_version
-                        || e.version > r.last_version
-                    {
-                        problems.push(
-                            ProblemKind::TransitionMismatch,
-                            Some(e.seq),
-                            Some(&e.stream),
-                            Some(r.id),
-                            format!(
-                                "event {}@{} of `{}` is outside transition {} ({}@{}..={} of `{}`)",
-                                e.stream,
-                                e.version,
-                                e.machine,
-                                r.id,
-                                r.stream,
-                                r.first_version,
-                                r.last_version,
-                                r.machine
-                            ),
-                        );
-                    }
-                    t.digest.clone()
-                }
-                _ => String::new(),
-            };
-
-            let expected_hash = event_hash(&prev_hash, &stored_event_fields(&e), &digest);
-            if expected_hash != e.hash {
-                problems.push(
-                    ProblemKind::HashMismatch,
-                    Some(e.seq),
-                    Some(&e.stream),
-                    Some(e.transition_id),
-                    "the stored hash does not follow from the previous hash and this event's content (or its transition record)".into(),
-                );
-            }
-            prev_hash = e.hash.clone();
-            if let Some(t) = open.as_mut().filter(|t| t.record.id == e.transition_id) {
-                t.last = Some((e.seq, e.hash.clone()));
-            }
-
-            let cursor = streams
-                .entry(e.stream.clone())
-                .or_insert_with(|| StreamCursor {
-                    machine: e.machine.clone(),
-                    version: 0,
-                });
-            if e.version != cursor.version + 1 {
-                problems.push(
-                    ProblemKind::VersionGap,
-                    Some(e.seq),
-                    Some(&e.stream),
-                    Some(e.transition_id),
-                    format!(
-                        "expected version {}, found {}",
-                        cursor.version + 1,
-                        e.version
-                    ),
-                );
-            }
-            if e.machine != cursor.machine {
-                problems.push(
-                    ProblemKind::MachineChanged,
-                    Some(e.seq),
-                    Some(&e.stream),
-                    Some(e.transition_id),
-                    format!(
-                        "stream belongs to `{}`, event says `{}`",
-                        cursor.machine, e.machine
-                    ),
-                );
-            }
-            cursor.version = e.version;
-            head = Some(crate::verify::ChainHead {
-                seq: e.seq,
-                hash: e.hash,
-            });
-        }
-        if damaged {
-            // Nothing after the damage can be read in order; report what was.
-            drop(rows);
-            let n = streams.len() as u64;
-            return Ok(self.finish(problems, events, 0, n, head, signatures, options));
-        }
-        if let Some(t) = open.take() {
-            close_transition(&t, &mut problems);
-            signatures.check(&t, &mut problems).map_err(sql)?;
-        }
-        if signed_schema {
-            let orphans: Vec<i64> = self
-                .conn
-                .prepare("SELECT transition_id FROM signatures WHERE transition_id NOT IN (SELECT id FROM transitions) ORDER BY transition_id")
-                .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
-                .map_err(sql)?;
-            for id in orphans {
-                problems.push(
-                    ProblemKind::BadSignature,
-                    None,
-                    None,
-                    Some(id),
-                    format!("a signature names transition {id}, which does not exist"),
-                );
-            }
-        }
-
-        let orphans: Vec<(i64, String)> = self
-            .conn
-            .prepare("SELECT id, stream FROM transitions WHERE id NOT IN (SELECT transition_id FROM events) ORDER BY id")
-            .and_then(|mut s| s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
-            .map_err(sql)?;
-        for (id, stream) in orphans {
-            problems.push(
-                ProblemKind::TransitionIncomplete,
-                None,
-                Some(&stream),
-                Some(id),
-                format!("transition record {id} has no events"),
-            );
-        }
-        let transitions: i64 = self
-            .conn
-            .query_row("SELECT count(*) FROM transitions", [], |r| r.get(0))
-            .map_err(sql)?;
-        // The rows were walked by rowid; readers find a stream's events through its
-        // indexes. SQLite's structural check makes sure both tell the same history.
-        for line in self.integrity_problems(10)? {
-            problems.push(
-                ProblemKind::Damaged,
-                None,
-                None,
-                None,
-                format!("sqlite integrity_check: {line}"),
-            );
-        }
-        let expected = options.expect.as_ref();
-        if let Some(anchor) = &options.anchor {
-            if !anchor.signature_holds() {
-                problems.push(
-                    ProblemKind::AnchorForged,
-                    Some(anchor.seq),
-                    None,
-                    None,
-                    format!(
-                        "the anchor's signature does not verify under the key it names ({})",
-                        anchor.public_key
-                    ),
-                );
-            } else if options
-                .trusted_key
-                .as_ref()
-                .is_some_and(|k| k != &anchor.public_key)
-            {
-                problems.push(
-                    ProblemKind::UntrustedKey,
-                    Some(anchor.seq),
-                    None,
-                    None,
-                    format!(
-                        "the anchor is signed by {}, not the trusted key",
-                        anchor.public_key
-                    ),
-                );
-            }
-        }
-        let anchor_head = options.anchor.as_ref().map(|a| ChainHead {
-            seq: a.seq,
-            hash: a.hash.clone(),
-        });
-        for want in expected.into_iter().chain(anchor_head.as_ref()) {
-            let stored: Option<String> = self
-                .conn
-                .query_row("SELECT hash FROM events WHERE seq = ?1", [want.seq], |r| {
-                    r.get(0)
-                })
-                .map(Some)
-                .or_else(|e| match e {
-                    rusqlite::Error::QueryReturnedNoRows => Ok(None),
-                    other => Err(other),
-                })
-                .map_err(sql)?;
-            if stored.as_deref() != Some(want.hash.as_str()) {
-                problems.push(
-                    ProblemKind::HeadMissing,
-                    Some(want.seq),
-                    None,
-                    None,
-                    match stored {
-                        None => format!(
-                            "the expected head (seq {}) is gone: the tail was truncated",
-                            want.seq
-                        ),
-                        Some(_) => format!(
-                            "event {} no longer has the expected hash: the chain was rewritten",
-                            want.seq
-                        ),
-                    },
-                );
-            }
-        }
-        Ok(self.finish(
-            problems,
-            events,
-            transitions.max(0) as u64,
-            streams.len() as u64,
-            head,
-            signatures,
-            options,
-        ))
+        let mut walked = None;
+        self.store.snapshot(&mut |snap| {
+            walked = Some(walk(snap, options)?);
+            Ok(())
+        })?;
+        let w = walked.ok_or_else(|| Error::InvalidAppend("internal: no walk".into()))?;
+        let unguarded = self.unguarded()?;
+        Ok(self.finish(w, options, unguarded))
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn finish(
-        &self,
-        mut problems: Collector,
-        events: u64,
-        transitions: u64,
-        streams: u64,
-        head: Option<ChainHead>,
-        signatures: Signatures<'_>,
-        options: &VerifyOptions,
-    ) -> VerifyReport {
+    fn finish(&self, w: Walked, options: &VerifyOptions, unguarded: Vec<String>) -> VerifyReport {
+        let Walked {
+            mut problems,
+            events,
+            transitions,
+            streams,
+            head,
+            signatures,
+        } = w;
         problems.listed.sort_by_key(|p| (p.seq.is_none(), p.seq));
         VerifyReport {
             ok: problems.count == 0,
@@ -540,10 +212,348 @@ impl Journal {
                 "unanchored"
             },
             signing: signatures.report(),
-            access: self.access,
+            access: self.access(),
             loose_permissions: self.loose_permissions().map(|m| format!("{m:o}")),
+            unguarded,
         }
     }
+}
+
+/// The walk: every event in `seq` order, page by page, each transition record
+/// fetched as its first event arrives and its signature checked as it closes.
+fn walk(snap: &mut dyn Snapshot, options: &VerifyOptions) -> Result<Walked, Error> {
+    let mut signatures = Signatures {
+        trusted: options.trusted_key.clone(),
+        signed: 0,
+        unsigned: 0,
+        any_signed: false,
+        keys: Vec::new(),
+    };
+    let mut problems = Collector {
+        listed: Vec::new(),
+        count: 0,
+    };
+    let mut streams: HashMap<String, StreamCursor> = HashMap::new();
+    let mut prev_hash = GENESIS.to_owned();
+    let mut prev_seq = 0i64;
+    let mut events = 0u64;
+    let mut head = None;
+    let mut open: Option<OpenTransition> = None;
+    let mut after = None;
+
+    'pages: loop {
+        let page = snap.events_after(after, PAGE)?;
+        let full = page.rows.len() as i64 == PAGE;
+        for row in page.rows {
+            events += 1;
+            let e = match row {
+                WalkRow::Event(e) => e,
+                WalkRow::Unreadable { seq, hash, reason } => {
+                    problems.push(ProblemKind::Unreadable, Some(seq), None, None, reason);
+                    prev_seq = seq;
+                    after = Some(seq);
+                    // Its hash cannot be checked; continue the chain from its stored hash if readable.
+                    if let Some(h) = hash {
+                        prev_hash = h;
+                    }
+                    continue;
+                }
+            };
+            after = Some(e.seq);
+            check_event(
+                snap,
+                e,
+                &mut Cursors {
+                    problems: &mut problems,
+                    streams: &mut streams,
+                    prev_hash: &mut prev_hash,
+                    prev_seq: &mut prev_seq,
+                    head: &mut head,
+                    open: &mut open,
+                    signatures: &mut signatures,
+                },
+            )?;
+        }
+        if let Some(detail) = page.damaged {
+            // Nothing after the damage can be read in order; report what was.
+            problems.push(
+                ProblemKind::Damaged,
+                Some(prev_seq + 1),
+                None,
+                None,
+                format!("the file is damaged after event {prev_seq}: {detail}"),
+            );
+            return Ok(Walked {
+                problems,
+                events,
+                transitions: 0,
+                streams: streams.len() as u64,
+                head,
+                signatures,
+            });
+        }
+        if !full {
+            break 'pages;
+        }
+    }
+    if let Some(t) = open.take() {
+        close_transition(&t, &mut problems);
+        signatures.check(snap, &t, &mut problems)?;
+    }
+    for id in snap.orphan_signatures()? {
+        problems.push(
+            ProblemKind::BadSignature,
+            None,
+            None,
+            Some(id),
+            format!("a signature names transition {id}, which does not exist"),
+        );
+    }
+    for (id, stream) in snap.orphan_transitions()? {
+        problems.push(
+            ProblemKind::TransitionIncomplete,
+            None,
+            Some(&stream),
+            Some(id),
+            format!("transition record {id} has no events"),
+        );
+    }
+    let transitions = snap.transition_total()?;
+    // The rows were walked by `seq`; readers find a stream's events through its
+    // indexes. The database's structural check (SQLite's `integrity_check`) makes
+    // sure both tell the same history.
+    for line in snap.integrity_problems(10)? {
+        problems.push(
+            ProblemKind::Damaged,
+            None,
+            None,
+            None,
+            format!("sqlite integrity_check: {line}"),
+        );
+    }
+    check_kept_heads(snap, options, &mut problems)?;
+    Ok(Walked {
+        problems,
+        events,
+        transitions: transitions.max(0) as u64,
+        streams: streams.len() as u64,
+        head,
+        signatures,
+    })
+}
+
+/// The walk's state between events.
+struct Cursors<'a> {
+    problems: &'a mut Collector,
+    streams: &'a mut HashMap<String, StreamCursor>,
+    prev_hash: &'a mut String,
+    prev_seq: &'a mut i64,
+    head: &'a mut Option<ChainHead>,
+    open: &'a mut Option<OpenTransition>,
+    signatures: &'a mut Signatures,
+}
+
+fn check_event(
+    snap: &mut dyn Snapshot,
+    e: crate::StoredEvent,
+    c: &mut Cursors<'_>,
+) -> Result<(), Error> {
+    let problems = &mut *c.problems;
+    if e.seq != *c.prev_seq + 1 {
+        problems.push(
+            ProblemKind::SeqGap,
+            Some(e.seq),
+            Some(&e.stream),
+            None,
+            format!(
+                "expected sequence number {}, found {}: events are missing before it",
+                *c.prev_seq + 1,
+                e.seq
+            ),
+        );
+    }
+    *c.prev_seq = e.seq;
+
+    // The transition record this event belongs to (events of one transition are contiguous).
+    if c.open.as_ref().map(|t| t.record.id) != Some(e.transition_id) {
+        if let Some(t) = c.open.take() {
+            close_transition(&t, problems);
+            c.signatures.check(snap, &t, problems)?;
+        }
+        match snap.transition(e.transition_id) {
+            Ok(Some(record)) => {
+                let digest = stored_transition_digest(&record);
+                *c.open = Some(OpenTransition {
+                    record,
+                    digest,
+                    seen: 0,
+                    last: None,
+                });
+            }
+            Ok(None) => problems.push(
+                ProblemKind::MissingTransition,
+                Some(e.seq),
+                Some(&e.stream),
+                Some(e.transition_id),
+                format!("transition record {} does not exist", e.transition_id),
+            ),
+            Err(err) => problems.push(
+                ProblemKind::Unreadable,
+                Some(e.seq),
+                Some(&e.stream),
+                Some(e.transition_id),
+                format!("transition record {}: {err}", e.transition_id),
+            ),
+        }
+    }
+    let digest = match c.open.as_mut() {
+        Some(t) if t.record.id == e.transition_id => {
+            t.seen += 1;
+            let r = &t.record;
+            if r.stream != e.stream
+                || r.machine != e.machine
+                || e.version < r.first_version
+                || e.version > r.last_version
+            {
+                problems.push(
+                    ProblemKind::TransitionMismatch,
+                    Some(e.seq),
+                    Some(&e.stream),
+                    Some(r.id),
+                    format!(
+                        "event {}@{} of `{}` is outside transition {} ({}@{}..={} of `{}`)",
+                        e.stream,
+                        e.version,
+                        e.machine,
+                        r.id,
+                        r.stream,
+                        r.first_version,
+                        r.last_version,
+                        r.machine
+                    ),
+                );
+            }
+            t.digest.clone()
+        }
+        _ => String::new(),
+    };
+
+    let expected_hash = event_hash(c.prev_hash, &stored_event_fields(&e), &digest);
+    if expected_hash != e.hash {
+        problems.push(
+            ProblemKind::HashMismatch,
+            Some(e.seq),
+            Some(&e.stream),
+            Some(e.transition_id),
+            "the stored hash does not follow from the previous hash and this event's content (or its transition record)".into(),
+        );
+    }
+    c.prev_hash.clone_from(&e.hash);
+    if let Some(t) = c.open.as_mut().filter(|t| t.record.id == e.transition_id) {
+        t.last = Some((e.seq, e.hash.clone()));
+    }
+
+    let cursor = c
+        .streams
+        .entry(e.stream.clone())
+        .or_insert_with(|| StreamCursor {
+            machine: e.machine.clone(),
+            version: 0,
+        });
+    if e.version != cursor.version + 1 {
+        problems.push(
+            ProblemKind::VersionGap,
+            Some(e.seq),
+            Some(&e.stream),
+            Some(e.transition_id),
+            format!(
+                "expected version {}, found {}",
+                cursor.version + 1,
+                e.version
+            ),
+        );
+    }
+    if e.machine != cursor.machine {
+        problems.push(
+            ProblemKind::MachineChanged,
+            Some(e.seq),
+            Some(&e.stream),
+            Some(e.transition_id),
+            format!(
+                "stream belongs to `{}`, event says `{}`",
+                cursor.machine, e.machine
+            ),
+        );
+    }
+    cursor.version = e.version;
+    *c.head = Some(ChainHead {
+        seq: e.seq,
+        hash: e.hash,
+    });
+    Ok(())
+}
+
+/// A kept head and a signed anchor: each must still be in the journal.
+fn check_kept_heads(
+    snap: &mut dyn Snapshot,
+    options: &VerifyOptions,
+    problems: &mut Collector,
+) -> Result<(), Error> {
+    if let Some(anchor) = &options.anchor {
+        if !anchor.signature_holds() {
+            problems.push(
+                ProblemKind::AnchorForged,
+                Some(anchor.seq),
+                None,
+                None,
+                format!(
+                    "the anchor's signature does not verify under the key it names ({})",
+                    anchor.public_key
+                ),
+            );
+        } else if options
+            .trusted_key
+            .as_ref()
+            .is_some_and(|k| k != &anchor.public_key)
+        {
+            problems.push(
+                ProblemKind::UntrustedKey,
+                Some(anchor.seq),
+                None,
+                None,
+                format!(
+                    "the anchor is signed by {}, not the trusted key",
+                    anchor.public_key
+                ),
+            );
+        }
+    }
+    let anchor_head = options.anchor.as_ref().map(|a| ChainHead {
+        seq: a.seq,
+        hash: a.hash.clone(),
+    });
+    for want in options.expect.iter().chain(anchor_head.as_ref()) {
+        let stored = snap.hash_at(want.seq)?;
+        if stored.as_deref() != Some(want.hash.as_str()) {
+            problems.push(
+                ProblemKind::HeadMissing,
+                Some(want.seq),
+                None,
+                None,
+                match stored {
+                    None => format!(
+                        "the expected head (seq {}) is gone: the tail was truncated",
+                        want.seq
+                    ),
+                    Some(_) => format!(
+                        "event {} no longer has the expected hash: the chain was rewritten",
+                        want.seq
+                    ),
+                },
+            );
+        }
+    }
+    Ok(())
 }
 
 fn close_transition(t: &OpenTransition, problems: &mut Collector) {

@@ -1,11 +1,13 @@
 //! Test fixtures: temp journals, a fixed decision context, and `ticket`, a small
 //! machine that exists only in the tests (it is not shipped).
 
+pub mod backend;
 pub mod fixtures;
 pub mod gate;
 pub mod git;
 pub mod park;
 pub mod park_helper;
+pub mod pg;
 pub mod pr;
 pub mod saga;
 pub mod ship;
@@ -39,19 +41,31 @@ pub fn sample<S: proptest::strategy::Strategy>(strategy: S, n: usize) -> Vec<S::
 /// One named change to a JSON document, for table tests.
 pub type Mutation = Box<dyn Fn(&mut serde_json::Value)>;
 
-/// A temp dir holding `journal.db`; removed on drop.
+/// A temp dir holding `journal.db`; removed on drop. Or, made with
+/// [`TempJournal::at`], another location (a PostgreSQL URL) that `path` returns.
 pub struct TempJournal {
     pub dir: tempfile::TempDir,
+    at: Option<PathBuf>,
 }
 
 impl TempJournal {
     pub fn new() -> Self {
         Self {
             dir: tempfile::tempdir().expect("a temp dir can be made"),
+            at: None,
+        }
+    }
+    /// A journal at `location` (what `--db` takes), with a scratch dir beside it.
+    pub fn at(location: PathBuf) -> Self {
+        Self {
+            at: Some(location),
+            ..Self::new()
         }
     }
     pub fn path(&self) -> PathBuf {
-        self.dir.path().join("journal.db")
+        self.at
+            .clone()
+            .unwrap_or_else(|| self.dir.path().join("journal.db"))
     }
     pub fn journal(&self) -> Journal {
         Journal::open(&self.path(), &Options::default()).expect("journal opens")

@@ -30,9 +30,10 @@ use clap::{Parser, Subcommand, ValueEnum};
 #[command(name = "cairn", version, propagate_version = true)]
 #[command(after_help = "Example:\n  cairn --db ./journal.db journal verify")]
 pub struct Cli {
-    /// The journal file [default: $CAIRN_DB, else $XDG_STATE_HOME/cairn/journal.db,
+    /// The journal: a SQLite file, or a PostgreSQL database as a postgres://… or
+    /// postgresql://… URL [default: $CAIRN_DB, else $XDG_STATE_HOME/cairn/journal.db,
     /// else ~/.local/state/cairn/journal.db]
-    #[arg(long, global = true, value_name = "PATH")]
+    #[arg(long, global = true, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
 
     /// How long a writer waits for another writer's lock before giving up with exit 3
@@ -80,7 +81,7 @@ pub enum Command {
         #[arg(long, value_name = "VERSION")]
         at: Option<u64>,
     },
-    /// Read, verify and audit the journal
+    /// Read, verify, audit and copy the journal
     #[command(subcommand)]
     Journal(JournalCommand),
     /// The worktree ship pipeline: preflight, worktree, phase gates, merge, teardown, resume
@@ -212,6 +213,20 @@ pub enum JournalCommand {
         /// Only this stream
         #[arg(long, value_name = "STREAM")]
         stream: Option<String>,
+    },
+    /// Copy a journal verbatim into an empty one, between SQLite and PostgreSQL
+    /// (either way): events, transition records, signing keys and signatures, the
+    /// chain verified on both sides
+    #[command(
+        after_help = "The source is verified first (a source that fails verify is not copied: exit 5); the rows\nare written in one transaction of the target, which must be empty (exit 2 otherwise); the\ntarget is verified after and must have the source's head and counts (exit 5 otherwise).\n--db is not used.\n\nExample:\n  cairn journal copy --from ~/.local/state/cairn/journal.db --to postgresql://cairn@db/cairn"
+    )]
+    Copy {
+        /// The journal to copy (a SQLite path or a postgres:// URL); opened read-only
+        #[arg(long, value_name = "PATH|URL")]
+        from: PathBuf,
+        /// The empty journal to copy into (created when missing)
+        #[arg(long, value_name = "PATH|URL")]
+        to: PathBuf,
     },
 }
 

@@ -3,7 +3,7 @@
 
 use cairn::journal::Options;
 use cairn::machines::saga::{self, Command, Kind, Phase, PhaseStatus, Saga, Save, Status, Thread};
-use cairn::{Engine, Machine, Registry, StreamId};
+use cairn::{Machine, StreamId};
 use serde_json::{json, Value};
 
 use super::{load, stream};
@@ -212,10 +212,8 @@ pub(super) fn scan(
     branch: &Option<String>,
     max_candidates: usize,
 ) -> Result<Done, Failure> {
-    let path = db.clone()?;
     let mut candidates: Vec<(String, Value)> = vec![];
-    if std::fs::symlink_metadata(&path).is_ok() {
-        let engine = Engine::open_read_only(&path, options, Registry::builtin())?;
+    if let Some(engine) = Recorder::reader(db, options).existing_engine()? {
         for info in engine.journal().streams()? {
             if info.machine != saga::NAME {
                 continue;

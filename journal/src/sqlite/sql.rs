@@ -1,4 +1,5 @@
-//! The hot queries, named, so the test below can check every one uses an index.
+//! The SQLite backend's hot queries, named, so the test below can check every
+//! one uses an index.
 
 /// The chain head: one seek to the end of the rowid B-tree.
 pub(crate) const HEAD: &str =
@@ -23,6 +24,8 @@ pub(crate) const TRANSITION_COUNT: &str = "SELECT count(*) FROM transitions WHER
 /// The transition record that covers a stream version: the last one starting at or
 /// before it.
 pub(crate) const TRANSITION_AT: &str = "SELECT id, first_version, last_version FROM transitions WHERE stream = ?1 AND first_version <= ?2 ORDER BY first_version DESC LIMIT 1";
+/// A stream's events in a version range (a transition's events).
+pub(crate) const STREAM_RANGE: &str = "SELECT seq, stream, version, machine, event_type, schema_version, payload, recorded_at, transition_id, hash FROM events WHERE stream = ?1 AND version BETWEEN ?2 AND ?3 ORDER BY version";
 /// Records a signing key's public half once.
 pub(crate) const KEY_INSERT: &str =
     "INSERT OR IGNORE INTO signing_keys (public_key, added_at) VALUES (?1, ?2)";
@@ -31,7 +34,11 @@ pub(crate) const KEY_ID: &str = "SELECT id FROM signing_keys WHERE public_key = 
 /// A transition's signature.
 pub(crate) const SIGNATURE_INSERT: &str = "INSERT INTO signatures (transition_id, key_id, head_seq, head_hash, signature) VALUES (?1, ?2, ?3, ?4, ?5)";
 /// A transition's signature and its key, for verify.
-pub(crate) const SIGNATURE_OF: &str = "SELECT s.head_seq, s.head_hash, s.signature, k.public_key FROM signatures s LEFT JOIN signing_keys k ON k.id = s.key_id WHERE s.transition_id = ?1";
+pub(crate) const SIGNATURE_OF: &str = "SELECT s.key_id, s.head_seq, s.head_hash, s.signature, k.public_key FROM signatures s LEFT JOIN signing_keys k ON k.id = s.key_id WHERE s.transition_id = ?1";
+/// Transition records after an id, in id order.
+pub(crate) const TRANSITIONS_AFTER: &str = "SELECT id, stream, machine, rules_version, command_name, command, context, idempotency_key, fingerprint, first_version, last_version, recorded_at FROM transitions WHERE id > ?1 ORDER BY id LIMIT ?2";
+/// Signature rows after a transition id.
+pub(crate) const SIGNATURES_AFTER: &str = "SELECT transition_id, key_id, head_seq, head_hash, signature FROM signatures WHERE transition_id > ?1 ORDER BY transition_id LIMIT ?2";
 /// Events after a sequence number, all streams.
 pub(crate) const LOG_AFTER: &str = "SELECT seq, stream, version, machine, event_type, schema_version, payload, recorded_at, transition_id, hash FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2";
 /// Events after a sequence number, one stream (its version order is its sequence order).
@@ -40,14 +47,15 @@ pub(crate) const LOG_STREAM_AFTER: &str = "SELECT seq, stream, version, machine,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Journal, Options};
+    use crate::sqlite::SqliteStore;
+    use crate::Options;
 
     /// Every hot query is answered through an index or the rowid, never a table scan
     /// (a test of structure, not of time).
     #[test]
     fn every_hot_query_uses_an_index() {
         let dir = tempfile::tempdir().unwrap();
-        let j = Journal::open(&dir.path().join("j.db"), &Options::default()).unwrap();
+        let j = SqliteStore::open(&dir.path().join("j.db"), &Options::default()).unwrap();
         for sql in [
             HEAD,
             IDEMPOTENCY,
@@ -62,6 +70,9 @@ mod tests {
             KEY_ID,
             SIGNATURE_OF,
             TRANSITION_AT,
+            STREAM_RANGE,
+            TRANSITIONS_AFTER,
+            SIGNATURES_AFTER,
         ] {
             let mut stmt = j
                 .conn

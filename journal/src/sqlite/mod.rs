@@ -1,12 +1,20 @@
-//! Opening a journal: file creation with owner-only permissions, pragmas, and
-//! migrations keyed on `user_version`.
+//! The SQLite backend: one file in WAL mode. Opening it (file creation with
+//! owner-only permissions, pragmas, migrations keyed on `user_version`); its SQL
+//! lives here and in `sql.rs`, its `Store` in `store.rs`, the file-system checks
+//! and the private read copy in `file.rs`.
+
+mod file;
+mod sql;
+mod store;
+mod tx;
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
-use crate::Error;
+use file::{create_owner_only, file_uri, regular_file, sidecar, PrivateCopy};
+
+use crate::{Access, Durability, Error, Options, SCHEMA_VERSION};
 
 /// `PRAGMA application_id` of a cairn journal ("cairn" would not fit: "crn1").
 const APPLICATION_ID: i64 = 0x6372_6e31;
@@ -80,132 +88,24 @@ CREATE TRIGGER signatures_append_only_delete BEFORE DELETE ON signatures
 "#,
 ];
 
-/// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+const _: () = assert!(MIGRATIONS.len() as i64 == SCHEMA_VERSION);
 
-/// How durable an append is when it returns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Durability {
-    /// `synchronous=FULL`: the append survives power loss once it returns. The default.
-    Full,
-    /// `synchronous=NORMAL`: survives a process crash; the last appends may be lost on power loss.
-    Normal,
-}
-
-/// How to open a journal.
-#[derive(Debug, Clone)]
-pub struct Options {
-    pub durability: Durability,
-    /// How long a writer waits for another writer's lock before [`Error::Busy`].
-    pub busy_timeout: Duration,
-    /// Create the file (and its parent directory) when missing.
-    pub create: bool,
-    /// Sign each appended transition's chain head with this key (its public half
-    /// is recorded in the journal). `None` appends unsigned transitions.
-    pub signing_key: Option<crate::SigningKey>,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Self {
-            durability: Durability::Full,
-            busy_timeout: Duration::from_millis(5_000),
-            create: true,
-            signing_key: None,
-        }
-    }
-}
-
-/// An open journal.
-pub struct Journal {
+/// The SQLite backend's connection to one journal file.
+pub(crate) struct SqliteStore {
     pub(crate) conn: Connection,
     pub(crate) path: PathBuf,
     pub(crate) busy_ms: u64,
     /// The schema version of the file (older than [`SCHEMA_VERSION`] only when
     /// opened read-only: a reader never migrates).
     pub(crate) schema: i64,
-    pub(crate) signing_key: Option<crate::SigningKey>,
     pub(crate) access: Access,
     /// The private copy a [`Access::Copy`] journal reads (dropped after the connection).
     pub(crate) copy: Option<PrivateCopy>,
 }
 
-/// How a journal was opened.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Access {
-    /// Read and write (migrated, WAL, the durability pragmas set).
-    ReadWrite,
-    /// SQLite's read-only mode: nothing is created, converted or checkpointed.
-    ReadOnly,
-    /// Read-only media where SQLite cannot even keep its shared-memory index, and
-    /// no write-ahead log: the file is read as immutable (a snapshot or a copy).
-    Immutable,
-    /// Read-only media holding a write-ahead log SQLite cannot read in place: a
-    /// private copy of the file and its log (in the temp directory, removed after)
-    /// is read, so no committed transition is dropped.
-    Copy,
-}
-
-/// `path` with `suffix` appended (`journal.db-wal`).
-pub(crate) fn sidecar(path: &Path, suffix: &str) -> PathBuf {
-    let mut s = path.as_os_str().to_owned();
-    s.push(suffix);
-    PathBuf::from(s)
-}
-
-/// A private copy of a journal and its write-ahead log, removed on drop.
-pub(crate) struct PrivateCopy {
-    dir: PathBuf,
-    pub(crate) db: PathBuf,
-}
-
-impl PrivateCopy {
-    fn make(path: &Path, wal: &Path) -> Result<Self, Error> {
-        let mut nonce = [0u8; 8];
-        let _ = getrandom::fill(&mut nonce);
-        let dir = std::env::temp_dir().join(format!(
-            "cairn-read-{}-{}",
-            std::process::id(),
-            crate::hash::to_hex(&nonce)
-        ));
-        let io = |p: &Path| {
-            let p = p.to_owned();
-            move |source| Error::Io { path: p, source }
-        };
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::DirBuilderExt;
-            std::fs::DirBuilder::new()
-                .mode(0o700)
-                .create(&dir)
-                .map_err(io(&dir))?;
-        }
-        #[cfg(not(unix))]
-        std::fs::create_dir(&dir).map_err(io(&dir))?;
-        let copy = Self {
-            db: dir.join("journal.db"),
-            dir,
-        };
-        std::fs::copy(path, &copy.db).map_err(io(path))?;
-        std::fs::copy(wal, sidecar(&copy.db, "-wal")).map_err(io(wal))?;
-        Ok(copy)
-    }
-}
-
-impl Drop for PrivateCopy {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-impl Journal {
+impl SqliteStore {
     /// Opens (and with `options.create`, creates) the journal at `path`.
-    ///
-    /// A new file is created mode 0600 and a missing parent directory mode 0700.
-    /// A directory, a symlink, a non-SQLite file, a foreign SQLite database and
-    /// a journal of a newer schema are refused without being modified.
-    pub fn open(path: &Path, options: &Options) -> Result<Self, Error> {
+    pub(crate) fn open(path: &Path, options: &Options) -> Result<Self, Error> {
         let busy_ms = u64::try_from(options.busy_timeout.as_millis()).unwrap_or(u64::MAX);
         let not_journal = |reason: &str| Error::NotAJournal {
             path: path.to_owned(),
@@ -235,7 +135,6 @@ impl Journal {
             path: path.to_owned(),
             busy_ms,
             schema: SCHEMA_VERSION,
-            signing_key: options.signing_key.clone(),
             access: Access::ReadWrite,
             copy: None,
         };
@@ -266,11 +165,8 @@ impl Journal {
         Ok(journal)
     }
 
-    /// Opens an existing journal for reading only: never creates, migrates,
-    /// converts to WAL or checkpoints, so it works on read-only media, on files the
-    /// user may not write, and on snapshots. A WAL journal whose shared-memory file
-    /// cannot be made is read as immutable ([`Access::Immutable`]).
-    pub fn open_read_only(path: &Path, options: &Options) -> Result<Self, Error> {
+    /// Opens an existing journal for reading only (see `Journal::open_read_only`).
+    pub(crate) fn open_read_only(path: &Path, options: &Options) -> Result<Self, Error> {
         let busy_ms = u64::try_from(options.busy_timeout.as_millis()).unwrap_or(u64::MAX);
         let not_journal = |reason: &str| Error::NotAJournal {
             path: path.to_owned(),
@@ -299,7 +195,6 @@ impl Journal {
                 path: path.to_owned(),
                 busy_ms,
                 schema: 0,
-                signing_key: None,
                 access,
                 copy: None,
             };
@@ -376,9 +271,8 @@ impl Journal {
 
     /// SQLite's own structural check (`PRAGMA integrity_check`): every index agrees
     /// with its table, every page is where the file says. The problems it names,
-    /// at most `limit`; empty when the file is sound. Verify runs it, so an index
-    /// rewritten to show a different history than the rows cannot pass.
-    pub fn integrity_problems(&self, limit: u32) -> Result<Vec<String>, Error> {
+    /// at most `limit`; empty when the file is sound.
+    pub(crate) fn integrity_problems(&self, limit: u32) -> Result<Vec<String>, Error> {
         let mut stmt = self
             .conn
             .prepare(&format!("PRAGMA integrity_check({limit})"))
@@ -390,14 +284,8 @@ impl Journal {
         Ok(lines.into_iter().filter(|l| l != "ok").collect())
     }
 
-    /// How this journal was opened.
-    pub fn access(&self) -> Access {
-        self.access
-    }
-
-    /// The file's permission bits when they let group or others in (a journal
-    /// keeps evidence that may be sensitive; cairn creates it 0600).
-    pub fn loose_permissions(&self) -> Option<u32> {
+    /// The file's permission bits when they let group or others in.
+    pub(crate) fn loose_permissions(&self) -> Option<u32> {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
@@ -408,11 +296,6 @@ impl Journal {
         {
             None
         }
-    }
-
-    /// The file's path.
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 
     fn identify(&self) -> Result<(i64, i64, i64), Error> {
@@ -500,95 +383,4 @@ impl Journal {
             .map_err(|e| Error::sql(e, busy))?;
         tx.commit().map_err(|e| Error::sql(e, busy))
     }
-}
-
-/// The metadata of the journal file at `path`, refusing what a journal cannot be: a
-/// symbolic link, a directory, anything but a regular file. A missing file is
-/// [`Error::Missing`]; every reader and writer opens through this one check.
-fn regular_file(path: &Path) -> Result<std::fs::Metadata, Error> {
-    let not_journal = |reason: &str| Error::NotAJournal {
-        path: path.to_owned(),
-        reason: reason.to_owned(),
-    };
-    match std::fs::symlink_metadata(path) {
-        Ok(meta) if meta.file_type().is_symlink() => {
-            Err(not_journal("it is a symbolic link; name the file itself"))
-        }
-        Ok(meta) if meta.is_dir() => Err(not_journal("it is a directory")),
-        Ok(meta) if !meta.is_file() => Err(not_journal("it is not a regular file")),
-        Ok(meta) => Ok(meta),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::Missing {
-            path: path.to_owned(),
-        }),
-        Err(source) => Err(Error::Io {
-            path: path.to_owned(),
-            source,
-        }),
-    }
-}
-
-/// `file:` URI of `path` for SQLite, percent-encoding what a URI reserves.
-fn file_uri(path: &Path, access: Access) -> String {
-    let mut uri = String::from("file:");
-    for b in path.to_string_lossy().bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => {
-                uri.push(b as char)
-            }
-            other => uri.push_str(&format!("%{other:02X}")),
-        }
-    }
-    uri.push_str(match access {
-        Access::Immutable => "?mode=ro&immutable=1",
-        Access::ReadOnly | Access::ReadWrite | Access::Copy => "?mode=ro",
-    });
-    uri
-}
-
-#[cfg(unix)]
-fn create_owner_only(path: &Path) -> Result<(), Error> {
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-    let io = |p: &Path| {
-        let p = p.to_owned();
-        move |source| Error::Io { path: p, source }
-    };
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        if !parent.exists() {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(parent)
-                .map_err(io(parent))?;
-        }
-    }
-    match std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-    {
-        Ok(_) => Ok(()),
-        // Another process created it first: fine, it is opened below like any existing file.
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-        Err(e) => Err(io(path)(e)),
-    }
-}
-
-#[cfg(not(unix))]
-fn create_owner_only(path: &Path) -> Result<(), Error> {
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(|source| Error::Io {
-            path: parent.to_owned(),
-            source,
-        })?;
-    }
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .open(path)
-        .map(|_| ())
-        .map_err(|source| Error::Io {
-            path: path.to_owned(),
-            source,
-        })
 }

@@ -1,0 +1,167 @@
+//! Opening a journal at a [`Location`]: the options, the access modes, and the
+//! `Journal` handle over whichever backend the location selects.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::store::Store;
+use crate::{Error, Location};
+
+/// The schema version this build writes (each backend's migration list has
+/// exactly this many entries; a test checks it).
+pub const SCHEMA_VERSION: i64 = 2;
+
+/// How durable an append is when it returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// SQLite `synchronous=FULL`, PostgreSQL `synchronous_commit=on`: the append
+    /// survives power loss once it returns. The default.
+    Full,
+    /// SQLite `synchronous=NORMAL`, PostgreSQL `synchronous_commit=off`: survives
+    /// a process crash; the last appends may be lost on power loss (or, on
+    /// PostgreSQL, a server crash).
+    Normal,
+}
+
+/// How to open a journal.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub durability: Durability,
+    /// How long a writer waits for another writer's lock before [`Error::Busy`]
+    /// (SQLite's busy timeout; PostgreSQL's `lock_timeout`).
+    pub busy_timeout: Duration,
+    /// Create the journal when missing: the SQLite file (and its parent
+    /// directory), or cairn's tables in an empty PostgreSQL schema.
+    pub create: bool,
+    /// Sign each appended transition's chain head with this key (its public half
+    /// is recorded in the journal). `None` appends unsigned transitions.
+    pub signing_key: Option<crate::SigningKey>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            durability: Durability::Full,
+            busy_timeout: Duration::from_millis(5_000),
+            create: true,
+            signing_key: None,
+        }
+    }
+}
+
+/// How a journal was opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Access {
+    /// Read and write (migrated; on SQLite, WAL and the durability pragmas set).
+    ReadWrite,
+    /// Read-only: SQLite's read-only mode (nothing is created, converted or
+    /// checkpointed), or a PostgreSQL session whose transactions are read-only.
+    ReadOnly,
+    /// Read-only media where SQLite cannot even keep its shared-memory index, and
+    /// no write-ahead log: the file is read as immutable (a snapshot or a copy).
+    Immutable,
+    /// Read-only media holding a write-ahead log SQLite cannot read in place: a
+    /// private copy of the file and its log (in the temp directory, removed after)
+    /// is read, so no committed transition is dropped. SQLite only.
+    Copy,
+}
+
+/// An open journal: one connection to one backend.
+pub struct Journal {
+    pub(crate) store: Box<dyn Store>,
+    location: Location,
+    shown: PathBuf,
+    pub(crate) signing_key: Option<crate::SigningKey>,
+}
+
+impl Journal {
+    /// Opens (and with `options.create`, creates) the journal at `location` (a
+    /// path, or a `postgres://` URL: see [`Location`]).
+    ///
+    /// SQLite: a new file is created mode 0600 and a missing parent directory
+    /// mode 0700; a directory, a symlink, a non-SQLite file, a foreign SQLite
+    /// database and a journal of a newer schema are refused without being
+    /// modified. PostgreSQL: a schema holding another application's tables, a
+    /// foreign marker and a newer schema are refused before anything is written;
+    /// an unreachable server is [`Error::Connect`].
+    pub fn open(location: impl Into<Location>, options: &Options) -> Result<Self, Error> {
+        let location = location.into();
+        let store: Box<dyn Store> = match &location {
+            Location::Sqlite(path) => Box::new(crate::sqlite::SqliteStore::open(path, options)?),
+            Location::Postgres(url) => {
+                Box::new(crate::postgres::PgStore::open(url, options, false)?)
+            }
+        };
+        Ok(Self::new(location, store, options.signing_key.clone()))
+    }
+
+    /// Opens an existing journal for reading only: never creates or migrates.
+    /// SQLite: never converts to WAL or checkpoints either, so it works on
+    /// read-only media, on files the user may not write, and on snapshots; a WAL
+    /// journal whose shared-memory file cannot be made is read as immutable
+    /// ([`Access::Immutable`]), or, when a write-ahead log is there, from a
+    /// private copy ([`Access::Copy`]). PostgreSQL: the session's transactions are
+    /// read-only, so the server itself refuses any write.
+    pub fn open_read_only(location: impl Into<Location>, options: &Options) -> Result<Self, Error> {
+        let location = location.into();
+        let store: Box<dyn Store> = match &location {
+            Location::Sqlite(path) => {
+                Box::new(crate::sqlite::SqliteStore::open_read_only(path, options)?)
+            }
+            Location::Postgres(url) => {
+                Box::new(crate::postgres::PgStore::open(url, options, true)?)
+            }
+        };
+        Ok(Self::new(location, store, None))
+    }
+
+    fn new(location: Location, store: Box<dyn Store>, key: Option<crate::SigningKey>) -> Self {
+        Self {
+            shown: location.display_path(),
+            location,
+            store,
+            signing_key: key,
+        }
+    }
+
+    /// How this journal was opened.
+    pub fn access(&self) -> Access {
+        self.store.access()
+    }
+
+    /// The file's permission bits when they let group or others in (a journal
+    /// keeps evidence that may be sensitive; cairn creates it 0600). Always
+    /// `None` on PostgreSQL, whose roles and grants are the server's.
+    pub fn loose_permissions(&self) -> Option<u32> {
+        self.store.loose_permissions()
+    }
+
+    /// The file's path; for PostgreSQL, the URL without its password.
+    pub fn path(&self) -> &Path {
+        &self.shown
+    }
+
+    /// Where the journal lives.
+    pub fn location(&self) -> &Location {
+        &self.location
+    }
+
+    /// The database's own structural check, at most `limit` problems; empty when
+    /// the journal is sound. SQLite: `PRAGMA integrity_check` (every index agrees
+    /// with its table, every page is where the file says), so an index rewritten
+    /// to show a different history than the rows cannot pass `verify` or `audit`.
+    /// PostgreSQL: always empty — its structural checks (`amcheck`) are an
+    /// extension a journal's role may not have; the server's own page checksums,
+    /// and the hash chain `verify` walks, are what catch damage there.
+    pub fn integrity_problems(&self, limit: u32) -> Result<Vec<String>, Error> {
+        self.store.integrity_problems(limit)
+    }
+
+    /// The append-only guards missing from the journal: each names an operation
+    /// and a table (`"UPDATE on events"`) the database would no longer refuse.
+    /// Empty for an intact journal; `verify` reports it as `unguarded`.
+    pub fn unguarded(&self) -> Result<Vec<String>, Error> {
+        self.store.unguarded()
+    }
+}

@@ -1,0 +1,322 @@
+//! The PostgreSQL backend: one schema (the first of the connection's
+//! `search_path`) of one database, reached with the synchronous `postgres` crate.
+//! Opening it: the connection and its session settings, the marker table that
+//! says "cairn journal, schema N", refusal of foreign or newer schemas before
+//! anything is written, and migrations under the journal's lock. Its SQL lives in
+//! `sql.rs`, its `Store` in `store.rs`, the verify snapshot in `snap.rs`.
+
+mod snap;
+mod sql;
+mod store;
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::time::Duration;
+
+use postgres::{Client, GenericClient, NoTls, Statement};
+
+use crate::{Access, Durability, Error, Options, PostgresUrl, SCHEMA_VERSION};
+
+const _: () = assert!(sql::MIGRATIONS.len() as i64 == SCHEMA_VERSION);
+
+/// The PostgreSQL backend's connection to one journal.
+pub(crate) struct PgStore {
+    client: RefCell<Client>,
+    /// Prepared statements, by their SQL (prepared statements live as long as the session).
+    cache: RefCell<HashMap<&'static str, Statement>>,
+    session: Session,
+    schema: i64,
+    access: Access,
+    /// `pg_advisory_xact_lock` key: the application id and the schema's oid, so
+    /// each journal (schema) has its own lock.
+    lock_key: i64,
+    /// The schema's oid (for the guard check).
+    namespace: i64,
+}
+
+/// What the database holds before anything is written.
+enum Found {
+    /// cairn's marker, at this schema version.
+    Journal(i64),
+    /// No marker and no other relation: a journal can be created here.
+    Empty,
+}
+
+/// What error mapping needs to know: where, and the lock timeout.
+pub(crate) struct Session {
+    location: String,
+    busy_ms: u64,
+}
+
+impl PgStore {
+    /// Connects and identifies the journal; a writer creates (with
+    /// `options.create`) or migrates it, a reader never writes.
+    pub(crate) fn open(
+        url: &PostgresUrl,
+        options: &Options,
+        read_only: bool,
+    ) -> Result<Self, Error> {
+        let location = url.to_string();
+        let mut config: postgres::Config =
+            url.secret().parse().map_err(|e| Error::NotAJournal {
+                path: location.clone().into(),
+                reason: format!("it is not a valid PostgreSQL URL: {e}"),
+            })?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(Duration::from_secs(10));
+        }
+        if config.get_application_name().is_none() {
+            config.application_name("cairn");
+        }
+        let mut client = config.connect(NoTls).map_err(|e| Error::Connect {
+            location: location.clone(),
+            reason: reason(&e),
+        })?;
+        let busy_ms = u64::try_from(options.busy_timeout.as_millis())
+            .unwrap_or(u64::MAX)
+            .max(1);
+        let session = format!(
+            "SET synchronous_commit = {}; SET lock_timeout = '{busy_ms}ms'; SET client_min_messages = warning;{}",
+            match options.durability {
+                Durability::Full => "on",
+                Durability::Normal => "off",
+            },
+            if read_only {
+                " SET default_transaction_read_only = on;"
+            } else {
+                ""
+            }
+        );
+        let s = Session { location, busy_ms };
+        client.batch_execute(&session).map_err(|e| s.pg(e))?;
+        let (namespace, found) = s.identify(&mut client)?;
+        let schema = match found {
+            Found::Journal(version) if read_only || version == SCHEMA_VERSION => version,
+            Found::Empty if read_only || !options.create => {
+                return Err(Error::Missing {
+                    path: s.location.clone().into(),
+                })
+            }
+            Found::Journal(_) | Found::Empty => {
+                s.migrate(&mut client)?;
+                SCHEMA_VERSION
+            }
+        };
+        let store = Self {
+            client: RefCell::new(client),
+            cache: RefCell::new(HashMap::new()),
+            session: s,
+            schema,
+            access: if read_only {
+                Access::ReadOnly
+            } else {
+                Access::ReadWrite
+            },
+            lock_key: (sql::APPLICATION_ID << 32) | namespace,
+            namespace,
+        };
+        if read_only {
+            store.require_tables()?;
+        }
+        Ok(store)
+    }
+
+    /// A cairn journal has its tables; one without them was damaged (or emptied).
+    fn require_tables(&self) -> Result<(), Error> {
+        let mut wanted = vec!["events", "transitions"];
+        if self.schema >= 2 {
+            wanted.extend(["signing_keys", "signatures"]);
+        }
+        for table in wanted {
+            if !self.has_table(table)? {
+                return Err(Error::Damaged {
+                    detail: format!("the table `{table}` is missing"),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn pg(&self, e: postgres::Error) -> Error {
+        self.session.pg(e)
+    }
+
+    /// A prepared statement for `sql`, prepared once per session.
+    fn stmt(&self, c: &mut impl GenericClient, sql: &'static str) -> Result<Statement, Error> {
+        if let Some(s) = self.cache.borrow().get(sql) {
+            return Ok(s.clone());
+        }
+        let s = c.prepare(sql).map_err(|e| self.pg(e))?;
+        self.cache.borrow_mut().insert(sql, s.clone());
+        Ok(s)
+    }
+}
+
+impl Session {
+    /// Maps a PostgreSQL error: a held lock past `lock_timeout` is busy, a write
+    /// in a read-only session is read-only, a lost connection is `Connect`.
+    pub(crate) fn pg(&self, e: postgres::Error) -> Error {
+        map_error(e, self.busy_ms, &self.location)
+    }
+
+    fn not_journal(&self, reason: &str) -> Error {
+        Error::NotAJournal {
+            path: self.location.clone().into(),
+            reason: reason.to_owned(),
+        }
+    }
+
+    /// Reads (never writes) what the schema holds. A journal's tables are
+    /// created in one transaction with its marker, so tables seen without a
+    /// marker are looked at twice: another process may have just created both.
+    fn identify(&self, c: &mut impl GenericClient) -> Result<(i64, Found), Error> {
+        match self.identify_once(c, false)? {
+            Some(found) => Ok(found),
+            None => self
+                .identify_once(c, true)?
+                .ok_or_else(|| self.not_journal("internal: identify")),
+        }
+    }
+
+    /// `None` when tables were seen without a marker and `last` is false.
+    fn identify_once(
+        &self,
+        c: &mut impl GenericClient,
+        last: bool,
+    ) -> Result<Option<(i64, Found)>, Error> {
+        let row = c
+            .query_one(sql::CURRENT_SCHEMA, &[])
+            .map_err(|e| self.pg(e))?;
+        let schema: Option<String> = row.get(0);
+        let namespace: Option<i64> = row.get(1);
+        let has_marker: bool = row.get(2);
+        let (Some(schema), Some(namespace)) = (schema, namespace) else {
+            return Err(self.not_journal(
+                "no schema of the connection's search_path exists (create one, or set search_path)",
+            ));
+        };
+        if has_marker {
+            let marker = c
+                .query_one(sql::MARKER, &[&sql::APPLICATION_ID])
+                .map_err(|e| match e.code() {
+                    Some(code) if code.code().starts_with("42") => self.not_journal(&format!(
+                        "schema `{schema}` has a table `cairn_journal` that is not cairn's marker"
+                    )),
+                    _ => self.pg(e),
+                })?;
+            let version: Option<i64> = marker.get(0);
+            let all_cairn: Option<bool> = marker.get(1);
+            let Some(version) = version else {
+                return Err(self.not_journal(&format!(
+                    "schema `{schema}` has an empty `cairn_journal` marker"
+                )));
+            };
+            if all_cairn != Some(true) {
+                return Err(self.not_journal("its application id is not cairn's"));
+            }
+            if version > SCHEMA_VERSION {
+                return Err(Error::NewerSchema {
+                    found: version,
+                    supported: SCHEMA_VERSION,
+                });
+            }
+            return Ok(Some((namespace, Found::Journal(version))));
+        }
+        let relations: i64 = c
+            .query_one(sql::RELATIONS, &[&namespace])
+            .map_err(|e| self.pg(e))?
+            .get(0);
+        if relations > 0 && !last {
+            return Ok(None);
+        }
+        if relations > 0 {
+            return Err(self.not_journal(&format!(
+                "schema `{schema}` holds another application's tables and no cairn marker (give cairn an empty schema or database)"
+            )));
+        }
+        Ok(Some((namespace, Found::Empty)))
+    }
+
+    /// Creates or migrates the journal in one transaction holding the journal's
+    /// lock; what the schema holds is read again under the lock (another process
+    /// may have created it meanwhile), and refused as at open.
+    fn migrate(&self, client: &mut Client) -> Result<(), Error> {
+        let mut tx = client.transaction().map_err(|e| self.pg(e))?;
+        let lock_key = (sql::APPLICATION_ID << 32) | self.namespace_of(&mut tx)?;
+        tx.execute(sql::LOCK, &[&lock_key])
+            .map_err(|e| self.pg(e))?;
+        let current = match self.identify(&mut tx)?.1 {
+            Found::Journal(v) => v,
+            Found::Empty => 0,
+        };
+        for (i, migration) in sql::MIGRATIONS.iter().enumerate().skip(current as usize) {
+            tx.batch_execute(migration).map_err(|e| self.pg(e))?;
+            tx.execute(
+                sql::MARK,
+                &[&(i as i64 + 1), &sql::APPLICATION_ID, &crate::now_rfc3339()],
+            )
+            .map_err(|e| self.pg(e))?;
+        }
+        tx.commit().map_err(|e| self.pg(e))
+    }
+
+    fn namespace_of(&self, c: &mut impl GenericClient) -> Result<i64, Error> {
+        let row = c
+            .query_one(sql::CURRENT_SCHEMA, &[])
+            .map_err(|e| self.pg(e))?;
+        row.get::<_, Option<i64>>(1)
+            .ok_or_else(|| self.not_journal("no schema of the connection's search_path exists"))
+    }
+}
+
+/// The server's message for a connection failure, without the URL.
+fn reason(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{}: {}", db.severity(), db.message()),
+        None => e.to_string(),
+    }
+}
+
+pub(crate) fn map_error(e: postgres::Error, busy_ms: u64, location: &str) -> Error {
+    use postgres::error::SqlState;
+    if let Some(code) = e.code() {
+        if *code == SqlState::LOCK_NOT_AVAILABLE
+            || *code == SqlState::T_R_SERIALIZATION_FAILURE
+            || *code == SqlState::T_R_DEADLOCK_DETECTED
+        {
+            return Error::Busy {
+                timeout_ms: busy_ms,
+            };
+        }
+        if *code == SqlState::READ_ONLY_SQL_TRANSACTION {
+            return Error::ReadOnly;
+        }
+        if *code == SqlState::DISK_FULL {
+            return Error::DiskFull;
+        }
+        if *code == SqlState::DATA_CORRUPTED || *code == SqlState::INDEX_CORRUPTED {
+            return Error::Damaged { detail: reason(&e) };
+        }
+        if code.code().starts_with("08") || code.code().starts_with("57P") {
+            return Error::Connect {
+                location: location.to_owned(),
+                reason: reason(&e),
+            };
+        }
+        return Error::Postgres(e);
+    }
+    if e.is_closed() {
+        return Error::Connect {
+            location: location.to_owned(),
+            reason: "the connection was closed".into(),
+        };
+    }
+    let io = std::error::Error::source(&e).is_some_and(|s| s.is::<std::io::Error>());
+    if io {
+        return Error::Connect {
+            location: location.to_owned(),
+            reason: e.to_string(),
+        };
+    }
+    Error::Postgres(e)
+}

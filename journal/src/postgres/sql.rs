@@ -1,0 +1,176 @@
+//! The PostgreSQL backend's SQL: the migrations (append only, entry `i` takes the
+//! schema from version `i` to `i + 1`, recorded in the `cairn_journal` marker
+//! table) and every query, named.
+
+/// The marker's application id: the same as SQLite's `PRAGMA application_id` ("crn1").
+pub(crate) const APPLICATION_ID: i64 = 0x6372_6e31;
+
+/// The body of the append-only trigger function; `verify` checks it is unchanged.
+pub(crate) const GUARD_BODY: &str =
+    " BEGIN RAISE EXCEPTION 'cairn journal table % is append-only', TG_TABLE_NAME; END ";
+
+/// The migrations. Text columns that are compared or sorted are `COLLATE "C"`, so
+/// ordering is bytewise as in SQLite; payloads and records are `text`, stored and
+/// hashed byte for byte (never `jsonb`, which would normalise them).
+pub(crate) const MIGRATIONS: &[&str] = &[
+    r#"
+CREATE TABLE cairn_journal (
+    schema_version bigint PRIMARY KEY,
+    application_id bigint NOT NULL,
+    migrated_at    text   NOT NULL
+);
+CREATE TABLE transitions (
+    id              bigint PRIMARY KEY,
+    stream          text COLLATE "C" NOT NULL,
+    machine         text COLLATE "C" NOT NULL,
+    rules_version   bigint NOT NULL,
+    command_name    text   NOT NULL,
+    command         text   NOT NULL,
+    context         text   NOT NULL,
+    idempotency_key text COLLATE "C",
+    fingerprint     text,
+    first_version   bigint NOT NULL,
+    last_version    bigint NOT NULL,
+    recorded_at     text COLLATE "C" NOT NULL
+);
+CREATE UNIQUE INDEX transitions_idempotency
+    ON transitions (stream, idempotency_key) WHERE idempotency_key IS NOT NULL;
+CREATE INDEX transitions_stream ON transitions (stream, first_version);
+
+CREATE TABLE events (
+    seq            bigint PRIMARY KEY,
+    stream         text COLLATE "C" NOT NULL,
+    version        bigint NOT NULL,
+    machine        text COLLATE "C" NOT NULL,
+    event_type     text   NOT NULL,
+    schema_version bigint NOT NULL,
+    payload        text   NOT NULL,
+    recorded_at    text COLLATE "C" NOT NULL,
+    transition_id  bigint NOT NULL,
+    hash           text   NOT NULL,
+    UNIQUE (stream, version)
+);
+CREATE INDEX events_transition ON events (transition_id);
+
+CREATE FUNCTION cairn_append_only() RETURNS trigger LANGUAGE plpgsql AS
+$$ BEGIN RAISE EXCEPTION 'cairn journal table % is append-only', TG_TABLE_NAME; END $$;
+CREATE TRIGGER cairn_journal_append_only BEFORE UPDATE OR DELETE ON cairn_journal
+    FOR EACH ROW EXECUTE FUNCTION cairn_append_only();
+CREATE TRIGGER cairn_journal_no_truncate BEFORE TRUNCATE ON cairn_journal
+    FOR EACH STATEMENT EXECUTE FUNCTION cairn_append_only();
+CREATE TRIGGER transitions_append_only BEFORE UPDATE OR DELETE ON transitions
+    FOR EACH ROW EXECUTE FUNCTION cairn_append_only();
+CREATE TRIGGER transitions_no_truncate BEFORE TRUNCATE ON transitions
+    FOR EACH STATEMENT EXECUTE FUNCTION cairn_append_only();
+CREATE TRIGGER events_append_only BEFORE UPDATE OR DELETE ON events
+    FOR EACH ROW EXECUTE FUNCTION cairn_append_only();
+CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON events
+    FOR EACH STATEMENT EXECUTE FUNCTION cairn_append_only();
+"#,
+    r#"
+CREATE TABLE signing_keys (
+    id          bigint PRIMARY KEY,
+    public_key  text COLLATE "C" NOT NULL UNIQUE,
+    added_at    text NOT NULL
+);
+CREATE TABLE signatures (
+    transition_id bigint PRIMARY KEY,
+    key_id        bigint NOT NULL,
+    head_seq      bigint NOT NULL,
+    head_hash     text   NOT NULL,
+    signature     text   NOT NULL
+);
+CREATE TRIGGER signing_keys_append_only BEFORE UPDATE OR DELETE ON signing_keys
+    FOR EACH ROW EXECUTE FUNCTION cairn_append_only();
+CREATE TRIGGER signing_keys_no_truncate BEFORE TRUNCATE ON signing_keys
+    FOR EACH STATEMENT EXECUTE FUNCTION cairn_append_only();
+CREATE TRIGGER signatures_append_only BEFORE UPDATE OR DELETE ON signatures
+    FOR EACH ROW EXECUTE FUNCTION cairn_append_only();
+CREATE TRIGGER signatures_no_truncate BEFORE TRUNCATE ON signatures
+    FOR EACH STATEMENT EXECUTE FUNCTION cairn_append_only();
+"#,
+];
+
+/// The tables of each schema version, for the guard check.
+pub(crate) const TABLES: &[(i64, &str)] = &[
+    (1, "cairn_journal"),
+    (1, "transitions"),
+    (1, "events"),
+    (2, "signing_keys"),
+    (2, "signatures"),
+];
+
+/// The search path's first schema and its oid (`NULL` when none of it exists).
+pub(crate) const CURRENT_SCHEMA: &str = "SELECT current_schema()::text, (SELECT oid::bigint FROM pg_catalog.pg_namespace WHERE nspname = current_schema()), to_regclass('cairn_journal') IS NOT NULL";
+/// The marker: newest schema version, whether every row is cairn's, row count.
+pub(crate) const MARKER: &str =
+    "SELECT max(schema_version), bool_and(application_id = $1), count(*) FROM cairn_journal";
+/// Relations in the schema (another application's tables, when there is no marker).
+pub(crate) const RELATIONS: &str = "SELECT count(*) FROM pg_catalog.pg_class WHERE relnamespace = $1::bigint::oid AND relkind IN ('r', 'p', 'v', 'm', 'f', 'S')";
+/// Records one migration in the marker.
+pub(crate) const MARK: &str =
+    "INSERT INTO cairn_journal (schema_version, application_id, migrated_at) VALUES ($1, $2, $3)";
+/// The journal's lock: every append and migration of this schema holds it until commit.
+pub(crate) const LOCK: &str = "SELECT pg_advisory_xact_lock($1)";
+
+/// The guards that are missing: (table, operation) with no enabled `BEFORE`
+/// trigger running cairn's unchanged function.
+pub(crate) const UNGUARDED: &str = r#"
+SELECT t.tbl, op.name
+FROM unnest($1::text[]) WITH ORDINALITY AS t(tbl, n)
+CROSS JOIN (VALUES ('UPDATE', 16, 1), ('DELETE', 8, 2), ('TRUNCATE', 32, 3)) AS op(name, bit, o)
+WHERE NOT EXISTS (
+    SELECT 1 FROM pg_catalog.pg_trigger g
+    JOIN pg_catalog.pg_proc p ON p.oid = g.tgfoid
+    WHERE g.tgrelid = to_regclass(t.tbl)
+      AND NOT g.tgisinternal
+      AND g.tgenabled IN ('O', 'A')
+      AND (g.tgtype::int & 2) <> 0
+      AND (g.tgtype::int & op.bit) <> 0
+      AND p.proname = 'cairn_append_only'
+      AND p.pronamespace = $2::bigint::oid
+      AND p.prosrc = $3)
+ORDER BY t.n, op.o"#;
+
+pub(crate) const HEAD: &str = "SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1";
+pub(crate) const IDEMPOTENCY: &str = "SELECT id, fingerprint, first_version, last_version FROM transitions WHERE stream = $1 AND idempotency_key = $2";
+pub(crate) const TRANSITION_SEQS: &str =
+    "SELECT min(seq), max(seq) FROM events WHERE stream = $1 AND version BETWEEN $2 AND $3";
+pub(crate) const STREAM_TIP: &str =
+    "SELECT version, machine FROM events WHERE stream = $1 ORDER BY version DESC LIMIT 1";
+pub(crate) const STREAM_VERSION: &str = "SELECT max(version) FROM events WHERE stream = $1";
+pub(crate) const STREAM_MACHINE: &str =
+    "SELECT machine FROM events WHERE stream = $1 ORDER BY version LIMIT 1";
+/// A page of a stream, by version.
+pub(crate) const STREAM_PAGE: &str = "SELECT seq, stream, version, machine, event_type, schema_version, payload, recorded_at, transition_id, hash FROM events WHERE stream = $1 AND version > $2 AND version <= $3 ORDER BY version LIMIT $4";
+pub(crate) const LOG_AFTER: &str = "SELECT seq, stream, version, machine, event_type, schema_version, payload, recorded_at, transition_id, hash FROM events WHERE seq > $1 ORDER BY seq LIMIT $2";
+pub(crate) const LOG_FIRST: &str = "SELECT seq, stream, version, machine, event_type, schema_version, payload, recorded_at, transition_id, hash FROM events ORDER BY seq LIMIT $1";
+pub(crate) const LOG_STREAM_AFTER: &str = "SELECT seq, stream, version, machine, event_type, schema_version, payload, recorded_at, transition_id, hash FROM events WHERE stream = $2 AND seq > $1 ORDER BY version LIMIT $3";
+pub(crate) const TRANSITIONS_OF: &str = "SELECT id, stream, machine, rules_version, command_name, command, context, idempotency_key, fingerprint, first_version, last_version, recorded_at FROM transitions WHERE stream = $1 ORDER BY first_version";
+pub(crate) const TRANSITION: &str = "SELECT id, stream, machine, rules_version, command_name, command, context, idempotency_key, fingerprint, first_version, last_version, recorded_at FROM transitions WHERE id = $1";
+pub(crate) const TRANSITION_BY_KEY: &str = "SELECT id, stream, machine, rules_version, command_name, command, context, idempotency_key, fingerprint, first_version, last_version, recorded_at FROM transitions WHERE stream = $1 AND idempotency_key = $2";
+pub(crate) const TRANSITIONS_AFTER: &str = "SELECT id, stream, machine, rules_version, command_name, command, context, idempotency_key, fingerprint, first_version, last_version, recorded_at FROM transitions WHERE id > $1 ORDER BY id LIMIT $2";
+/// The transition record that covers a stream version: the last one starting at or before it.
+pub(crate) const TRANSITION_AT: &str = "SELECT id, first_version, last_version FROM transitions WHERE stream = $1 AND first_version <= $2 ORDER BY first_version DESC LIMIT 1";
+/// A stream's events in a version range (a transition's events).
+pub(crate) const STREAM_RANGE: &str = "SELECT seq, stream, version, machine, event_type, schema_version, payload, recorded_at, transition_id, hash FROM events WHERE stream = $1 AND version BETWEEN $2 AND $3 ORDER BY version";
+/// Whether the journal's schema has a table of this name.
+pub(crate) const HAS_TABLE: &str = "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class WHERE relnamespace = $1::bigint::oid AND relname = $2 AND relkind IN ('r', 'p'))";
+pub(crate) const TRANSITION_COUNT: &str = "SELECT count(*) FROM transitions WHERE stream = $1";
+pub(crate) const TRANSITION_TOTAL: &str = "SELECT count(*) FROM transitions";
+pub(crate) const STREAMS: &str = "SELECT stream, min(machine), max(version), max(recorded_at) FROM events GROUP BY stream ORDER BY stream";
+pub(crate) const INSERT_TRANSITION: &str = "INSERT INTO transitions (id, stream, machine, rules_version, command_name, command, context, idempotency_key, fingerprint, first_version, last_version, recorded_at) VALUES ((SELECT coalesce(max(id), 0) + 1 FROM transitions), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id";
+pub(crate) const COPY_TRANSITION: &str = "INSERT INTO transitions (id, stream, machine, rules_version, command_name, command, context, idempotency_key, fingerprint, first_version, last_version, recorded_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)";
+pub(crate) const INSERT_EVENT: &str = "INSERT INTO events (seq, stream, version, machine, event_type, schema_version, payload, recorded_at, transition_id, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
+pub(crate) const KEY_INSERT: &str = "INSERT INTO signing_keys (id, public_key, added_at) VALUES ((SELECT coalesce(max(id), 0) + 1 FROM signing_keys), $1, $2) ON CONFLICT (public_key) DO NOTHING";
+pub(crate) const COPY_KEY: &str =
+    "INSERT INTO signing_keys (id, public_key, added_at) VALUES ($1, $2, $3)";
+pub(crate) const KEY_ID: &str = "SELECT id FROM signing_keys WHERE public_key = $1";
+pub(crate) const KEYS: &str = "SELECT id, public_key, added_at FROM signing_keys ORDER BY id";
+pub(crate) const SIGNATURE_INSERT: &str = "INSERT INTO signatures (transition_id, key_id, head_seq, head_hash, signature) VALUES ($1, $2, $3, $4, $5)";
+pub(crate) const SIGNATURE_OF: &str = "SELECT s.key_id, s.head_seq, s.head_hash, s.signature, k.public_key FROM signatures s LEFT JOIN signing_keys k ON k.id = s.key_id WHERE s.transition_id = $1";
+pub(crate) const SIGNATURES_AFTER: &str = "SELECT transition_id, key_id, head_seq, head_hash, signature FROM signatures WHERE transition_id > $1 ORDER BY transition_id LIMIT $2";
+pub(crate) const ORPHAN_SIGNATURES: &str = "SELECT transition_id FROM signatures s WHERE NOT EXISTS (SELECT 1 FROM transitions t WHERE t.id = s.transition_id) ORDER BY transition_id";
+pub(crate) const ORPHAN_TRANSITIONS: &str = "SELECT id, stream FROM transitions t WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.transition_id = t.id) ORDER BY id";
+pub(crate) const HASH_AT: &str = "SELECT hash FROM events WHERE seq = $1";
+pub(crate) const ROW_COUNT: &str = "SELECT (SELECT count(*) FROM events) + (SELECT count(*) FROM transitions) + (SELECT count(*) FROM signing_keys) + (SELECT count(*) FROM signatures)";

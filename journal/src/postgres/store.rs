@@ -1,0 +1,505 @@
+//! The PostgreSQL backend's `Store`: reads (paged, so a caller's callback may
+//! read the journal again), the append transaction serialised by the journal's
+//! advisory lock, the verify snapshot (one repeatable-read, read-only
+//! transaction), the import and the guard check.
+
+use postgres::types::ToSql;
+use postgres::{IsolationLevel, Row};
+
+use super::snap::PgSnap;
+use super::{sql, PgStore};
+use crate::append::{append_all, Append, AppendOutcome};
+use crate::hash::EventFields;
+use crate::read::{ReplayRow, StoredEvent, StoredTransition, StreamInfo};
+use crate::store::{
+    AppendTx, KeyRow, KeyedTransition, NewTransitionRow, SignatureRow, Sink, Snapshot, Store,
+};
+use crate::{Access, Error, SigningKey};
+
+/// Rows per page of a stream read.
+const PAGE: i64 = 1024;
+
+fn unsigned<T: TryFrom<i64>>(row: &Row, i: usize, id: i64) -> Result<T, String> {
+    let v: i64 = row.try_get(i).map_err(|e| e.to_string())?;
+    T::try_from(v).map_err(|_| format!("column {i} of row {id} is out of range: {v}"))
+}
+
+pub(super) fn event_from_row(row: &Row) -> Result<StoredEvent, String> {
+    let text = |i: usize| row.try_get::<_, String>(i).map_err(|e| e.to_string());
+    let seq: i64 = row.try_get(0).map_err(|e| e.to_string())?;
+    Ok(StoredEvent {
+        seq,
+        stream: text(1)?,
+        version: unsigned(row, 2, seq)?,
+        machine: text(3)?,
+        event_type: text(4)?,
+        schema_version: unsigned(row, 5, seq)?,
+        payload: text(6)?,
+        recorded_at: text(7)?,
+        transition_id: row.try_get(8).map_err(|e| e.to_string())?,
+        hash: text(9)?,
+    })
+}
+
+pub(super) fn transition_from_row(row: &Row) -> Result<StoredTransition, String> {
+    let text = |i: usize| row.try_get::<_, String>(i).map_err(|e| e.to_string());
+    let id: i64 = row.try_get(0).map_err(|e| e.to_string())?;
+    Ok(StoredTransition {
+        id,
+        stream: text(1)?,
+        machine: text(2)?,
+        rules_version: unsigned(row, 3, id)?,
+        command_name: text(4)?,
+        command: text(5)?,
+        context: text(6)?,
+        idempotency_key: row.try_get(7).map_err(|e| e.to_string())?,
+        fingerprint: row.try_get(8).map_err(|e| e.to_string())?,
+        first_version: unsigned(row, 9, id)?,
+        last_version: unsigned(row, 10, id)?,
+        recorded_at: text(11)?,
+    })
+}
+
+fn event(row: &Row) -> Result<StoredEvent, Error> {
+    event_from_row(row).map_err(|reason| Error::Corrupt {
+        seq: row.try_get(0).unwrap_or(-1),
+        reason,
+    })
+}
+
+pub(super) fn transition(row: &Row) -> Result<StoredTransition, Error> {
+    transition_from_row(row).map_err(|reason| Error::Corrupt {
+        seq: -1,
+        reason: format!("transition record: {reason}"),
+    })
+}
+
+pub(super) fn signature_row(r: &Row) -> SignatureRow {
+    SignatureRow {
+        transition_id: r.get(0),
+        key_id: r.get(1),
+        head_seq: r.get(2),
+        head_hash: r.get(3),
+        signature: r.get(4),
+    }
+}
+
+impl PgStore {
+    /// Runs one query outside any explicit transaction.
+    fn query(&self, sql: &'static str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>, Error> {
+        let mut client = self.client.borrow_mut();
+        let stmt = self.stmt(&mut *client, sql)?;
+        client.query(&stmt, params).map_err(|e| self.pg(e))
+    }
+
+    fn query_opt(
+        &self,
+        sql: &'static str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Option<Row>, Error> {
+        Ok(self.query(sql, params)?.into_iter().next())
+    }
+
+    /// Whether the journal's schema has a table of this name.
+    pub(super) fn has_table(&self, name: &str) -> Result<bool, Error> {
+        Ok(self.query(sql::HAS_TABLE, &[&self.namespace, &name])?[0].get(0))
+    }
+
+    /// The tables whose guards are checked: those of the schema version, and every
+    /// one present (a lowered marker must not hide a dropped guard).
+    fn tables(&self) -> Result<Vec<String>, Error> {
+        let mut out = Vec::new();
+        for (since, t) in sql::TABLES {
+            if *since <= self.schema || self.has_table(t)? {
+                out.push((*t).to_owned());
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl Store for PgStore {
+    fn access(&self) -> Access {
+        self.access
+    }
+
+    fn loose_permissions(&self) -> Option<u32> {
+        None
+    }
+
+    fn append_batch(
+        &mut self,
+        appends: &[Append],
+        signer: Option<&SigningKey>,
+    ) -> Result<Vec<AppendOutcome>, Error> {
+        let store: &PgStore = self;
+        let mut client = store.client.borrow_mut();
+        let mut tx = client.transaction().map_err(|e| store.pg(e))?;
+        // The chain has one global order: appends to this journal are serialised
+        // here, inside the transaction, until commit; `seq` is read and assigned
+        // under the lock, so no reader ever sees a gap that fills later.
+        tx.execute(sql::LOCK, &[&store.lock_key])
+            .map_err(|e| store.pg(e))?;
+        let out = append_all(&mut PgTx { tx: &mut tx, store }, appends, signer)?;
+        tx.commit().map_err(|e| store.pg(e))?;
+        Ok(out)
+    }
+
+    fn stream_version(&self, stream: &str) -> Result<u64, Error> {
+        let v: Option<i64> = self.query(sql::STREAM_VERSION, &[&stream])?[0].get(0);
+        Ok(v.unwrap_or(0).max(0) as u64)
+    }
+
+    fn stream_machine(&self, stream: &str) -> Result<Option<String>, Error> {
+        Ok(self
+            .query_opt(sql::STREAM_MACHINE, &[&stream])?
+            .map(|r| r.get(0)))
+    }
+
+    fn scan_stream(
+        &self,
+        stream: &str,
+        up_to: i64,
+        f: &mut dyn FnMut(StoredEvent) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let mut after = i64::MIN;
+        loop {
+            // The page is read and the connection released before `f` runs.
+            let rows = self.query(sql::STREAM_PAGE, &[&stream, &after, &up_to, &PAGE])?;
+            for row in &rows {
+                let e = event(row)?;
+                after = e.version as i64;
+                f(e)?;
+            }
+            if (rows.len() as i64) < PAGE {
+                return Ok(());
+            }
+        }
+    }
+
+    fn replay_stream(
+        &self,
+        stream: &str,
+        up_to: i64,
+        f: &mut dyn FnMut(ReplayRow<'_>) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        self.scan_stream(stream, up_to, &mut |e| {
+            f(ReplayRow {
+                seq: e.seq,
+                version: e.version,
+                event_type: &e.event_type,
+                schema_version: e.schema_version,
+                payload: &e.payload,
+            })
+        })
+    }
+
+    fn read_after(
+        &self,
+        after: i64,
+        stream: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<StoredEvent>, Error> {
+        let rows = match stream {
+            Some(s) => self.query(sql::LOG_STREAM_AFTER, &[&after, &s, &limit])?,
+            None => self.query(sql::LOG_AFTER, &[&after, &limit])?,
+        };
+        rows.iter().map(event).collect()
+    }
+
+    fn transitions(&self, stream: &str) -> Result<Vec<StoredTransition>, Error> {
+        self.query(sql::TRANSITIONS_OF, &[&stream])?
+            .iter()
+            .map(transition)
+            .collect()
+    }
+
+    fn transition(&self, id: i64) -> Result<Option<StoredTransition>, Error> {
+        self.query_opt(sql::TRANSITION, &[&id])?
+            .as_ref()
+            .map(transition)
+            .transpose()
+    }
+
+    fn transition_count(&self, stream: &str) -> Result<u64, Error> {
+        let n: i64 = self.query(sql::TRANSITION_COUNT, &[&stream])?[0].get(0);
+        Ok(n.max(0) as u64)
+    }
+
+    fn transition_at(&self, stream: &str, version: i64) -> Result<Option<(i64, i64, i64)>, Error> {
+        Ok(self
+            .query_opt(sql::TRANSITION_AT, &[&stream, &version])?
+            .map(|r| (r.get(0), r.get(1), r.get(2))))
+    }
+
+    fn stream_range(&self, stream: &str, first: i64, last: i64) -> Result<Vec<StoredEvent>, Error> {
+        self.query(sql::STREAM_RANGE, &[&stream, &first, &last])?
+            .iter()
+            .map(event)
+            .collect()
+    }
+
+    fn transition_by_key(
+        &self,
+        stream: &str,
+        key: &str,
+    ) -> Result<Option<StoredTransition>, Error> {
+        self.query_opt(sql::TRANSITION_BY_KEY, &[&stream, &key])?
+            .as_ref()
+            .map(transition)
+            .transpose()
+    }
+
+    fn streams(&self) -> Result<Vec<StreamInfo>, Error> {
+        Ok(self
+            .query(sql::STREAMS, &[])?
+            .iter()
+            .map(|r| StreamInfo {
+                stream: r.get(0),
+                machine: r.get(1),
+                version: r.get::<_, i64>(2).max(0) as u64,
+                last_recorded_at: r.get(3),
+            })
+            .collect())
+    }
+
+    fn head(&self) -> Result<Option<(i64, String)>, Error> {
+        Ok(self
+            .query_opt(sql::HEAD, &[])?
+            .map(|r| (r.get(0), r.get(1))))
+    }
+
+    fn snapshot(
+        &self,
+        f: &mut dyn FnMut(&mut dyn Snapshot) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let mut client = self.client.borrow_mut();
+        let mut tx = client
+            .build_transaction()
+            .isolation_level(IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .map_err(|e| self.pg(e))?;
+        // By the tables present, never the marker's version: a lowered version
+        // must not switch the signature checks off.
+        let signed = tx
+            .query_one(sql::HAS_TABLE, &[&self.namespace, &"signatures"])
+            .map_err(|e| self.pg(e))?
+            .get(0);
+        f(&mut PgSnap {
+            tx: PgTx {
+                tx: &mut tx,
+                store: self,
+            },
+            signed,
+        })?;
+        tx.commit().map_err(|e| self.pg(e))
+    }
+
+    fn unguarded(&self) -> Result<Vec<String>, Error> {
+        let tables = self.tables()?;
+        Ok(self
+            .query(
+                sql::UNGUARDED,
+                &[&tables, &self.namespace, &sql::GUARD_BODY],
+            )?
+            .iter()
+            .map(|r| format!("{} on {}", r.get::<_, String>(1), r.get::<_, String>(0)))
+            .collect())
+    }
+
+    fn integrity_problems(&self, _limit: u32) -> Result<Vec<String>, Error> {
+        // No structural check every role can run (`amcheck` is an extension).
+        Ok(Vec::new())
+    }
+
+    fn import(
+        &mut self,
+        feed: &mut dyn FnMut(&mut dyn Sink) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let store: &PgStore = self;
+        let mut client = store.client.borrow_mut();
+        let mut tx = client.transaction().map_err(|e| store.pg(e))?;
+        tx.execute(sql::LOCK, &[&store.lock_key])
+            .map_err(|e| store.pg(e))?;
+        let rows: i64 = tx
+            .query_one(sql::ROW_COUNT, &[])
+            .map_err(|e| store.pg(e))?
+            .get(0);
+        if rows > 0 {
+            return Err(Error::NotEmpty {
+                path: store.session.location.clone().into(),
+            });
+        }
+        feed(&mut PgTx { tx: &mut tx, store })?;
+        tx.commit().map_err(|e| store.pg(e))
+    }
+}
+
+/// One transaction: the append primitives, the import sink, the verify reads.
+pub(super) struct PgTx<'a, 't> {
+    pub(super) tx: &'a mut postgres::Transaction<'t>,
+    pub(super) store: &'a PgStore,
+}
+
+impl PgTx<'_, '_> {
+    pub(super) fn query(
+        &mut self,
+        sql: &'static str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<Row>, Error> {
+        let stmt = self.store.stmt(self.tx, sql)?;
+        self.tx.query(&stmt, params).map_err(|e| self.store.pg(e))
+    }
+
+    fn execute(&mut self, sql: &'static str, params: &[&(dyn ToSql + Sync)]) -> Result<u64, Error> {
+        let stmt = self.store.stmt(self.tx, sql)?;
+        self.tx.execute(&stmt, params).map_err(|e| self.store.pg(e))
+    }
+
+    pub(super) fn first(
+        &mut self,
+        sql: &'static str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Option<Row>, Error> {
+        Ok(self.query(sql, params)?.into_iter().next())
+    }
+}
+
+impl AppendTx for PgTx<'_, '_> {
+    fn head(&mut self) -> Result<Option<(i64, String)>, Error> {
+        Ok(self.first(sql::HEAD, &[])?.map(|r| (r.get(0), r.get(1))))
+    }
+
+    fn idempotency(&mut self, stream: &str, key: &str) -> Result<Option<KeyedTransition>, Error> {
+        Ok(self
+            .first(sql::IDEMPOTENCY, &[&stream, &key])?
+            .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3))))
+    }
+
+    fn transition_seqs(
+        &mut self,
+        stream: &str,
+        first: i64,
+        last: i64,
+    ) -> Result<(i64, i64), Error> {
+        let rows = self.query(sql::TRANSITION_SEQS, &[&stream, &first, &last])?;
+        let (min, max): (Option<i64>, Option<i64>) = (rows[0].get(0), rows[0].get(1));
+        Ok((min.unwrap_or(0), max.unwrap_or(0)))
+    }
+
+    fn stream_tip(&mut self, stream: &str) -> Result<Option<(i64, String)>, Error> {
+        Ok(self
+            .first(sql::STREAM_TIP, &[&stream])?
+            .map(|r| (r.get(0), r.get(1))))
+    }
+
+    fn insert_transition(&mut self, t: &NewTransitionRow<'_>) -> Result<i64, Error> {
+        let rows = self.query(
+            sql::INSERT_TRANSITION,
+            &[
+                &t.stream,
+                &t.machine,
+                &t.rules_version,
+                &t.command_name,
+                &t.command,
+                &t.context,
+                &t.idempotency_key,
+                &t.fingerprint,
+                &t.first_version,
+                &t.last_version,
+                &t.recorded_at,
+            ],
+        )?;
+        Ok(rows[0].get(0))
+    }
+
+    fn insert_event(&mut self, e: &EventFields<'_>, hash: &str) -> Result<bool, Error> {
+        let stmt = self.store.stmt(self.tx, sql::INSERT_EVENT)?;
+        // A savepoint would be needed to go on after a unique violation; the
+        // caller stops at the first `false`, and the transaction is rolled back.
+        match self.tx.execute(
+            &stmt,
+            &[
+                &e.seq,
+                &e.stream,
+                &e.version,
+                &e.machine,
+                &e.event_type,
+                &e.schema_version,
+                &e.payload,
+                &e.recorded_at,
+                &e.transition_id,
+                &hash,
+            ],
+        ) {
+            Ok(_) => Ok(true),
+            Err(err) if err.code() == Some(&postgres::error::SqlState::UNIQUE_VIOLATION) => {
+                Ok(false)
+            }
+            Err(err) => Err(self.store.pg(err)),
+        }
+    }
+
+    fn key_id(&mut self, public_key: &str, added_at: &str) -> Result<i64, Error> {
+        self.execute(sql::KEY_INSERT, &[&public_key, &added_at])?;
+        Ok(self.query(sql::KEY_ID, &[&public_key])?[0].get(0))
+    }
+
+    fn insert_signature(&mut self, s: &SignatureRow) -> Result<(), Error> {
+        self.execute(
+            sql::SIGNATURE_INSERT,
+            &[
+                &s.transition_id,
+                &s.key_id,
+                &s.head_seq,
+                &s.head_hash,
+                &s.signature,
+            ],
+        )?;
+        Ok(())
+    }
+}
+
+impl Sink for PgTx<'_, '_> {
+    fn key(&mut self, k: &KeyRow) -> Result<(), Error> {
+        self.execute(sql::COPY_KEY, &[&k.id, &k.public_key, &k.added_at])?;
+        Ok(())
+    }
+
+    fn transition(&mut self, t: &StoredTransition) -> Result<(), Error> {
+        self.execute(
+            sql::COPY_TRANSITION,
+            &[
+                &t.id,
+                &t.stream,
+                &t.machine,
+                &i64::from(t.rules_version),
+                &t.command_name,
+                &t.command,
+                &t.context,
+                &t.idempotency_key,
+                &t.fingerprint,
+                &(t.first_version as i64),
+                &(t.last_version as i64),
+                &t.recorded_at,
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn event(&mut self, e: &StoredEvent) -> Result<(), Error> {
+        if self.insert_event(&crate::hash::stored_event_fields(e), &e.hash)? {
+            Ok(())
+        } else {
+            Err(Error::InvalidAppend(format!(
+                "event {}@{} is in the source twice",
+                e.stream, e.version
+            )))
+        }
+    }
+
+    fn signature(&mut self, s: &SignatureRow) -> Result<(), Error> {
+        self.insert_signature(s)
+    }
+}

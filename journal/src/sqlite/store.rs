@@ -1,0 +1,401 @@
+//! The SQLite backend's `Store`: reads, the append transaction (`BEGIN
+//! IMMEDIATE`), the verify snapshot (one read transaction), the import and the
+//! append-only triggers. The transactions' primitives are in `tx.rs`.
+
+use rusqlite::{params, OptionalExtension, Row, TransactionBehavior};
+
+use super::tx::{Snap, Tx};
+use super::{sql, SqliteStore};
+use crate::append::{append_all, Append, AppendOutcome};
+use crate::read::{ReplayRow, StoredEvent, StoredTransition, StreamInfo};
+use crate::store::{Sink, Snapshot, Store};
+use crate::{Access, Error, SigningKey};
+
+pub(super) const EVENT_COLUMNS: &str =
+    "seq, stream, version, machine, event_type, schema_version, payload, recorded_at, transition_id, hash";
+pub(super) const TRANSITION_COLUMNS: &str =
+    "id, stream, machine, rules_version, command_name, command, context,
+     idempotency_key, fingerprint, first_version, last_version, recorded_at";
+
+fn non_negative<T: TryFrom<i64>>(row: &Row<'_>, i: usize, seq: i64) -> rusqlite::Result<T> {
+    let v: i64 = row.get(i)?;
+    T::try_from(v).map_err(|_| {
+        rusqlite::Error::FromSqlConversionFailure(
+            i,
+            rusqlite::types::Type::Integer,
+            format!("column {i} of row {seq} is out of range: {v}").into(),
+        )
+    })
+}
+
+pub(super) fn event_from_row(row: &Row<'_>) -> rusqlite::Result<StoredEvent> {
+    let seq: i64 = row.get(0)?;
+    Ok(StoredEvent {
+        seq,
+        stream: row.get(1)?,
+        version: non_negative(row, 2, seq)?,
+        machine: row.get(3)?,
+        event_type: row.get(4)?,
+        schema_version: non_negative(row, 5, seq)?,
+        payload: row.get(6)?,
+        recorded_at: row.get(7)?,
+        transition_id: row.get(8)?,
+        hash: row.get(9)?,
+    })
+}
+
+pub(super) fn transition_from_row(row: &Row<'_>) -> rusqlite::Result<StoredTransition> {
+    let id: i64 = row.get(0)?;
+    Ok(StoredTransition {
+        id,
+        stream: row.get(1)?,
+        machine: row.get(2)?,
+        rules_version: non_negative(row, 3, id)?,
+        command_name: row.get(4)?,
+        command: row.get(5)?,
+        context: row.get(6)?,
+        idempotency_key: row.get(7)?,
+        fingerprint: row.get(8)?,
+        first_version: non_negative(row, 9, id)?,
+        last_version: non_negative(row, 10, id)?,
+        recorded_at: row.get(11)?,
+    })
+}
+
+fn corrupt(row: &Row<'_>, e: rusqlite::Error) -> Error {
+    Error::Corrupt {
+        seq: row.get(0).unwrap_or(-1),
+        reason: e.to_string(),
+    }
+}
+
+/// The append-only triggers of each schema version: (table, operation).
+const GUARDS: &[(i64, &str, &str)] = &[
+    (1, "events", "UPDATE"),
+    (1, "events", "DELETE"),
+    (1, "transitions", "UPDATE"),
+    (1, "transitions", "DELETE"),
+    (2, "signing_keys", "UPDATE"),
+    (2, "signing_keys", "DELETE"),
+    (2, "signatures", "UPDATE"),
+    (2, "signatures", "DELETE"),
+];
+
+impl SqliteStore {
+    pub(super) fn sql_err(&self) -> impl Fn(rusqlite::Error) -> Error + '_ {
+        move |e| Error::sql(e, self.busy_ms)
+    }
+}
+
+impl Store for SqliteStore {
+    fn access(&self) -> Access {
+        self.access
+    }
+
+    fn loose_permissions(&self) -> Option<u32> {
+        SqliteStore::loose_permissions(self)
+    }
+
+    fn append_batch(
+        &mut self,
+        appends: &[Append],
+        signer: Option<&SigningKey>,
+    ) -> Result<Vec<AppendOutcome>, Error> {
+        let busy = self.busy_ms;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| Error::sql(e, busy))?;
+        let out = append_all(&mut Tx { tx: &tx, busy }, appends, signer)?;
+        tx.commit().map_err(|e| Error::sql(e, busy))?;
+        Ok(out)
+    }
+
+    fn stream_version(&self, stream: &str) -> Result<u64, Error> {
+        let v: Option<i64> = self
+            .conn
+            .prepare_cached(sql::STREAM_VERSION)
+            .and_then(|mut s| s.query_row([stream], |r| r.get(0)))
+            .map_err(self.sql_err())?;
+        Ok(v.unwrap_or(0).max(0) as u64)
+    }
+
+    fn stream_machine(&self, stream: &str) -> Result<Option<String>, Error> {
+        self.conn
+            .prepare_cached(sql::STREAM_MACHINE)
+            .and_then(|mut s| s.query_row([stream], |r| r.get(0)).optional())
+            .map_err(self.sql_err())
+    }
+
+    fn scan_stream(
+        &self,
+        stream: &str,
+        up_to: i64,
+        f: &mut dyn FnMut(StoredEvent) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {EVENT_COLUMNS} FROM events WHERE stream = ?1 AND version <= ?2 ORDER BY version"
+            ))
+            .map_err(self.sql_err())?;
+        let mut rows = stmt.query(params![stream, up_to]).map_err(self.sql_err())?;
+        while let Some(row) = rows.next().map_err(self.sql_err())? {
+            f(event_from_row(row).map_err(|e| corrupt(row, e))?)?;
+        }
+        Ok(())
+    }
+
+    fn replay_stream(
+        &self,
+        stream: &str,
+        up_to: i64,
+        f: &mut dyn FnMut(ReplayRow<'_>) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(sql::REPLAY)
+            .map_err(self.sql_err())?;
+        let mut rows = stmt.query(params![stream, up_to]).map_err(self.sql_err())?;
+        while let Some(row) = rows.next().map_err(self.sql_err())? {
+            let seq: i64 = row.get(0).map_err(self.sql_err())?;
+            let bad = |reason: &str| Error::Corrupt {
+                seq,
+                reason: reason.to_owned(),
+            };
+            let version: i64 = row.get(1).map_err(self.sql_err())?;
+            let schema_version: i64 = row.get(3).map_err(self.sql_err())?;
+            let text = |i: usize| -> Result<&str, Error> {
+                row.get_ref(i)
+                    .map_err(|e| bad(&e.to_string()))?
+                    .as_str()
+                    .map_err(|e| bad(&e.to_string()))
+            };
+            f(ReplayRow {
+                seq,
+                version: u64::try_from(version).map_err(|_| bad("negative version"))?,
+                event_type: text(2)?,
+                schema_version: u32::try_from(schema_version)
+                    .map_err(|_| bad("schema version out of range"))?,
+                payload: text(4)?,
+            })?;
+        }
+        Ok(())
+    }
+
+    fn read_after(
+        &self,
+        after: i64,
+        stream: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<StoredEvent>, Error> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(if stream.is_some() {
+                sql::LOG_STREAM_AFTER
+            } else {
+                sql::LOG_AFTER
+            })
+            .map_err(self.sql_err())?;
+        let mut rows = match stream {
+            Some(s) => stmt.query(params![after, s, limit]),
+            None => stmt.query(params![after, limit]),
+        }
+        .map_err(self.sql_err())?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().map_err(self.sql_err())? {
+            out.push(event_from_row(row).map_err(|e| corrupt(row, e))?);
+        }
+        Ok(out)
+    }
+
+    fn transitions(&self, stream: &str) -> Result<Vec<StoredTransition>, Error> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {TRANSITION_COLUMNS} FROM transitions WHERE stream = ?1 ORDER BY first_version"
+            ))
+            .map_err(self.sql_err())?;
+        let rows = stmt
+            .query_map([stream], transition_from_row)
+            .map_err(self.sql_err())?;
+        rows.collect::<Result<_, _>>().map_err(self.sql_err())
+    }
+
+    fn transition(&self, id: i64) -> Result<Option<StoredTransition>, Error> {
+        self.conn
+            .prepare_cached(&format!(
+                "SELECT {TRANSITION_COLUMNS} FROM transitions WHERE id = ?1"
+            ))
+            .and_then(|mut s| s.query_row([id], transition_from_row).optional())
+            .map_err(self.sql_err())
+    }
+
+    fn transition_count(&self, stream: &str) -> Result<u64, Error> {
+        let n: i64 = self
+            .conn
+            .prepare_cached(sql::TRANSITION_COUNT)
+            .and_then(|mut s| s.query_row([stream], |r| r.get(0)))
+            .map_err(self.sql_err())?;
+        Ok(n.max(0) as u64)
+    }
+
+    fn transition_at(&self, stream: &str, version: i64) -> Result<Option<(i64, i64, i64)>, Error> {
+        self.conn
+            .prepare_cached(sql::TRANSITION_AT)
+            .and_then(|mut s| {
+                s.query_row(params![stream, version], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })
+                .optional()
+            })
+            .map_err(self.sql_err())
+    }
+
+    fn stream_range(&self, stream: &str, first: i64, last: i64) -> Result<Vec<StoredEvent>, Error> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(sql::STREAM_RANGE)
+            .map_err(self.sql_err())?;
+        let mut rows = stmt
+            .query(params![stream, first, last])
+            .map_err(self.sql_err())?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().map_err(self.sql_err())? {
+            out.push(event_from_row(row).map_err(|e| corrupt(row, e))?);
+        }
+        Ok(out)
+    }
+
+    fn transition_by_key(
+        &self,
+        stream: &str,
+        key: &str,
+    ) -> Result<Option<StoredTransition>, Error> {
+        self.conn
+            .prepare_cached(&format!(
+                "SELECT {TRANSITION_COLUMNS} FROM transitions WHERE stream = ?1 AND idempotency_key = ?2"
+            ))
+            .and_then(|mut s| s.query_row([stream, key], transition_from_row).optional())
+            .map_err(self.sql_err())
+    }
+
+    fn streams(&self) -> Result<Vec<StreamInfo>, Error> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT stream, machine, max(version), max(recorded_at) FROM events
+                 GROUP BY stream ORDER BY stream",
+            )
+            .map_err(self.sql_err())?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(StreamInfo {
+                    stream: r.get(0)?,
+                    machine: r.get(1)?,
+                    version: r.get::<_, i64>(2)?.max(0) as u64,
+                    last_recorded_at: r.get(3)?,
+                })
+            })
+            .map_err(self.sql_err())?;
+        rows.collect::<Result<_, _>>().map_err(self.sql_err())
+    }
+
+    fn head(&self) -> Result<Option<(i64, String)>, Error> {
+        self.conn
+            .prepare_cached(sql::HEAD)
+            .and_then(|mut s| s.query_row([], |r| Ok((r.get(0)?, r.get(1)?))).optional())
+            .map_err(self.sql_err())
+    }
+
+    fn snapshot(
+        &self,
+        f: &mut dyn FnMut(&mut dyn Snapshot) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        // One read transaction: every page and lookup sees the same journal.
+        self.conn
+            .execute_batch("BEGIN DEFERRED")
+            .map_err(self.sql_err())?;
+        // By the tables present, not `user_version`: a lowered version must not
+        // switch the signature checks off.
+        let signed = match self.has_table("signatures") {
+            Ok(signed) => signed,
+            Err(e) => {
+                let _ = self.conn.execute_batch("COMMIT");
+                return Err(e);
+            }
+        };
+        let result = f(&mut Snap {
+            store: self,
+            signed,
+        });
+        let _ = self.conn.execute_batch("COMMIT");
+        result
+    }
+
+    fn unguarded(&self) -> Result<Vec<String>, Error> {
+        let triggers: Vec<String> = self
+            .conn
+            .prepare("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND sql IS NOT NULL")
+            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+            .map_err(self.sql_err())?;
+        let triggers: Vec<String> = triggers
+            .iter()
+            .map(|t| {
+                t.split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+                    .to_ascii_uppercase()
+            })
+            .collect();
+        // The guards of the schema version, and of every table present (a
+        // lowered `user_version` must not hide a dropped guard).
+        let mut present = Vec::new();
+        for (_, table, _) in GUARDS {
+            present.push(self.has_table(table)?);
+        }
+        Ok(GUARDS
+            .iter()
+            .zip(present)
+            .filter(|((since, _, _), present)| *since <= self.schema || *present)
+            .map(|(guard, _)| guard)
+            .filter(|(_, table, op)| {
+                let on = format!("BEFORE {op} ON {}", table.to_ascii_uppercase());
+                !triggers
+                    .iter()
+                    .any(|t| t.contains(&on) && t.contains("RAISE(ABORT"))
+            })
+            .map(|(_, table, op)| format!("{op} on {table}"))
+            .collect())
+    }
+
+    fn integrity_problems(&self, limit: u32) -> Result<Vec<String>, Error> {
+        SqliteStore::integrity_problems(self, limit)
+    }
+
+    fn import(
+        &mut self,
+        feed: &mut dyn FnMut(&mut dyn Sink) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let busy = self.busy_ms;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| Error::sql(e, busy))?;
+        let rows: i64 = tx
+            .query_row(
+                "SELECT (SELECT count(*) FROM events) + (SELECT count(*) FROM transitions)
+                      + (SELECT count(*) FROM signing_keys) + (SELECT count(*) FROM signatures)",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(|e| Error::sql(e, busy))?;
+        if rows > 0 {
+            return Err(Error::NotEmpty {
+                path: self.path.clone(),
+            });
+        }
+        feed(&mut Tx { tx: &tx, busy })?;
+        tx.commit().map_err(|e| Error::sql(e, busy))
+    }
+}

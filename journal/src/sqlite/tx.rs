@@ -1,0 +1,401 @@
+//! The SQLite backend's transactions: the append primitives and the import sink
+//! (inside `BEGIN IMMEDIATE`), and the verify walk's reads (inside one read
+//! transaction).
+
+use rusqlite::{params, OptionalExtension, Transaction};
+
+use super::store::{event_from_row, transition_from_row, EVENT_COLUMNS, TRANSITION_COLUMNS};
+use super::{sql, SqliteStore};
+use crate::hash::EventFields;
+use crate::read::{StoredEvent, StoredTransition};
+use crate::store::{
+    AppendTx, KeyRow, KeyedTransition, NewTransitionRow, Page, SignatureRow, Sink, Snapshot,
+    WalkRow,
+};
+use crate::Error;
+
+/// One write transaction: the append primitives and the import sink.
+pub(super) struct Tx<'a, 'c> {
+    pub(super) tx: &'a Transaction<'c>,
+    pub(super) busy: u64,
+}
+
+impl Tx<'_, '_> {
+    fn err(&self) -> impl Fn(rusqlite::Error) -> Error {
+        let busy = self.busy;
+        move |e| Error::sql(e, busy)
+    }
+}
+
+impl AppendTx for Tx<'_, '_> {
+    fn head(&mut self) -> Result<Option<(i64, String)>, Error> {
+        self.tx
+            .prepare_cached(sql::HEAD)
+            .and_then(|mut s| s.query_row([], |r| Ok((r.get(0)?, r.get(1)?))).optional())
+            .map_err(self.err())
+    }
+
+    fn idempotency(&mut self, stream: &str, key: &str) -> Result<Option<KeyedTransition>, Error> {
+        self.tx
+            .prepare_cached(sql::IDEMPOTENCY)
+            .and_then(|mut s| {
+                s.query_row(params![stream, key], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+                })
+                .optional()
+            })
+            .map_err(self.err())
+    }
+
+    fn transition_seqs(
+        &mut self,
+        stream: &str,
+        first: i64,
+        last: i64,
+    ) -> Result<(i64, i64), Error> {
+        self.tx
+            .prepare_cached(sql::TRANSITION_SEQS)
+            .and_then(|mut s| {
+                s.query_row(params![stream, first, last], |r| Ok((r.get(0)?, r.get(1)?)))
+            })
+            .map_err(self.err())
+    }
+
+    fn stream_tip(&mut self, stream: &str) -> Result<Option<(i64, String)>, Error> {
+        self.tx
+            .prepare_cached(sql::STREAM_TIP)
+            .and_then(|mut s| {
+                s.query_row([stream], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .optional()
+            })
+            .map_err(self.err())
+    }
+
+    fn insert_transition(&mut self, t: &NewTransitionRow<'_>) -> Result<i64, Error> {
+        self.tx
+            .prepare_cached(
+                "INSERT INTO transitions (stream, machine, rules_version, command_name, command, context,
+                     idempotency_key, fingerprint, first_version, last_version, recorded_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            )
+            .and_then(|mut s| {
+                s.execute(params![
+                    t.stream,
+                    t.machine,
+                    t.rules_version,
+                    t.command_name,
+                    t.command,
+                    t.context,
+                    t.idempotency_key,
+                    t.fingerprint,
+                    t.first_version,
+                    t.last_version,
+                    t.recorded_at
+                ])
+            })
+            .map_err(self.err())?;
+        Ok(self.tx.last_insert_rowid())
+    }
+
+    fn insert_event(&mut self, e: &EventFields<'_>, hash: &str) -> Result<bool, Error> {
+        let inserted = self
+            .tx
+            .prepare_cached(
+                "INSERT INTO events (seq, stream, version, machine, event_type, schema_version,
+                     payload, recorded_at, transition_id, hash)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            )
+            .and_then(|mut s| {
+                s.execute(params![
+                    e.seq,
+                    e.stream,
+                    e.version,
+                    e.machine,
+                    e.event_type,
+                    e.schema_version,
+                    e.payload,
+                    e.recorded_at,
+                    e.transition_id,
+                    hash
+                ])
+            });
+        match inserted {
+            Ok(_) => Ok(true),
+            Err(rusqlite::Error::SqliteFailure(f, _))
+                if f.code == rusqlite::ErrorCode::ConstraintViolation =>
+            {
+                Ok(false)
+            }
+            Err(other) => Err(Error::sql(other, self.busy)),
+        }
+    }
+
+    fn key_id(&mut self, public_key: &str, added_at: &str) -> Result<i64, Error> {
+        self.tx
+            .prepare_cached(sql::KEY_INSERT)
+            .and_then(|mut s| s.execute(params![public_key, added_at]))
+            .map_err(self.err())?;
+        self.tx
+            .prepare_cached(sql::KEY_ID)
+            .and_then(|mut s| s.query_row([public_key], |r| r.get(0)))
+            .map_err(self.err())
+    }
+
+    fn insert_signature(&mut self, s: &SignatureRow) -> Result<(), Error> {
+        self.tx
+            .prepare_cached(sql::SIGNATURE_INSERT)
+            .and_then(|mut st| {
+                st.execute(params![
+                    s.transition_id,
+                    s.key_id,
+                    s.head_seq,
+                    s.head_hash,
+                    s.signature
+                ])
+            })
+            .map_err(self.err())?;
+        Ok(())
+    }
+}
+
+impl Sink for Tx<'_, '_> {
+    fn key(&mut self, k: &KeyRow) -> Result<(), Error> {
+        self.tx
+            .prepare_cached(
+                "INSERT INTO signing_keys (id, public_key, added_at) VALUES (?1, ?2, ?3)",
+            )
+            .and_then(|mut s| s.execute(params![k.id, k.public_key, k.added_at]))
+            .map_err(self.err())?;
+        Ok(())
+    }
+
+    fn transition(&mut self, t: &StoredTransition) -> Result<(), Error> {
+        self.tx
+            .prepare_cached(&format!(
+                "INSERT INTO transitions ({TRANSITION_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+            ))
+            .and_then(|mut s| {
+                s.execute(params![
+                    t.id,
+                    t.stream,
+                    t.machine,
+                    t.rules_version,
+                    t.command_name,
+                    t.command,
+                    t.context,
+                    t.idempotency_key,
+                    t.fingerprint,
+                    t.first_version as i64,
+                    t.last_version as i64,
+                    t.recorded_at
+                ])
+            })
+            .map_err(self.err())?;
+        Ok(())
+    }
+
+    fn event(&mut self, e: &StoredEvent) -> Result<(), Error> {
+        let fields = crate::hash::stored_event_fields(e);
+        if self.insert_event(&fields, &e.hash)? {
+            Ok(())
+        } else {
+            Err(Error::InvalidAppend(format!(
+                "event {}@{} is in the source twice",
+                e.stream, e.version
+            )))
+        }
+    }
+
+    fn signature(&mut self, s: &SignatureRow) -> Result<(), Error> {
+        self.insert_signature(s)
+    }
+}
+
+/// The verify walk's reads, inside the snapshot's read transaction.
+pub(super) struct Snap<'a> {
+    pub(super) store: &'a SqliteStore,
+    /// Whether the file has a `signatures` table (by the tables present, never
+    /// by `user_version`).
+    pub(super) signed: bool,
+}
+
+impl Snapshot for Snap<'_> {
+    fn events_after(&mut self, after: Option<i64>, limit: i64) -> Result<Page, Error> {
+        let s = self.store;
+        let mut stmt = match after {
+            Some(_) => s.conn.prepare_cached(sql::LOG_AFTER),
+            None => s.conn.prepare_cached(&format!(
+                "SELECT {EVENT_COLUMNS} FROM events ORDER BY seq LIMIT ?1"
+            )),
+        }
+        .map_err(s.sql_err())?;
+        let mut rows = match after {
+            Some(a) => stmt.query(params![a, limit]),
+            None => stmt.query(params![limit]),
+        }
+        .map_err(s.sql_err())?;
+        let mut page = Page {
+            rows: Vec::new(),
+            damaged: None,
+        };
+        loop {
+            let row = match rows.next() {
+                Ok(Some(row)) => row,
+                Ok(None) => break,
+                Err(e) => match Error::sql(e, s.busy_ms) {
+                    // The file itself is damaged (a truncated or overwritten page).
+                    Error::Damaged { detail } => {
+                        page.damaged = Some(detail);
+                        break;
+                    }
+                    other => return Err(other),
+                },
+            };
+            page.rows.push(match event_from_row(row) {
+                Ok(e) => WalkRow::Event(e),
+                Err(err) => WalkRow::Unreadable {
+                    // The rowid is always an integer.
+                    seq: row.get(0).map_err(s.sql_err())?,
+                    hash: row.get::<_, String>(9).ok(),
+                    reason: err.to_string(),
+                },
+            });
+        }
+        Ok(page)
+    }
+
+    fn transition(&mut self, id: i64) -> Result<Option<StoredTransition>, String> {
+        self.store
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {TRANSITION_COLUMNS} FROM transitions WHERE id = ?1"
+            ))
+            .and_then(|mut s| s.query_row([id], transition_from_row).optional())
+            .map_err(|e| e.to_string())
+    }
+
+    fn transitions_after(
+        &mut self,
+        after: i64,
+        limit: i64,
+    ) -> Result<Vec<StoredTransition>, Error> {
+        let s = self.store;
+        s.conn
+            .prepare_cached(sql::TRANSITIONS_AFTER)
+            .and_then(|mut st| {
+                st.query_map(params![after, limit], transition_from_row)?
+                    .collect()
+            })
+            .map_err(s.sql_err())
+    }
+
+    fn signature(
+        &mut self,
+        transition_id: i64,
+    ) -> Result<Option<(SignatureRow, Option<String>)>, Error> {
+        let s = self.store;
+        if !self.signed {
+            return Ok(None);
+        }
+        s.conn
+            .prepare_cached(sql::SIGNATURE_OF)
+            .and_then(|mut st| {
+                st.query_row([transition_id], |r| {
+                    Ok((
+                        SignatureRow {
+                            transition_id,
+                            key_id: r.get(0)?,
+                            head_seq: r.get(1)?,
+                            head_hash: r.get(2)?,
+                            signature: r.get(3)?,
+                        },
+                        r.get(4)?,
+                    ))
+                })
+                .optional()
+            })
+            .map_err(s.sql_err())
+    }
+
+    fn signatures_after(&mut self, after: i64, limit: i64) -> Result<Vec<SignatureRow>, Error> {
+        let s = self.store;
+        if !self.signed {
+            return Ok(Vec::new());
+        }
+        s.conn
+            .prepare_cached(sql::SIGNATURES_AFTER)
+            .and_then(|mut st| {
+                st.query_map(params![after, limit], |r| {
+                    Ok(SignatureRow {
+                        transition_id: r.get(0)?,
+                        key_id: r.get(1)?,
+                        head_seq: r.get(2)?,
+                        head_hash: r.get(3)?,
+                        signature: r.get(4)?,
+                    })
+                })?
+                .collect()
+            })
+            .map_err(s.sql_err())
+    }
+
+    fn keys(&mut self) -> Result<Vec<KeyRow>, Error> {
+        let s = self.store;
+        if !self.signed {
+            return Ok(Vec::new());
+        }
+        s.conn
+            .prepare("SELECT id, public_key, added_at FROM signing_keys ORDER BY id")
+            .and_then(|mut st| {
+                st.query_map([], |r| {
+                    Ok(KeyRow {
+                        id: r.get(0)?,
+                        public_key: r.get(1)?,
+                        added_at: r.get(2)?,
+                    })
+                })?
+                .collect()
+            })
+            .map_err(s.sql_err())
+    }
+
+    fn orphan_signatures(&mut self) -> Result<Vec<i64>, Error> {
+        let s = self.store;
+        if !self.signed {
+            return Ok(Vec::new());
+        }
+        s.conn
+            .prepare("SELECT transition_id FROM signatures WHERE transition_id NOT IN (SELECT id FROM transitions) ORDER BY transition_id")
+            .and_then(|mut st| st.query_map([], |r| r.get(0))?.collect())
+            .map_err(s.sql_err())
+    }
+
+    fn orphan_transitions(&mut self) -> Result<Vec<(i64, String)>, Error> {
+        let s = self.store;
+        s.conn
+            .prepare("SELECT id, stream FROM transitions WHERE id NOT IN (SELECT transition_id FROM events) ORDER BY id")
+            .and_then(|mut st| st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
+            .map_err(s.sql_err())
+    }
+
+    fn transition_total(&mut self) -> Result<i64, Error> {
+        let s = self.store;
+        s.conn
+            .query_row("SELECT count(*) FROM transitions", [], |r| r.get(0))
+            .map_err(s.sql_err())
+    }
+
+    fn hash_at(&mut self, seq: i64) -> Result<Option<String>, Error> {
+        let s = self.store;
+        s.conn
+            .query_row("SELECT hash FROM events WHERE seq = ?1", [seq], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(s.sql_err())
+    }
+
+    fn integrity_problems(&mut self, limit: u32) -> Result<Vec<String>, Error> {
+        self.store.integrity_problems(limit)
+    }
+}

@@ -1,0 +1,317 @@
+//! Journal trust on both backends from the same test code: signature checks are
+//! switched on by the tables present (never by the recorded schema version), a
+//! reader refuses a journal whose tables are gone, a stored value of the wrong
+//! type is damage, no anchor is signed for a journal that fails verify. The cases
+//! that cannot exist on PostgreSQL (SQLite's structural check, file modes,
+//! read-only media, a key colliding with the journal's files) run on SQLite and
+//! are skipped on PostgreSQL by `sqlite_only`, with the reason in the code.
+
+use cairn::journal::{Access, Error, Journal, Options, ProblemKind};
+use cairn::{FindingKind, StreamId};
+
+use crate::conformance::{populate, populate_signed, signed, ticket_registry};
+use crate::journal::append;
+use crate::support::backend::{backends, sqlite_only, Backend, Store};
+use crate::support::ctx;
+use crate::support::ticket::{Command, Ticket};
+use crate::trust::{files, Mount};
+use crate::trust_cli::{cairn, prepare};
+
+#[test]
+fn signature_checks_follow_the_tables_not_the_recorded_version() {
+    for b in backends() {
+        let s = b.fresh();
+        populate_signed(&s);
+        // Forge one signature and record the journal as if it predated signing.
+        let lower = match b {
+            Backend::Sqlite => "PRAGMA user_version = 1;",
+            Backend::Postgres => "DELETE FROM cairn_journal WHERE schema_version = 2;",
+        };
+        s.tamper(&format!(
+            "UPDATE signatures SET signature = 'ab' WHERE transition_id = 2; {lower}"
+        ));
+        let r = s.reader().verify().unwrap();
+        assert!(!r.ok, "{b:?}: {r:?}");
+        assert!(
+            r.problems
+                .iter()
+                .any(|p| p.kind == ProblemKind::BadSignature && p.transition_id == Some(2)),
+            "{b:?}: {r:?}"
+        );
+        assert_eq!(r.signing.status, "signed", "{b:?}");
+        // The dropped guards of the signing tables are still named.
+        for guard in ["UPDATE on signatures", "DELETE on signing_keys"] {
+            assert!(
+                r.unguarded.iter().any(|u| u == guard),
+                "{b:?}: {guard} missing from {:?}",
+                r.unguarded
+            );
+        }
+    }
+}
+
+#[test]
+fn a_reader_refuses_a_journal_whose_tables_are_gone() {
+    for b in backends() {
+        for table in ["transitions", "signatures"] {
+            let s = b.fresh();
+            populate_signed(&s);
+            s.tamper(&format!("DROP TABLE {table}"));
+            match Journal::open_read_only(&s.db(), &Options::default()) {
+                Err(Error::Damaged { detail }) => {
+                    assert!(detail.contains(table), "{b:?}: {detail}")
+                }
+                Err(other) => panic!("{b:?} without {table}: {other:?}"),
+                Ok(_) => panic!("{b:?} without {table}: opened"),
+            }
+        }
+    }
+}
+
+#[test]
+fn a_stored_value_of_the_wrong_type_is_damage_or_refused() {
+    for b in backends() {
+        let s = b.fresh();
+        populate(&s);
+        match b {
+            Backend::Sqlite => {
+                // SQLite stores what it is given: the read is damage (exit 5).
+                s.tamper("UPDATE events SET payload = CAST(payload AS BLOB) WHERE seq = 3");
+                let out = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+                    .args(["journal", "verify", "--db"])
+                    .arg(s.db())
+                    .output()
+                    .unwrap();
+                assert_eq!(out.status.code(), Some(5), "{out:?}");
+                let r = s.reader().verify().unwrap();
+                assert!(
+                    r.problems.iter().any(|p| p.seq == Some(3)),
+                    "the damaged row is named: {r:?}"
+                );
+            }
+            Backend::Postgres => {
+                // A typed column refuses a value it cannot hold before any trigger
+                // runs; what it converts (bytes to their text form) is still a
+                // changed row, which the chain names.
+                s.exec("DROP FUNCTION cairn_append_only() CASCADE").unwrap();
+                let e = s
+                    .exec("UPDATE events SET version = 'three' WHERE seq = 3")
+                    .unwrap_err();
+                assert!(e.contains("bigint"), "{e}");
+                s.exec("UPDATE events SET payload = decode('00', 'hex') WHERE seq = 3")
+                    .unwrap();
+                let r = s.reader().verify().unwrap();
+                assert!(
+                    r.problems
+                        .iter()
+                        .any(|p| p.seq == Some(3) && p.kind == ProblemKind::HashMismatch),
+                    "{r:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_structural_check_runs_in_verify_and_audit_where_the_backend_has_one() {
+    for b in backends() {
+        let s = b.fresh();
+        // Ticket events the audit re-decides: t1 at versions 1..=3, t2 at 1.
+        let mut e = s.engine(ticket_registry());
+        for (name, comments) in [("ticket/t1", 2), ("ticket/t2", 0)] {
+            let t = StreamId::parse(name).unwrap();
+            e.execute_with_context::<Ticket>(
+                &t,
+                &Command::Open { title: "x".into() },
+                &ctx(1),
+                None,
+            )
+            .unwrap();
+            for n in 0..comments {
+                e.execute_with_context::<Ticket>(
+                    &t,
+                    &Command::Comment {
+                        text: format!("c{n}"),
+                    },
+                    &ctx(2 + n),
+                    None,
+                )
+                .unwrap();
+            }
+        }
+        drop(e);
+        let audit = cairn::Engine::new(s.reader(), ticket_registry())
+            .audit(None)
+            .unwrap();
+        assert!(audit.ok, "{b:?}: {audit:?}");
+        assert_eq!(
+            s.reader().integrity_problems(10).unwrap(),
+            Vec::<String>::new(),
+            "{b:?}: a sound journal"
+        );
+        if sqlite_only(
+            b,
+            "an index rewritten to tell another history",
+            "PostgreSQL has no structural check every role may run (amcheck is an \
+             extension), so Journal::integrity_problems is empty there (asserted above); \
+             its page checksums and the hash chain catch damage",
+        ) {
+            continue;
+        }
+        crate::support::checkpoint(&s.db());
+        {
+            // The events' own index pointed at a shadow one without ticket/t1's tail:
+            // no row changes, but readers through the index see another history.
+            let c = rusqlite::Connection::open(s.db()).unwrap();
+            c.execute_batch(
+                "CREATE TABLE shadow (stream TEXT, version INTEGER);
+                 CREATE INDEX shadow_idx ON shadow (stream, version);
+                 INSERT INTO shadow (rowid, stream, version)
+                     SELECT seq, stream, version FROM events
+                     WHERE NOT (stream = 'ticket/t1' AND version > 1);",
+            )
+            .unwrap();
+            let root: i64 = c
+                .query_row(
+                    "SELECT rootpage FROM sqlite_schema WHERE name = 'shadow_idx'",
+                    [],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            c.execute_batch("PRAGMA writable_schema=ON;").unwrap();
+            c.execute(
+                "UPDATE sqlite_schema SET rootpage = ?1 WHERE name = 'sqlite_autoindex_events_1'",
+                [root],
+            )
+            .unwrap();
+            c.execute_batch("PRAGMA writable_schema=OFF;").unwrap();
+        }
+        let e = cairn::Engine::new(s.reader(), ticket_registry());
+        let t1 = StreamId::parse("ticket/t1").unwrap();
+        assert_ne!(
+            e.state_view(&t1, None).map(|v| v.version).ok(),
+            Some(3),
+            "the index swap did not take"
+        );
+        let r = e.journal().verify().unwrap();
+        assert!(
+            r.problems.iter().any(|p| p.kind == ProblemKind::Damaged),
+            "{r:?}"
+        );
+        let a = e.audit(None).unwrap();
+        assert!(
+            a.findings.iter().any(|f| f.kind == FindingKind::Damaged),
+            "{a:?}"
+        );
+    }
+}
+
+#[test]
+fn loose_file_modes_are_refused_by_writers_and_reported_by_readers() {
+    for b in backends() {
+        let s = b.fresh();
+        populate(&s);
+        if sqlite_only(
+            b,
+            "loose file modes",
+            "a PostgreSQL journal is no file: who may read it is the server's roles and grants",
+        ) {
+            assert_eq!(s.reader().loose_permissions(), None);
+            continue;
+        }
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(s.db(), std::fs::Permissions::from_mode(0o644)).unwrap();
+        match Journal::open(&s.db(), &Options::default()) {
+            Err(Error::LoosePermissions { mode, .. }) => assert_eq!(mode, 0o644),
+            Err(other) => panic!("{other:?}"),
+            Ok(_) => panic!("a writer opened a 0644 journal"),
+        }
+        let r = s.reader().verify().unwrap();
+        assert!(r.ok, "{r:?}");
+        assert_eq!(r.loose_permissions.as_deref(), Some("644"));
+    }
+}
+
+#[test]
+fn a_write_ahead_log_on_read_only_media_is_read_from_a_private_copy() {
+    for b in backends() {
+        if sqlite_only(
+            b,
+            "read-only media",
+            "read-only media is a file-system notion; a PostgreSQL reader's session is \
+             read-only instead (conformance::a_reader_cannot_write)",
+        ) {
+            continue;
+        }
+        let src = Mount::tmpfs();
+        let db = src.dir.path().join("journal.db");
+        drop(Journal::open(&db, &signed()).unwrap());
+        // A second connection keeps the log from being checkpointed away.
+        let hold = rusqlite::Connection::open(&db).unwrap();
+        let _: i64 = hold
+            .query_row("SELECT count(*) FROM events", [], |r| r.get(0))
+            .unwrap();
+        let mut j = Journal::open(&db, &signed()).unwrap();
+        j.append(&append("ticket/a", 0, &["{\"a\":1}", "{\"a\":2}"], None))
+            .unwrap();
+        j.append(&append("ticket/b", 0, &["{\"b\":1}"], None))
+            .unwrap();
+        drop(j);
+        let ro = Mount::tmpfs();
+        for f in ["journal.db", "journal.db-wal"] {
+            std::fs::copy(src.dir.path().join(f), ro.dir.path().join(f)).unwrap();
+        }
+        drop(hold);
+        ro.remount("ro");
+        let before = files(ro.dir.path());
+        let r = Journal::open_read_only(&ro.dir.path().join("journal.db"), &Options::default())
+            .unwrap();
+        assert_eq!(r.access(), Access::Copy);
+        let report = r.verify().unwrap();
+        assert!(report.ok, "{report:?}");
+        assert_eq!(report.events, 3, "every committed transition in the log");
+        drop(r);
+        assert_eq!(files(ro.dir.path()), before);
+        ro.remount("rw");
+    }
+}
+
+#[test]
+fn no_anchor_is_signed_for_a_journal_that_fails_verify() {
+    for b in backends() {
+        let s = b.fresh();
+        let keys = tempfile::tempdir().unwrap();
+        let key = keys.path().join("signing.key");
+        prepare(&s.db(), &key, 1);
+        let (code, a, err) = cairn(&["journal", "anchor"], &s.db(), &key, "");
+        assert_eq!(code, 0, "{b:?}: {a} {err}");
+        s.tamper("UPDATE events SET payload = replace(payload, 'bd-1', 'bd-2')");
+        let (code, r, _) = cairn(&["journal", "anchor"], &s.db(), &key, "");
+        assert_eq!(code, 5, "{b:?}: {r}");
+        assert_eq!(r["ok"], false, "{b:?}: the verify report is printed");
+    }
+}
+
+#[test]
+fn the_signing_key_cannot_be_the_journal_or_its_sidecars() {
+    for b in backends() {
+        if sqlite_only(
+            b,
+            "a key colliding with the journal's files",
+            "a PostgreSQL journal has no file beside the key that SQLite could overwrite",
+        ) {
+            continue;
+        }
+        let s: Store = b.fresh();
+        let db = s.db();
+        let key = db.with_file_name("signing.key");
+        prepare(&db, &key, 1);
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let mut side = db.clone().into_os_string();
+            side.push(suffix);
+            let (code, e, _) = cairn(&["journal", "key"], &db, side.as_ref(), "");
+            assert_eq!(code, 2, "{suffix}: {e}");
+            assert_eq!(e["error"]["rule"], "key-not-journal");
+        }
+    }
+}
