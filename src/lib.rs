@@ -90,6 +90,7 @@
 #![deny(missing_docs)]
 
 pub mod audit;
+mod clock;
 pub mod engine;
 pub mod error;
 pub mod observe;

@@ -15,6 +15,7 @@ mod claim_properties;
 mod claim_race;
 mod cli;
 mod conformance;
+mod conformance_claim;
 mod conformance_cli;
 mod conformance_reads;
 mod conformance_trust;

@@ -18,8 +18,9 @@
 //! grant's (`null` when the resource was never claimed); `live` is whether that
 //! grant holds the lease at `as_of` (held, and `as_of < expires_at`); `version` is
 //! the claim stream's version the readback is of. `as_of` is the decision's one
-//! clock reading for `acquire`, `renew` and `release`, and this host's clock now
-//! for `show`. The recording verbs add `events`: the event types this call
+//! reading of the journal's clock for `acquire`, `renew` and `release`, and the
+//! journal's clock now for `show` (the host's for a SQLite file, the server's on
+//! PostgreSQL). The recording verbs add `events`: the event types this call
 //! recorded (`[]` when it read an existing grant back).
 
 use cairn::journal::Options;
@@ -34,7 +35,7 @@ use serde_json::{json, Map, Value};
 use crate::args::ClaimCommand;
 use crate::failure::{input, Done, Failure};
 use crate::output;
-use crate::record::{context, Db, Recorded, Recorder, Step};
+use crate::record::{Db, Recorded, Recorder, Step};
 
 /// Runs one claim verb; `writing` gives the options of a verb that records (it
 /// makes the signing key on first use, so it runs only once the input is valid).
@@ -49,7 +50,7 @@ pub fn run(
             let stream = stream(resource)?;
             let rec = Recorder::reader(db, reading);
             let (state, version) = load(&rec, &stream)?;
-            let now = cairn::observe::now();
+            let now = rec.now()?;
             eprintln!("cairn: {}", summary(&stream, &state, &now));
             output::json(&readback(resource, &stream, &state, version, &now));
             return Ok(Done::Ok);
@@ -103,7 +104,7 @@ pub fn run(
     let key = key.key();
     let rec = Recorder::new(db, &options, &key)?;
     let attempt = || {
-        let ctx = context::<Claim>();
+        let ctx = rec.context::<Claim>()?;
         let now = ctx.now.clone();
         rec.record(Step::<Claim>::new(&stream, &command).at(ctx))
             .map(|r| (r, now))
@@ -125,7 +126,7 @@ pub fn run(
                 Some(c) => {
                     // What holds now, read again (labelled with its version and instant).
                     let (state, version) = load(&Recorder::reader(db, reading), &stream)?;
-                    let now = cairn::observe::now();
+                    let now = rec.now()?;
                     let mut fields = Map::new();
                     fields.insert("violations".into(), json!(rejection.violations));
                     fields.insert("state".into(), json!(rejection.state));
@@ -163,9 +164,8 @@ pub(crate) fn fenced(reader: &Recorder, resource: &StreamId, rejection: Rejectio
     fields.insert("state".into(), json!(rejection.state));
     // The lease's stream always is a stream id when a lease refused the act.
     if let Ok(stream) = StreamId::new(claim::NAME, resource.as_str()) {
-        match load(reader, &stream) {
-            Ok((state, version)) => {
-                let now = cairn::observe::now();
+        match load(reader, &stream).and_then(|read| Ok((read, reader.now()?))) {
+            Ok(((state, version), now)) => {
                 let claim = readback(resource.as_str(), &stream, &state, version, &now);
                 fields.insert("claim".into(), claim);
             }

@@ -2,10 +2,10 @@
 //!
 //! A verb builds its command (and, where it observes something first, the
 //! caller's [`Request`]), and [`Recorder::record`] does the rest: one context
-//! (one clock reading, the fresh ids — [`context`] is the only place the CLI mints
-//! them), the idempotency key, one `decide` through the engine, the verb's side
-//! effect if it has one (a file the transition describes, undone if the append
-//! fails), the append, the stderr report line, and the machine's verdict as an
+//! (one reading of the journal's clock, the fresh ids — [`Recorder::context`] is
+//! the only place the CLI mints them), the idempotency key, one `decide` through
+//! the engine, the verb's side effect if it has one (a file the transition
+//! describes, undone if the append fails), the append, the stderr report line, and the machine's verdict as an
 //! [`Outcome`]. Exit codes come from the outcome in one place
 //! (`failure::exit_code`).
 //!
@@ -38,7 +38,8 @@ use cairn::journal::{Error as JournalError, Journal, Location, Options};
 use cairn::machines::claim::Token;
 use cairn::machines::reads::is_fence_refusal;
 use cairn::{
-    Context, Decision, Engine, Executed, Key, Machine, Pending, Registry, StreamId, Verdict,
+    Context, Decision, Engine, Executed, Key, Machine, Pending, Registry, StreamId, Timestamp,
+    Verdict,
 };
 use serde_json::Value;
 
@@ -46,18 +47,6 @@ use crate::failure::{input, require_nonempty, Failure, NoJournalLocation};
 
 /// Where the journal is, if a location could be resolved.
 pub type Db = Result<Location, NoJournalLocation>;
-
-/// A fresh decision context: the time now and `M::FRESH_IDS` random ids. The only
-/// place the CLI reads the clock for a transition or mints ids.
-pub fn context<M: Machine>() -> Context {
-    Context {
-        now: cairn::observe::now(),
-        fresh_ids: (0..M::FRESH_IDS).map(|_| uuid::Uuid::new_v4()).collect(),
-        session: None,
-        reads: Vec::new(),
-        fencing_token: None,
-    }
-}
 
 /// How a recording ended (the verdict is the machine's, see `Machine::verdict`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -262,11 +251,30 @@ impl<'a> Recorder<'a> {
         }
     }
 
+    /// The journal's clock now (`Engine::clock`: this host's for a SQLite file,
+    /// the server's on PostgreSQL, whether or not the journal exists yet): the only
+    /// clock the CLI decides transitions and judges leases by.
+    pub fn now(&self) -> Result<Timestamp, Failure> {
+        Ok(Engine::clock(self.db.clone()?, self.options)?)
+    }
+
+    /// A fresh decision context: the journal's clock now ([`Recorder::now`]) and
+    /// `M::FRESH_IDS` random ids. The only place the CLI mints ids.
+    pub fn context<M: Machine>(&self) -> Result<Context, Failure> {
+        Ok(Context {
+            now: self.now()?,
+            fresh_ids: (0..M::FRESH_IDS).map(|_| uuid::Uuid::new_v4()).collect(),
+            session: None,
+            reads: Vec::new(),
+            fencing_token: None,
+        })
+    }
+
     /// Whether an act `act` on `stream` passes the stream's fence now with this
     /// verb's `--fencing-token` (see the module's "Fencing tokens"): asked before
     /// a verb changes the world, so a stale holder runs nothing. Writes nothing.
     pub fn fence<M: Machine>(&self, stream: &StreamId, act: &str) -> Result<(), Failure> {
-        let now = cairn::observe::now();
+        let now = self.now()?;
         let checked = match self.existing_engine()? {
             Some(engine) => engine.fence::<M>(stream, act, self.fencing_token, &now),
             // No journal: nothing was ever claimed.
@@ -358,7 +366,10 @@ impl<'a> Recorder<'a> {
             request,
             effect,
         } = step;
-        let mut ctx = given.unwrap_or_else(context::<M>);
+        let mut ctx = match given {
+            Some(ctx) => ctx,
+            None => self.context::<M>()?,
+        };
         ctx.fencing_token = self.fencing_token;
         let key = match (self.key, &request) {
             (None, _) => None,

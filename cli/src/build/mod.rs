@@ -237,7 +237,7 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<Done, Failur
                 &format!("unit `{unit_name}` left the record while it ran"),
             )
         })?;
-    let ctx = crate::record::context::<BuildLoop>();
+    let ctx = rec.context::<BuildLoop>()?;
     let at = ctx.now.clone();
     let step = Step::new(&stream, &command)
         .at(ctx)

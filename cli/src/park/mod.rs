@@ -115,7 +115,7 @@ pub fn run(verb: &ParkCommand, db: &Db, options: &Options) -> Result<Done, Failu
             let rec = Recorder::new(db, options, key)?;
             let v = document()?;
             // The context is read once: its ids are the ones handed out and recorded.
-            let ctx = crate::record::context::<Park>();
+            let ctx = rec.context::<Park>()?;
             let mut prepared = prepare::prepare(&v, &ctx)?;
             if prepared.action != prepare::PrepareAction::Evaluate {
                 if let Some(field) = recording_flag(key) {
@@ -276,8 +276,9 @@ fn claim_readback(
     options: &Options,
     request: &gate::Request,
 ) -> Result<(Option<cairn::Read>, cairn::Timestamp), Failure> {
-    let Some(engine) = Recorder::reader(db, options).existing_engine()? else {
-        return Ok((None, cairn::observe::now()));
+    let reader = Recorder::reader(db, options);
+    let Some(engine) = reader.existing_engine()? else {
+        return Ok((None, reader.now()?));
     };
     let stream = StreamId::parse(&request.claim_stream())?;
     let read = if engine.journal().stream_version(stream.as_str())? > 0 {
@@ -285,7 +286,7 @@ fn claim_readback(
     } else {
         None
     };
-    Ok((read, cairn::observe::now()))
+    Ok((read, engine.now()?))
 }
 
 /// Prints an evaluation (the helper's answer) on stdout and cairn's explanation of

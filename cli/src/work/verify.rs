@@ -107,7 +107,7 @@ pub fn verify(rec: &Recorder, r: &WorkNodeRef, a: &Flags) -> Result<Done, Failur
         after: Some(Box::new(after)),
         contains,
     };
-    let mut ctx = crate::record::context::<WorkNode>();
+    let mut ctx = rec.context::<WorkNode>()?;
     ctx.session = Some(a.session.to_owned());
     let done = rec.record(Step::new(&st, &command).at(ctx).request(request))?;
     print(rec, r, &n.address, a.session, &done)
@@ -199,7 +199,7 @@ pub fn done(rec: &Recorder, r: &WorkNodeRef, session: &str) -> Result<Done, Fail
                 deps_done: satisfied.into_iter().collect(),
                 draft: draft_text(&f),
             };
-            let mut ctx = crate::record::context::<WorkNode>();
+            let mut ctx = rec.context::<WorkNode>()?;
             ctx.session = Some(session.to_owned());
             rec.record(Step::new(&st, &command).at(ctx).request(request))?
         }
