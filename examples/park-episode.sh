@@ -10,7 +10,7 @@
 # helper builds them, and cairn answers with the helper's bytes; the
 # evidence describes a bound workspace at /srv/work/project (a fixture: `check`,
 # `evaluate` and `validate-receipt` judge evidence, they do not read the disk;
-# `cairn park observe-vcs --root DIR` is the verb that observes a real one).
+# `cairn park observe-vcs --repo DIR` is the verb that observes a real one).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 CAIRN=${CAIRN:-cairn}

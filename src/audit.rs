@@ -21,7 +21,7 @@ use crate::engine::raw;
 use crate::{Engine, Error, StreamId};
 
 /// What an audit finding is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum FindingKind {
     /// The stream's machine is not registered in this binary: nothing could be checked.
@@ -68,7 +68,7 @@ impl FindingKind {
 }
 
 /// One audit finding.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Finding {
     /// What is wrong (or, for `rules-changed`, what to know).
     pub kind: FindingKind,
@@ -85,7 +85,7 @@ pub struct Finding {
 }
 
 /// The result of an audit.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct AuditReport {
     /// True when no finding is a failure.
     pub ok: bool,

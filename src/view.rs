@@ -5,7 +5,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 /// A stream's state, type-erased, for the CLI and auditors.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct StateView {
     /// The stream id.
     pub stream: String,
@@ -24,7 +24,7 @@ pub struct StateView {
 }
 
 /// The transition a time-travel version falls inside.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct MidTransition {
     /// The transition record.
     pub transition_id: i64,

@@ -6,6 +6,7 @@ use cairn::machines::build_loop::{
     BuildLoop, CheckRun, Command as IterateCommand, ExitCriterion, Part, Preview,
 };
 use cairn::machines::claim::{Claim, ClaimId, Command as ClaimCommand, Owner, Token, Ttl};
+use cairn::machines::evidence::FullCommit;
 use cairn::machines::park::Park;
 use cairn::machines::pr_loop::PrLoop;
 use cairn::machines::saga::Saga;
@@ -175,7 +176,14 @@ fn build_loop_keeps_the_universal_invariants() {
             let at = cairn::Timestamp::parse("2026-01-01T00:00:00Z").unwrap();
             IterateCommand::Iterate {
                 unit: "U1".into(),
-                revision: if *full { "1".repeat(40) } else { "abc".into() },
+                // Not green-able when not 40 hex digits (a 64-hex id: a short id
+                // cannot be built).
+                revision: FullCommit::parse(&if *full {
+                    "1".repeat(40)
+                } else {
+                    "1".repeat(64)
+                })
+                .expect("a full id"),
                 criterion,
                 checks: vec![CheckRun {
                     part: Part::Baseline,

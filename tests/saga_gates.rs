@@ -522,3 +522,51 @@ fn release_and_the_board_never_fabricate() {
     let (code, out, _) = cairn(&["journal", "audit"], "", Some(&g.t.path()));
     assert_eq!(code, 0, "{out}");
 }
+
+/// A short or symbolic commit id is refused at input (exit 2) under the rule the
+/// machine used to refuse it with, and nothing is recorded: the commands carry
+/// checked ids only.
+#[test]
+fn a_short_commit_id_is_refused_at_input_under_its_rule() {
+    let g = G::new();
+    for (args, field, rule) in [
+        (
+            vec![
+                "review",
+                "--outcome",
+                "accepted",
+                "--reviewed-sha",
+                "abc123",
+            ],
+            "reviewed_sha",
+            "full-sha",
+        ),
+        (
+            vec![
+                "release",
+                "--destination",
+                "merge",
+                "--landed-commit",
+                "HEAD",
+            ],
+            "landed_commit",
+            "landed-commit",
+        ),
+    ] {
+        let (code, out) = g.s(&args);
+        assert_eq!(
+            (code, &out["error"]["field"], &out["error"]["rule"]),
+            (2, &json!(field), &json!(rule)),
+            "{out}"
+        );
+    }
+    let (_, shown) = g.run(&["show", "--saga-id", "issue-42"]);
+    let gates = shown["gates"]
+        .as_object()
+        .expect("the thread shows its gates");
+    assert_eq!(
+        (gates.get("review"), gates.get("release")),
+        (Some(&Value::Null), Some(&Value::Null)),
+        "{shown}"
+    );
+}

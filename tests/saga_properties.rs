@@ -1,5 +1,6 @@
 //! Property tests of the saga thread; seeds in proptest-regressions/saga.txt.
 
+use cairn::machines::evidence::{AbsPath, CommandRun, FullCommit, RefName};
 use cairn::machines::saga::{
     next_round, Command, Event, Phase, QaOutcome, Saga, Save, Scenario, ScenarioResult,
 };
@@ -208,8 +209,7 @@ proptest! {
 /// `unit`'s holder records its merge, with the readings git gave (both ancestry
 /// checks exit 0: the branch is in the tip, the tip on `main`).
 fn mark_merged(unit: &str) -> Command {
-    use cairn::machines::evidence::CommandRun;
-    let tip = "1".repeat(40);
+    let tip = FullCommit::parse(&"1".repeat(40)).expect("40 hex digits");
     let at = Timestamp::parse("2026-01-01T00:00:00Z").expect("a fixed timestamp parses");
     let runs =
         cairn::machines::saga::gates::merged_plan("/repo", &format!("work/{unit}"), &tip, "main")
@@ -228,8 +228,8 @@ fn mark_merged(unit: &str) -> Command {
         unit: unit.into(),
         holder: unit.into(),
         merged_tip: tip,
-        repo: "/repo".into(),
-        target: "main".into(),
+        repo: AbsPath::parse("/repo").expect("absolute"),
+        target: RefName::parse("main").expect("not option-like"),
         runs,
     }
 }
@@ -237,8 +237,8 @@ fn mark_merged(unit: &str) -> Command {
 fn take(unit: &str) -> Command {
     Command::TakeTurn {
         unit: unit.into(),
-        branch: format!("work/{unit}"),
-        merge_worktree: "/wt".into(),
+        branch: RefName::parse(&format!("work/{unit}")).expect("not option-like"),
+        merge_worktree: AbsPath::parse("/wt").expect("absolute"),
         holder: unit.into(),
     }
 }

@@ -702,7 +702,7 @@ fn bad_reports_and_missing_packets_change_nothing() {
     no_intent.as_object_mut().unwrap().remove("intent_excerpt");
     for (doc, field) in [
         (no_intent.to_string(), "report.intent_excerpt"),
-        ("{\"verdict\": \"ok\"".to_owned(), "$ (line 1, column 16)"),
+        ("{\"verdict\": \"ok\"".to_owned(), "$"),
         (
             json!({"verdict": "maybe", "worktree_path": "x", "branch": "b", "intent_excerpt": "i"})
                 .to_string(),

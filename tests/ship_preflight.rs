@@ -202,9 +202,10 @@ fn bad_parameters_exit_2() {
         "",
         None,
     );
+    // `--repo-root` is the older spelling of `--repo`: the field is the flag's name.
     assert_eq!(
         (code, out["error"]["field"].clone()),
-        (2, serde_json::json!("repo_root"))
+        (2, serde_json::json!("repo"))
     );
     let (code, out, _) = cairn(
         &[

@@ -138,7 +138,8 @@ fn only_clean_admits_creation() {
         &match command(&State::Idle, &Step::Open(true), &World::happy()) {
             cairn::machines::ship::Command::Open { params, anchor, .. } => Event::Opened {
                 params,
-                repo_root: crate::support::ship::ROOT.into(),
+                repo_root: cairn::machines::evidence::AbsPath::parse(crate::support::ship::ROOT)
+                    .expect("a fixed absolute root"),
                 anchor,
             },
             _ => unreachable!("an open step makes an open command"),

@@ -1,6 +1,7 @@
 //! The tidy test: every Rust file says what it is for (its first line is `//!`),
 //! source files stay under 600 lines (save the allowlisted ones being split, whose
-//! list only shrinks), and no machine module imports another machine's module.
+//! list only shrinks), no machine module imports another machine's module, and the
+//! raw string checks behind the checked values stay inside `evidence/ids.rs`.
 
 use std::path::{Path, PathBuf};
 
@@ -175,5 +176,56 @@ fn no_machine_imports_another_machine() {
     assert!(
         problems.is_empty(),
         "use crate::evidence (or another shared module) instead: {problems:#?}"
+    );
+}
+
+/// The string checks behind `FullCommit`, `AbsPath`, `RefName`, `HttpUrl` and
+/// `JjChange`, private to the one file that declares the newtypes.
+const RAW_CHECKS: [&str; 5] = [
+    "is_full_git_id",
+    "is_normal_abs_path",
+    "is_option_like",
+    "is_http_url",
+    "is_full_jj_change",
+];
+
+/// The file that may name them.
+const CHECKED_VALUES: &str = "machines/src/evidence/ids.rs";
+
+#[test]
+fn raw_id_and_path_checks_stay_behind_the_newtypes() {
+    let root = workspace();
+    let mut problems = vec![];
+    let mut declared = 0;
+    for file in ROOTS.iter().flat_map(|r| rust_files(&root.join(r))) {
+        let name = relative(&file);
+        // This file names them to pin them.
+        if name == "tests/tidy.rs" {
+            continue;
+        }
+        let text = read(&file);
+        for (n, line) in text.lines().enumerate() {
+            for check in RAW_CHECKS.iter().filter(|c| names(line, "", c)) {
+                if name == CHECKED_VALUES {
+                    declared += usize::from(line.starts_with(&format!("fn {check}(")));
+                    if line.contains(&format!("pub fn {check}(")) {
+                        problems.push(format!("{name}:{}: `{check}` is public", n + 1));
+                    }
+                } else {
+                    problems.push(format!(
+                        "{name}:{}: names `{check}`: build the newtype instead: {}",
+                        n + 1,
+                        line.trim()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+    // The checks were found where they are declared (so the scan ranges over them).
+    assert_eq!(
+        declared,
+        RAW_CHECKS.len(),
+        "private declarations found in {CHECKED_VALUES}"
     );
 }

@@ -30,7 +30,7 @@ use cairn::machines::claim::{
 use cairn::machines::evidence::Invalid;
 use cairn::machines::reads;
 use cairn::{Machine, Rejection, StreamId, Timestamp};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use crate::args::ClaimCommand;
 use crate::failure::{input, Done, Failure};
@@ -127,17 +127,10 @@ pub fn run(
                     // What holds now, read again (labelled with its version and instant).
                     let (state, version) = load(&Recorder::reader(db, reading), &stream)?;
                     let now = rec.now()?;
-                    let mut fields = Map::new();
-                    fields.insert("violations".into(), json!(rejection.violations));
-                    fields.insert("state".into(), json!(rejection.state));
-                    fields.insert(
-                        "claim".into(),
-                        readback(resource, &stream, &state, version, &now),
-                    );
                     Err(Failure::Contended {
                         kind: c.kind(),
-                        message: rejection.to_string(),
-                        fields,
+                        claim: readback(resource, &stream, &state, version, &now),
+                        rejection: Box::new(rejection),
                     })
                 }
                 None => Err(Failure::Cairn(cairn::Error::Rejected(rejection))),
@@ -159,23 +152,21 @@ pub(crate) fn fenced(reader: &Recorder, resource: &StreamId, rejection: Rejectio
         _ => Contention::Stale,
     }
     .kind();
-    let mut fields = Map::new();
-    fields.insert("violations".into(), json!(rejection.violations));
-    fields.insert("state".into(), json!(rejection.state));
-    // The lease's stream always is a stream id when a lease refused the act.
-    if let Ok(stream) = StreamId::new(claim::NAME, resource.as_str()) {
-        match load(reader, &stream).and_then(|read| Ok((read, reader.now()?))) {
+    // A lease stream whose name cannot be a stream id was never granted: its
+    // readback is `null` (the refusal is of a token where nothing was claimed).
+    let claim = match StreamId::new(claim::NAME, resource.as_str()) {
+        Err(_) => Value::Null,
+        Ok(stream) => match load(reader, &stream).and_then(|read| Ok((read, reader.now()?))) {
             Ok(((state, version), now)) => {
-                let claim = readback(resource.as_str(), &stream, &state, version, &now);
-                fields.insert("claim".into(), claim);
+                readback(resource.as_str(), &stream, &state, version, &now)
             }
             Err(e) => return e,
-        }
-    }
+        },
+    };
     Failure::Contended {
         kind,
-        message: rejection.to_string(),
-        fields,
+        rejection: Box::new(rejection),
+        claim,
     }
 }
 

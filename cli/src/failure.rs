@@ -1,8 +1,11 @@
 //! The one place where outcomes and errors become exit codes and JSON error objects.
 
-use serde_json::{json, Map, Value};
+use cairn::machines::evidence::AbsPath;
+use schemars::JsonSchema;
+use serde::Serialize;
 
 use crate::record::Outcome;
+use crate::usage::Usage;
 
 /// How a verb ended when it did not fail.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,14 +40,11 @@ pub fn exit_code(result: &Result<Done, Failure>) -> u8 {
 /// An error reaching the CLI's edge.
 #[derive(Debug)]
 pub enum Failure {
-    /// The command line did not parse.
-    Usage(String),
-    /// Input named by `field` broke `rule`.
-    Input {
-        field: String,
-        rule: String,
-        message: String,
-    },
+    /// The command line did not parse: every argument at fault.
+    Usage(Usage),
+    /// Input broke rules: every violation found, the first the one a reader that
+    /// knows only `field` and `rule` acts on (never empty).
+    Input(Vec<Violation>),
     /// The library refused or failed.
     Cairn(cairn::Error),
     /// Verify or audit found problems; the report was already printed.
@@ -52,38 +52,50 @@ pub enum Failure {
     /// A step is in flight in another live process: this one ran nothing (exit 3).
     InFlight(String),
     /// The request lost to the resource's current state — a claim another holds,
-    /// a stale or expired claim — and wrote nothing (exit 3). `kind` names which;
-    /// `fields` are added to the error object (the rejection, the readback).
+    /// a stale or expired claim — and wrote nothing (exit 3). `kind` names which
+    /// (`claim-held`, `stale-claim`, `claim-expired`); the error object carries the
+    /// machine's rejection and `claim`, the readback of what holds now.
     Contended {
         kind: &'static str,
-        message: String,
-        fields: Map<String, Value>,
+        rejection: Box<cairn::Rejection>,
+        claim: serde_json::Value,
     },
+    /// Nothing is recorded under the id a read verb was asked about (exit 2): the
+    /// one not-found rule (README, "Exit codes"). `field` names the flag.
+    NoSuchStream { field: &'static str, stream: String },
+}
+
+/// One input or usage violation: the field (a JSON path into the document, or a
+/// flag's name with `_` for `-`), the stable rule it broke, and a human sentence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Violation {
+    pub field: String,
+    pub rule: String,
+    pub message: String,
 }
 
 /// An input error naming the field and the rule it broke.
 pub fn input(field: &str, rule: &str, message: &str) -> Failure {
-    Failure::Input {
+    Failure::Input(vec![Violation {
         field: field.into(),
         rule: rule.into(),
         message: message.into(),
-    }
+    }])
 }
 
-/// A flag (`--some-flag`, field `some_flag`) that must be an absolute, normalised path.
-pub fn require_abs_path(field: &str, value: &str) -> Result<(), Failure> {
-    if cairn::machines::evidence::is_normal_abs_path(value) {
-        Ok(())
-    } else {
-        Err(input(
+/// A flag (`--some-flag`, field `some_flag`) that must be an absolute, normalised
+/// path: the checked path.
+pub fn require_abs_path(field: &str, value: &str) -> Result<AbsPath, Failure> {
+    AbsPath::parse(value).map_err(|e| {
+        input(
             field,
-            "absolute-path",
+            e.rule,
             &format!(
                 "--{} must be an absolute, normalised path",
                 field.replace('_', "-")
             ),
-        ))
-    }
+        )
+    })
 }
 
 /// A flag that must not be empty or blank.
@@ -121,11 +133,7 @@ impl From<cairn::Error> for Failure {
 
 impl From<cairn::machines::evidence::wire::InputError> for Failure {
     fn from(e: cairn::machines::evidence::wire::InputError) -> Self {
-        Failure::Input {
-            field: e.field,
-            rule: e.rule.to_owned(),
-            message: e.message,
-        }
+        input(&e.field, e.rule, &e.message)
     }
 }
 
@@ -133,6 +141,16 @@ impl From<cairn::journal::Error> for Failure {
     fn from(e: cairn::journal::Error) -> Self {
         Failure::Cairn(cairn::Error::Journal(e))
     }
+}
+
+/// `field` and `rule` of the first violation at the top (what existing readers
+/// act on), and every violation in `violations`.
+fn first_violation(b: &mut ErrorBody, violations: &[Violation]) {
+    if let Some(first) = violations.first() {
+        b.field = Some(first.field.clone());
+        b.rule = Some(first.rule.clone());
+    }
+    b.violations = Some(Violations::Input(violations.to_vec()));
 }
 
 /// The documented exit codes.
@@ -148,107 +166,258 @@ pub mod code {
     pub const RECORD_VERSION: u8 = 3;
 }
 
+/// The JSON error every verb prints on stdout when it fails: `{"error": {…}}`
+/// (`cairn schema <verb>` prints its JSON Schema).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ErrorDocument {
+    pub error: ErrorBody,
+}
+
+/// What failed. Only `kind` and `message` are always there; the rest depends on
+/// the kind.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct ErrorBody {
+    pub kind: Kind,
+    /// A lower-case human sentence.
+    pub message: String,
+    /// The first violation's field: a JSON path into the input document, or a
+    /// flag's name with `_` for `-` (`usage`, `input` and the stream/machine kinds).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    /// The stable name of the rule the first violation broke.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// The value at fault (`invalid-stream`, `unknown-machine`, `no-such-stream`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    /// Every violation: `usage` and `input` list `{field, rule, message}`, the
+    /// first being `field` and `rule` above; `rejected` lists the machine's failed
+    /// predicates `{predicate, field?, message}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub violations: Option<Violations>,
+    /// What clap suggests instead (`usage`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suggestions: Option<Vec<String>>,
+    /// The state the machine was in (`rejected`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    /// The stream's current version (`no-such-version`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub current_version: Option<u64>,
+    /// The version the writer read (`conflict`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected_version: Option<u64>,
+    /// The version another writer got to first (`conflict`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub actual_version: Option<u64>,
+    /// The journal file's mode, in octal (`loose-permissions`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    /// The lease as read back after the refusal (`claim-held`, `stale-claim`,
+    /// `claim-expired`; see `cairn schema claim show`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub claim: Option<serde_json::Value>,
+}
+
+/// The violations of an error: the input's or the machine's.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Violations {
+    Input(Vec<Violation>),
+    Rejected(Vec<cairn::Violation>),
+}
+
+/// The kinds of error, each with its exit code (see `Failure::classify`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// The command line did not parse (2).
+    #[default]
+    Usage,
+    /// An input document or flag broke a rule (2).
+    Input,
+    /// `journal verify` or `audit` found a problem; its report was printed instead (5).
+    Integrity,
+    /// A step is in flight in another live process (3).
+    InFlight,
+    /// The machine refused the command in its state (2).
+    Rejected,
+    InvalidStream,
+    UnknownMachine,
+    NoSuchVersion,
+    NoSuchStream,
+    /// A stored value could not be read back (1).
+    StoredData,
+    /// Another writer appended first (3).
+    Conflict,
+    /// Another writer held the lock past the busy timeout (3).
+    Busy,
+    IdempotencyMismatch,
+    MachineMismatch,
+    InvalidAppend,
+    NewerSchema,
+    NotAJournal,
+    NoJournal,
+    Corrupt,
+    Damaged,
+    LoosePermissions,
+    SigningKey,
+    Io,
+    DiskFull,
+    ReadOnly,
+    StorageIo,
+    Sqlite,
+    /// The PostgreSQL server could not be reached (1).
+    Connect,
+    /// The PostgreSQL server refused a statement (1).
+    Postgres,
+    /// `journal copy` into a journal that already holds rows (2).
+    NotEmpty,
+    /// Another holds a live claim on the resource (3).
+    ClaimHeld,
+    /// The claim id or token presented is not the current grant's (3).
+    StaleClaim,
+    /// The lease presented has expired (3).
+    ClaimExpired,
+    /// stdout could not be serialized (1).
+    Internal,
+}
+
 impl Failure {
-    /// Its exit code, its `kind`, and extra fields for the JSON error object.
-    pub fn classify(&self) -> (u8, &'static str, Map<String, Value>) {
+    /// Its exit code and its JSON error body (without the message).
+    pub fn classify(&self) -> (u8, ErrorBody) {
         use cairn::journal::Error as J;
         use cairn::Error as C;
-        let mut extra = Map::new();
+        let mut b = ErrorBody::default();
+        let named = |b: &mut ErrorBody, field: &str, rule: &str, value: Option<String>| {
+            b.field = Some(field.into());
+            b.rule = Some(rule.into());
+            b.value = value;
+        };
         let (code, kind) = match self {
-            Failure::Usage(_) => (code::BAD_INPUT, "usage"),
-            Failure::Input { field, rule, .. } => {
-                extra.insert("field".into(), json!(field));
-                extra.insert("rule".into(), json!(rule));
-                (code::BAD_INPUT, "input")
+            Failure::Usage(u) => {
+                first_violation(&mut b, &u.violations);
+                if !u.suggestions.is_empty() {
+                    b.suggestions = Some(u.suggestions.clone());
+                }
+                (code::BAD_INPUT, Kind::Usage)
             }
-            Failure::Integrity(_) => (code::INTEGRITY, "integrity"),
-            Failure::InFlight(_) => (code::CONFLICT, "in-flight"),
-            Failure::Contended { kind, fields, .. } => {
-                extra.extend(fields.clone());
-                (code::CONFLICT, *kind)
+            Failure::Input(violations) => {
+                first_violation(&mut b, violations);
+                (code::BAD_INPUT, Kind::Input)
+            }
+            Failure::Integrity(_) => (code::INTEGRITY, Kind::Integrity),
+            Failure::InFlight(_) => (code::CONFLICT, Kind::InFlight),
+            Failure::NoSuchStream { field, stream } => {
+                named(&mut b, field, "stream-has-events", Some(stream.clone()));
+                (code::BAD_INPUT, Kind::NoSuchStream)
+            }
+            Failure::Contended {
+                kind,
+                rejection,
+                claim,
+            } => {
+                b.violations = Some(Violations::Rejected(rejection.violations.clone()));
+                b.state = Some(rejection.state.clone());
+                b.claim = Some(claim.clone());
+                let kind = match *kind {
+                    "claim-held" => Kind::ClaimHeld,
+                    "stale-claim" => Kind::StaleClaim,
+                    "claim-expired" => Kind::ClaimExpired,
+                    _ => Kind::Conflict,
+                };
+                (code::CONFLICT, kind)
             }
             Failure::Cairn(e) => match e {
                 C::Rejected(r) => {
-                    extra.insert("violations".into(), json!(r.violations));
-                    extra.insert("state".into(), json!(r.state));
-                    (code::BAD_INPUT, "rejected")
+                    b.violations = Some(Violations::Rejected(r.violations.clone()));
+                    b.state = Some(r.state.clone());
+                    (code::BAD_INPUT, Kind::Rejected)
                 }
                 C::InvalidStream { stream, .. } => {
-                    extra.insert("field".into(), json!("stream"));
-                    extra.insert("rule".into(), json!("stream-id-format"));
-                    extra.insert("value".into(), json!(stream));
-                    (code::BAD_INPUT, "invalid-stream")
+                    named(&mut b, "stream", "stream-id-format", Some(stream.clone()));
+                    (code::BAD_INPUT, Kind::InvalidStream)
                 }
                 C::UnknownMachine { name } => {
-                    extra.insert("field".into(), json!("machine"));
-                    extra.insert("rule".into(), json!("registered-machine"));
-                    extra.insert("value".into(), json!(name));
-                    (code::BAD_INPUT, "unknown-machine")
+                    named(&mut b, "machine", "registered-machine", Some(name.clone()));
+                    (code::BAD_INPUT, Kind::UnknownMachine)
                 }
                 C::NoSuchVersion { current, .. } => {
-                    extra.insert("field".into(), json!("at"));
-                    extra.insert("rule".into(), json!("version-exists"));
-                    extra.insert("current_version".into(), json!(current));
-                    (code::BAD_INPUT, "no-such-version")
+                    named(&mut b, "at", "version-exists", None);
+                    b.current_version = Some(*current);
+                    (code::BAD_INPUT, Kind::NoSuchVersion)
                 }
                 C::NoSuchStream { stream } => {
-                    extra.insert("field".into(), json!("stream"));
-                    extra.insert("rule".into(), json!("stream-has-events"));
-                    extra.insert("value".into(), json!(stream));
-                    (code::BAD_INPUT, "no-such-stream")
+                    named(&mut b, "stream", "stream-has-events", Some(stream.clone()));
+                    (code::BAD_INPUT, Kind::NoSuchStream)
                 }
-                C::Stored(_) => (code::INTERNAL, "stored-data"),
+                C::Stored(_) => (code::INTERNAL, Kind::StoredData),
                 C::Journal(j) => match j {
                     J::Conflict {
                         expected, actual, ..
                     } => {
-                        extra.insert("expected_version".into(), json!(expected));
-                        extra.insert("actual_version".into(), json!(actual));
-                        (code::CONFLICT, "conflict")
+                        b.expected_version = Some(*expected);
+                        b.actual_version = Some(*actual);
+                        (code::CONFLICT, Kind::Conflict)
                     }
-                    J::Busy { .. } => (code::CONFLICT, "busy"),
-                    J::IdempotencyMismatch { .. } => (code::BAD_INPUT, "idempotency-mismatch"),
-                    J::MachineMismatch { .. } => (code::BAD_INPUT, "machine-mismatch"),
-                    J::InvalidAppend(_) => (code::BAD_INPUT, "invalid-append"),
-                    J::NewerSchema { .. } => (code::BAD_INPUT, "newer-schema"),
-                    J::NotAJournal { .. } => (code::BAD_INPUT, "not-a-journal"),
-                    J::Missing { .. } => (code::BAD_INPUT, "no-journal"),
-                    J::Corrupt { .. } => (code::INTEGRITY, "corrupt"),
-                    J::Damaged { .. } => (code::INTEGRITY, "damaged"),
+                    J::Busy { .. } => (code::CONFLICT, Kind::Busy),
+                    J::IdempotencyMismatch { .. } => (code::BAD_INPUT, Kind::IdempotencyMismatch),
+                    J::MachineMismatch { .. } => (code::BAD_INPUT, Kind::MachineMismatch),
+                    J::InvalidAppend(_) => (code::BAD_INPUT, Kind::InvalidAppend),
+                    J::NewerSchema { .. } => (code::BAD_INPUT, Kind::NewerSchema),
+                    J::NotAJournal { .. } => (code::BAD_INPUT, Kind::NotAJournal),
+                    J::Missing { .. } => (code::BAD_INPUT, Kind::NoJournal),
+                    J::Corrupt { .. } => (code::INTEGRITY, Kind::Corrupt),
+                    J::Damaged { .. } => (code::INTEGRITY, Kind::Damaged),
                     J::LoosePermissions { mode, .. } => {
-                        extra.insert("mode".into(), json!(format!("{mode:o}")));
-                        (code::INTERNAL, "loose-permissions")
+                        b.mode = Some(format!("{mode:o}"));
+                        (code::INTERNAL, Kind::LoosePermissions)
                     }
-                    J::SigningKey { .. } => (code::INTERNAL, "signing-key"),
-                    J::Io { .. } => (code::INTERNAL, "io"),
-                    J::DiskFull => (code::INTERNAL, "disk-full"),
-                    J::ReadOnly => (code::INTERNAL, "read-only"),
-                    J::StorageIo { .. } => (code::INTERNAL, "storage-io"),
-                    J::Sqlite(_) => (code::INTERNAL, "sqlite"),
-                    J::Connect { .. } => (code::INTERNAL, "connect"),
-                    J::Postgres(_) => (code::INTERNAL, "postgres"),
-                    J::NotEmpty { .. } => (code::BAD_INPUT, "not-empty"),
+                    J::SigningKey { .. } => (code::INTERNAL, Kind::SigningKey),
+                    J::Io { .. } => (code::INTERNAL, Kind::Io),
+                    J::DiskFull => (code::INTERNAL, Kind::DiskFull),
+                    J::ReadOnly => (code::INTERNAL, Kind::ReadOnly),
+                    J::StorageIo { .. } => (code::INTERNAL, Kind::StorageIo),
+                    J::Sqlite(_) => (code::INTERNAL, Kind::Sqlite),
+                    J::Connect { .. } => (code::INTERNAL, Kind::Connect),
+                    J::Postgres(_) => (code::INTERNAL, Kind::Postgres),
+                    J::NotEmpty { .. } => (code::BAD_INPUT, Kind::NotEmpty),
                 },
             },
         };
-        (code, kind, extra)
+        b.kind = kind;
+        (code, b)
     }
 
     /// The human message.
     pub fn message(&self) -> String {
         match self {
-            Failure::Usage(m) | Failure::Integrity(m) | Failure::InFlight(m) => m.clone(),
-            Failure::Input { message, .. } | Failure::Contended { message, .. } => message.clone(),
+            Failure::Integrity(m) | Failure::InFlight(m) => m.clone(),
+            Failure::Usage(u) => u.message.clone(),
+            Failure::Input(violations) => match violations.as_slice() {
+                [] => "invalid input".into(),
+                [one] => one.message.clone(),
+                [first, rest @ ..] => format!(
+                    "{} (and {} more: {})",
+                    first.message,
+                    rest.len(),
+                    rest.iter()
+                        .map(|v| v.field.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            },
+            Failure::NoSuchStream { stream, .. } => format!("no events in stream `{stream}`"),
+            Failure::Contended { rejection, .. } => rejection.to_string(),
             Failure::Cairn(e) => e.to_string(),
         }
     }
 
     /// The JSON error object: `{"error": {"kind", "message", …}}`.
-    pub fn to_json(&self) -> Value {
-        let (_, kind, mut extra) = self.classify();
-        extra.insert("kind".into(), json!(kind));
-        extra.insert("message".into(), json!(self.message()));
-        json!({ "error": extra })
+    pub fn to_json(&self) -> ErrorDocument {
+        let (_, mut error) = self.classify();
+        error.message = self.message();
+        ErrorDocument { error }
     }
 }
 
@@ -280,8 +449,13 @@ mod tests {
             (
                 Err(Failure::Contended {
                     kind: "claim-held",
-                    message: "x".into(),
-                    fields: Map::new(),
+                    rejection: Box::new(cairn::Rejection::single(
+                        "claim",
+                        "acquire",
+                        "held",
+                        cairn::Violation::new("claim-free", None, "x"),
+                    )),
+                    claim: serde_json::Value::Null,
                 }),
                 code::CONFLICT,
             ),

@@ -21,17 +21,20 @@ mod args;
 mod build;
 mod claim;
 mod failure;
+mod input;
 mod output;
 mod park;
 mod pr;
 mod record;
 mod saga;
+mod schema;
 mod ship;
 mod trust;
+mod usage;
 mod verbs;
 mod work;
 
-use clap::Parser;
+use clap::FromArgMatches;
 
 use crate::args::Cli;
 use crate::failure::{exit_code, Done, Failure};
@@ -55,7 +58,11 @@ impl From<Exit> for std::process::ExitCode {
 /// Runs the CLI on this process's arguments with `registry`; prints the answer and
 /// returns the exit code (see the README's table).
 pub fn main_with(registry: cairn::Registry) -> Exit {
-    let cli = match Cli::try_parse() {
+    let parsed = args::command().try_get_matches().and_then(|matches| {
+        input::set_verb(verb_path(&matches));
+        Cli::from_arg_matches(&matches)
+    });
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
             use clap::error::ErrorKind;
@@ -67,20 +74,13 @@ pub fn main_with(registry: cairn::Registry) -> Exit {
                 output::text(&help);
                 return Exit(exit_code(&Ok(Done::Ok)));
             }
-            let rendered = e.render().to_string();
-            let first = rendered
-                .lines()
-                .next()
-                .unwrap_or("invalid command line")
-                .trim_start_matches("error: ")
-                .to_owned();
-            let failure = Failure::Usage(first);
+            let failure = Failure::Usage(usage::from_clap(&e));
             output::json(&failure.to_json());
-            eprint!("{rendered}");
+            eprint!("{}", e.render());
             return Exit(exit_code(&Err(failure)));
         }
     };
-    let result = verbs::run(cli, registry);
+    let result = verbs::run(cli, registry).map_err(every_violation);
     if let Err(failure) = &result {
         // An integrity failure already printed its report on stdout.
         if !matches!(failure, Failure::Integrity(_)) {
@@ -89,4 +89,33 @@ pub fn main_with(registry: cairn::Registry) -> Exit {
         eprintln!("cairn: {}", failure.message());
     }
     Exit(exit_code(&result))
+}
+
+/// A refused input document names every violation: the parser's first (what a
+/// reader of `field`/`rule` acts on, the parsers' order), then every other the
+/// verb's schema finds in the document. Runs only on a refusal.
+fn every_violation(failure: Failure) -> Failure {
+    let Failure::Input(mut found) = failure else {
+        return failure;
+    };
+    let (Some(verb), Some(document)) = (input::verb(), input::kept()) else {
+        return Failure::Input(found);
+    };
+    for v in schema::violations(verb, document) {
+        if !found.iter().any(|f| f.field == v.field) {
+            found.push(v);
+        }
+    }
+    Failure::Input(found)
+}
+
+/// The subcommand path of a parsed command line: `park check`, `saga merge-turn take`.
+fn verb_path(matches: &clap::ArgMatches) -> String {
+    let mut names = Vec::new();
+    let mut m = matches;
+    while let Some((name, sub)) = m.subcommand() {
+        names.push(name.to_owned());
+        m = sub;
+    }
+    names.join(" ")
 }

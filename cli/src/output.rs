@@ -5,15 +5,24 @@ use std::io::Write;
 
 use serde::Serialize;
 
+use crate::failure::{ErrorBody, ErrorDocument, Kind};
+
 /// Prints one JSON object, keys sorted at every level, and a newline.
 pub fn json<T: Serialize>(value: &T) {
-    let text = match serde_json::to_value(value).and_then(|v| serde_json::to_string(&sorted(v))) {
-        Ok(t) => t,
-        Err(e) => format!(
-            "{{\"error\":{{\"kind\":\"internal\",\"message\":{}}}}}",
-            serde_json::Value::String(e.to_string())
-        ),
+    let render = |v: serde_json::Result<serde_json::Value>| {
+        v.and_then(|v| serde_json::to_string(&sorted(v)))
     };
+    let text = render(serde_json::to_value(value)).unwrap_or_else(|e| {
+        let error = ErrorDocument {
+            error: ErrorBody {
+                kind: Kind::Internal,
+                message: format!("cannot write the answer as JSON: {e}"),
+                ..ErrorBody::default()
+            },
+        };
+        render(serde_json::to_value(&error))
+            .unwrap_or_else(|_| r#"{"error":{"kind":"internal","message":"unwritable"}}"#.into())
+    });
     text_line(&text);
 }
 

@@ -4,7 +4,7 @@
 //! (`cairn::observe::run`) and recorded in the command, so the audit re-reads them.
 
 use cairn::journal::Options;
-use cairn::machines::evidence::{fresh, is_option_like, AbsPath, CommandRun, FullCommit};
+use cairn::machines::evidence::{fresh, CommandRun, FullCommit, RefName};
 use cairn::machines::pr_loop::identity::PrId;
 use cairn::machines::pr_loop::{
     self, canonical_pr, classify_input, plan, Command, Decision, Disposition, FreshnessRuns,
@@ -15,8 +15,8 @@ use serde_json::{json, Value};
 
 use crate::args::{DecisionArg, DispositionArg, ModeArg, OfferArg, PrCommand};
 use crate::failure::{input, require_abs_path, Done, Failure};
+use crate::input::document;
 use crate::output;
-use crate::park::document;
 use crate::record::{Db, Recorded, Recorder, Request, Step};
 
 /// The stream of the PR a URL names (any spelling of it: one identity).
@@ -41,11 +41,6 @@ fn gh_reading(pr: &str) -> Result<(Value, CommandRun), Failure> {
     }
     let reading = plan::read_gh(&pr, &run, "gh")?;
     Ok((reading, run))
-}
-
-fn abs_path(field: &str, value: &str) -> Result<AbsPath, Failure> {
-    require_abs_path(field, value)?;
-    AbsPath::parse(value).map_err(|e| input(field, e.rule, &e.message))
 }
 
 /// Completes the observe document with what cairn observes itself: with `pr`, the
@@ -75,11 +70,13 @@ fn observe_input(
             obj.insert("reading".into(), reading);
             obj.insert("pr".into(), json!(url));
         }
+        // A refusal is checked against the schema as completed, reading included.
+        crate::input::completed(v.to_string());
         observed.gh = Some(run);
     }
     let doc = pr_loop::parse_document(v)?;
     if let Some(repo) = repo {
-        let repo = abs_path("repo", repo)?;
+        let repo = require_abs_path("repo", repo)?;
         if doc.commits_since_review.is_some() {
             return Err(input(
                 "commits_since_review",
@@ -190,29 +187,31 @@ fn record_merge(
     if let Some(r) = rec.recall::<PrLoop>(&s, &request)? {
         return Ok(r);
     }
-    if let Some(t) = target {
-        if is_option_like(t) {
-            return Err(input(
-                "target",
-                "option-like",
-                "a branch name, never an option",
-            ));
-        }
-        if !plan::is_target_name(t) {
-            return Err(input(
-                "target",
-                "target-branch",
-                "the branch the merge landed on (not HEAD, a commit id or a revision expression)",
-            ));
-        }
-    } else if repo.is_some() {
+    let target = target
+        .as_deref()
+        .map(|t| {
+            RefName::parse(t)
+                .map_err(|e| input("target", e.rule, "a branch name, never an option"))?;
+            plan::TargetBranch::parse(t).map_err(|e| {
+                input(
+                    "target",
+                    e.rule,
+                    "the branch the merge landed on (not HEAD, a commit id or a revision expression)",
+                )
+            })
+        })
+        .transpose()?;
+    if target.is_none() && repo.is_some() {
         return Err(input(
             "repo",
             "requires-target",
             "--repo names where git checks --target: give --target",
         ));
     }
-    let repo = repo.as_deref().map(|r| abs_path("repo", r)).transpose()?;
+    let repo = repo
+        .as_deref()
+        .map(|r| require_abs_path("repo", r))
+        .transpose()?;
     // Only a confirmed merge with a head cairn observed fresh can be checked; any
     // other state is refused by `decide`, and nothing runs.
     let state = rec.current::<PrLoop>(&s)?;
@@ -227,12 +226,8 @@ fn record_merge(
         }),
         (Some(fresh), Some(target)) => {
             let repo = repo.unwrap_or(fresh.repo);
-            let run = cairn::observe::run(&plan::merge_plan(&repo, &fresh.reviewed_sha, target));
-            Some(MergeEvidence::Git {
-                repo,
-                target: target.clone(),
-                run,
-            })
+            let run = cairn::observe::run(&plan::merge_plan(&repo, &fresh.reviewed_sha, &target));
+            Some(MergeEvidence::Git { repo, target, run })
         }
     };
     let command = Command::RecordMerge {

@@ -55,6 +55,7 @@ pub fn run(cli: Cli, registry: Registry) -> Result<Done, Failure> {
                 GraphFormat::Dot => output::text(&g.to_dot()),
                 GraphFormat::Mermaid => output::text(&g.to_mermaid()),
                 GraphFormat::Json => output::json(&g),
+                GraphFormat::Xstate => output::json(&g.to_xstate()),
             }
             Ok(Done::Ok)
         }
@@ -71,6 +72,14 @@ pub fn run(cli: Cli, registry: Registry) -> Result<Done, Failure> {
             }
             Ok(Done::Ok)
         }
+        Command::Schema { verb } => crate::schema::run(verb),
+        Command::Completions { shell } => {
+            let mut out = Vec::new();
+            clap_complete::generate(*shell, &mut crate::args::command(), "cairn", &mut out);
+            output::text(&String::from_utf8_lossy(&out));
+            Ok(Done::Ok)
+        }
+        Command::Man { verb } => man(verb),
         Command::Park(verb) => crate::park::run(verb, &db_location(&cli), &writing()?),
         Command::Ship(verb) => crate::ship::run_verb(verb, &db_location(&cli), &writing()?),
         Command::Pr(verb) => crate::pr::run(verb, &db_location(&cli), &writing()?),
@@ -90,6 +99,9 @@ pub fn run(cli: Cli, registry: Registry) -> Result<Done, Failure> {
                 StreamId::parse(s)?;
             }
             let journal = Journal::open_read_only(&db_location(&cli)?, &options(false))?;
+            if let Some(s) = stream {
+                recorded(&journal, "stream", s)?;
+            }
             let events = journal.read_after(*since, stream.as_deref(), *limit)?;
             match format {
                 LogFormat::Json => {
@@ -181,6 +193,9 @@ pub fn run(cli: Cli, registry: Registry) -> Result<Done, Failure> {
                 StreamId::parse(s)?;
             }
             let engine = reader(&db_location(&cli)?, &options(false), registry)?;
+            if let Some(s) = stream {
+                recorded(engine.journal(), "stream", s)?;
+            }
             let report = engine.audit(stream.as_deref())?;
             output::json(&report);
             let failures = report
@@ -201,6 +216,43 @@ pub fn run(cli: Cli, registry: Registry) -> Result<Done, Failure> {
             }
         }
     }
+}
+
+/// `cairn man [VERB…]`: the roff page of cairn or of one of its verbs.
+fn man(words: &[String]) -> Result<Done, Failure> {
+    let mut cmd = crate::args::command();
+    let mut name = "cairn".to_owned();
+    for w in words {
+        let sub = cmd.find_subcommand(w).cloned().ok_or_else(|| {
+            crate::failure::input(
+                "verb",
+                "known-verb",
+                &format!("`{name} {w}` is not a verb: `{name} --help` lists them"),
+            )
+        })?;
+        name = format!("{name}-{w}");
+        cmd = sub
+            .display_name(name.clone())
+            .bin_name(name.replace('-', " "));
+    }
+    let mut out = Vec::new();
+    clap_mangen::Man::new(cmd)
+        .render(&mut out)
+        .map_err(|e| crate::failure::input("$", "stdout", &format!("cannot render: {e}")))?;
+    output::text(&String::from_utf8_lossy(&out));
+    Ok(Done::Ok)
+}
+
+/// The one not-found rule: a read verb asked about a stream with nothing recorded
+/// fails with `no-such-stream` (exit 2), `field` naming the flag that named it.
+pub fn recorded(journal: &Journal, field: &'static str, stream: &str) -> Result<(), Failure> {
+    if journal.stream_version(stream)? == 0 {
+        return Err(Failure::NoSuchStream {
+            field,
+            stream: stream.to_owned(),
+        });
+    }
+    Ok(())
 }
 
 /// `--db`, else `CAIRN_DB`, else `$XDG_STATE_HOME/cairn/journal.db`, else

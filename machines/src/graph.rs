@@ -2,14 +2,13 @@
 //! exported as DOT, Mermaid or JSON.
 
 use std::collections::{BTreeSet, HashMap};
-use std::fmt::Write as _;
 
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::Bfs;
 use serde::Serialize;
 
 /// A state node.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct StateSpec {
     /// Its name, as [`crate::Machine::state_name`] returns it.
     pub name: &'static str,
@@ -18,7 +17,7 @@ pub struct StateSpec {
 }
 
 /// An edge: `event` applied in `from` leads to `to`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct EdgeSpec {
     /// The state the event is applied in.
     pub from: &'static str,
@@ -29,7 +28,7 @@ pub struct EdgeSpec {
 }
 
 /// A machine's transition graph, declared as data.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct GraphSpec {
     /// The machine's name.
     pub machine: &'static str,
@@ -160,47 +159,6 @@ impl GraphSpec {
         }
         out
     }
-
-    /// Graphviz DOT.
-    pub fn to_dot(&self) -> String {
-        let mut s = String::new();
-        // Writing to a String cannot fail.
-        let _ = writeln!(s, "digraph \"{}\" {{", self.machine);
-        let _ = writeln!(s, "  rankdir=LR;");
-        let _ = writeln!(s, "  \"__start\" [shape=point];");
-        for st in &self.states {
-            let shape = if st.terminal {
-                "doublecircle"
-            } else {
-                "circle"
-            };
-            let _ = writeln!(s, "  \"{}\" [shape={}];", st.name, shape);
-        }
-        let _ = writeln!(s, "  \"__start\" -> \"{}\";", self.initial);
-        for e in &self.edges {
-            let _ = writeln!(
-                s,
-                "  \"{}\" -> \"{}\" [label=\"{}\"];",
-                e.from, e.to, e.event
-            );
-        }
-        s.push_str("}\n");
-        s
-    }
-
-    /// A Mermaid `stateDiagram-v2`.
-    pub fn to_mermaid(&self) -> String {
-        let mut s = String::from("stateDiagram-v2\n");
-        let id = |name: &str| name.replace('-', "_");
-        let _ = writeln!(s, "  [*] --> {}", id(self.initial));
-        for e in &self.edges {
-            let _ = writeln!(s, "  {} --> {}: {}", id(e.from), id(e.to), e.event);
-        }
-        for st in self.states.iter().filter(|st| st.terminal) {
-            let _ = writeln!(s, "  {} --> [*]", id(st.name));
-        }
-        s
-    }
 }
 
 #[cfg(test)]
@@ -280,12 +238,5 @@ mod tests {
             }),
             "{d:?}"
         );
-    }
-
-    #[test]
-    fn exports_name_every_edge() {
-        let g = spec(vec![("a", "go", "b-c")], &["b-c"]);
-        assert!(g.to_dot().contains("\"a\" -> \"b-c\" [label=\"go\"];"));
-        assert!(g.to_mermaid().contains("a --> b_c: go"));
     }
 }

@@ -30,6 +30,8 @@ pub mod pr_loop;
 pub mod reads;
 #[deny(missing_docs)]
 pub mod rejection;
+#[deny(missing_docs)]
+pub mod render;
 pub mod saga;
 pub mod ship;
 #[deny(missing_docs)]

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// One failed guard predicate.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Violation {
     /// A stable, kebab-case name of the predicate that failed (e.g. `unknown-evidence`).
     pub predicate: String,

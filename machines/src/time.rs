@@ -77,6 +77,22 @@ fn has_numeric_offset(text: &str) -> bool {
         && b[n - 1].is_ascii_digit()
 }
 
+/// On the wire a timestamp is RFC3339 text with an explicit offset.
+impl schemars::JsonSchema for Timestamp {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Timestamp".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "format": "date-time",
+            "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+(Z|[+-][0-9]{2}:[0-9]{2})$",
+            "description": "RFC3339 with an explicit offset: YYYY-MM-DDThh:mm:ss[.frac](Z|±hh:mm)"
+        })
+    }
+}
+
 impl PartialEq for Timestamp {
     fn eq(&self, other: &Self) -> bool {
         self.instant == other.instant

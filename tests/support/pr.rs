@@ -214,18 +214,16 @@ pub fn recorded(
 /// What cairn's freshness runs of [`SHA`] in [`REPO`] recorded: the ancestry exit
 /// status and the count printed.
 pub fn freshness_runs(ancestor: i32, count: u64) -> cairn::machines::pr_loop::Observed {
-    use cairn::machines::evidence::{fresh, AbsPath};
-    let plan = fresh::plan(REPO, SHA);
+    use cairn::machines::evidence::{fresh, AbsPath, FullCommit};
+    let repo = AbsPath::parse(REPO).expect("a fixed absolute path");
+    let plan = fresh::plan(&repo, &FullCommit::parse(SHA).expect("a full id"));
     let runs = vec![
         recorded(plan[0].clone(), Some(ancestor), ""),
         recorded(plan[1].clone(), Some(0), &format!("{count}\n")),
     ];
     cairn::machines::pr_loop::Observed {
         gh: None,
-        freshness: Some(cairn::machines::pr_loop::FreshnessRuns {
-            repo: AbsPath::parse(REPO).expect("a fixed absolute path"),
-            runs,
-        }),
+        freshness: Some(cairn::machines::pr_loop::FreshnessRuns { repo, runs }),
     }
 }
 

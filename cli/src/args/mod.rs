@@ -28,18 +28,26 @@ use clap::{Parser, Subcommand, ValueEnum};
 /// 5 the journal failed verify or audit.
 #[derive(Debug, Parser)]
 #[command(name = "cairn", version, propagate_version = true)]
-#[command(after_help = "Example:\n  cairn --db ./journal.db journal verify")]
+#[command(
+    after_help = "Example:\n  cairn --db ./journal.db journal verify\n  cairn schema park check\n  cairn completions bash > ~/.local/share/bash-completion/completions/cairn"
+)]
 pub struct Cli {
     /// The journal: a SQLite file, or a PostgreSQL database as a postgres://… or
     /// postgresql://… URL [default: $CAIRN_DB, else $XDG_STATE_HOME/cairn/journal.db,
     /// else ~/.local/state/cairn/journal.db]
-    #[arg(long, global = true, value_name = "PATH|URL")]
+    #[arg(
+        long,
+        global = true,
+        value_name = "PATH|URL",
+        help_heading = "Global options"
+    )]
     pub db: Option<PathBuf>,
 
     /// How long a writer waits for another writer's lock before giving up with exit 3
     #[arg(
         long,
         global = true,
+        help_heading = "Global options",
         value_name = "MS",
         env = "CAIRN_BUSY_TIMEOUT_MS",
         hide_env_values = true,
@@ -50,7 +58,14 @@ pub struct Cli {
     /// The Ed25519 key that signs every transition this process records [default:
     /// $XDG_CONFIG_HOME/cairn/signing.key, else ~/.config/cairn/signing.key; created
     /// mode 0600 on first use]
-    #[arg(long, global = true, value_name = "PATH", env = "CAIRN_SIGNING_KEY")]
+    #[arg(
+        long,
+        global = true,
+        help_heading = "Global options",
+        value_name = "PATH",
+        env = "CAIRN_SIGNING_KEY",
+        hide_env_values = true
+    )]
     pub signing_key: Option<PathBuf>,
 
     #[command(subcommand)]
@@ -63,10 +78,13 @@ pub enum Command {
     #[command(after_help = "Example:\n  cairn machines")]
     Machines,
     /// Export a machine's transition graph
-    #[command(after_help = "Example:\n  cairn graph park --format mermaid")]
+    #[command(
+        after_help = "DOT and Mermaid draw parallel edges as one edge and an event every live state\ntakes as one edge from \"any live state\"; json and xstate list every edge.\n\nExample:\n  cairn graph park --format mermaid\n  cairn graph ship --format dot | dot -Tsvg > ship.svg"
+    )]
     Graph {
         /// The machine's name (see `cairn machines`)
         machine: String,
+        /// The output format
         #[arg(long, value_enum, default_value_t = GraphFormat::Json)]
         format: GraphFormat,
     },
@@ -82,31 +100,79 @@ pub enum Command {
         at: Option<u64>,
     },
     /// Read, verify, audit and copy the journal
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Example:\n  cairn journal log --stream park/ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b\n  cairn journal verify\n  cairn journal audit"
+    )]
     Journal(JournalCommand),
     /// The worktree ship pipeline: preflight, worktree, phase gates, merge, teardown, resume
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "A run: open, create, verify, refine, pre-merge, merge, teardown; `ship status`\nnames what may happen next.\n\nExample:\n  cairn ship status --short-id abc\n  cairn ship create --short-id abc"
+    )]
     Ship(ShipCommand),
     /// The PR continuation loop: classify readings, rounds, confirmed offers
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Example:\n  cairn pr fetch --pr https://github.com/o/r/pull/7\n  cairn pr observe --pr https://github.com/o/r/pull/7 < observation.json"
+    )]
     Pr(PrCommand),
     /// Work nodes: validate a workspec, status, plan, dispatch, verify, merge, done
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Example:\n  cairn work validate --spec .work/specs/cache.yaml\n  cairn work status --spec .work/specs/cache.yaml --session s-42"
+    )]
     Work(WorkCommand),
     /// The saga work thread: ticks, scan, restore, show, QA
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Example:\n  cairn saga save --saga-id issue-42 --lifecycle-phase work\n  cairn saga restore --saga-id issue-42"
+    )]
     Saga(SagaCommand),
     /// One build-loop iteration: run the unit's written exit criterion, record it
     #[command(
-        after_help = "Runs every command of the criterion without a shell (split into words; globs expanded by\ncairn from the repo root), each with a timeout, and appends the iteration to the unit's\nbuild_loop block in the run record and to the journal. Exit 0 green (the block records\nhanded_to_code_review with the full revision) or dry run; 4 not green yet (an iteration, not a\nrefusal); 2 refusal; 3 record version not one this build writes; 1 internal error.\n\nExample:\n  cairn build-loop --issue 42 --unit U1 --dry-run\n  cairn build-loop --record .claude/saga/runs/issue-42.json --unit U1 --timeout 600"
+        after_help = "Runs every command of the criterion without a shell (split into words; globs expanded by\ncairn from the repo root), each with a timeout, and appends the iteration to the unit's\nbuild_loop block in the run record and to the journal. Exit 0 green (the block records\nhanded_to_code_review with the full revision) or dry run; 4 not green yet (an iteration, not a\nrefusal); 2 refusal; 3 record version not one this build writes; 1 internal error.\n\nExample:\n  cairn build-loop --issue 42 --unit U1 --dry-run\n  cairn build-loop --record .claude/saga/runs/issue-42.json --unit U1 \\\n    --timeout-ms 600000"
     )]
     BuildLoop(BuildLoopArgs),
     /// The park-work lifecycle: a drop-in for the park skill's `fold.py` helper
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "The park skill's helper verbs: documents on stdin, the helper's bytes on stdout\n(`cairn schema park <verb>` shows each document's shape).\n\nExample:\n  cairn park check < observation.json\n  cairn park bind-repository < bind.json"
+    )]
     Park(ParkCommand),
     /// Claims: an embedded lease with fencing tokens, one per resource
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Example:\n  cairn claim acquire --resource park/ep-1 --owner a --claim-id c1 --ttl 30\n  cairn claim show --resource park/ep-1"
+    )]
     Claim(ClaimCommand),
+    /// Print the JSON Schemas of a verb's stdin document and of its stdout
+    #[command(
+        after_help = "Prints {verb, stdin, stdout: {success, error}}: each a JSON Schema (2020-12)\ngenerated from cairn's types, or null where the verb reads no document (stdin)\nor prints a view that is not yet one type (success). Without a verb: every verb\nand which schemas it has.\n\nExample:\n  cairn schema park check\n  cairn schema"
+    )]
+    Schema {
+        /// The verb, as typed after `cairn` (e.g. `park check`, `journal audit`)
+        #[arg(value_name = "VERB")]
+        verb: Vec<String>,
+    },
+    /// Print a shell completion script
+    #[command(
+        after_help = "Example:\n  cairn completions bash > ~/.local/share/bash-completion/completions/cairn\n  cairn completions zsh > ~/.zfunc/_cairn"
+    )]
+    Completions {
+        /// The shell to complete in
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print a man page (roff): cairn's, or one verb's
+    #[command(
+        after_help = "Example:\n  cairn man > cairn.1 && man ./cairn.1\n  cairn man park check | man -l -"
+    )]
+    Man {
+        /// The verb whose page to print (none: cairn's own)
+        #[arg(value_name = "VERB")]
+        verb: Vec<String>,
+    },
 }
 
 /// Retry-safe, fenced recording: on every verb that records (and on no other;
@@ -155,7 +221,7 @@ impl ClaimKey {
 pub enum JournalCommand {
     /// Show events in sequence order
     #[command(
-        after_help = "Example:\n  cairn journal log --stream park/ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b --format json"
+        after_help = "Example:\n  cairn journal log --stream park/ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b \\\n    --format json"
     )]
     Log {
         /// Only this stream
@@ -167,6 +233,7 @@ pub enum JournalCommand {
         /// At most this many events
         #[arg(long, value_name = "N", default_value_t = 1000)]
         limit: u64,
+        /// The output format
         #[arg(long, value_enum, default_value_t = LogFormat::Table)]
         format: LogFormat,
     },
@@ -201,6 +268,7 @@ pub enum JournalCommand {
     Show {
         /// The transition id (`transition_id` in `journal log`)
         transition: i64,
+        /// The output format
         #[arg(long, value_enum, default_value_t = LogFormat::Table)]
         format: LogFormat,
     },
@@ -218,7 +286,7 @@ pub enum JournalCommand {
     /// (either way): events, transition records, signing keys and signatures, the
     /// chain verified on both sides
     #[command(
-        after_help = "The source is verified first (a source that fails verify is not copied: exit 5); the rows\nare written in one transaction of the target, which must be empty (exit 2 otherwise); the\ntarget is verified after and must have the source's head and counts (exit 5 otherwise).\n--db is not used.\n\nExample:\n  cairn journal copy --from ~/.local/state/cairn/journal.db --to postgresql://cairn@db/cairn"
+        after_help = "The source is verified first (a source that fails verify is not copied: exit 5); the rows\nare written in one transaction of the target, which must be empty (exit 2 otherwise); the\ntarget is verified after and must have the source's head and counts (exit 5 otherwise).\n--db is not used.\n\nExample:\n  cairn journal copy --from ./journal.db --to postgresql://cairn@db/cairn"
     )]
     Copy {
         /// The journal to copy (a SQLite path or a postgres:// URL); opened read-only
@@ -232,13 +300,130 @@ pub enum JournalCommand {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum GraphFormat {
+    /// Graphviz DOT (`| dot -Tsvg > graph.svg`)
     Dot,
+    /// A Mermaid stateDiagram-v2 (paste into a ```mermaid block)
     Mermaid,
+    /// cairn's graph: states and every (from, event, to) edge
     Json,
+    /// An XState machine config (paste into the XState visualiser)
+    Xstate,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {
     Table,
     Json,
+}
+
+/// The command line as clap builds it (the parser, `cairn schema`, completions
+/// and man pages all read this one).
+pub fn command() -> clap::Command {
+    use clap::CommandFactory;
+    Cli::command()
+}
+
+/// The global options' ids.
+#[cfg(test)]
+const GLOBAL: [&str; 3] = ["db", "busy_timeout_ms", "signing_key"];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every verb and group, with its path.
+    fn all(cmd: &clap::Command, path: String, out: &mut Vec<(String, clap::Command)>) {
+        for sub in cmd.get_subcommands().filter(|c| c.get_name() != "help") {
+            let p = format!("{path} {}", sub.get_name());
+            out.push((p.clone(), sub.clone()));
+            all(sub, p, out);
+        }
+    }
+
+    fn commands() -> Vec<(String, clap::Command)> {
+        let cmd = command();
+        let mut out = vec![("cairn".to_owned(), cmd.clone())];
+        all(&cmd, "cairn".into(), &mut out);
+        out
+    }
+
+    #[test]
+    fn every_flag_is_described() {
+        let mut bare = Vec::new();
+        for (path, cmd) in commands() {
+            for arg in cmd.get_arguments() {
+                let id = arg.get_id().as_str();
+                if arg.is_hide_set() || matches!(id, "help" | "version") {
+                    continue;
+                }
+                if arg.get_help().is_none() && arg.get_long_help().is_none() {
+                    bare.push(format!("{path} {id}"));
+                }
+            }
+        }
+        assert!(
+            bare.is_empty(),
+            "{} flags without help:\n{}",
+            bare.len(),
+            bare.join("\n")
+        );
+    }
+
+    #[test]
+    fn every_page_has_an_example_that_pastes() {
+        for (path, cmd) in commands() {
+            let after = cmd
+                .get_after_help()
+                .or(cmd.get_after_long_help())
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            let Some((_, example)) = after.split_once("Example:\n") else {
+                panic!("`{path} --help` has no example");
+            };
+            // Inside a single-quoted string, or after a trailing `\\` or `|`, a
+            // line continues the command above it.
+            let (mut continued, mut quoted) = (false, false);
+            for line in example.lines() {
+                assert!(
+                    line.chars().count() < 80,
+                    "`{path} --help`: an example line of {} columns:\n{line}",
+                    line.chars().count()
+                );
+                let command = line.trim_start();
+                let assignment = command
+                    .split_once('=')
+                    .is_some_and(|(name, _)| name.chars().all(|c| c.is_ascii_uppercase()));
+                if !continued && !quoted && !command.is_empty() {
+                    assert!(
+                        command.starts_with("cairn ")
+                            || command.starts_with("echo ")
+                            || command.starts_with("gh ")
+                            || assignment,
+                        "`{path} --help`: {line}"
+                    );
+                }
+                quoted ^= line.matches('\'').count() % 2 == 1;
+                continued = line.ends_with('\\') || line.ends_with('|');
+            }
+            assert!(!quoted, "`{path} --help`: an unclosed quote");
+        }
+    }
+
+    #[test]
+    fn global_options_are_under_one_heading() {
+        let cmd = command();
+        let globals: Vec<_> = cmd
+            .get_arguments()
+            .filter(|a| GLOBAL.contains(&a.get_id().as_str()))
+            .collect();
+        assert_eq!(globals.len(), GLOBAL.len());
+        for arg in globals {
+            assert_eq!(
+                arg.get_help_heading(),
+                Some("Global options"),
+                "{}",
+                arg.get_id()
+            );
+        }
+    }
 }

@@ -25,12 +25,12 @@ pub struct ParkIdentity {
 pub enum ParkCommand {
     /// Stable episode/intent ids, prior-receipt dedupe, a fresh attempt id (recorded)
     #[command(
-        after_help = "Reads {mode, anchor_bead, episode_id, intent_id, prior_receipts} on stdin.\n\nExample:\n  echo '{\"mode\":\"park\",\"anchor_bead\":\"rsry-1\",\"episode_id\":null,\"intent_id\":null,\"prior_receipts\":[]}' | cairn park prepare-attempt"
+        after_help = "Reads {mode, anchor_bead, episode_id, intent_id, prior_receipts} on stdin.\n\nExample:\n  echo '{\"mode\": \"park\", \"anchor_bead\": \"rsry-1\", \"episode_id\": null,\n    \"intent_id\": null, \"prior_receipts\": []}' | cairn park prepare-attempt"
     )]
     PrepareAttempt(Key),
     /// Fold an observation; with the three ids, record a checkpoint or receipt authorization
     #[command(
-        after_help = "Reads the observation on stdin. An unsafe result is a result (exit 0, eligible: false) and records nothing.\n\nExample:\n  cairn park evaluate --episode-id ep-… --intent-id park-… --attempt-id attempt-… < observation.json"
+        after_help = "Reads the observation on stdin. An unsafe result is a result (exit 0, eligible: false) and records nothing.\n\nExample:\n  cairn park evaluate --episode-id ep-… --intent-id park-… \\\n    --attempt-id attempt-… < observation.json"
     )]
     Evaluate(ParkIdentity),
     /// Read-only evaluate (the skill's --check): reports, never writes
@@ -38,12 +38,12 @@ pub enum ParkCommand {
     Check,
     /// Validate receipt bytes; with the three ids, record them as validated
     #[command(
-        after_help = "Reads the exact receipt bytes on stdin (one trailing newline is ignored).\n\nExample:\n  cairn park validate-receipt --episode-id ep-… --intent-id park-… --attempt-id attempt-… < receipt.json"
+        after_help = "Reads the exact receipt bytes on stdin (one trailing newline is ignored).\n\nExample:\n  cairn park validate-receipt --episode-id ep-… --intent-id park-… \\\n    --attempt-id attempt-… < receipt.json"
     )]
     ValidateReceipt(ParkIdentity),
     /// Prove durability by comment read-back; with the three ids, record safe_to_close
     #[command(
-        after_help = "Reads {receipt_bytes, comments: [{id, body}]} on stdin.\n\nExample:\n  cairn park confirm-readback --episode-id ep-… --intent-id park-… --attempt-id attempt-… < readback.json"
+        after_help = "Reads {receipt_bytes, comments: [{id, body}]} on stdin.\n\nExample:\n  cairn park confirm-readback --episode-id ep-… --intent-id park-… \\\n    --attempt-id attempt-… < readback.json"
     )]
     ConfirmReadback(ParkIdentity),
     /// Resolve exactly one registered repository from exact bound git observations
@@ -53,7 +53,7 @@ pub enum ParkCommand {
     BindRepository,
     /// The resume gate: v1 allows read-only inspection only; `--claim-gate v2` checks a cairn claim
     #[command(
-        after_help = "Reads {episode_id, intent_id, atomic_claim} on stdin.\n\nThe default is the helper's v1 answer, byte for byte: never authorized. `--claim-gate v2` is the\nreviewed upgrade the park seed requires before active resume: authorized only when atomic_claim is\nexactly {resource, owner, claim_id, token}, the resource is the episode's stream (`park/ep-…`) and\nthe journal's readback of `claim/park/ep-…` shows that owner holding it under that claim id and\ntoken, unexpired now; anything else is v1's refusal with the reason.\n\nExample:\n  echo '{\"episode_id\":\"ep-…\",\"intent_id\":\"park-…\",\"atomic_claim\":null}' | cairn park resume-gate\n  echo '{\"episode_id\":\"ep-…\",\"intent_id\":\"park-…\",\"atomic_claim\":{\"resource\":\"park/ep-…\",\"owner\":\"agent-a\",\"claim_id\":\"resume-a\",\"token\":1}}' | cairn park resume-gate --claim-gate v2"
+        after_help = "Reads {episode_id, intent_id, atomic_claim} on stdin.\n\nThe default is the helper's v1 answer, byte for byte: never authorized. `--claim-gate v2` is the\nreviewed upgrade the park seed requires before active resume: authorized only when atomic_claim is\nexactly {resource, owner, claim_id, token}, the resource is the episode's stream (`park/ep-…`) and\nthe journal's readback of `claim/park/ep-…` shows that owner holding it under that claim id and\ntoken, unexpired now; anything else is v1's refusal with the reason.\n\nExample:\n  echo '{\"episode_id\": \"ep-…\", \"intent_id\": \"park-…\",\n    \"atomic_claim\": null}' | cairn park resume-gate\n  echo '{\"episode_id\": \"ep-…\", \"intent_id\": \"park-…\",\n    \"atomic_claim\": {\"resource\": \"park/ep-…\", \"owner\": \"agent-a\",\n    \"claim_id\": \"c1\", \"token\": 1}}' | cairn park resume-gate --claim-gate v2"
     )]
     ResumeGate {
         /// Which gate answers: v1 (the helper's, never authorized) or v2 (a live cairn claim held by the caller)
@@ -62,11 +62,11 @@ pub enum ParkCommand {
     },
     /// Run the bound git observations and print the three typed VCS checks
     #[command(
-        after_help = "Runs `git -C ROOT …` itself (never in the caller's directory) and records argv, exit status, output and time.\n\nExample:\n  cairn park observe-vcs --root /abs/path/to/workspace"
+        after_help = "Runs `git -C ROOT …` itself (never in the caller's directory) and records argv, exit status, output and time.\n\nExample:\n  cairn park observe-vcs --repo /abs/path/to/workspace"
     )]
     ObserveVcs {
-        /// The bound root: an absolute, normalised path
-        #[arg(long, value_name = "DIR")]
+        /// The bound root: an absolute, normalised path (`--root` before)
+        #[arg(long = "repo", alias = "root", value_name = "DIR")]
         root: String,
     },
 }

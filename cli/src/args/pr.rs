@@ -16,7 +16,7 @@ pub struct PrRef {
 pub enum PrCommand {
     /// Classify a `gh pr view --json …` reading into exactly one of nine states (writes nothing)
     #[command(
-        after_help = "Reads {pr, reading, reviewed_sha, destination, …} on stdin. An approved, clean PR is\nfresh only on cairn's own runs: with --repo (absolute), cairn checks `git merge-base\n--is-ancestor <reviewed_sha> HEAD` and counts `git rev-list --count <reviewed_sha>..HEAD`\nitself; a caller's commits_since_review can only make a review stale.\n\nExample:\n  gh pr view 7 --json state,reviewDecision,mergeable,mergeStateStatus,statusCheckRollup,isDraft,mergedAt \\\n    | jq --arg sha \"$REVIEWED_SHA\" '{pr: \"https://github.com/o/r/pull/7\", reading: ., reviewed_sha: $sha, destination: \"pr\"}' \\\n    | cairn pr classify --repo \"$PWD\""
+        after_help = "Reads {pr, reading, reviewed_sha, destination, …} on stdin. An approved, clean PR is\nfresh only on cairn's own runs: with --repo (absolute), cairn checks `git merge-base\n--is-ancestor <reviewed_sha> HEAD` and counts `git rev-list --count <reviewed_sha>..HEAD`\nitself; a caller's commits_since_review can only make a review stale.\n\nExample:\n  F=state,reviewDecision,mergeable,mergeStateStatus,statusCheckRollup\n  gh pr view 7 --json \"$F,isDraft,mergedAt\" \\\n    | jq --arg sha \"$REVIEWED_SHA\" '{pr: \"https://github.com/o/r/pull/7\",\n        reading: ., reviewed_sha: $sha, destination: \"pr\"}' \\\n    | cairn pr classify --repo \"$PWD\""
     )]
     Classify {
         /// Observe the review's freshness in this repository (an absolute path)
@@ -25,7 +25,7 @@ pub enum PrCommand {
     },
     /// Classify and record: rounds, offers and escalation proposals follow from the state
     #[command(
-        after_help = "With --pr, cairn reads the PR with `gh pr view` itself (where gh is installed; exit 2\nwhere it is not) and stdin carries the rest of the document, without `reading`; the output's\n`reading_source` says which it was. Only a reading cairn made ends the loop as merged.\n\nExample:\n  cairn pr observe --repo /abs/repo --pr https://github.com/o/r/pull/7 < observation.json"
+        after_help = "With --pr, cairn reads the PR with `gh pr view` itself (where gh is installed; exit 2\nwhere it is not) and stdin carries the rest of the document, without `reading`; the output's\n`reading_source` says which it was. Only a reading cairn made ends the loop as merged.\n\nExample:\n  cairn pr observe --repo /abs/repo --pr https://github.com/o/r/pull/7 \\\n    < observation.json"
     )]
     Observe {
         /// Observe the review's freshness in this repository (an absolute path)
@@ -49,13 +49,15 @@ pub enum PrCommand {
     },
     /// The operator confirms an offer: merge, ready or review-request
     #[command(
-        after_help = "Example:\n  cairn pr confirm --pr https://github.com/o/r/pull/7 --what merge --operator alice"
+        after_help = "Example:\n  cairn pr confirm --pr https://github.com/o/r/pull/7 --what merge \\\n    --operator alice"
     )]
     Confirm {
         #[command(flatten)]
         pr: PrRef,
+        /// The offer confirmed
         #[arg(long, value_enum)]
         what: OfferArg,
+        /// Who decided (recorded)
         #[arg(long, value_name = "NAME")]
         operator: String,
         #[command(flatten)]
@@ -63,15 +65,18 @@ pub enum PrCommand {
     },
     /// Resolve a proposed tier escalation through the intent envelope
     #[command(
-        after_help = "Attended: applying needs the approval token cairn minted with the proposal (the\n`proposal.token` of the observation that proposed it; single-use). Unattended: held at the\ndefault.\n\nExample:\n  cairn pr resolve-escalation --pr https://github.com/o/r/pull/7 --mode attended --decision apply \\\n    --approval-token esc-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b"
+        after_help = "Attended: applying needs the approval token cairn minted with the proposal (the\n`proposal.token` of the observation that proposed it; single-use). Unattended: held at the\ndefault.\n\nExample:\n  cairn pr resolve-escalation --pr https://github.com/o/r/pull/7 \\\n    --mode attended --decision apply \\\n    --approval-token esc-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b"
     )]
     ResolveEscalation {
         #[command(flatten)]
         pr: PrRef,
+        /// Attended (an operator decides) or unattended (held at the default)
         #[arg(long, value_enum)]
         mode: ModeArg,
+        /// Apply the proposed tier, or decline it
         #[arg(long, value_enum)]
         decision: DecisionArg,
+        /// The proposal's single-use token (attended apply)
         #[arg(long, value_name = "TOKEN")]
         approval_token: Option<String>,
         #[command(flatten)]
@@ -95,15 +100,18 @@ pub enum PrCommand {
     },
     /// The operator pauses or abandons the loop (a closed PR, or an open one)
     #[command(
-        after_help = "Example:\n  cairn pr dispose --pr https://github.com/o/r/pull/7 --as paused --reason \"waiting on upstream\" --operator alice"
+        after_help = "Example:\n  cairn pr dispose --pr https://github.com/o/r/pull/7 --as paused \\\n    --reason \"waiting on upstream\" --operator alice"
     )]
     Dispose {
         #[command(flatten)]
         pr: PrRef,
+        /// Pause the loop, or abandon it
         #[arg(long = "as", value_enum)]
         disposition: DispositionArg,
+        /// Why (recorded)
         #[arg(long)]
         reason: String,
+        /// Who decided (recorded)
         #[arg(long, value_name = "NAME")]
         operator: String,
         #[command(flatten)]

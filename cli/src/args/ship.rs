@@ -8,11 +8,12 @@ use super::Key;
 pub enum ShipCommand {
     /// §preflight-classifier, read-only: exactly one outcome, first match wins (writes nothing)
     #[command(
-        after_help = "Runs `git -C REPO_ROOT …` itself (argv, exit status, output and time recorded). Exit 0 with\nthe outcome; only `clean` may proceed to `git worktree add`.\n\nExample:\n  cairn ship classify --repo-root /srv/consumer-repo --expected-basename consumer-repo \\\n    --branch worktree-abc --worktree-path /srv/consumer-repo/.claude/worktrees/abc --target-branch main"
+        after_help = "Runs `git -C REPO_ROOT …` itself (argv, exit status, output and time recorded). Exit 0 with\nthe outcome; only `clean` may proceed to `git worktree add`.\n\nExample:\n  cairn ship classify --repo /srv/consumer-repo \\\n    --expected-basename consumer-repo --branch worktree-abc \\\n    --worktree-path /srv/consumer-repo/.claude/worktrees/abc \\\n    --target-branch main"
     )]
     Classify {
-        /// REPO_ROOT, captured from `git rev-parse --show-toplevel` (absolute)
-        #[arg(long, value_name = "DIR")]
+        /// REPO_ROOT, captured from `git rev-parse --show-toplevel` (absolute;
+        /// `--repo-root` before)
+        #[arg(long = "repo", alias = "repo-root", value_name = "DIR")]
         repo_root: String,
         /// EXPECTED_REPO_BASENAME
         #[arg(long, value_name = "NAME")]
@@ -29,7 +30,7 @@ pub enum ShipCommand {
     },
     /// Open a ship run: capture REPO_ROOT, record the parameters and the preflight
     #[command(
-        after_help = "REPO_ROOT is captured once with `git -C DIR rev-parse --show-toplevel` and asserted against\n--expected-basename. Exit 0 when the preflight is `clean`, 4 when it is not (recorded).\n\nExample:\n  cairn ship open --repo /srv/consumer-repo --short-id abc --expected-basename consumer-repo \\\n    --branch worktree-abc --worktree-path /srv/consumer-repo/.claude/worktrees/abc \\\n    --target-branch main --intent-field intent_excerpt --files-max 10 --deletions-max 300 \\\n    --tiebreaker-4 ask-user --close-step echo --review-status pass"
+        after_help = "REPO_ROOT is captured once with `git -C DIR rev-parse --show-toplevel` and asserted against\n--expected-basename. Exit 0 when the preflight is `clean`, 4 when it is not (recorded).\n\nExample:\n  cairn ship open --repo /srv/consumer-repo --short-id abc \\\n    --expected-basename consumer-repo --branch worktree-abc \\\n    --worktree-path /srv/consumer-repo/.claude/worktrees/abc \\\n    --target-branch main --intent-field intent_excerpt --files-max 10 \\\n    --deletions-max 300 --tiebreaker-4 ask-user --close-step echo \\\n    --review-status pass"
     )]
     Open(ShipOpen),
     /// Re-run the recorded preflight (after a blocked outcome was dealt with)
@@ -61,6 +62,7 @@ pub enum ShipCommand {
     AnswerScope {
         #[command(flatten)]
         id: ShipId,
+        /// Proceed with the out-of-scope paths, or abort the run
         #[arg(long, value_enum)]
         answer: ScopeAnswerArg,
         /// Who answered
@@ -92,15 +94,18 @@ pub enum ShipCommand {
     Resume(ShipStep),
     /// The operator's disposition of a stop tiebreaker (3 or 5)
     #[command(
-        after_help = "Example:\n  cairn ship answer-tiebreaker --short-id abc --number 3 --disposition \"keep ours\" --operator ana"
+        after_help = "Example:\n  cairn ship answer-tiebreaker --short-id abc --number 3 \\\n    --disposition \"keep ours\" --operator ana"
     )]
     AnswerTiebreaker {
         #[command(flatten)]
         id: ShipId,
+        /// The tiebreaker (3 or 5)
         #[arg(long)]
         number: u8,
+        /// What to do, in words
         #[arg(long)]
         disposition: String,
+        /// Who decided (recorded)
         #[arg(long)]
         operator: String,
         #[command(flatten)]
@@ -108,11 +113,12 @@ pub enum ShipCommand {
     },
     /// One attempt of an external operation (bounded retry: a second denial is terminal)
     #[command(
-        after_help = "At most one retry after a denial; the second denial is terminal (exit 4).\n\nExample:\n  cairn ship external-op --short-id abc --class tracker-write --op \"kata close abc\" --denied"
+        after_help = "At most one retry after a denial; the second denial is terminal (exit 4).\n\nExample:\n  cairn ship external-op --short-id abc --class tracker-write \\\n    --op \"kata close abc\" --denied"
     )]
     ExternalOp {
         #[command(flatten)]
         id: ShipId,
+        /// The operation's class (§external-op-classification)
         #[arg(long, value_enum)]
         class: OpClassArg,
         /// The operation, e.g. `kata close nnv8`
@@ -131,8 +137,10 @@ pub enum ShipCommand {
     Abandon {
         #[command(flatten)]
         id: ShipId,
+        /// Why the run is abandoned
         #[arg(long)]
         reason: String,
+        /// Who decided (recorded)
         #[arg(long)]
         operator: String,
         #[command(flatten)]

@@ -10,10 +10,10 @@ mod record;
 use record::{git_line, record_path, unit_id, KEY_ORDER};
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use cairn::journal::Options;
 use cairn::machines::build_loop::{self, criterion, planned, BuildLoop, Command, RECORD_SCHEMA};
+use cairn::machines::evidence::FullCommit;
 use cairn::StreamId;
 use serde_json::{json, Value};
 
@@ -156,16 +156,21 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<Done, Failur
     // The key stands for the request (the record, the unit, where and how long
     // to run): looked up before anything runs, so a retry runs no check and
     // rewrites no record.
-    let request = Request::new(
-        "build-loop",
-        json!({"record": path, "unit": unit_name, "repo": repo, "profile": profile, "timeout": a.timeout}),
-    );
+    // The timeout in whole seconds, as keys recorded before --timeout-ms read it;
+    // a sub-second part only where one was given.
+    let timeout = a.timeout();
+    let mut fields = json!({"record": path, "unit": unit_name, "repo": repo, "profile": profile, "timeout": timeout.as_secs()});
+    if timeout.subsec_millis() != 0 {
+        fields["timeout_ms"] = json!(timeout.as_millis() as u64);
+    }
+    let request = Request::new("build-loop", fields);
     if let Some(done) = rec.recall::<BuildLoop>(&stream, &request)? {
         return print(&done, &path, &unit_name);
     }
 
     let revision = git_line(&repo, &["rev-parse", "HEAD"])
-        .filter(|r| r.len() == 40 && r.bytes().all(|b| b.is_ascii_hexdigit()))
+        .filter(|r| r.len() == 40)
+        .and_then(|r| FullCommit::parse(&r).ok())
         .ok_or_else(|| {
             input(
                 "repo_root",
@@ -188,15 +193,7 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<Done, Failur
     let started_at = now();
     let checks: Vec<build_loop::CheckRun> = planned(&crit)
         .into_iter()
-        .map(|(part, n)| {
-            cairn::work::run_check(
-                &repo,
-                part,
-                &n.name,
-                &n.command,
-                Duration::from_secs(a.timeout),
-            )
-        })
+        .map(|(part, n)| cairn::work::run_check(&repo, part, &n.name, &n.command, timeout))
         .collect();
     let finished_at = now();
     let command = Command::Iterate {

@@ -7,7 +7,7 @@ use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 
 use cairn::machines::build_loop::{self, Event};
-use cairn::machines::evidence::wire;
+use cairn::machines::evidence::{wire, FullCommit};
 use serde_json::{json, Map, Value};
 
 use crate::args::BuildLoopArgs;
@@ -218,7 +218,7 @@ pub(super) fn with_iteration(
 }
 
 /// The iteration an event records, and the revision handed to code review when green.
-pub(super) fn iteration_of(events: &[Event]) -> Result<(&Value, Option<&String>), Failure> {
+pub(super) fn iteration_of(events: &[Event]) -> Result<(&Value, Option<&FullCommit>), Failure> {
     match events.first() {
         Some(Event::IterationGreen {
             iteration,

@@ -4,42 +4,17 @@
 
 mod wire_json;
 
-use std::io::Read;
-
 use cairn::journal::Options;
 use cairn::machines::park::{
-    self, bind, fold, gate, observation, prepare, receipt, wire, AttemptId, EpisodeId, IntentId,
-    Park,
+    self, bind, fold, gate, observation, prepare, receipt, AttemptId, EpisodeId, IntentId, Park,
 };
 use cairn::{Context, StreamId};
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::args::{ClaimGate, ParkCommand, ParkIdentity};
 use crate::failure::{input, require_abs_path, Done, Failure};
+use crate::input::{document, read_stdin};
 use crate::record::{Db, Recorded, Recorder, Step};
-
-/// The largest stdin document accepted (bytes): a bound on memory for hostile input.
-pub const MAX_INPUT: u64 = 16 * 1024 * 1024;
-
-pub fn read_stdin() -> Result<String, Failure> {
-    let mut buf = Vec::new();
-    std::io::stdin()
-        .take(MAX_INPUT + 1)
-        .read_to_end(&mut buf)
-        .map_err(|e| input("$", "stdin", &format!("cannot read stdin: {e}")))?;
-    if buf.len() as u64 > MAX_INPUT {
-        return Err(input(
-            "$",
-            "input-size",
-            &format!("stdin is larger than {MAX_INPUT} bytes"),
-        ));
-    }
-    String::from_utf8(buf).map_err(|e| input("$", "utf-8", &format!("stdin is not UTF-8: {e}")))
-}
-
-pub fn document() -> Result<Value, Failure> {
-    Ok(wire::parse_document(&read_stdin()?)?)
-}
 
 struct Identity {
     episode_id: EpisodeId,
@@ -186,7 +161,7 @@ pub fn run(verb: &ParkCommand, db: &Db, options: &Options) -> Result<Done, Failu
         ParkCommand::ValidateReceipt(flags) => {
             let id = journal_identity(flags)?;
             let text = read_stdin()?;
-            let bytes = text.strip_suffix('\n').unwrap_or(&text).to_owned();
+            let bytes = text.strip_suffix('\n').unwrap_or(text).to_owned();
             receipt::validate_bytes(&bytes)?;
             let done = match id {
                 None => Done::Ok,
@@ -261,7 +236,7 @@ pub fn run(verb: &ParkCommand, db: &Db, options: &Options) -> Result<Done, Failu
             Ok(Done::Ok)
         }
         ParkCommand::ObserveVcs { root } => {
-            require_abs_path("root", root)?;
+            require_abs_path("repo", root)?;
             wire_json::print(&json!({ "checks": cairn::observe::park_vcs_checks(root) }));
             Ok(Done::Ok)
         }

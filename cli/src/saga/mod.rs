@@ -10,6 +10,7 @@ mod qa;
 mod save;
 
 use cairn::journal::Options;
+use cairn::machines::evidence::{FullCommit, RefName};
 use cairn::machines::saga::{self, gates, Command, Saga, State};
 use cairn::StreamId;
 use serde_json::json;
@@ -21,15 +22,20 @@ use crate::record::{Db, Recorded, Recorder, Step};
 
 /// A caller's name that git will read (a branch, a target) must not look like an
 /// option: refused at input, before anything is recorded or run.
-fn not_option_like(field: &str, value: &str) -> Result<(), Failure> {
-    if cairn::machines::evidence::is_option_like(value) {
-        return Err(input(
+fn not_option_like(field: &str, value: &str) -> Result<RefName, Failure> {
+    RefName::parse(value).map_err(|e| {
+        input(
             field,
-            "option-like",
+            e.rule,
             "must not start with `-` (git would read it as an option)",
-        ));
-    }
-    Ok(())
+        )
+    })
+}
+
+/// A full commit id the caller names, refused at input (under the rule the machine
+/// once refused it with) when it is short, symbolic or not lower-case hex.
+fn full_commit(field: &str, rule: &str, message: &str, value: &str) -> Result<FullCommit, Failure> {
+    FullCommit::parse(value).map_err(|_| input(field, rule, message))
 }
 
 fn stream(saga_id: &str) -> Result<StreamId, Failure> {
@@ -112,13 +118,19 @@ pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<Done, Failu
         } => {
             let outcome: gates::ReviewOutcome = serde_json::from_value(json!(outcome))
                 .map_err(|_| input("outcome", "enum", "an outcome"))?;
+            let reviewed_sha = full_commit(
+                "reviewed_sha",
+                "full-sha",
+                "the full reviewed SHA",
+                reviewed_sha,
+            )?;
             gate(
                 &rec(key)?,
                 saga_id,
                 Command::Review {
                     review: gates::Review {
                         outcome,
-                        reviewed_sha: reviewed_sha.clone(),
+                        reviewed_sha,
                     },
                 },
             )
@@ -178,15 +190,16 @@ pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<Done, Failu
             holder,
             key,
         }) => {
-            not_option_like("branch", branch)?;
-            crate::failure::require_abs_path("merge_worktree", merge_worktree)?;
+            let branch = not_option_like("branch", branch)?;
+            let merge_worktree =
+                crate::failure::require_abs_path("merge_worktree", merge_worktree)?;
             gate(
                 &rec(key)?,
                 saga_id,
                 Command::TakeTurn {
                     unit: unit.clone(),
-                    branch: branch.clone(),
-                    merge_worktree: merge_worktree.clone(),
+                    branch,
+                    merge_worktree,
                     holder: holder.clone(),
                 },
             )
@@ -226,18 +239,35 @@ pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<Done, Failu
             landed_commit,
             absence_reason,
             key,
-        } => gate(
-            &rec(key)?,
-            saga_id,
-            Command::Release {
-                release: gates::Release {
-                    destination: destination.clone(),
-                    reviewed_head: reviewed_head.clone(),
-                    landed_commit: landed_commit.clone(),
-                    absence_reason: absence_reason.clone(),
+        } => {
+            let landed_commit = landed_commit
+                .as_deref()
+                .map(|c| {
+                    full_commit(
+                        "landed_commit",
+                        "landed-commit",
+                        "the full landed commit (and no absence reason)",
+                        c,
+                    )
+                })
+                .transpose()?;
+            let reviewed_head = reviewed_head
+                .as_deref()
+                .map(|h| full_commit("reviewed_head", "full-sha", "the full reviewed head", h))
+                .transpose()?;
+            gate(
+                &rec(key)?,
+                saga_id,
+                Command::Release {
+                    release: gates::Release {
+                        destination: destination.clone(),
+                        reviewed_head,
+                        landed_commit,
+                        absence_reason: absence_reason.clone(),
+                    },
                 },
-            },
-        ),
+            )
+        }
         SagaCommand::Board {
             saga_id,
             boundary,

@@ -10,7 +10,7 @@ use cairn::machines::saga::{gates, Command, Saga};
 use cairn::StreamId;
 use serde_json::json;
 
-use super::{gate_verb, load, not_option_like, print_gates, stream};
+use super::{full_commit, gate_verb, load, not_option_like, print_gates, stream};
 use crate::failure::{input, Done, Failure};
 use crate::record::{Db, Recorder, Request, Step};
 
@@ -50,7 +50,7 @@ pub(super) fn pr_ready(
     repo: &str,
     issue: Option<u64>,
 ) -> Result<Done, Failure> {
-    crate::failure::require_abs_path("repo", repo)?;
+    let repo = crate::failure::require_abs_path("repo", repo)?;
     let s = stream(saga_id)?;
     // Whose build loop: `--issue`, else the thread's own issue number.
     let issue = issue
@@ -71,7 +71,7 @@ pub(super) fn pr_ready(
     // The shared freshness readings (ancestry, then the count), run only
     // when a review names its SHA: nothing to read otherwise.
     let runs = match sha {
-        Some(sha) => fresh::plan(repo, &sha)
+        Some(sha) => fresh::plan(&repo, &sha)
             .iter()
             .map(|argv| cairn::observe::run(argv))
             .collect(),
@@ -81,11 +81,7 @@ pub(super) fn pr_ready(
         Some(n) => handed(rec, n)?,
         None => vec![],
     };
-    let command = Command::PrReady {
-        repo: repo.to_owned(),
-        handed,
-        runs,
-    };
+    let command = Command::PrReady { repo, handed, runs };
     gate_verb(
         rec,
         saga_id,
@@ -103,8 +99,8 @@ pub(super) fn release_turn(
     repo: &str,
     target: &str,
 ) -> Result<Done, Failure> {
-    crate::failure::require_abs_path("repo", repo)?;
-    not_option_like("target", target)?;
+    let repo = crate::failure::require_abs_path("repo", repo)?;
+    let target = not_option_like("target", target)?;
     let s = stream(saga_id)?;
     // The key stands for the request; a retry reads git no more.
     let request = Request::new(
@@ -120,7 +116,7 @@ pub(super) fn release_turn(
         .thread()
         .and_then(|t| t.gates.units.get(unit).cloned())
         .ok_or_else(|| input("unit", "merging", "the unit does not hold the merge turn"))?;
-    let ancestor = cairn::observe::run(&gates::ancestor_plan(repo, &row.branch, target));
+    let ancestor = cairn::observe::run(&gates::ancestor_plan(&repo, &row.branch, &target));
     let merge_head = row
         .merge_worktree
         .as_ref()
@@ -128,8 +124,8 @@ pub(super) fn release_turn(
         .map(|wt| Box::new(cairn::observe::run(&gates::merge_head_plan(wt))));
     let command = Command::ReleaseTurn {
         unit: unit.to_owned(),
-        repo: repo.to_owned(),
-        target: target.to_owned(),
+        repo,
+        target,
         ancestor: Box::new(ancestor),
         merge_head,
     };
@@ -155,15 +151,14 @@ pub(super) fn merged(
     saga_id: &str,
     m: MergedArgs<'_>,
 ) -> Result<Done, Failure> {
-    crate::failure::require_abs_path("repo", m.repo)?;
-    not_option_like("target", m.target)?;
-    if !cairn::machines::evidence::is_full_git_id(m.merged_tip) {
-        return Err(input(
-            "merged_tip",
-            "full-commit",
-            "the full merged tip (40 or 64 lower-case hex digits)",
-        ));
-    }
+    let repo = crate::failure::require_abs_path("repo", m.repo)?;
+    let target = not_option_like("target", m.target)?;
+    let merged_tip = full_commit(
+        "merged_tip",
+        "full-commit",
+        "the full merged tip (40 or 64 lower-case hex digits)",
+        m.merged_tip,
+    )?;
     let s = stream(saga_id)?;
     // The key stands for the request; a retry reads git no more.
     let request = Request::new(
@@ -177,7 +172,7 @@ pub(super) fn merged(
     let state = load(db, options, &s)?;
     // No row, no branch to read: the machine refuses (`holds-turn`) with nothing run.
     let runs = match state.thread().and_then(|t| t.gates.units.get(m.unit)) {
-        Some(row) => gates::merged_plan(m.repo, &row.branch, m.merged_tip, m.target)
+        Some(row) => gates::merged_plan(&repo, &row.branch, &merged_tip, &target)
             .iter()
             .map(|argv| cairn::observe::run(argv))
             .collect(),
@@ -186,9 +181,9 @@ pub(super) fn merged(
     let command = Command::MarkMerged {
         unit: m.unit.to_owned(),
         holder: m.holder.to_owned(),
-        merged_tip: m.merged_tip.to_owned(),
-        repo: m.repo.to_owned(),
-        target: m.target.to_owned(),
+        merged_tip,
+        repo,
+        target,
         runs,
     };
     gate_verb(rec, saga_id, Step::new(&s, &command).request(request))

@@ -2,6 +2,7 @@
 //! the thread read back from the journal, never a cache.
 
 use cairn::journal::Options;
+use cairn::machines::evidence::AbsPath;
 use cairn::machines::saga::{self, Command, Kind, Phase, PhaseStatus, Saga, Save, Status, Thread};
 use cairn::{Machine, StreamId};
 use serde_json::{json, Value};
@@ -88,16 +89,14 @@ fn save_of(a: &SagaSave) -> Result<Save, Failure> {
 
 /// The repository a save captures: `--repo`, else the current directory (where
 /// the seed's `saga.py` reads git).
-fn capture_repo(a: &SagaSave) -> Result<Option<String>, Failure> {
+fn capture_repo(a: &SagaSave) -> Result<Option<AbsPath>, Failure> {
     if let Some(r) = &a.repo {
-        crate::failure::require_abs_path("repo", r)?;
-        return Ok(Some(r.clone()));
+        return crate::failure::require_abs_path("repo", r).map(Some);
     }
     Ok(std::env::current_dir()
         .ok()
         .and_then(|d| std::fs::canonicalize(d).ok())
-        .map(|d| d.to_string_lossy().into_owned())
-        .filter(|d| cairn::machines::evidence::is_normal_abs_path(d)))
+        .and_then(|d| AbsPath::parse(&d.to_string_lossy()).ok()))
 }
 
 /// A thread as the helpers print it: every field, plus the derived ones.
@@ -190,12 +189,11 @@ pub(super) fn restore(db: &Db, options: &Options, saga_id: &str) -> Result<Done,
 pub(super) fn show(db: &Db, options: &Options, saga_id: &str) -> Result<Done, Failure> {
     let s = stream(saga_id)?;
     let state = load(db, options, &s)?;
-    let t = state.thread().ok_or_else(|| {
-        input(
-            "saga_id",
-            "thread-exists",
-            "no thread is saved under this id",
-        )
+    // Nothing saved under this id: the one not-found rule (`restore` answers
+    // `found: false` instead, as saga.py does).
+    let t = state.thread().ok_or_else(|| Failure::NoSuchStream {
+        field: "saga_id",
+        stream: s.to_string(),
     })?;
     let mut v = view(t);
     v["state"] = json!(Saga::state_name(&state));

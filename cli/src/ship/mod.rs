@@ -133,19 +133,19 @@ pub fn run_verb(verb: &ShipCommand, db: &Db, options: &Options) -> Result<Done, 
             worktree_path,
             target_branch,
         } => {
-            require_abs_path("repo_root", repo_root)?;
+            require_abs_path("repo", repo_root)?;
             require_abs_path("worktree_path", worktree_path)?;
             require_nonempty("expected_basename", expected_basename)?;
             require_nonempty("branch", branch)?;
             require_nonempty("target_branch", target_branch)?;
             for (field, value) in [("branch", branch), ("target_branch", target_branch)] {
-                if cairn::machines::evidence::is_option_like(value) {
-                    return Err(input(
+                cairn::machines::evidence::RefName::parse(value).map_err(|e| {
+                    input(
                         field,
-                        "option-like",
+                        e.rule,
                         "must not start with `-` (git would read it as an option)",
-                    ));
-                }
+                    )
+                })?;
                 names::branch(value).map_err(|(rule, m)| input(field, rule, &m))?;
             }
             let short_id = worktree_path.rsplit('/').next().unwrap_or("");
@@ -268,7 +268,15 @@ pub fn run_verb(verb: &ShipCommand, db: &Db, options: &Options) -> Result<Done, 
         ),
         ShipCommand::Status(id) => {
             let stream = stream(id)?;
-            let mut out = view::view(&Recorder::reader(db, options).current::<Ship>(&stream)?);
+            let reader = Recorder::reader(db, options);
+            // Nothing recorded under this SHORT_ID: the one not-found rule.
+            let not_found = || Failure::NoSuchStream {
+                field: "short_id",
+                stream: stream.to_string(),
+            };
+            let engine = reader.existing_engine()?.ok_or_else(not_found)?;
+            crate::verbs::recorded(engine.journal(), "short_id", &stream.to_string())?;
+            let mut out = view::view(&reader.current::<Ship>(&stream)?);
             out["stream"] = json!(stream.to_string());
             output::json(&out);
             Ok(Done::Ok)

@@ -1,7 +1,7 @@
 //! The ship verbs that read git without mutating it — `open`, `preflight` and the
 //! phase reports (`verify`, `refine`, `pre-merge`) with cairn's own gate readings.
 
-use cairn::machines::evidence::{wire, CommandRun};
+use cairn::machines::evidence::{wire, AbsPath, CommandRun, FullCommit};
 use cairn::machines::ship::{self, gates, Command, Params, Ship, Verb};
 use cairn::observe::{run as exec, run_all};
 use cairn::StreamId;
@@ -65,7 +65,7 @@ pub fn open(rec: &Recorder, o: &ShipOpen) -> Result<Done, Failure> {
             .line(&capture.argv)
             .unwrap_or_default();
         // An anchor that names no repository is refused by the machine; run nothing more.
-        let (runs, advisory) = if cairn::machines::evidence::is_normal_abs_path(&root) {
+        let (runs, advisory) = if AbsPath::parse(&root).is_ok() {
             (
                 run_all(&gates::preflight_plan(&params, &root)),
                 advisory(&params, &root),
@@ -164,7 +164,7 @@ pub fn report_verb(
                 let pre = doc
                     .get("pre_squash_sha")
                     .and_then(Value::as_str)
-                    .filter(|s| cairn::machines::evidence::is_full_git_id(s));
+                    .filter(|s| FullCommit::parse(s).is_ok());
                 let runs = if conflict {
                     vec![]
                 } else {
@@ -184,7 +184,7 @@ pub fn report_verb(
 /// through the same strict, depth-bounded parse as stdin).
 fn report(r: &ShipReport, run: Option<&ship::Run>, phase: &str) -> Result<Value, Failure> {
     if !r.packet {
-        return crate::park::document();
+        return crate::input::document();
     }
     let run =
         run.ok_or_else(|| input("short_id", "opened", "no ship run is open on this SHORT_ID"))?;
@@ -199,8 +199,8 @@ fn report(r: &ShipReport, run: Option<&ship::Run>, phase: &str) -> Result<Value,
             &format!("`{path}`: {e} (a missing packet is a structured stop)"),
         )
     })?;
-    if text.len() as u64 > crate::park::MAX_INPUT {
+    if text.len() as u64 > crate::input::MAX_INPUT {
         return Err(input("packet", "input-size", "the packet is too large"));
     }
-    Ok(wire::parse_document(&text)?)
+    Ok(wire::parse_document(crate::input::keep(text))?)
 }

@@ -41,7 +41,7 @@ fn read_spec(path: &str) -> Result<SpecFile, Failure> {
     let abs = std::fs::canonicalize(path)
         .map_err(|e| input("spec", "read-error", &format!("`{path}`: {e}")))?;
     let meta = std::fs::metadata(&abs).map_err(|e| input("spec", "read-error", &e.to_string()))?;
-    if meta.len() > crate::park::MAX_INPUT {
+    if meta.len() > crate::input::MAX_INPUT {
         return Err(input("spec", "input-size", "the workspec is too large"));
     }
     let text = std::fs::read_to_string(&abs)
@@ -193,9 +193,11 @@ pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<Done, Failu
     let rec = |key| Recorder::new(db, options, key);
     let reader = Recorder::reader(db, options);
     match verb {
-        WorkCommand::Validate { spec } => read::validate(spec),
-        WorkCommand::Ready { spec, session } => read::ready(&reader, spec, &session.session),
-        WorkCommand::Status { spec, session } => read::status(&reader, spec, &session.session),
+        WorkCommand::Validate { spec } => read::validate(spec.path()),
+        WorkCommand::Ready { spec, session } => read::ready(&reader, spec.path(), &session.session),
+        WorkCommand::Status { spec, session } => {
+            read::status(&reader, spec.path(), &session.session)
+        }
         WorkCommand::Plan { node: r, with, key } => plan::plan(&rec(key)?, r, with),
         WorkCommand::Dispatch {
             node: r,

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::criterion::ExitCriterion;
 use super::iteration::CheckRun;
+use crate::evidence::FullCommit;
 use crate::Timestamp;
 
 /// Commands.
@@ -15,7 +16,8 @@ pub enum Command {
     /// One iteration: the criterion and every check as run.
     Iterate {
         unit: String,
-        revision: String,
+        /// The HEAD the checks ran at (`decide` holds it to 40 hex digits).
+        revision: FullCommit,
         criterion: ExitCriterion,
         checks: Vec<CheckRun>,
         started_at: Timestamp,

@@ -7,7 +7,7 @@ use super::event::Event;
 use super::iteration::{iteration, CheckRun};
 use super::state::{state_name, LoopState};
 use super::NAME;
-use crate::evidence::is_full_git_id;
+use crate::evidence::FullCommit;
 use crate::{Rejection, Timestamp, Violation};
 
 /// The events `command` produces in `state`, or why it is refused.
@@ -37,7 +37,7 @@ pub(super) fn decide(state: &LoopState, command: &Command) -> Result<Vec<Event>,
 fn decide_iterate(
     state: &LoopState,
     unit: &str,
-    revision: &str,
+    revision: &FullCommit,
     criterion: &ExitCriterion,
     checks: &[CheckRun],
     started_at: &Timestamp,
@@ -51,7 +51,8 @@ fn decide_iterate(
             Violation::new(predicate, Some(field), message),
         )
     };
-    if !is_full_git_id(revision) || revision.len() != 40 {
+    // A full id by its type; the build loop hands on the 40-hex (SHA-1) form only.
+    if revision.len() != 40 {
         return Err(no("full-revision", "revision", "the full 40-hex HEAD"));
     }
     let plan = planned(criterion);
@@ -79,7 +80,7 @@ fn decide_iterate(
         Event::IterationGreen {
             unit: unit.to_owned(),
             iteration: v,
-            handed_to_code_review: revision.to_owned(),
+            handed_to_code_review: revision.clone(),
         }
     } else {
         Event::IterationNotGreen {

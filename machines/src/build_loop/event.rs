@@ -4,6 +4,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::evidence::FullCommit;
+
 /// Events.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
@@ -15,7 +17,7 @@ pub enum Event {
     IterationGreen {
         unit: String,
         iteration: Value,
-        handed_to_code_review: String,
+        handed_to_code_review: FullCommit,
     },
 }
 

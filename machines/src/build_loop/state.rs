@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::evidence::FullCommit;
+
 /// A unit's loop: iterations recorded, and the revision handed to code review.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct LoopState {
@@ -11,7 +13,7 @@ pub struct LoopState {
     /// The last iteration was green.
     pub green: bool,
     /// The full revision the criterion last passed at.
-    pub handed_to_code_review: Option<String>,
+    pub handed_to_code_review: Option<FullCommit>,
 }
 
 /// The state's name in the graph: `not-run`, `green` or `not-green`.

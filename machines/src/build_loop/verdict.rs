@@ -29,7 +29,8 @@ mod tests {
                 Event::IterationGreen {
                     unit: "U1".into(),
                     iteration: json!({}),
-                    handed_to_code_review: "a".repeat(40),
+                    handed_to_code_review: crate::evidence::FullCommit::parse(&"a".repeat(40))
+                        .expect("40 hex digits"),
                 }
             } else {
                 Event::IterationNotGreen {

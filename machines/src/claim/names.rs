@@ -4,8 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::evidence::ids::refuse_option_like;
 use crate::evidence::text::first_invisible;
-use crate::evidence::{is_option_like, Invalid};
+use crate::evidence::Invalid;
 
 /// The longest owner or claim id, in bytes.
 pub const NAME_MAX: usize = 256;
@@ -49,13 +50,7 @@ fn check_name(what: &str, s: &str) -> Result<(), Invalid> {
             format!("the {what} starts or ends with a space"),
         ));
     }
-    if is_option_like(s) {
-        return Err(invalid(
-            "option-like",
-            format!("the {what} `{s}` starts with `-` and would read as an option"),
-        ));
-    }
-    Ok(())
+    refuse_option_like(s, what)
 }
 
 macro_rules! name {

@@ -9,10 +9,11 @@
 use serde::{Deserialize, Serialize};
 
 use super::git::git;
-use super::{is_full_git_id, CommandRun};
+use super::{AbsPath, CommandRun, FullCommit};
 
-/// The two readings, in order: ancestry, then the count of commits since.
-pub fn plan(repo: &str, reviewed: &str) -> Vec<Vec<String>> {
+/// The two readings, in order: ancestry, then the count of commits since. The
+/// reviewed commit is a full id by its type (a symbolic name could move).
+pub fn plan(repo: &AbsPath, reviewed: &FullCommit) -> Vec<Vec<String>> {
     vec![
         git(
             repo,
@@ -74,13 +75,10 @@ impl Freshness {
 }
 
 /// Reads `runs` (which must be exactly [`plan`]`(repo, reviewed)`) back.
-pub fn read(repo: &str, reviewed: &str, runs: &[CommandRun]) -> Freshness {
+pub fn read(repo: &AbsPath, reviewed: &FullCommit, runs: &[CommandRun]) -> Freshness {
     let unknown = |reason: &str| Freshness::Unknown {
         reason: reason.to_owned(),
     };
-    if !is_full_git_id(reviewed) {
-        return unknown("the reviewed commit is not a full commit id");
-    }
     let want = plan(repo, reviewed);
     if runs.len() != want.len() || runs.iter().zip(&want).any(|(r, w)| &r.argv != w) {
         return unknown("the recorded runs are not the planned freshness readings");
@@ -105,7 +103,7 @@ mod tests {
     use super::*;
     use crate::Timestamp;
 
-    fn runs(repo: &str, sha: &str, anc: Option<i32>, count: &str) -> Vec<CommandRun> {
+    fn runs(repo: &AbsPath, sha: &FullCommit, anc: Option<i32>, count: &str) -> Vec<CommandRun> {
         let at = Timestamp::parse("2026-01-01T00:00:00Z").expect("a fixed timestamp parses");
         plan(repo, sha)
             .into_iter()
@@ -124,24 +122,25 @@ mod tests {
 
     #[test]
     fn behind_is_never_fresh() {
-        let sha = "a".repeat(40);
+        let sha = FullCommit::parse(&"a".repeat(40)).expect("40 hex digits");
+        let r = AbsPath::parse("/r").expect("absolute");
+        let other = AbsPath::parse("/other").expect("absolute");
         assert_eq!(
-            read("/r", &sha, &runs("/r", &sha, Some(0), "0\n")),
+            read(&r, &sha, &runs(&r, &sha, Some(0), "0\n")),
             Freshness::Fresh
         );
         assert_eq!(
-            read("/r", &sha, &runs("/r", &sha, Some(0), "2\n")),
+            read(&r, &sha, &runs(&r, &sha, Some(0), "2\n")),
             Freshness::Stale { commits: 2 }
         );
         // HEAD behind the reviewed commit: rev-list counts 0, ancestry says no.
         assert_eq!(
-            read("/r", &sha, &runs("/r", &sha, Some(1), "0\n")),
+            read(&r, &sha, &runs(&r, &sha, Some(1), "0\n")),
             Freshness::NotAncestor
         );
-        assert!(!read("/r", &sha, &runs("/r", &sha, Some(128), "0\n")).is_fresh());
-        assert!(!read("/r", &sha, &runs("/r", &sha, Some(0), "x\n")).is_fresh());
-        assert!(!read("/r", &sha, &runs("/other", &sha, Some(0), "0\n")).is_fresh());
-        assert!(!read("/r", "HEAD", &runs("/r", "HEAD", Some(0), "0\n")).is_fresh());
-        assert!(!read("/r", &sha, &[]).is_fresh());
+        assert!(!read(&r, &sha, &runs(&r, &sha, Some(128), "0\n")).is_fresh());
+        assert!(!read(&r, &sha, &runs(&r, &sha, Some(0), "x\n")).is_fresh());
+        assert!(!read(&r, &sha, &runs(&other, &sha, Some(0), "0\n")).is_fresh());
+        assert!(!read(&r, &sha, &[]).is_fresh());
     }
 }

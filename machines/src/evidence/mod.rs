@@ -15,10 +15,7 @@ use sha2::{Digest, Sha256};
 
 use crate::Timestamp;
 
-pub use ids::{
-    is_full_git_id, is_full_jj_change, is_http_url, is_normal_abs_path, is_option_like, AbsPath,
-    FullCommit, Invalid,
-};
+pub use ids::{AbsPath, FullCommit, HttpUrl, Invalid, JjChange, RefName};
 pub use run::CommandRun;
 pub use wire::{InputError, Result as WireResult};
 
@@ -37,7 +34,19 @@ pub fn next_round(rounds_seen: &[u32]) -> u32 {
 }
 
 /// The result of one check. `Unknown` never opens a gate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Outcome {
     /// The evidence proves the property.

@@ -11,7 +11,7 @@ use crate::Timestamp;
 /// One command run, with what it returned. Optional in every park VCS evidence
 /// object as `observations`; the evidence of every ship, saga, work and pr gate
 /// that cairn observes itself.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CommandRun {
     /// The exact argv (no shell).

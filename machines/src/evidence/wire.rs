@@ -107,9 +107,54 @@ pub fn field<T: DeserializeOwned>(map: &Map<String, Value>, path: &str, key: &st
     typed(v, &at(path, key))
 }
 
-/// Deserializes `v` into `T`, naming the path on failure.
+/// Deserializes `v` into `T`, naming the path on failure (in words a caller
+/// knows: never a Rust type's name).
 pub fn typed<T: DeserializeOwned>(v: Value, path: &str) -> Result<T> {
-    serde_json::from_value(v).map_err(|e| InputError::new(path, "type", e.to_string()))
+    serde_json::from_value(v)
+        .map_err(|e| InputError::new(path, "type", without_type_names(&e.to_string())))
+}
+
+/// serde's message with the Rust type names it quotes (`expected struct
+/// BindOutput`, `enum Phase`, `untagged enum Evidence`) said as JSON shapes.
+pub fn without_type_names(message: &str) -> String {
+    const UNTAGGED: &str = "data did not match any variant of untagged enum ";
+    if message.starts_with(UNTAGGED) {
+        return "matches none of the shapes this value may have".to_owned();
+    }
+    // Longest first: `tuple struct X` before `struct X`.
+    const SHAPES: [(&str, &str); 7] = [
+        ("internally tagged enum ", "an object with a known tag"),
+        ("adjacently tagged enum ", "an object with a known tag"),
+        ("untagged enum ", "one of its shapes"),
+        ("tuple struct ", "an array"),
+        ("unit struct ", "null"),
+        ("struct ", "a JSON object"),
+        ("enum ", "one of its names"),
+    ];
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    'scan: while !rest.is_empty() {
+        for (word, shape) in SHAPES {
+            let at_word_start = out.is_empty() || out.ends_with(' ');
+            if at_word_start && rest.starts_with(word) {
+                let after = &rest[word.len()..];
+                let name_len = after
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(after.len());
+                if after.starts_with(|c: char| c.is_ascii_uppercase()) {
+                    out.push_str(shape);
+                    rest = &after[name_len..];
+                    continue 'scan;
+                }
+            }
+        }
+        let mut chars = rest.chars();
+        if let Some(c) = chars.next() {
+            out.push(c);
+        }
+        rest = chars.as_str();
+    }
+    out
 }
 
 /// A non-empty string field.
@@ -161,7 +206,6 @@ pub const MAX_DEPTH: usize = 64;
 /// recorded and never a stack overflow.
 pub fn parse_document(text: &str) -> Result<Value> {
     use serde::de::DeserializeSeed as _;
-    let position = |e: &serde_json::Error| format!("$ (line {}, column {})", e.line(), e.column());
     let mut de = serde_json::Deserializer::from_str(text);
     let value = Strict { depth: 0 }
         .deserialize(&mut de)
@@ -175,7 +219,8 @@ pub fn parse_document(text: &str) -> Result<Value> {
             } else {
                 "json"
             };
-            InputError::new(position(&e), rule, format!("not one JSON document: {e}"))
+            // The field is the document (`$`); where in its text is in the message.
+            InputError::new("$", rule, format!("not one JSON document: {e}"))
         })?;
     Ok(value)
 }
@@ -285,10 +330,37 @@ mod tests {
         );
         let dup = parse_document(r#"{"a":1,"b":{"x":1,"x":2}}"#).unwrap_err();
         assert_eq!(dup.rule, "duplicate-key");
-        assert!(dup.field.contains("line 1"), "{dup:?}");
+        assert_eq!(dup.field, "$");
+        assert!(dup.message.contains("line 1"), "{dup:?}");
         assert_eq!(parse_document("{} {}").unwrap_err().rule, "json");
         assert_eq!(parse_document(&"[".repeat(200)).unwrap_err().rule, "depth");
         assert_eq!(parse_document("1e999").unwrap_err().rule, "json");
+    }
+
+    #[test]
+    fn messages_never_name_rust_types() {
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct BindOutput {
+            a: u8,
+        }
+        let e = typed::<BindOutput>(Value::String("x".into()), "binding").unwrap_err();
+        assert_eq!(e.field, "binding");
+        assert!(!e.message.contains("BindOutput"), "{e:?}");
+        assert!(e.message.contains("expected a JSON object"), "{e:?}");
+        assert_eq!(
+            without_type_names("invalid type: integer `1`, expected enum Phase"),
+            "invalid type: integer `1`, expected one of its names"
+        );
+        assert_eq!(
+            without_type_names("data did not match any variant of untagged enum Evidence"),
+            "matches none of the shapes this value may have"
+        );
+        // Words that merely look alike are left alone.
+        assert_eq!(
+            without_type_names("unknown field `struct`, the enum value x"),
+            "unknown field `struct`, the enum value x"
+        );
     }
 
     /// `n` objects nested in each other: `{"a":{"a":…{"a":0}…}}`.
@@ -305,7 +377,8 @@ mod tests {
         for n in [MAX_DEPTH + 1, 100, 126, 127, 10_000] {
             let e = parse_document(&nested(n)).unwrap_err();
             assert_eq!(e.rule, "depth", "{n}: {e:?}");
-            assert!(e.field.starts_with("$ (line 1"), "{e:?}");
+            assert_eq!(e.field, "$", "{e:?}");
+            assert!(e.message.contains("line 1"), "{e:?}");
         }
         // Duplicate keys and bad JSON keep their own rules under the bound.
         assert_eq!(

@@ -5,17 +5,17 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::observation::Backend;
-use crate::evidence::is_normal_abs_path;
 use crate::evidence::wire::{self, at, InputError, Result};
+use crate::evidence::AbsPath;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SelectorKind {
     Bead,
     Episode,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Selector {
     pub kind: SelectorKind,
@@ -23,7 +23,7 @@ pub struct Selector {
 }
 
 /// A receipt's repository object.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Repository {
     pub path: String,
@@ -32,7 +32,7 @@ pub struct Repository {
     pub head: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReceiptIdentity {
     pub episode_id: String,
@@ -41,14 +41,14 @@ pub struct ReceiptIdentity {
 }
 
 /// One exact command and what it printed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Reading {
     pub command: Vec<String>,
     pub stdout: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Readings {
     pub root: Reading,
@@ -57,7 +57,7 @@ pub struct Readings {
     pub remote: Reading,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Registration {
     pub name: String,
@@ -65,7 +65,7 @@ pub struct Registration {
 }
 
 /// `bind-repository` input.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BindInput {
     pub selector: Selector,
@@ -74,7 +74,7 @@ pub struct BindInput {
     pub registrations: Vec<Registration>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MatchedRegistration {
     pub name: String,
@@ -83,7 +83,7 @@ pub struct MatchedRegistration {
 }
 
 /// `bind-repository` output; also the `binding` of `repository_resolved` evidence.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BindOutput {
     pub schema_version: u32,
@@ -228,14 +228,13 @@ pub fn bind(input: &BindInput) -> Result<BindOutput> {
             "bind-repository proves git bindings only: its observations are git's root, git dir and common dir",
         ));
     }
-    let root = id.repository.path.as_str();
-    if !is_normal_abs_path(root) {
-        return Err(InputError::new(
+    let root = AbsPath::parse(&id.repository.path).map_err(|e| {
+        InputError::new(
             "receipt_identity.repository.path",
-            "absolute-path",
+            e.rule,
             "expected an absolute, normalised path",
-        ));
-    }
+        )
+    })?;
     if id.repository.branch.trim().is_empty() {
         return Err(InputError::new(
             "receipt_identity.repository.branch",
@@ -252,7 +251,7 @@ pub fn bind(input: &BindInput) -> Result<BindOutput> {
     }
     let obs = &input.observations;
     let exact = |reading: &Reading, name: &str, rest: &[&str]| -> Result<String> {
-        let want = argv(root, rest);
+        let want = argv(&root, rest);
         if reading.command != want {
             return Err(InputError::new(
                 format!("observations.{name}.command"),
@@ -263,7 +262,7 @@ pub fn bind(input: &BindInput) -> Result<BindOutput> {
         Ok(line(&reading.stdout).to_owned())
     };
     let observed_root = exact(&obs.root, "root", &["rev-parse", "--show-toplevel"])?;
-    if observed_root != root {
+    if root != observed_root {
         return Err(InputError::new(
             "observations.root.stdout",
             "path-root-mismatch",
@@ -281,7 +280,7 @@ pub fn bind(input: &BindInput) -> Result<BindOutput> {
         &["rev-parse", "--path-format=absolute", "--git-common-dir"],
     )?;
     for (name, p) in [("git_dir", &git_dir), ("common_dir", &common_dir)] {
-        if !is_normal_abs_path(p) {
+        if AbsPath::parse(p).is_err() {
             return Err(InputError::new(
                 format!("observations.{name}.stdout"),
                 "absolute-path",
@@ -345,12 +344,12 @@ pub fn bind(input: &BindInput) -> Result<BindOutput> {
             canonical_remote: canonical.clone(),
         },
         backend: Backend::Git,
-        bound_root: root.to_owned(),
+        bound_root: root.to_string(),
         git_dir,
         common_dir,
         canonical_remote: canonical,
         observations: obs.clone(),
-        commands: bound_commands(root),
+        commands: bound_commands(&root),
     })
 }
 

@@ -18,14 +18,14 @@ pub const COMPLETION_UNKNOWN: &str = "completion evidence conflicts or is unknow
 /// The only reason a checkpoint-authorizing preflight gives.
 pub const DURABLE_REQUIRED: &str = "durable preservation evidence required";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Action {
     Checkpoint,
     WriteReceipt,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Candidate {
     Parked,
@@ -33,7 +33,7 @@ pub enum Candidate {
 }
 
 /// `evaluate`'s answer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Evaluation {
     pub action: Option<Action>,

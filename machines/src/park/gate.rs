@@ -22,7 +22,7 @@ pub const CLAIM_CONTRACT: &str = "atomic episode claim/lease with a caller-stabl
 pub const CLAIM_FIELDS: [&str; 4] = ["resource", "owner", "claim_id", "token"];
 
 /// `resume-gate` output, field for field the helper's.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Gate {
     pub authorized: bool,
     pub required_mechanism: &'static str,

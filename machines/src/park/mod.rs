@@ -19,6 +19,7 @@
 //! `fold`, `receipt`, `prepare`, `bind` and `gate` are the helper verbs it runs.
 
 pub mod bind;
+pub mod document;
 pub mod fold;
 pub mod gate;
 pub mod observation;

@@ -8,7 +8,7 @@ use super::{AttemptId, EpisodeId, IntentId};
 use crate::evidence::wire::{self, at, idx, InputError, Result};
 use crate::Context;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PrepareAction {
     Retry,
@@ -16,14 +16,14 @@ pub enum PrepareAction {
     Evaluate,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct PriorSource {
     pub comment_id: Value,
     pub source_bytes: String,
 }
 
 /// `prepare-attempt` output.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Prepared {
     pub ready: bool,
     pub action: PrepareAction,

@@ -10,8 +10,8 @@ use super::observation::{
     self, CheckName, Observation, Phase, Provider, TargetKind, OBSERVATION_KEYS,
 };
 use super::{AttemptId, EpisodeId, IntentId};
-use crate::evidence::is_normal_abs_path;
 use crate::evidence::wire::{self, at, idx, InputError, Result};
+use crate::evidence::AbsPath;
 
 /// The fence's info string.
 pub const FENCE_TAG: &str = "work_episode_receipt/v1";
@@ -28,14 +28,16 @@ const RECEIPT_KEYS: [&str; 9] = [
     "references",
 ];
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderSession {
     pub provider: Provider,
     pub id: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Resume {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -204,7 +206,7 @@ pub fn validate(v: &Value) -> Result<Receipt> {
             "repository_resolved carries no binding",
         )
     })?;
-    if !is_normal_abs_path(&repository.path) {
+    if AbsPath::parse(&repository.path).is_err() {
         return Err(InputError::new(
             "repository.path",
             "absolute-path",
@@ -305,7 +307,7 @@ pub fn validate(v: &Value) -> Result<Receipt> {
 }
 
 /// One bead comment as read back.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Comment {
     pub id: Value,
@@ -313,7 +315,7 @@ pub struct Comment {
 }
 
 /// `confirm-readback` input.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadbackInput {
     pub receipt_bytes: String,
@@ -321,7 +323,7 @@ pub struct ReadbackInput {
 }
 
 /// `confirm-readback` output.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Readback {
     pub comment_id: Option<Value>,

@@ -80,7 +80,7 @@ impl PrState {
 }
 
 /// Where the work is headed (`admission.destination`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Destination {
     PlanOnly,

@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::input::{ObserveInput, Observed};
+use super::plan::TargetBranch;
 use crate::evidence::{AbsPath, CommandRun};
 use crate::Timestamp;
 
@@ -49,7 +50,7 @@ pub enum MergeEvidence {
     /// `plan::merge_plan(repo, head, target)`, recorded; the head is the loop's.
     Git {
         repo: AbsPath,
-        target: String,
+        target: TargetBranch,
         run: CommandRun,
     },
 }

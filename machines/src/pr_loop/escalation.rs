@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::evidence::wire::{InputError, Result};
 
 /// The tier context a failure row carries.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Tiers {
     /// The ladder, cheapest first (ordinal cost = position).

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::classify::Classification;
 use super::escalation::{Clamp, Proposal, Tiers};
 use super::input::{FreshnessRecord, ReadingSource};
+use super::plan::TargetBranch;
 use super::state::RoundBasis;
 use crate::evidence::FullCommit;
 use crate::Timestamp;
@@ -17,7 +18,10 @@ pub enum MergeVia {
     /// A `gh pr view` reading showing `MERGED` with `mergedAt` and the merged head.
     Gh,
     /// git showing `target` contains `head`.
-    Git { target: String, head: FullCommit },
+    Git {
+        target: TargetBranch,
+        head: FullCommit,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

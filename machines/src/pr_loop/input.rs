@@ -17,7 +17,7 @@ use crate::evidence::wire::{self, InputError};
 use crate::evidence::{AbsPath, CommandRun, FullCommit};
 
 /// What a failure row's failure looks like (only depth-shaped failures escalate).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum FailureShape {
     Depth,
@@ -27,12 +27,13 @@ pub enum FailureShape {
 }
 
 /// The caller's `observe` / `classify` document.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ObserveInput {
     /// The PR's URL, in any spelling that names it (see `identity`).
     pub pr: String,
     /// The `gh pr view --json …` reading.
+    #[schemars(with = "super::reading::ReadingDocument")]
     pub reading: Value,
     #[serde(default)]
     pub reviewed_sha: Option<String>,
@@ -42,6 +43,7 @@ pub struct ObserveInput {
     pub commits_since_review: Option<u64>,
     /// Retired with rules v1 (one `rev-list` run): read from old journals, refused now.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
     pub freshness_observation: Option<CommandRun>,
     #[serde(default)]
     pub unresolved_threads: Option<u64>,

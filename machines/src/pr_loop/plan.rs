@@ -6,8 +6,9 @@
 use serde_json::Value;
 
 use crate::evidence::git::git;
+use crate::evidence::ids::checked_string;
 use crate::evidence::wire::{self, InputError, Result};
-use crate::evidence::{is_full_git_id, is_option_like, CommandRun};
+use crate::evidence::{CommandRun, FullCommit, RefName};
 
 /// The fields cairn reads: the seed's seven, and the head the PR points at.
 pub const GH_FIELDS: &str =
@@ -44,12 +45,20 @@ pub fn read_gh(pr: &str, run: &CommandRun, field: &str) -> Result<Value> {
     })
 }
 
-/// A branch a merge lands on, as the caller may name it: not an option, not `HEAD`,
-/// not a commit id or revision expression (which could name the head itself).
-pub fn is_target_name(s: &str) -> bool {
+checked_string!(
+    /// A branch a merge lands on, as the caller may name it: not an option, not
+    /// `HEAD`, not a commit id or revision expression (which could name the head
+    /// itself).
+    TargetBranch,
+    is_target_name,
+    "target-branch",
+    "a branch name a merge lands on"
+);
+
+fn is_target_name(s: &str) -> bool {
     !s.is_empty()
-        && !is_option_like(s)
-        && !is_full_git_id(s)
+        && RefName::parse(s).is_ok()
+        && FullCommit::parse(s).is_err()
         && !matches!(s, "HEAD" | "@" | "FETCH_HEAD" | "ORIG_HEAD" | "MERGE_HEAD")
         && !s.contains("..")
         && !s.contains("@{")

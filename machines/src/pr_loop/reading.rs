@@ -15,7 +15,7 @@ use crate::evidence::FullCommit;
 use crate::Timestamp;
 
 /// `state`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum GhState {
     Open,
@@ -35,7 +35,7 @@ pub enum ReviewDecision {
 }
 
 /// `mergeable`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum Mergeable {
     Mergeable,
@@ -44,7 +44,7 @@ pub enum Mergeable {
 }
 
 /// `mergeStateStatus`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum MergeStateStatus {
     Behind,
@@ -85,6 +85,46 @@ pub struct Reading {
     pub url: Option<String>,
     /// `number`, when the reading carries it.
     pub number: Option<u64>,
+}
+
+/// A reading as `gh` writes it: the type its JSON Schema is derived from
+/// (`cairn schema pr classify`); [`parse_reading`] reads the same fields.
+#[derive(Debug, Clone, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReadingDocument {
+    pub state: GhState,
+    /// `APPROVED`, `CHANGES_REQUESTED`, `REVIEW_REQUIRED`, `""` or null.
+    #[schemars(with = "Option<ReviewDecisionDocument>")]
+    pub review_decision: Option<String>,
+    pub mergeable: Mergeable,
+    pub merge_state_status: MergeStateStatus,
+    /// Every check run or status context of the head: each entry is read.
+    pub status_check_rollup: Option<Vec<Value>>,
+    pub is_draft: bool,
+    /// Set exactly when the state is `MERGED`: RFC3339, or `""`/null.
+    pub merged_at: Option<String>,
+    #[serde(default)]
+    pub number: Option<u64>,
+    #[serde(default)]
+    pub url: Option<String>,
+    /// The head commit's full id.
+    #[serde(default)]
+    pub head_ref_oid: Option<String>,
+    #[serde(default)]
+    pub title: Option<String>,
+}
+
+/// `reviewDecision` as `gh` spells it.
+#[derive(Debug, Clone, Copy, schemars::JsonSchema)]
+pub enum ReviewDecisionDocument {
+    #[serde(rename = "APPROVED")]
+    Approved,
+    #[serde(rename = "CHANGES_REQUESTED")]
+    ChangesRequested,
+    #[serde(rename = "REVIEW_REQUIRED")]
+    ReviewRequired,
+    #[serde(rename = "")]
+    None,
 }
 
 /// The fields a reading must have, and those it may have.

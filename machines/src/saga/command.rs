@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::gates;
 use super::state::{Kind, Phase, PhaseStatus, QaLimits, Status};
-use crate::evidence::CommandRun;
+use crate::evidence::{AbsPath, CommandRun, FullCommit, RefName};
 
 /// A save: every field optional (omitted = carried forward; an empty list clears).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -44,7 +44,7 @@ pub struct Save {
     pub orchestration_operator_choice: Option<String>,
     /// The repository whose branch and `HEAD` the save captured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub repo: Option<String>,
+    pub repo: Option<AbsPath>,
     /// cairn's capture runs in `repo` (`tick::capture_plan`), in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub git: Vec<CommandRun>,
@@ -101,7 +101,7 @@ pub enum Command {
     /// loop handed to code review (read from the journal), and freshness read by
     /// cairn (`evidence::fresh::plan(repo, reviewed_sha)`, run in that order).
     PrReady {
-        repo: String,
+        repo: AbsPath,
         handed: Vec<gates::Handed>,
         runs: Vec<CommandRun>,
     },
@@ -113,8 +113,8 @@ pub enum Command {
     },
     TakeTurn {
         unit: String,
-        branch: String,
-        merge_worktree: String,
+        branch: RefName,
+        merge_worktree: AbsPath,
         holder: String,
     },
     /// Release a `merging` row left by a dead turn, from what git shows: the
@@ -122,8 +122,8 @@ pub enum Command {
     /// exists) `gates::merge_head_plan` runs.
     ReleaseTurn {
         unit: String,
-        repo: String,
-        target: String,
+        repo: AbsPath,
+        target: RefName,
         ancestor: Box<CommandRun>,
         merge_head: Option<Box<CommandRun>>,
     },
@@ -132,9 +132,9 @@ pub enum Command {
     MarkMerged {
         unit: String,
         holder: String,
-        merged_tip: String,
-        repo: String,
-        target: String,
+        merged_tip: FullCommit,
+        repo: AbsPath,
+        target: RefName,
         runs: Vec<CommandRun>,
     },
     Release {

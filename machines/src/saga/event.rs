@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::command::Scenario;
 use super::gates;
 use super::state::{QaLimits, QaOutcome, Thread};
-use crate::evidence::CommandRun;
+use crate::evidence::{CommandRun, FullCommit};
 
 /// Events.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -46,7 +46,7 @@ pub enum Event {
     /// PR-ready passed for `reviewed_sha`. Rules v2 record the freshness `runs`
     /// (`evidence::fresh`); v1 recorded one `rev-list` run as `count`.
     ReadyForPr {
-        reviewed_sha: String,
+        reviewed_sha: FullCommit,
         /// The unit whose green iteration handed `reviewed_sha` to code review (v2).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         unit: Option<String>,
@@ -69,6 +69,8 @@ pub enum Event {
     PausedAtBoundary {
         boundary: String,
     },
+    /// Branch and worktree stay strings: rules v1 recorded them unchecked (an
+    /// option-like branch, a relative worktree), and a stored event must decode.
     TurnTaken {
         unit: String,
         branch: String,
@@ -84,7 +86,7 @@ pub enum Event {
     /// A unit merged; v2 records the readings that showed it (`runs`).
     UnitMerged {
         unit: String,
-        merged_tip: String,
+        merged_tip: FullCommit,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         runs: Vec<CommandRun>,
     },

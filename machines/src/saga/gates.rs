@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::evidence::git::git;
-use crate::evidence::CommandRun;
+use crate::evidence::{CommandRun, FullCommit};
 
 /// Which gate an override waives (one per override, never both).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -61,7 +61,7 @@ pub struct Review {
     /// The typed outcome.
     pub outcome: ReviewOutcome,
     /// The full reviewed SHA.
-    pub reviewed_sha: String,
+    pub reviewed_sha: FullCommit,
 }
 
 /// A revision the build loop handed to code review: the unit whose iteration went
@@ -72,7 +72,7 @@ pub struct Handed {
     /// The unit.
     pub unit: String,
     /// The full revision.
-    pub revision: String,
+    pub revision: FullCommit,
 }
 
 /// The thread's destinations (`admission.destination`); `plan-only` merges nothing.
@@ -91,7 +91,7 @@ pub struct Override {
     /// Who.
     pub operator: String,
     /// For the review gate: the reviewed SHA it was given for.
-    pub reviewed_sha: Option<String>,
+    pub reviewed_sha: Option<FullCommit>,
 }
 
 /// An adjustment-envelope directive.
@@ -166,12 +166,14 @@ pub struct UnitRow {
     pub merge_state: MergeState,
     /// The turn's holder while merging.
     pub holder: Option<String>,
-    /// The unit's branch.
+    /// The unit's branch. A string: rules v1 recorded turns whose branch was not
+    /// checked (an option-like name), and every stored snapshot must still decode.
     pub branch: String,
-    /// Where the merge runs.
+    /// Where the merge runs. A string for the same reason (v1 did not check it was
+    /// absolute).
     pub merge_worktree: Option<String>,
     /// The merged tip.
-    pub merged_tip: Option<String>,
+    pub merged_tip: Option<FullCommit>,
 }
 
 /// What git shows about a `merging` row left by a dead turn.
@@ -296,9 +298,9 @@ pub struct Release {
     /// `none`, `pr`, `merge`, `nonprod-deploy`.
     pub destination: String,
     /// The head code review accepted.
-    pub reviewed_head: Option<String>,
+    pub reviewed_head: Option<FullCommit>,
     /// The commit that landed (a squash or rebase lands another one).
-    pub landed_commit: Option<String>,
+    pub landed_commit: Option<FullCommit>,
     /// Why nothing landed (destination `none`).
     pub absence_reason: Option<String>,
 }

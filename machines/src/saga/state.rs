@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::gates;
-use crate::evidence::next_round;
+use crate::evidence::{next_round, FullCommit};
 
 /// `issue` (default) or `task`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -133,6 +133,8 @@ pub struct Thread {
     pub issue_ref: Option<String>,
     pub plan_path: Option<String>,
     pub branch: Option<String>,
+    /// The caller's `--head-sha` is recorded as given (else the `HEAD` git showed,
+    /// always full): a string.
     pub head_sha: Option<String>,
     pub next_step: Option<String>,
     pub rounds_seen: Vec<u32>,
@@ -162,7 +164,7 @@ pub struct GateRecord {
     pub doc_review: Option<gates::DocReview>,
     pub review: Option<gates::Review>,
     pub overrides: Vec<gates::Override>,
-    pub ready_for_pr: Option<String>,
+    pub ready_for_pr: Option<FullCommit>,
     pub directive: Option<gates::Directive>,
     pub paused_at: Option<String>,
     pub units: gates::Units,

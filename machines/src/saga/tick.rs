@@ -5,7 +5,7 @@
 
 use super::state::Kind;
 use crate::evidence::git::git;
-use crate::evidence::{is_full_git_id, CommandRun};
+use crate::evidence::{CommandRun, FullCommit};
 
 /// `issue-<N>` or `task-<slug>` with `[a-z0-9-]` slugs.
 pub fn valid_saga_id(id: &str) -> bool {
@@ -74,14 +74,14 @@ pub fn capture_plan(repo: &str) -> Vec<Vec<String>> {
 
 /// What the capture runs show: the branch (none when detached or unreadable) and
 /// the full `HEAD` (none when unreadable). A failed reading clears nothing.
-pub fn captured(runs: &[CommandRun]) -> (Option<String>, Option<String>) {
+pub fn captured(runs: &[CommandRun]) -> (Option<String>, Option<FullCommit>) {
     let line = |r: Option<&CommandRun>| {
         r.filter(|r| r.ok())
             .map(|r| r.stdout.trim().to_owned())
             .filter(|s| !s.is_empty())
     };
     let branch = line(runs.first());
-    let head = line(runs.get(1)).filter(|h| is_full_git_id(h));
+    let head = line(runs.get(1)).and_then(|h| FullCommit::parse(&h).ok());
     (branch, head)
 }
 

@@ -9,7 +9,7 @@ use super::preflight::Preflight;
 use super::recovery::{Failure, OpClass};
 use super::report::{Phase1Report, PreMergeReport, RefineReport};
 use super::state::{Mutation, Params, ReviewStatus};
-use crate::evidence::{CommandRun, FullCommit};
+use crate::evidence::{AbsPath, CommandRun, FullCommit};
 
 /// Events.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -18,7 +18,7 @@ use crate::evidence::{CommandRun, FullCommit};
 pub enum Event {
     Opened {
         params: Params,
-        repo_root: String,
+        repo_root: AbsPath,
         anchor: CommandRun,
     },
     /// Preflight said `clean`.
@@ -157,7 +157,7 @@ pub enum Event {
         before: Vec<CommandRun>,
         merge: CommandRun,
         after: Vec<CommandRun>,
-        merged_sha: String,
+        merged_sha: FullCommit,
     },
     /// The first rejection: re-rebase, re-check, then one retry.
     MergeRejected {
@@ -197,7 +197,7 @@ pub enum Event {
     MergeLost {
         anchor: CommandRun,
         before: Vec<CommandRun>,
-        merged_sha: String,
+        merged_sha: FullCommit,
         code: String,
     },
     /// Teardown removed everything.

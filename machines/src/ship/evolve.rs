@@ -9,6 +9,7 @@ use super::preflight::Preflight;
 use super::recovery::{self, Action, Failure};
 use super::report::RebaseOutcome;
 use super::state::{InFlight, Params, Run, Stage, State};
+use crate::evidence::AbsPath;
 
 /// The state after `event`.
 pub(super) fn evolve(state: State, event: &Event) -> State {
@@ -209,7 +210,7 @@ pub(super) fn evolve(state: State, event: &Event) -> State {
 }
 
 /// A run just opened: session 0, nothing recorded yet.
-fn opened(params: Params, repo_root: String) -> Run {
+fn opened(params: Params, repo_root: AbsPath) -> Run {
     Run {
         params,
         repo_root,

@@ -14,7 +14,7 @@ pub fn stopped_reason(verdict: &str) -> Option<&str> {
 }
 
 /// §phase-1 report (kata-ship `resolve`, prompt-ship): `verdict` `ok | stopped:<reason>`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Phase1Report {
     /// `ok` or `stopped:<reason>`.
     pub verdict: String,
@@ -37,7 +37,7 @@ pub struct Phase1Report {
 }
 
 /// `clean | rerere-resolved | conflict`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum RebaseOutcome {
     /// Rebased without conflicts.
@@ -50,7 +50,7 @@ pub enum RebaseOutcome {
 
 /// A tiebreaker the leaf met: 1, 2 and 4 are auto-disposed with their grounding;
 /// 3 and 5 stop and ask.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Tiebreaker {
     /// 1–5.
@@ -65,7 +65,7 @@ pub struct Tiebreaker {
 }
 
 /// §phase-2-rebase-refine report.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RefineReport {
     /// `passed | flapping | daemon_unhealthy | stopped:<reason>`.
     pub verdict: String,
@@ -98,7 +98,7 @@ pub struct RefineReport {
 }
 
 /// `unchanged | clean | rerere-resolved | conflict`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ReRebase {
     /// The target had not moved.
@@ -112,7 +112,7 @@ pub enum ReRebase {
 }
 
 /// §phase-3 report up to the merge (cairn performs the merge and teardown itself).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PreMergeReport {
     /// §phase-3 step 2.
     pub rebase_outcome_3_2: ReRebase,

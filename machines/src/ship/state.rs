@@ -11,10 +11,12 @@ use super::names;
 use super::owner::Owner;
 use super::preflight::Preflight;
 use super::recovery::{Failure, OpClass};
-use crate::evidence::{is_normal_abs_path, is_option_like, FullCommit};
+use crate::evidence::{AbsPath, FullCommit, RefName};
 use crate::Outcome;
 
-/// A consumer's parameters (the seed's parameter table).
+/// A consumer's parameters (the seed's parameter table). Text, not checked types:
+/// [`Params::check`] names the first broken rule in the seed's order (`open` runs it
+/// before any git, and `decide` again).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
@@ -77,7 +79,8 @@ impl Params {
             ("target_branch", &self.target_branch),
             ("worktree_path", &self.worktree_path),
         ];
-        if let Some(&(field, _)) = option_like.iter().find(|(_, v)| is_option_like(v)) {
+        // The same rule for the path as for the names: git must not read it as an option.
+        if let Some(&(field, _)) = option_like.iter().find(|(_, v)| RefName::parse(v).is_err()) {
             return Err((
                 field,
                 "option-like",
@@ -95,10 +98,10 @@ impl Params {
         }
         let w = &self.worktree_path;
         names::visible(w).map_err(at("worktree_path"))?;
-        if !is_normal_abs_path(w) {
+        if let Err(e) = AbsPath::parse(w) {
             return Err((
                 "worktree_path",
-                "absolute-path",
+                e.rule,
                 "an absolute, normalised path".into(),
             ));
         }
@@ -158,7 +161,7 @@ pub struct Run {
     /// The consumer's parameters.
     pub params: Params,
     /// `REPO_ROOT`, captured once from `git rev-parse --show-toplevel`.
-    pub repo_root: String,
+    pub repo_root: AbsPath,
     /// 0 for the first session; +1 for each `--resume`.
     pub session: u32,
     /// The last phase-1 report's `in_scope_paths` (missing = the empty set).
@@ -170,7 +173,7 @@ pub struct Run {
     /// ff-merge attempts this session (at most two: one retry).
     pub merge_attempts: u8,
     /// The merged commit, once merged.
-    pub merged_sha: Option<String>,
+    pub merged_sha: Option<FullCommit>,
     /// Denials per external operation class this session.
     pub denials: BTreeMap<OpClass, u8>,
     /// A git mutation announced (recorded) before it ran, until its result is recorded.

@@ -53,7 +53,7 @@ mod tests {
             session: "s".into(),
             integration: false,
             worktree_path: "/w".into(),
-            commit: "a".repeat(40),
+            commit: crate::evidence::FullCommit::parse(&"a".repeat(40)).expect("40 hex digits"),
             criteria: vec![],
             checklist_ok: true,
             passed,

@@ -12,7 +12,7 @@ use super::evidence::{
 };
 use super::{Backend, Bead, NONTERMINAL_STATUSES, TERMINAL_STATUSES};
 use crate::evidence::wire::{at, idx, InputError, Result};
-use crate::evidence::{is_normal_abs_path, is_option_like};
+use crate::evidence::{AbsPath, RefName};
 use crate::Outcome::{self, Fail, Pass, Unknown};
 use crate::Timestamp;
 
@@ -286,7 +286,7 @@ fn resume(r: &ResumeEvidence, ep: &str) -> Result<Vec<Outcome>> {
                     "the resume target is empty",
                 ));
             }
-            if is_option_like(&t.value) {
+            if RefName::parse(&t.value).is_err() {
                 return Err(option_like(&at(ep, "target.value")));
             }
             if !r.backend.is_full_head(&t.resolved_head) {
@@ -420,7 +420,7 @@ fn preservation(p: &PreservationEvidence, ep: &str) -> Result<Vec<Outcome>> {
                         "durable evidence names its reference",
                     )
                 })?;
-            if is_option_like(reference) {
+            if RefName::parse(reference).is_err() {
                 return Err(option_like(&at(ep, "reference")));
             }
             let head = p.resolved_head.as_deref().unwrap_or("");
@@ -538,7 +538,7 @@ fn bound_argv(argv: &[String], backend: Backend, root: &str, path: &str) -> Resu
 }
 
 fn root(root: &str, path: &str) -> Result<()> {
-    if !is_normal_abs_path(root) {
+    if AbsPath::parse(root).is_err() {
         return Err(InputError::new(
             path,
             "absolute-path",

@@ -26,11 +26,23 @@ pub use parse::{parse, parse_at};
 use serde::{Deserialize, Serialize};
 
 use super::bind::BindOutput;
-use crate::evidence::{is_full_git_id, is_full_jj_change};
+use crate::evidence::{FullCommit, JjChange};
 use crate::{Outcome, Timestamp};
 
 /// The fixed check set, in canonical order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum CheckName {
     AnchorConfirmed,
@@ -47,7 +59,7 @@ pub enum CheckName {
 }
 
 /// The fixed categories.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Category {
     Identity,
@@ -109,7 +121,7 @@ impl CheckName {
 }
 
 /// `preflight` (checkpoint authorization) or `durable` (receipt authorization).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
     Preflight,
@@ -117,7 +129,7 @@ pub enum Phase {
 }
 
 /// The VCS backend of the bound workspace.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Backend {
     Git,
@@ -141,16 +153,18 @@ impl Backend {
     }
 
     /// True for a full immutable head of this backend (git object id / jj change id).
+    /// The documents park reads keep their heads as text (their errors name the
+    /// first broken field in document order); the check is the newtypes'.
     pub fn is_full_head(self, s: &str) -> bool {
         match self {
-            Backend::Git => is_full_git_id(s),
-            Backend::Jj => is_full_jj_change(s),
+            Backend::Git => FullCommit::parse(s).is_ok(),
+            Backend::Jj => JjChange::parse(s).is_ok(),
         }
     }
 }
 
 /// The bead's structured fields.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Bead {
     pub acceptance_command: String,

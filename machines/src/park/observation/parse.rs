@@ -10,8 +10,8 @@ use super::{
     outcome_str, Backend, Bead, Category, CheckItem, CheckName, Observation, Phase,
     NONTERMINAL_STATUSES, OBSERVATION_KEYS,
 };
-use crate::evidence::is_http_url;
 use crate::evidence::wire::{self, at, idx, InputError, Result};
+use crate::evidence::HttpUrl;
 use crate::{Outcome, Timestamp};
 
 /// Parses and validates an observation document.
@@ -33,7 +33,7 @@ pub fn parse_at(v: &Value, path: &str, extra: &[&str]) -> Result<Observation> {
     let protocol_phase: Phase = wire::field(map, path, "protocol_phase")?;
     let pr_backed: bool = wire::field(map, path, "pr_backed")?;
     let bead: Bead = wire::field(map, path, "bead")?;
-    let derived = bead.pr_url.as_deref().is_some_and(is_http_url);
+    let derived = bead.pr_url.as_deref().is_some_and(is_pr_url);
     if pr_backed != derived {
         return Err(InputError::new(
             at(path, "pr_backed"),
@@ -74,6 +74,11 @@ pub fn parse_at(v: &Value, path: &str, extra: &[&str]) -> Result<Observation> {
 
 /// One check: its name, category, outcome, timestamp and typed evidence, an
 /// outcome its evidence supports, and preservation evidence of its phase.
+/// The bead's PR URL is an http(s) URL (the bead keeps it as text).
+fn is_pr_url(url: &str) -> bool {
+    HttpUrl::parse(url).is_ok()
+}
+
 fn parse_check(raw: &Value, p: &str, bead: &Bead, phase: Phase) -> Result<CheckItem> {
     let map = wire::object(
         raw,
@@ -85,7 +90,7 @@ fn parse_check(raw: &Value, p: &str, bead: &Bead, phase: Phase) -> Result<CheckI
         rule: "unknown-check",
         ..e
     })?;
-    if name == CheckName::PrMerged && !bead.pr_url.as_deref().is_some_and(is_http_url) {
+    if name == CheckName::PrMerged && !bead.pr_url.as_deref().is_some_and(is_pr_url) {
         return Err(InputError::new(
             p,
             "inapplicable-check",

@@ -78,13 +78,8 @@ pub(super) fn decide_record_merge(
                 ),
             }
         }
+        // The target is a branch name by its type (`target-branch`).
         MergeEvidence::Git { repo, target, run } => {
-            if !plan::is_target_name(target) {
-                return refuse(
-                    "target-branch",
-                    format!("`{target}` is not a branch name a merge lands on"),
-                );
-            }
             match plan::read_merge(repo, head, target, run) {
                 Some(Contains::Yes) => Ok(vec![Event::MergedByLoop {
                     merged_at: None,

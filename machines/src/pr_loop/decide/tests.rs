@@ -80,7 +80,7 @@ fn git(target: &str, head: char, exit: i32) -> Command {
         merged_at: None,
         evidence: Some(Box::new(MergeEvidence::Git {
             repo: AbsPath::parse(REPO).expect("absolute"),
-            target: target.into(),
+            target: plan::TargetBranch::parse(target).expect("a branch name"),
             run: run(plan::merge_plan(REPO, &sha(head), target), Some(exit), ""),
         })),
     }
@@ -106,7 +106,7 @@ fn a_merge_is_recorded_only_on_cairns_evidence_of_the_confirmed_head() {
     ok.then([Event::MergedByLoop {
         merged_at: None,
         via: Some(MergeVia::Git {
-            target: "main".into(),
+            target: plan::TargetBranch::parse("main").expect("a branch name"),
             head: sha('a'),
         }),
     }]);
@@ -116,7 +116,12 @@ fn a_merge_is_recorded_only_on_cairns_evidence_of_the_confirmed_head() {
             merged_at: Some(Timestamp::parse("2026-11-30T05:00:00Z").expect("a time")),
             via: Some(MergeVia::Gh),
         }]);
-    let refused: [(Command, &str); 6] = [
+    // Not a branch a merge lands on: the evidence cannot name it.
+    assert_eq!(
+        plan::TargetBranch::parse("HEAD").map_err(|e| e.rule),
+        Err("target-branch")
+    );
+    let refused: [(Command, &str); 5] = [
         (
             Command::RecordMerge {
                 merged_at: Some(at()),
@@ -128,7 +133,6 @@ fn a_merge_is_recorded_only_on_cairns_evidence_of_the_confirmed_head() {
         (git("main", 'a', 128), "merge-observed"),
         // The run checked another head than the one reviewed and confirmed.
         (git("main", 'b', 0), "merge-observed"),
-        (git("HEAD", 'a', 0), "target-branch"),
         (gh('b'), "merged-head"),
     ];
     for (command, predicate) in refused {

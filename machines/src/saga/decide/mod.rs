@@ -37,7 +37,7 @@ pub(super) fn decide(state: &State, command: &Command) -> Result<Vec<Event>, Rej
         }
         Command::Review { review } => {
             r.thread()?;
-            review::decide_review(&r, review)
+            review::decide_review(review)
         }
         Command::Override {
             gate,

@@ -9,11 +9,10 @@ use super::super::gates;
 use super::super::state::Thread;
 use super::review::review_passes;
 use super::Refuse;
-use crate::evidence::is_full_git_id;
 use crate::{Rejection, Violation};
 
 /// `release`: a landed commit or a recorded absence, and a reviewed head (if named)
-/// that is the full SHA code review accepted. A landed commit also needs every
+/// that is the SHA code review accepted (both full by their types). A landed commit also needs every
 /// upstream gate (each failed one is named).
 pub(super) fn decide_release(
     r: &Refuse,
@@ -33,7 +32,8 @@ pub(super) fn decide_release(
                 "destination `none` records the absence with its reason, and no landed commit",
             )
         }
-        (_, Some(c), None) if is_full_git_id(c) => {}
+        // Full by its type: the CLI refuses a short one at input (`landed-commit`).
+        (_, Some(_), None) => {}
         (_, None, _) => {
             return r.no(
                 "landed-commit",
@@ -48,13 +48,6 @@ pub(super) fn decide_release(
                 "the full landed commit (and no absence reason)",
             )
         }
-    }
-    if release
-        .reviewed_head
-        .as_ref()
-        .is_some_and(|h| !is_full_git_id(h))
-    {
-        return r.no("full-sha", Some("reviewed_head"), "the full reviewed head");
     }
     let g = &t.gates;
     let mut blocks = vec![];

@@ -8,7 +8,7 @@ use super::super::gates;
 use super::super::state::{GateRecord, Thread};
 use super::Refuse;
 use crate::evidence::fresh::{self, Freshness};
-use crate::evidence::{is_full_git_id, CommandRun};
+use crate::evidence::{AbsPath, CommandRun, FullCommit};
 use crate::{Rejection, Violation};
 
 /// A recorded plan review with unresolved P0/P1 findings and no doc-review override.
@@ -35,9 +35,9 @@ pub(super) fn review_passes(g: &GateRecord, review: &gates::Review) -> bool {
 }
 
 /// An override of `gate` is recorded (for the review gate: of the review at `sha`).
-fn overridden(g: &GateRecord, gate: gates::Gate, sha: Option<&str>) -> bool {
+fn overridden(g: &GateRecord, gate: gates::Gate, sha: Option<&FullCommit>) -> bool {
     g.overrides.iter().any(|o| {
-        o.gate == gate && (gate == gates::Gate::DocReview || o.reviewed_sha.as_deref() == sha)
+        o.gate == gate && (gate == gates::Gate::DocReview || o.reviewed_sha.as_ref() == sha)
     })
 }
 
@@ -52,11 +52,9 @@ pub(super) fn decide_doc_review(
     }])
 }
 
-/// `review`: the code review names the full SHA it reviewed.
-pub(super) fn decide_review(r: &Refuse, review: &gates::Review) -> Result<Vec<Event>, Rejection> {
-    if !is_full_git_id(&review.reviewed_sha) {
-        return r.no("full-sha", Some("reviewed_sha"), "the full reviewed SHA");
-    }
+/// `review`: the code review names the full SHA it reviewed (by its type: the
+/// CLI refuses a short one at input, rule `full-sha`).
+pub(super) fn decide_review(review: &gates::Review) -> Result<Vec<Event>, Rejection> {
     Ok(vec![Event::ReviewRecorded {
         review: review.clone(),
     }])
@@ -105,7 +103,7 @@ pub(super) fn decide_override(
 pub(super) fn decide_pr_ready(
     r: &Refuse,
     t: &Thread,
-    repo: &str,
+    repo: &AbsPath,
     handed: &[gates::Handed],
     runs: &[CommandRun],
 ) -> Result<Vec<Event>, Rejection> {
@@ -141,19 +139,17 @@ pub(super) fn decide_pr_ready(
             format!("the review outcome blocks PR-ready: {:?}", review.outcome),
         ));
     }
-    let green: Vec<&gates::Handed> = handed
-        .iter()
-        .filter(|h| is_full_git_id(&h.revision))
-        .collect();
-    let unit = green.iter().find(|h| h.revision == review.reviewed_sha);
-    if green.is_empty() {
+    // Every handed revision is full by its type (the build loop's journaled
+    // `handed_to_code_review`).
+    let unit = handed.iter().find(|h| h.revision == review.reviewed_sha);
+    if handed.is_empty() {
         blocks.push(Violation::new(
             "build-loop-green",
             Some("reviewed_sha"),
             "no build-loop iteration went green (no handed_to_code_review): back to the build loop, never a review of unchecked work",
         ));
     } else if unit.is_none() {
-        let list = green
+        let list = handed
             .iter()
             .map(|h| format!("{} at {}", h.unit, h.revision))
             .collect::<Vec<_>>()

@@ -6,38 +6,28 @@ use super::super::event::Event;
 use super::super::gates;
 use super::super::state::Thread;
 use super::Refuse;
-use crate::evidence::{is_full_git_id, is_option_like, AbsPath, CommandRun};
+use crate::evidence::{AbsPath, CommandRun, FullCommit, RefName};
 use crate::{Rejection, Violation};
 
-/// `take-turn`: every field named, a branch git cannot read as an option, an
-/// absolute merge worktree, a destination that merges, no other unit merging, this
-/// unit not merged yet.
+/// `take-turn`: every field named (the branch, which reaches git later through
+/// `merge-base`, is one git cannot read as an option, and the merge worktree is
+/// absolute, by their types), a destination that merges, no other unit merging,
+/// this unit not merged yet.
 pub(super) fn decide_take_turn(
     r: &Refuse,
     t: &Thread,
     unit: &str,
-    branch: &str,
-    merge_worktree: &str,
+    branch: &RefName,
+    merge_worktree: &AbsPath,
     holder: &str,
 ) -> Result<Vec<Event>, Rejection> {
     for (f, v) in [
         ("unit", unit),
-        ("branch", branch),
-        ("merge_worktree", merge_worktree),
+        ("branch", branch.as_str()),
+        ("merge_worktree", merge_worktree.as_str()),
         ("holder", holder),
     ] {
         r.nonempty(f, v)?;
-    }
-    // The branch reaches git later (`merge-base`): never as an option.
-    if is_option_like(branch) {
-        return r.no(
-            "option-like",
-            Some("branch"),
-            "must not start with `-` (git would read it as an option)",
-        );
-    }
-    if let Err(e) = AbsPath::parse(merge_worktree) {
-        return r.no(e.rule, Some("merge_worktree"), &e.message);
     }
     if t.destination.as_deref() == Some(gates::PLAN_ONLY) {
         return r.no(
@@ -65,8 +55,8 @@ pub(super) fn decide_take_turn(
     }
     Ok(vec![Event::TurnTaken {
         unit: unit.to_owned(),
-        branch: branch.to_owned(),
-        merge_worktree: merge_worktree.to_owned(),
+        branch: branch.to_string(),
+        merge_worktree: merge_worktree.to_string(),
         holder: holder.to_owned(),
     }])
 }
@@ -74,8 +64,8 @@ pub(super) fn decide_take_turn(
 /// What `release-turn` read from git, and where.
 pub(super) struct Readings<'a> {
     pub unit: &'a str,
-    pub repo: &'a str,
-    pub target: &'a str,
+    pub repo: &'a AbsPath,
+    pub target: &'a RefName,
     pub ancestor: &'a CommandRun,
     pub merge_head: Option<&'a CommandRun>,
 }
@@ -101,17 +91,7 @@ pub(super) fn decide_release_turn(
             "the unit does not hold the merge turn",
         );
     };
-    if let Err(e) = AbsPath::parse(k.repo) {
-        return r.no(e.rule, Some("repo"), &e.message);
-    }
     r.nonempty("target", k.target)?;
-    if is_option_like(k.target) {
-        return r.no(
-            "option-like",
-            Some("target"),
-            "must not start with `-` (git would read it as an option)",
-        );
-    }
     if k.ancestor.argv != gates::ancestor_plan(k.repo, &row.branch, k.target) {
         return r.no(
             "evidence-bound",
@@ -153,13 +133,14 @@ pub(super) fn decide_release_turn(
 pub(super) struct Merge<'a> {
     pub unit: &'a str,
     pub holder: &'a str,
-    pub merged_tip: &'a str,
-    pub repo: &'a str,
-    pub target: &'a str,
+    pub merged_tip: &'a FullCommit,
+    pub repo: &'a AbsPath,
+    pub target: &'a RefName,
     pub runs: &'a [CommandRun],
 }
 
-/// `mark-merged`: only the turn's holder, with the full merged tip, and only as
+/// `mark-merged`: only the turn's holder (the merged tip full, the repository
+/// absolute and the target not option-like by their types), and only as
 /// cairn's own readings show it: the unit's branch is in the tip and the tip is in
 /// the target. A state that claims a merge is never entered on a holder's word.
 pub(super) fn decide_mark_merged(
@@ -182,20 +163,7 @@ pub(super) fn decide_mark_merged(
             )
         }
     };
-    if !is_full_git_id(m.merged_tip) {
-        return r.no("full-sha", Some("merged_tip"), "the full merged tip");
-    }
-    if let Err(e) = AbsPath::parse(m.repo) {
-        return r.no(e.rule, Some("repo"), &e.message);
-    }
     r.nonempty("target", m.target)?;
-    if is_option_like(m.target) {
-        return r.no(
-            "option-like",
-            Some("target"),
-            "must not start with `-` (git would read it as an option)",
-        );
-    }
     let plan = gates::merged_plan(m.repo, &row.branch, m.merged_tip, m.target);
     if m.runs.len() != plan.len() || m.runs.iter().zip(&plan).any(|(run, p)| &run.argv != p) {
         return r.no(
@@ -229,7 +197,7 @@ pub(super) fn decide_mark_merged(
     r.all(failed)?;
     Ok(vec![Event::UnitMerged {
         unit: m.unit.to_owned(),
-        merged_tip: m.merged_tip.to_owned(),
+        merged_tip: m.merged_tip.clone(),
         runs: m.runs.to_vec(),
     }])
 }

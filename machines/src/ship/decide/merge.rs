@@ -91,7 +91,7 @@ pub(super) fn decide_merge(
             before,
             merge,
             after,
-            merged_sha: tip.to_string(),
+            merged_sha: tip,
         }
     } else if merge.exit_status == Some(0) {
         Event::MergeStopped {

@@ -6,7 +6,7 @@ use super::super::gates::{self, Runs};
 use super::super::preflight;
 use super::super::state::{Params, ReviewStatus};
 use super::guards::Guard;
-use crate::evidence::{is_normal_abs_path, CommandRun};
+use crate::evidence::{AbsPath, CommandRun};
 use crate::Rejection;
 
 /// `open`: the parameters hold, the anchor is the bound `rev-parse --show-toplevel`
@@ -21,7 +21,7 @@ pub(super) fn decide_open(
     advisory: &[CommandRun],
 ) -> Result<Vec<Event>, Rejection> {
     params.check().map_err(|(f, r, m)| guard.bad(f, r, &m))?;
-    let bound = matches!(anchor.argv.as_slice(), [g, c, dir, a, b] if g == "git" && c == "-C" && a == "rev-parse" && b == "--show-toplevel" && is_normal_abs_path(dir));
+    let bound = matches!(anchor.argv.as_slice(), [g, c, dir, a, b] if g == "git" && c == "-C" && a == "rev-parse" && b == "--show-toplevel" && AbsPath::parse(dir).is_ok());
     if !bound {
         return Err(guard.bad(
             "anchor",
@@ -29,8 +29,11 @@ pub(super) fn decide_open(
             "expected a run of `git -C <absolute repo> rev-parse --show-toplevel`",
         ));
     }
-    let root = match Runs(std::slice::from_ref(anchor)).line(&anchor.argv) {
-        Some(r) if is_normal_abs_path(&r) => r,
+    let root = match Runs(std::slice::from_ref(anchor))
+        .line(&anchor.argv)
+        .map(|r| AbsPath::parse(&r))
+    {
+        Some(Ok(r)) => r,
         _ => {
             return Err(guard.bad(
                 "repo",

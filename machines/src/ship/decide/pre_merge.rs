@@ -8,7 +8,7 @@ use super::super::gates::{self, Gate, Squash};
 use super::super::recovery::Failure;
 use super::super::report::{PreMergeReport, ReRebase};
 use super::guards::Guard;
-use crate::evidence::{is_full_git_id, CommandRun, FullCommit};
+use crate::evidence::{CommandRun, FullCommit};
 use crate::{Outcome, Rejection};
 
 /// `pre-merge`: a squash (or its fall-back) names the full pre-squash commit and a
@@ -34,7 +34,8 @@ pub(super) fn decide_pre_merge(
                 "no squash: no pre-squash commit",
             ))
         }
-        (_, Some(s)) if is_full_git_id(s) => {}
+        // The report is the caller's document: its field stays text, checked here.
+        (_, Some(s)) if FullCommit::parse(s).is_ok() => {}
         _ => {
             return Err(guard.bad(
                 "report.pre_squash_sha",
@@ -95,7 +96,7 @@ pub(super) fn decide_pre_merge(
     } else {
         (None, String::new())
     };
-    let tip = gates::premerge_tip(p, runs).and_then(|t| FullCommit::parse(&t).ok());
+    let tip = gates::premerge_tip(p, runs);
     Ok(vec![match (failure, tip) {
         (None, Some(tip)) => Event::PreMergeChecked {
             report: r,

@@ -5,7 +5,7 @@ use super::super::event::Event;
 use super::super::gates;
 use super::super::state::Stage;
 use super::guards::Guard;
-use crate::evidence::CommandRun;
+use crate::evidence::{CommandRun, FullCommit};
 use crate::Rejection;
 
 /// `teardown`: the anchor held (else nothing ran), the readings ran; after a merge,
@@ -31,11 +31,11 @@ pub(super) fn decide_teardown(
     }
     let force = matches!(guard.state.stage(), Some(Stage::TeardownPending { .. }));
     // After a merge, `shipped` needs TARGET_BRANCH to hold the merged commit still.
-    let merged = run.merged_sha.as_deref().filter(|_| !force);
+    let merged = run.merged_sha.as_ref().filter(|_| !force);
     guard.exact(
         "before",
         before,
-        &gates::teardown_before_plan(p, root, merged),
+        &gates::teardown_before_plan(p, root, merged.map(FullCommit::as_str)),
     )?;
     if let Some(sha) = merged {
         if gates::Runs(before).yes_no(&gates::contains_argv(p, root, sha)) != Some(true) {
@@ -49,7 +49,7 @@ pub(super) fn decide_teardown(
             return Ok(vec![Event::MergeLost {
                 anchor: anchor.clone(),
                 before: before.to_vec(),
-                merged_sha: sha.to_owned(),
+                merged_sha: sha.clone(),
                 code: "stopped:merge-not-on-target".into(),
             }]);
         }

@@ -108,7 +108,7 @@ impl<'a> Runs<'a> {
 }
 
 /// How the ship agent's squash ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Squash {
     /// Nothing to squash (≤ 1 fixup).

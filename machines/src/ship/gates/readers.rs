@@ -10,7 +10,7 @@ use super::plans::{
     upstream_argv,
 };
 use super::{Gate, Runs, Squash};
-use crate::evidence::{is_full_git_id, CommandRun};
+use crate::evidence::{CommandRun, FullCommit};
 use crate::Outcome;
 
 /// Whether a recorded anchor run shows `REPO_ROOT` still is the top level.
@@ -193,10 +193,10 @@ pub fn refine_gates(p: &Params, root: &str, runs: &[CommandRun], tip: &str) -> V
 
 /// The tip the pre-merge checks read (`git -C WORKTREE_PATH rev-parse HEAD`), when
 /// it is a full commit id: the one commit `merge` may merge.
-pub fn premerge_tip(p: &Params, runs: &[CommandRun]) -> Option<String> {
+pub fn premerge_tip(p: &Params, runs: &[CommandRun]) -> Option<FullCommit> {
     Runs(runs)
         .line(&head_argv(&p.worktree_path))
-        .filter(|h| is_full_git_id(h))
+        .and_then(|h| FullCommit::parse(&h).ok())
 }
 
 /// Phase-3 pre-merge gates: isolation, the tip read, the worktree clean, every

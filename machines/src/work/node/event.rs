@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{PlanReceipt, ReviewVerdict, ScopeRequest, Verification};
+use crate::evidence::{AbsPath, FullCommit};
 use crate::work::amend::AmendRequest;
 
 /// Events.
@@ -47,8 +48,8 @@ pub enum Event {
     },
     Dispatched {
         run_id: String,
-        worktree_path: String,
-        expected_commit: String,
+        worktree_path: AbsPath,
+        expected_commit: FullCommit,
         budget: u32,
         session: Option<String>,
     },
@@ -71,14 +72,15 @@ pub enum Event {
     RemediationDispatched {
         round: u32,
         run_id: String,
-        worktree_path: String,
+        /// The dispatched worker tree (a remediation names the same one).
+        worktree_path: AbsPath,
     },
     Escalated {
         reason: String,
     },
     Merged {
-        merged_tree: String,
-        commit: String,
+        merged_tree: AbsPath,
+        commit: FullCommit,
     },
     Done {
         session: String,

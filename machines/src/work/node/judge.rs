@@ -8,7 +8,7 @@ use super::tree::watched_changes;
 use super::{
     sha256_hex, ChecklistReport, Containment, CriterionRun, TreeReading, CONTROLLING_TERMINAL,
 };
-use crate::evidence::CommandRun;
+use crate::evidence::{CommandRun, FullCommit};
 use crate::work::spec::{Criterion, Evidence, Node};
 use crate::Timestamp;
 
@@ -61,10 +61,12 @@ pub struct Verification {
     pub session: String,
     /// Pre-merge (worker tree) or integration (merged tree).
     pub integration: bool,
-    /// The tree.
+    /// The tree. A string: a re-verification of a done node (rules v2) admits any
+    /// tree whose commit contains the merge, and the machine never required that
+    /// tree absolute (the CLI does), so a stored one may not be.
     pub worktree_path: String,
     /// Its full commit.
-    pub commit: String,
+    pub commit: FullCommit,
     /// Per criterion.
     pub criteria: Vec<CriterionResult>,
     /// Checklist accounting complete (each item exactly one `done` report).
@@ -93,11 +95,13 @@ pub struct Observed<'a> {
 }
 
 /// Judges a verification from the runs cairn made (pure: the audit re-judges).
+/// `commit` is the tree's expected commit, checked full ([`verify_admits`](super::verify_admits)).
 pub fn judge(
     node: &Node,
     seen: &Observed<'_>,
     session: &str,
     integration: bool,
+    commit: &FullCommit,
     at: Timestamp,
 ) -> Verification {
     let tree = seen.tree;
@@ -198,7 +202,7 @@ pub fn judge(
         session: session.to_owned(),
         integration,
         worktree_path: tree.worktree_path.clone(),
-        commit: tree.expected_commit.clone(),
+        commit: commit.clone(),
         passed: failures.is_empty(),
         criteria,
         checklist_ok,

@@ -11,7 +11,7 @@ use super::{
     Containment, CriterionRun, Event, Observed, PlanReceipt, ReviewVerdict, State, TreeReading,
     TreeWatch, WorkNode, CONTROLLING_TERMINAL,
 };
-use crate::evidence::CommandRun;
+use crate::evidence::{AbsPath, CommandRun, FullCommit};
 use crate::testing::Scenario;
 use crate::work::spec::validate;
 use crate::{Context, Machine, Timestamp};
@@ -156,8 +156,8 @@ fn core_after(budget: u32, steps: &[Command]) -> Vec<Event> {
         },
         Event::Dispatched {
             run_id: "r-1".into(),
-            worktree_path: LANE.into(),
-            expected_commit: C_LANE.into(),
+            worktree_path: AbsPath::parse(LANE).expect("absolute"),
+            expected_commit: FullCommit::parse(C_LANE).expect("a full commit"),
             budget,
             session: Some("s1".into()),
         },
@@ -360,8 +360,8 @@ fn a_merge_is_read_back_from_git() {
     Scenario::<WorkNode>::given(verified)
         .when(merge(C_MAIN, C_MAIN, 0), &ctx("s1"))
         .then([Event::Merged {
-            merged_tree: MAIN.into(),
-            commit: C_MAIN.into(),
+            merged_tree: AbsPath::parse(MAIN).expect("absolute"),
+            commit: FullCommit::parse(C_MAIN).expect("a full commit"),
         }]);
 }
 
@@ -369,7 +369,8 @@ fn a_merge_is_read_back_from_git() {
 fn judged(node: usize, seen: &Observed<'_>) -> Vec<String> {
     let spec = validate(SPEC).spec.expect("the fixture spec is valid");
     let at = Timestamp::parse("2026-01-01T00:00:00Z").expect("a fixed time parses");
-    let v = judge(&spec.nodes[node], seen, "s1", false, at);
+    let commit = FullCommit::parse(&seen.tree.expected_commit).expect("a full commit");
+    let v = judge(&spec.nodes[node], seen, "s1", false, &commit, at);
     assert_eq!(v.passed, v.failures.is_empty());
     v.failures
 }
@@ -478,7 +479,8 @@ work:
 ";
     let spec = validate(epic).spec.expect("valid");
     let at = Timestamp::parse("2026-01-01T00:00:00Z").expect("a fixed time parses");
-    let v = judge(&spec.nodes[0], &seen(&[], ok), "s1", false, at);
+    let commit = FullCommit::parse(C_LANE).expect("a full commit");
+    let v = judge(&spec.nodes[0], &seen(&[], ok), "s1", false, &commit, at);
     assert!(!v.passed);
     assert!(
         v.failures[0].starts_with("no-execution-evidence"),

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{PlanReceipt, ReviewVerdict, Verification};
+use crate::evidence::{AbsPath, FullCommit};
 
 /// The node's recorded history.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -13,7 +14,7 @@ pub struct NodeRun {
     /// The last plan.
     pub plan: Option<PlanReceipt>,
     /// The persistent worker tree (fixed by the first dispatch).
-    pub worktree: Option<String>,
+    pub worktree: Option<AbsPath>,
     /// Remediation rounds dispatched.
     pub remediation_rounds: u32,
     /// The budget (from the last dispatch).
@@ -23,7 +24,7 @@ pub struct NodeRun {
     /// Reviews (reporting data).
     pub reviews: Vec<(ReviewVerdict, Vec<String>)>,
     /// The merged tree and commit, after the last merge.
-    pub merged: Option<(String, String)>,
+    pub merged: Option<(AbsPath, FullCommit)>,
     /// Verifications recorded before this index predate the last merge.
     pub merge_mark: usize,
     /// The session `done` was recorded in.

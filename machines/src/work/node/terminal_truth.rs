@@ -81,7 +81,7 @@ pub fn terminal_truth(
     let pre = pre_merge.iter().any(|v| {
         !v.integration
             && counts(v, &run.amended_after_merge)
-            && Some(&v.worktree_path) == worker.as_ref()
+            && worker.as_deref() == Some(v.worktree_path.as_str())
     });
     if !pre {
         missing.push("verify ran in the worker's tree this session and accepted every criterion and the whole checklist".into());
@@ -91,7 +91,7 @@ pub fn terminal_truth(
         Some((tree, commit)) => {
             let integ = run.verifications[run.merge_mark.min(run.verifications.len())..]
                 .iter()
-                .any(|v| v.integration && counts(v, &[]) && &v.worktree_path == tree && &v.commit == commit);
+                .any(|v| v.integration && counts(v, &[]) && *tree == v.worktree_path && &v.commit == commit);
             if !integ {
                 missing.push("integration evidence ran again after the merge, in the merged tree".into());
             }

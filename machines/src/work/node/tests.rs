@@ -5,6 +5,7 @@
 use uuid::Uuid;
 
 use super::{Command, Event, Holder, PlanReceipt, ReviewVerdict, ScopeRequest, State, WorkNode};
+use crate::evidence::{AbsPath, FullCommit};
 use crate::testing::Scenario;
 use crate::{Context, Timestamp};
 
@@ -65,8 +66,8 @@ fn planned() -> Event {
 fn dispatched(budget: u32) -> Event {
     Event::Dispatched {
         run_id: "r-1".into(),
-        worktree_path: LANE.into(),
-        expected_commit: C_LANE.into(),
+        worktree_path: AbsPath::parse(LANE).expect("absolute"),
+        expected_commit: FullCommit::parse(C_LANE).expect("a full commit"),
         budget,
         session: Some("s1".into()),
     }
@@ -393,7 +394,7 @@ fn remediation_is_bounded_by_the_budget_and_then_only_escalation_remains() {
             events.push(Event::RemediationDispatched {
                 round,
                 run_id: format!("r-{}", round + 1),
-                worktree_path: LANE.into(),
+                worktree_path: AbsPath::parse(LANE).expect("absolute"),
             });
             events.push(review_rejected());
         }
@@ -404,7 +405,7 @@ fn remediation_is_bounded_by_the_budget_and_then_only_escalation_remains() {
         events.push(Event::RemediationDispatched {
             round: 1,
             run_id: "r-2".into(),
-            worktree_path: LANE.into(),
+            worktree_path: AbsPath::parse(LANE).expect("absolute"),
         });
         events.extend([
             review_rejected(),
@@ -447,7 +448,7 @@ fn remediation_is_bounded_by_the_budget_and_then_only_escalation_remains() {
         .then([Event::RemediationDispatched {
             round: 2,
             run_id: "r-3".into(),
-            worktree_path: LANE.into(),
+            worktree_path: AbsPath::parse(LANE).expect("absolute"),
         }]);
     let state = rejected_after(2)
         .when(escalate(), &ctx())

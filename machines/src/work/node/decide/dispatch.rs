@@ -3,7 +3,7 @@
 
 use super::super::{Event, State, DEFAULT_BUDGET};
 use super::guards::Guard;
-use crate::evidence::{is_full_git_id, is_normal_abs_path};
+use crate::evidence::{AbsPath, FullCommit};
 use crate::{Context, Rejection};
 
 /// A planned node; a redispatch in the same persistent worktree; then exactly one
@@ -48,20 +48,20 @@ pub(super) fn decide_dispatch(
             }])
         }
         (Some(id), None) if !id.trim().is_empty() => {
-            if !is_normal_abs_path(worktree_path) {
-                return g.no(
+            let worktree_path = AbsPath::parse(worktree_path).map_err(|_| {
+                g.reject(
                     "absolute-path",
                     Some("worktree_path"),
                     "the persistent worker tree, absolute",
-                );
-            }
-            if !is_full_git_id(expected_commit) {
-                return g.no(
+                )
+            })?;
+            let expected_commit = FullCommit::parse(expected_commit).map_err(|_| {
+                g.reject(
                     "full-commit",
                     Some("expected_commit"),
                     "the full commit the worker starts from",
-                );
-            }
+                )
+            })?;
             if budget == Some(0) {
                 return g.no(
                     "budget",
@@ -80,8 +80,8 @@ pub(super) fn decide_dispatch(
             }
             Ok(vec![Event::Dispatched {
                 run_id: id.to_owned(),
-                worktree_path: worktree_path.to_owned(),
-                expected_commit: expected_commit.to_owned(),
+                worktree_path,
+                expected_commit,
                 budget: budget.unwrap_or(if run.worktree.is_some() {
                     run.budget
                 } else {

@@ -5,7 +5,7 @@
 use super::super::tree::{merge_plan, merge_problem};
 use super::super::{terminal_truth, Event, NodeRun, State, NAME};
 use super::guards::Guard;
-use crate::evidence::{is_full_git_id, is_normal_abs_path, CommandRun};
+use crate::evidence::{AbsPath, CommandRun, FullCommit};
 use crate::{Context, Rejection, Violation};
 
 /// The worker commit the last passing worker-tree verification proved.
@@ -13,7 +13,9 @@ pub fn verified_worker_commit(run: &NodeRun) -> Option<&str> {
     run.verifications
         .iter()
         .rev()
-        .find(|v| v.passed && !v.integration && Some(&v.worktree_path) == run.worktree.as_ref())
+        .find(|v| {
+            v.passed && !v.integration && run.worktree.as_deref() == Some(v.worktree_path.as_str())
+        })
         .map(|v| v.commit.as_str())
 }
 
@@ -25,6 +27,19 @@ pub fn merge_admits(
     merged_tree: &str,
     commit: &str,
 ) -> Result<[Vec<String>; 3], Rejection> {
+    admit(state, merged_tree, commit).map(|a| a.plan)
+}
+
+/// What [`merge_admits`] checked: the readings to make, and the merged tree and
+/// commit as checked values.
+struct Admitted {
+    plan: [Vec<String>; 3],
+    tree: AbsPath,
+    commit: FullCommit,
+}
+
+/// [`merge_admits`], with the tree and commit it checked.
+fn admit(state: &State, merged_tree: &str, commit: &str) -> Result<Admitted, Rejection> {
     let g = Guard {
         state,
         command: "merge",
@@ -34,13 +49,13 @@ pub fn merge_admits(
         State::Verified { run } | State::Merged { run } => run,
         _ => return g.no("verified", None, "merge a node whose worker tree verified"),
     };
-    if !is_normal_abs_path(merged_tree) || !is_full_git_id(commit) {
+    let (Ok(tree), Ok(checked)) = (AbsPath::parse(merged_tree), FullCommit::parse(commit)) else {
         return g.no(
             "merged-tree",
             Some("merged_tree"),
             "the merged tree's absolute path and full commit",
         );
-    }
+    };
     let Some(worker) = verified_worker_commit(run) else {
         return g.no(
             "verified",
@@ -48,7 +63,11 @@ pub fn merge_admits(
             "no worker-tree verification passed: nothing to merge",
         );
     };
-    Ok(merge_plan(merged_tree, worker, commit))
+    Ok(Admitted {
+        plan: merge_plan(merged_tree, worker, commit),
+        tree,
+        commit: checked,
+    })
 }
 
 /// [`merge_admits`], a fully valid spec with this node, then cairn's reading of
@@ -61,7 +80,11 @@ pub(super) fn decide_merge(
     commit: &str,
     reading: Option<&[CommandRun]>,
 ) -> Result<Vec<Event>, Rejection> {
-    merge_admits(g.state, merged_tree, commit)?;
+    let Admitted {
+        tree,
+        commit: checked,
+        ..
+    } = admit(g.state, merged_tree, commit)?;
     let Some(run) = g.state.run() else {
         return g.no("verified", None, "merge a node whose worker tree verified");
     };
@@ -73,8 +96,8 @@ pub(super) fn decide_merge(
         return g.no(predicate, Some("commit"), &message);
     }
     Ok(vec![Event::Merged {
-        merged_tree: merged_tree.to_owned(),
-        commit: commit.to_owned(),
+        merged_tree: tree,
+        commit: checked,
     }])
 }
 

@@ -46,13 +46,13 @@ pub(super) fn decide_remediate(
             "the remediation budget is spent: the only transition is an escalation to the user",
         );
     }
-    if run.worktree.as_deref() != Some(worktree_path) {
+    let Some(worktree) = run.worktree.as_ref().filter(|w| *w == worktree_path) else {
         return g.no(
             "same-worktree",
             Some("worktree_path"),
             "a redispatch names the same persistent worktree",
         );
-    }
+    };
     if run_id.trim().is_empty() {
         return g.no(
             "dispatch-receipt",
@@ -63,7 +63,7 @@ pub(super) fn decide_remediate(
     Ok(vec![Event::RemediationDispatched {
         round: run.remediation_rounds + 1,
         run_id: run_id.to_owned(),
-        worktree_path: worktree_path.to_owned(),
+        worktree_path: worktree.clone(),
     }])
 }
 

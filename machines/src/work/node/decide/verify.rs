@@ -4,7 +4,7 @@
 use super::super::tree::{contains_plan, read_contains};
 use super::super::{judge, Event, NodeRun, Observed, State};
 use super::guards::Guard;
-use crate::evidence::{is_full_git_id, CommandRun};
+use crate::evidence::{CommandRun, FullCommit};
 use crate::{Context, Rejection};
 
 /// The ancestry reading a re-verification of a done node needs before anything
@@ -33,6 +33,18 @@ pub fn verify_admits<'a>(
     session: Option<&str>,
     contains: Option<&CommandRun>,
 ) -> Result<(&'a NodeRun, bool), Rejection> {
+    admit(state, worktree_path, commit, session, contains)
+        .map(|(run, integration, _)| (run, integration))
+}
+
+/// [`verify_admits`], with the commit it checked.
+fn admit<'a>(
+    state: &'a State,
+    worktree_path: &str,
+    commit: &str,
+    session: Option<&str>,
+    contains: Option<&CommandRun>,
+) -> Result<(&'a NodeRun, bool, FullCommit), Rejection> {
     let g = Guard {
         state,
         command: "verify",
@@ -59,14 +71,14 @@ pub fn verify_admits<'a>(
         }
         _ => return g.no("dispatched", None, "verify a dispatched node's tree"),
     };
-    if !is_full_git_id(commit) {
-        return g.no(
+    let checked = FullCommit::parse(commit).map_err(|_| {
+        g.reject(
             "full-commit",
             Some("expected_commit"),
             "the full commit of the tree",
-        );
-    }
-    match (state, &run.merged) {
+        )
+    })?;
+    let integration = match (state, &run.merged) {
         (State::Done { .. }, Some((_, merged))) => {
             let Some(c) = contains else {
                 return g.no(
@@ -76,28 +88,33 @@ pub fn verify_admits<'a>(
                 );
             };
             match read_contains(c, worktree_path, merged, commit) {
-                Ok(true) => Ok((run, true)),
-                Ok(false) => g.no(
+                Ok(true) => true,
+                Ok(false) => return g.no(
                     "contains-merge",
                     Some("expected_commit"),
                     &format!("{commit} does not contain the merged commit {merged}: a done node is re-verified in a tree that contains it"),
                 ),
-                Err(m) => g.no("contains-merge", Some("expected_commit"), &m),
+                Err(m) => return g.no("contains-merge", Some("expected_commit"), &m),
             }
         }
-        (State::Merged { .. }, Some((t, c))) if t != worktree_path || c != commit => g.no(
-            "merged-tree",
-            Some("worktree_path"),
-            "after a merge, verify the merged tree at the merged commit",
-        ),
-        (State::Merged { .. } | State::Done { .. }, _) => Ok((run, true)),
-        _ if run.worktree.as_deref() != Some(worktree_path) => g.no(
-            "same-worktree",
-            Some("worktree_path"),
-            "pre-merge evidence runs in the dispatched persistent worker tree",
-        ),
-        _ => Ok((run, false)),
-    }
+        (State::Merged { .. }, Some((t, c))) if t != worktree_path || *c != checked => {
+            return g.no(
+                "merged-tree",
+                Some("worktree_path"),
+                "after a merge, verify the merged tree at the merged commit",
+            )
+        }
+        (State::Merged { .. } | State::Done { .. }, _) => true,
+        _ if run.worktree.as_deref() != Some(worktree_path) => {
+            return g.no(
+                "same-worktree",
+                Some("worktree_path"),
+                "pre-merge evidence runs in the dispatched persistent worker tree",
+            )
+        }
+        _ => false,
+    };
+    Ok((run, integration, checked))
 }
 
 /// [`verify_admits`] on the recorded ancestry, a fully valid spec (lineage
@@ -110,7 +127,7 @@ pub(super) fn decide_verify(
     contains: Option<&CommandRun>,
     ctx: &Context,
 ) -> Result<Vec<Event>, Rejection> {
-    let (run, integration) = verify_admits(
+    let (run, integration, commit) = admit(
         g.state,
         &seen.tree.worktree_path,
         &seen.tree.expected_commit,
@@ -132,6 +149,7 @@ pub(super) fn decide_verify(
         },
         &session,
         integration,
+        &commit,
         ctx.now.clone(),
     );
     Ok(vec![if v.passed {

@@ -1,0 +1,80 @@
+//! The one input document a verb reads (stdin, or a ship leaf's packet): read once,
+//! bounded, kept for the run, so a refusal can name every violation of it against
+//! the verb's schema (`crate::schema`). A verb waiting on a terminal says so.
+
+use std::io::{IsTerminal, Read};
+use std::sync::OnceLock;
+
+use cairn::machines::evidence::wire;
+use serde_json::Value;
+
+use crate::failure::{input, Failure};
+
+/// The largest input document accepted (bytes): a bound on memory for hostile input.
+pub const MAX_INPUT: u64 = 16 * 1024 * 1024;
+
+/// The verb being run (`park check`), set once after the command line parsed.
+static VERB: OnceLock<String> = OnceLock::new();
+/// The document text the verb read, kept for the run.
+static DOCUMENT: OnceLock<String> = OnceLock::new();
+/// The document as the verb completed it, where it adds what it observed itself.
+static COMPLETED: OnceLock<String> = OnceLock::new();
+
+/// Names the verb this process runs (its subcommand path, without `cairn`).
+pub fn set_verb(path: String) {
+    let _ = VERB.set(path);
+}
+
+/// The verb this process runs, once the command line parsed.
+pub fn verb() -> Option<&'static str> {
+    VERB.get().map(String::as_str)
+}
+
+/// The document the verb decided on, if it read one: as completed, else as read.
+pub fn kept() -> Option<&'static str> {
+    COMPLETED.get().or(DOCUMENT.get()).map(String::as_str)
+}
+
+/// Keeps the document as the verb completed it (`pr observe --pr` adds the
+/// reading it made), so a refusal names only what the caller's part lacks.
+pub fn completed(text: String) {
+    let _ = COMPLETED.set(text);
+}
+
+/// Keeps `text` as the run's document (a verb reads one).
+pub fn keep(text: String) -> &'static str {
+    DOCUMENT.get_or_init(|| text).as_str()
+}
+
+/// Reads stdin whole as UTF-8 text (at most [`MAX_INPUT`] bytes). On a terminal,
+/// says first on stderr that a document is awaited, and how to end it.
+pub fn read_stdin() -> Result<&'static str, Failure> {
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        let verb = verb().unwrap_or("this verb");
+        eprintln!(
+            "cairn: `{verb}` reads a JSON document on stdin, which is a terminal: paste it and \
+             end with Ctrl-D, or pipe it in (`cairn schema {verb}` shows its shape)"
+        );
+    }
+    let mut buf = Vec::new();
+    stdin
+        .take(MAX_INPUT + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| input("$", "stdin", &format!("cannot read stdin: {e}")))?;
+    if buf.len() as u64 > MAX_INPUT {
+        return Err(input(
+            "$",
+            "input-size",
+            &format!("stdin is larger than {MAX_INPUT} bytes"),
+        ));
+    }
+    let text = String::from_utf8(buf)
+        .map_err(|e| input("$", "utf-8", &format!("stdin is not UTF-8: {e}")))?;
+    Ok(keep(text))
+}
+
+/// Reads stdin as exactly one strict JSON document (`wire::parse_document`).
+pub fn document() -> Result<Value, Failure> {
+    Ok(wire::parse_document(read_stdin()?)?)
+}

@@ -1,0 +1,91 @@
+//! Usage errors name what is wrong: the JSON error is built from clap's structured
+//! error (every missing argument by its flag, the invalid value and the valid ones,
+//! clap's suggestion), never only clap's first line.
+
+use serde_json::Value;
+
+use crate::cli::run;
+
+/// The JSON error a refused command line prints (exit 2).
+fn usage(args: &[&str]) -> Value {
+    let (code, stdout, _) = run(args, None);
+    assert_eq!(code, 2, "{args:?}: {stdout}");
+    let v: Value = serde_json::from_str(&stdout).expect("one JSON object");
+    assert_eq!(v["error"]["kind"], "usage", "{v}");
+    v
+}
+
+fn fields(v: &Value) -> Vec<&str> {
+    v["error"]["violations"]
+        .as_array()
+        .expect("violations")
+        .iter()
+        .map(|x| x["field"].as_str().expect("a field"))
+        .collect()
+}
+
+#[test]
+fn a_missing_positional_is_named() {
+    insta::assert_json_snapshot!(usage(&["graph"]));
+}
+
+#[test]
+fn every_missing_flag_is_named() {
+    let v = usage(&["ship", "open", "--repo", "/srv/r"]);
+    assert_eq!(
+        fields(&v),
+        [
+            "short_id",
+            "expected_basename",
+            "branch",
+            "worktree_path",
+            "target_branch",
+            "tiebreaker_4",
+            "close_step",
+            "review_status"
+        ]
+    );
+    insta::assert_json_snapshot!(v);
+}
+
+#[test]
+fn an_invalid_value_names_the_valid_ones_and_a_suggestion() {
+    insta::assert_json_snapshot!(usage(&["graph", "park", "--format", "dott"]));
+    let v = usage(&["state", "park/ep-x", "--at", "abc"]);
+    assert_eq!(
+        (v["error"]["field"].as_str(), v["error"]["rule"].as_str()),
+        (Some("at"), Some("value"))
+    );
+}
+
+#[test]
+fn unknown_arguments_and_subcommands_carry_clap_suggestions() {
+    insta::assert_json_snapshot!(usage(&["state", "park/ep-x", "--att", "2"]));
+    let v = usage(&["jurnal"]);
+    assert_eq!(v["error"]["suggestions"], serde_json::json!(["journal"]));
+    assert_eq!(v["error"]["rule"], "unknown-subcommand");
+}
+
+#[test]
+fn a_group_without_its_verb_names_the_group() {
+    let v = usage(&["saga", "merge-turn"]);
+    assert_eq!(v["error"]["rule"], "subcommand-required");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`cairn saga merge-turn`"),
+        "{v}"
+    );
+}
+
+#[test]
+fn conflicting_flags_name_both() {
+    let v = usage(&["build-loop", "--record", "r.json", "--issue", "3"]);
+    assert_eq!(v["error"]["rule"], "conflict");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("--record") && message.contains("--issue"),
+        "{v}"
+    );
+}

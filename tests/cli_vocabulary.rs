@@ -1,0 +1,144 @@
+//! One vocabulary and one not-found rule across the verbs: the canonical spellings
+//! (`--repo`, `--spec`, `--saga-id`, milliseconds) with the older ones still
+//! accepted where a helper or skill uses them; "nothing recorded under this id" is
+//! `no-such-stream`, exit 2, everywhere but `saga restore` (its contract answers
+//! `found: false`); completions and a man page come from the same command line.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::cli::run;
+use crate::support::TempJournal;
+
+fn answer(args: &[&str], db: Option<&Path>) -> (i32, Value) {
+    let (code, stdout, stderr) = run(args, db);
+    let v =
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{args:?}: {e}: {stdout}{stderr}"));
+    (code, v)
+}
+
+fn not_found(args: &[&str], db: &Path, field: &str) {
+    let (code, v) = answer(args, Some(db));
+    assert_eq!(code, 2, "{args:?}: {v}");
+    assert_eq!(v["error"]["kind"], "no-such-stream", "{args:?}: {v}");
+    assert_eq!(v["error"]["rule"], "stream-has-events", "{args:?}: {v}");
+    assert_eq!(v["error"]["field"], field, "{args:?}: {v}");
+}
+
+#[test]
+fn nothing_recorded_under_an_id_is_one_error_everywhere() {
+    let t = TempJournal::new();
+    drop(t.journal()); // an empty journal: the file exists, the streams do not
+    let db = t.path();
+    not_found(&["state", "park/ep-nope"], &db, "stream");
+    not_found(
+        &["journal", "log", "--stream", "park/ep-nope"],
+        &db,
+        "stream",
+    );
+    not_found(
+        &["journal", "audit", "--stream", "park/ep-nope"],
+        &db,
+        "stream",
+    );
+    not_found(&["ship", "status", "--short-id", "nope"], &db, "short_id");
+    not_found(&["saga", "show", "--saga-id", "issue-404"], &db, "saga_id");
+    // The contract sheet's exception: saga.py's restore answers found: false.
+    let (code, v) = answer(&["saga", "restore", "--saga-id", "issue-404"], Some(&db));
+    assert_eq!(
+        (code, v),
+        (0, json!({"saga_id": "issue-404", "found": false}))
+    );
+    // Without any journal, ship status names the run it does not know either.
+    let none = tempfile::tempdir().unwrap();
+    not_found(
+        &["ship", "status", "--short-id", "nope"],
+        &none.path().join("absent.db"),
+        "short_id",
+    );
+}
+
+#[test]
+fn the_canonical_spellings_and_the_older_ones_both_parse() {
+    // --repo on park observe-vcs (was --root): the field is the flag's name.
+    for flag in ["--repo", "--root"] {
+        let (code, v) = answer(&["park", "observe-vcs", flag, "relative/dir"], None);
+        assert_eq!(code, 2, "{v}");
+        assert_eq!(
+            (v["error"]["field"].as_str(), v["error"]["rule"].as_str()),
+            (Some("repo"), Some("absolute-path")),
+            "{flag}: {v}"
+        );
+    }
+    // --spec on work validate (a bare SPEC still parses), never both.
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("s.yaml");
+    std::fs::write(&spec, "title: t\ndescription: d\nintent: i\nwork: []\n").unwrap();
+    let spec = spec.to_str().unwrap();
+    let (a, b) = (
+        run(&["work", "validate", "--spec", spec], None),
+        run(&["work", "validate", spec], None),
+    );
+    assert_eq!(a.0, 0, "{}{}", a.1, a.2);
+    assert_eq!((a.0, &a.1), (b.0, &b.1));
+    let (code, v) = answer(&["work", "validate", "--spec", spec, spec], None);
+    assert_eq!(
+        (code, v["error"]["kind"].as_str()),
+        (2, Some("usage")),
+        "{v}"
+    );
+    // One unit: --timeout-ms; build_loop.py's --timeout (seconds) stays, not both.
+    let (code, v) = answer(
+        &[
+            "build-loop",
+            "--issue",
+            "1",
+            "--timeout-ms",
+            "1000",
+            "--timeout",
+            "1",
+            "--dry-run",
+        ],
+        None,
+    );
+    assert_eq!(
+        (code, v["error"]["rule"].as_str()),
+        (2, Some("conflict")),
+        "{v}"
+    );
+    // --saga-id on saga save (saga.py's --id is accepted): both name the same flag.
+    for flag in ["--saga-id", "--id"] {
+        let (_, stdout, _) = run(
+            &["saga", "save", flag, "issue-1", "--next-round", "2"],
+            None,
+        );
+        let v: Value = serde_json::from_str(&stdout).unwrap();
+        assert_ne!(v["error"]["kind"], "usage", "{flag}: {v}");
+    }
+}
+
+#[test]
+fn completions_and_man_pages_come_from_the_command_line() {
+    let (code, bash, _) = run(&["completions", "bash"], None);
+    assert_eq!(code, 0);
+    assert!(
+        bash.contains("cairn") && bash.contains("observe-vcs"),
+        "{bash}"
+    );
+    let (code, zsh, _) = run(&["completions", "zsh"], None);
+    assert_eq!(code, 0);
+    assert!(zsh.starts_with("#compdef cairn"), "{zsh}");
+    let (code, page, _) = run(&["man"], None);
+    assert_eq!(code, 0);
+    assert!(page.contains(".TH cairn"), "{page}");
+    let (code, page, _) = run(&["man", "park", "check"], None);
+    assert_eq!(code, 0);
+    assert!(page.contains(".TH cairn-park-check"), "{page}");
+    let (code, v) = answer(&["man", "park", "chekc"], None);
+    assert_eq!(
+        (code, v["error"]["rule"].as_str()),
+        (2, Some("known-verb")),
+        "{v}"
+    );
+}
