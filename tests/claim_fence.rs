@@ -367,3 +367,19 @@ fn every_recording_verb_takes_a_fencing_token_and_no_other_verb_does() {
     }
     assert_eq!(t.bytes(), before);
 }
+
+#[test]
+fn a_claimed_build_loop_unit_runs_no_check_without_its_holders_token() {
+    let build = crate::support::fixtures::BuildRecord::new(&["touch checked"]);
+    let db = build.journal.path();
+    let (code, lease) = acquire(&db, "build-loop/issue-42:U1", "agent-a", "a1", "600");
+    assert_eq!(code, 0, "{lease}");
+    let (record, journal) = (build.bytes(), build.journal.bytes());
+    let (code, out) = build.run(&["--unit", "U1"]);
+    assert_fenced((code, &out), "claim-held", "held-by-another", "agent-a", 1);
+    assert!(!build.repo.join("checked").exists(), "a check ran");
+    assert_eq!((build.bytes(), build.journal.bytes()), (record, journal));
+    let (code, out) = build.run(&["--unit", "U1", "--fencing-token", "1"]);
+    assert!(code == 0 || code == 4, "{out}");
+    assert!(build.repo.join("checked").exists());
+}
