@@ -7,7 +7,7 @@ use cairn_journal::{
     StoredEvent, TransitionRecord,
 };
 use cairn_machines::reads::check_fence;
-use cairn_machines::{Context, Machine, RawEvent, Timestamp};
+use cairn_machines::{Context, Machine, RawEvent};
 
 use crate::{Error, Registry, StreamId};
 
@@ -132,7 +132,7 @@ impl Engine {
         request: &Request,
     ) -> Result<Executed<M>, Error> {
         let context = Context {
-            now: Timestamp::from_instant(chrono::Utc::now().fixed_offset()),
+            now: self.now()?,
             fresh_ids: (0..M::FRESH_IDS).map(|_| uuid::Uuid::new_v4()).collect(),
             session: request.session.clone(),
             reads: Vec::new(),

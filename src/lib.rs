@@ -97,6 +97,7 @@
 
 pub mod any;
 pub mod audit;
+mod clock;
 pub mod engine;
 pub mod error;
 pub mod observe;

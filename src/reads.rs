@@ -1,8 +1,8 @@
 //! What a decision reads of other streams (see [`cairn_machines::reads`]): the
 //! engine reads them for `decide`, and the append requires them unmoved.
 
-use cairn_machines::reads::{claim_stream, CLAIM_MACHINE};
-use cairn_machines::{Context, Machine, Read};
+use cairn_machines::reads::{claim_stream, fence, CLAIM_MACHINE};
+use cairn_machines::{Context, Machine, Read, Timestamp};
 
 use crate::{Engine, Error, StreamId};
 
@@ -32,6 +32,42 @@ impl Engine {
             reads.push(self.read_stream_now(&StreamId::parse(&name)?)?);
         }
         Ok(reads)
+    }
+
+    /// Whether an act `act` on `stream` presenting `token` passes the stream's
+    /// fence at `now`, as the journal holds now: the check a verb makes before it
+    /// changes the world (runs git, writes a file), so a stale holder touches
+    /// nothing. It writes nothing and decides nothing; the transition that records
+    /// the act is fenced again inside its append (see [`cairn_machines::reads`]).
+    /// A refusal is [`Error::Rejected`], as the recording decision's would be.
+    pub fn fence<M: Machine>(
+        &self,
+        stream: &StreamId,
+        act: &str,
+        token: Option<u64>,
+        now: &Timestamp,
+    ) -> Result<(), Error> {
+        if M::NAME == CLAIM_MACHINE {
+            return Ok(());
+        }
+        // A lease stream that cannot exist (too long a name) was never granted.
+        let lease = claim_stream(stream.as_str());
+        let read = if self.journal().stream_version(&lease)? > 0 {
+            Some(self.read_stream_now(&StreamId::parse(&lease)?)?)
+        } else {
+            None
+        };
+        match fence(read.as_ref().and_then(|r| r.fact.as_ref()), token, now) {
+            Ok(()) => Ok(()),
+            Err(refusal) => {
+                let (state, _) = self.load::<M>(stream)?;
+                Err(Error::Rejected(refusal.rejection(
+                    M::NAME,
+                    act,
+                    M::state_name(&state),
+                )))
+            }
+        }
     }
 
     /// One stream as a decision reads it: its version, state name and fact.

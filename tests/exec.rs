@@ -252,3 +252,54 @@ fn a_hostile_caller_cannot_record_what_cairn_observes() {
     let _ = WorkNode::NAME;
     crate::support::fixtures::assert_whole(j);
 }
+
+/// exec is a recording verb like the others: on a stream another agent claims it
+/// needs the holder's `--fencing-token` (exit 3, nothing written, without it or
+/// with a stale one), and with it the command records.
+#[test]
+fn exec_on_a_claimed_stream_needs_the_holders_token() {
+    let j = TempJournal::new();
+    thread(&j);
+    let (code, out, _) = cairn(
+        &j,
+        &[
+            "claim",
+            "acquire",
+            "--resource",
+            "saga/issue-7",
+            "--owner",
+            "agent-a",
+            "--claim-id",
+            "c-1",
+            "--ttl",
+            "600",
+        ],
+        "",
+    );
+    assert_eq!(code, 0, "{out}");
+    let token = out["token"].as_u64().expect("a granted token").to_string();
+    let stale = (out["token"].as_u64().unwrap_or(0) + 1).to_string();
+    let drain = json!({"command": "adjust", "directive": "drain"}).to_string();
+    let before = j.bytes();
+    for (args, kind) in [
+        (vec!["exec", "saga", "saga/issue-7"], "claim-held"),
+        (
+            vec!["exec", "saga", "saga/issue-7", "--fencing-token", &stale],
+            "stale-claim",
+        ),
+    ] {
+        let (code, out, _) = cairn(&j, &args, &drain);
+        assert_eq!(code, 3, "{args:?}: {out}");
+        assert_eq!(out["error"]["kind"], kind, "{args:?}: {out}");
+        assert_eq!(out["error"]["claim"]["holder"], "agent-a", "{out}");
+        assert_eq!(j.bytes(), before, "{args:?} wrote");
+    }
+    let args = ["exec", "saga", "saga/issue-7", "--fencing-token", &token];
+    let (code, out, _) = cairn(&j, &args, &drain);
+    assert_eq!(
+        (code, out["outcome"].as_str()),
+        (0, Some("accepted")),
+        "{out}"
+    );
+    crate::support::fixtures::assert_whole(&j);
+}

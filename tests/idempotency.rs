@@ -12,7 +12,7 @@ use crate::support::pr::doc;
 use crate::support::TempJournal;
 
 /// Every verb that records, and every verb that does not.
-const RECORDING: &[&[&str]] = &[
+pub const RECORDING: &[&[&str]] = &[
     &["park", "prepare-attempt"],
     &["park", "evaluate"],
     &["park", "validate-receipt"],
@@ -65,7 +65,7 @@ const RECORDING: &[&[&str]] = &[
     &["exec", "park", "park/x"],
 ];
 
-const NOT_RECORDING: &[&[&str]] = &[
+pub const NOT_RECORDING: &[&[&str]] = &[
     &["machines"],
     &["graph", "park"],
     &["state", "park/x"],

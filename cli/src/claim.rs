@@ -18,20 +18,24 @@
 //! grant's (`null` when the resource was never claimed); `live` is whether that
 //! grant holds the lease at `as_of` (held, and `as_of < expires_at`); `version` is
 //! the claim stream's version the readback is of. `as_of` is the decision's one
-//! clock reading for `acquire`, `renew` and `release`, and this host's clock now
-//! for `show`. The recording verbs add `events`: the event types this call
+//! reading of the journal's clock for `acquire`, `renew` and `release`, and the
+//! journal's clock now for `show` (the host's for a SQLite file, the server's on
+//! PostgreSQL). The recording verbs add `events`: the event types this call
 //! recorded (`[]` when it read an existing grant back).
 
 use cairn::journal::Options;
-use cairn::machines::claim::{self, contention, Claim, ClaimId, ClaimState, Owner, Token, Ttl};
+use cairn::machines::claim::{
+    self, contention, Claim, ClaimId, ClaimState, Contention, Owner, Token, Ttl,
+};
 use cairn::machines::evidence::Invalid;
-use cairn::{Machine, StreamId, Timestamp};
+use cairn::machines::reads;
+use cairn::{Machine, Rejection, StreamId, Timestamp};
 use serde_json::{json, Value};
 
 use crate::args::ClaimCommand;
 use crate::failure::{input, Done, Failure};
 use crate::output;
-use crate::record::{context, Db, Recorded, Recorder, Step};
+use crate::record::{Db, Recorded, Recorder, Step};
 
 /// Runs one claim verb; `writing` gives the options of a verb that records (it
 /// makes the signing key on first use, so it runs only once the input is valid).
@@ -46,7 +50,7 @@ pub fn run(
             let stream = stream(resource)?;
             let rec = Recorder::reader(db, reading);
             let (state, version) = load(&rec, &stream)?;
-            let now = cairn::observe::now();
+            let now = rec.now()?;
             eprintln!("cairn: {}", summary(&stream, &state, &now));
             output::json(&readback(resource, &stream, &state, version, &now));
             return Ok(Done::Ok);
@@ -97,9 +101,10 @@ pub fn run(
     };
     let stream = stream(resource)?;
     let options = writing()?;
-    let rec = Recorder::new(db, &options, key)?;
+    let key = key.key();
+    let rec = Recorder::new(db, &options, &key)?;
     let attempt = || {
-        let ctx = context::<Claim>();
+        let ctx = rec.context::<Claim>()?;
         let now = ctx.now.clone();
         rec.record(Step::<Claim>::new(&stream, &command).at(ctx))
             .map(|r| (r, now))
@@ -121,7 +126,7 @@ pub fn run(
                 Some(c) => {
                     // What holds now, read again (labelled with its version and instant).
                     let (state, version) = load(&Recorder::reader(db, reading), &stream)?;
-                    let now = cairn::observe::now();
+                    let now = rec.now()?;
                     Err(Failure::Contended {
                         kind: c.kind(),
                         claim: readback(resource, &stream, &state, version, &now),
@@ -132,6 +137,36 @@ pub fn run(
             }
         }
         Err(e) => Err(e),
+    }
+}
+
+/// A fence's refusal of an act on `resource` (any verb's: `reads::fence`) as
+/// exit 3, with the kind a claim verb answers for the same predicate
+/// (`claim-held`: a live lease and no token; `stale-claim`: another token, or one
+/// released; `claim-expired`: the caller's own lease lapsed), the rejection, and
+/// the claim's readback as it is now.
+pub(crate) fn fenced(reader: &Recorder, resource: &StreamId, rejection: Rejection) -> Failure {
+    let kind = match rejection.violations.first().map(|v| v.predicate.as_str()) {
+        Some(reads::HELD_BY_ANOTHER) => Contention::Held,
+        Some(reads::LEASE_LIVE) => Contention::Expired,
+        _ => Contention::Stale,
+    }
+    .kind();
+    // A lease stream whose name cannot be a stream id was never granted: its
+    // readback is `null` (the refusal is of a token where nothing was claimed).
+    let claim = match StreamId::new(claim::NAME, resource.as_str()) {
+        Err(_) => Value::Null,
+        Ok(stream) => match load(reader, &stream).and_then(|read| Ok((read, reader.now()?))) {
+            Ok(((state, version), now)) => {
+                readback(resource.as_str(), &stream, &state, version, &now)
+            }
+            Err(e) => return e,
+        },
+    };
+    Failure::Contended {
+        kind,
+        rejection: Box::new(rejection),
+        claim,
     }
 }
 

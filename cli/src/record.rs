@@ -2,10 +2,10 @@
 //!
 //! A verb builds its command (and, where it observes something first, the
 //! caller's [`Request`]), and [`Recorder::record`] does the rest: one context
-//! (one clock reading, the fresh ids — [`context`] is the only place the CLI mints
-//! them), the idempotency key, one `decide` through the engine, the verb's side
-//! effect if it has one (a file the transition describes, undone if the append
-//! fails), the append, the stderr report line, and the machine's verdict as an
+//! (one reading of the journal's clock, the fresh ids — [`Recorder::context`] is
+//! the only place the CLI mints them), the idempotency key, one `decide` through
+//! the engine, the verb's side effect if it has one (a file the transition
+//! describes, undone if the append fails), the append, the stderr report line, and the machine's verdict as an
 //! [`Outcome`]. Exit codes come from the outcome in one place
 //! (`failure::exit_code`).
 //!
@@ -22,36 +22,32 @@
 //!   caller's [`Request`] — its flags and stdin document — and looks the key up
 //!   with [`Recorder::recall`] *before* it runs or writes anything: a retry runs
 //!   no git, no criterion and writes no file.
+//!
+//! # Fencing tokens
+//!
+//! `--fencing-token N` exists on the same verbs: the token of the caller's claim on
+//! the stream the verb acts on (`cairn claim acquire --resource <stream>`). It goes
+//! into the context's `fencing_token`, and the engine fences the decision by the
+//! stream's lease (`cairn_machines::reads::fence`) and appends only if the lease has
+//! not moved. A verb that changes the world before it records (runs git or
+//! criteria) asks [`Recorder::fence`] first, so a stale holder touches nothing. A
+//! refusal is exit 3 (`claim-held`, `stale-claim`, `claim-expired`) naming the
+//! holder and the expiry, with the claim's readback; nothing is written.
 
 use cairn::journal::{Error as JournalError, Journal, Location, Options};
+use cairn::machines::claim::Token;
+use cairn::machines::reads::is_fence_refusal;
 use cairn::machines::RawEvent;
 use cairn::{
     AnyDecision, AnyExecuted, Context, Decision, Engine, Executed, Key, Machine, Pending, Registry,
-    StreamId, Verdict,
+    StreamId, Timestamp, Verdict,
 };
 use serde_json::Value;
 
-use crate::failure::{require_nonempty, Failure, NoJournalLocation};
+use crate::failure::{input, require_nonempty, Failure, NoJournalLocation};
 
 /// Where the journal is, if a location could be resolved.
 pub type Db = Result<Location, NoJournalLocation>;
-
-/// A fresh decision context: the time now and `M::FRESH_IDS` random ids. The only
-/// place the CLI reads the clock for a transition or mints ids.
-pub fn context<M: Machine>() -> Context {
-    context_with(M::FRESH_IDS)
-}
-
-/// A fresh decision context with `fresh_ids` random ids.
-fn context_with(fresh_ids: usize) -> Context {
-    Context {
-        now: cairn::observe::now(),
-        fresh_ids: (0..fresh_ids).map(|_| uuid::Uuid::new_v4()).collect(),
-        session: None,
-        reads: Vec::new(),
-        fencing_token: None,
-    }
-}
 
 /// How a recording ended (the verdict is the machine's, see `Machine::verdict`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,12 +159,23 @@ impl RecordedAny {
 
 /// The caller's input to a verb whose command also carries what cairn observed
 /// while serving it: what the idempotency key stands for (see the module docs).
-pub struct Request(String);
+pub struct Request {
+    verb: String,
+    text: String,
+}
 
 impl Request {
     /// The verb's name and its input (flags and documents), as JSON.
     pub fn new(verb: &str, input: Value) -> Self {
-        Request(serde_json::json!({ "verb": verb, "input": input }).to_string())
+        Request {
+            verb: verb.to_owned(),
+            text: serde_json::json!({ "verb": verb, "input": input }).to_string(),
+        }
+    }
+
+    /// The verb's name (`ship merge`).
+    pub fn verb(&self) -> &str {
+        &self.verb
     }
 }
 
@@ -223,31 +230,44 @@ impl<'a, M: Machine> Step<'a, M> {
     }
 }
 
-/// The journal a verb records on, and the idempotency key it was given.
+/// The journal a verb records on, and the idempotency key and fencing token it
+/// was given.
+#[derive(Clone)]
 pub struct Recorder<'a> {
     db: &'a Db,
     options: &'a Options,
     key: Option<&'a str>,
     /// The machines the engine serves (the built-ins unless told otherwise).
     registry: Registry,
+    fencing_token: Option<u64>,
 }
 
 impl<'a> Recorder<'a> {
-    /// A recorder for one verb, with its `--idempotency-key` (an empty key is refused).
+    /// A recorder for one verb, with its `--idempotency-key` (an empty key is
+    /// refused) and `--fencing-token` (a positive integer).
     pub fn new(
         db: &'a Db,
         options: &'a Options,
-        key: &'a crate::args::Key,
+        flags: &'a crate::args::Key,
     ) -> Result<Self, Failure> {
-        let key = key.get();
+        let key = flags.get();
         if let Some(k) = key {
             require_nonempty("idempotency_key", k)?;
         }
+        let fencing_token = match &flags.fencing_token {
+            None => None,
+            Some(t) => Some(
+                Token::parse(t)
+                    .map_err(|e| input("fencing_token", e.rule, &e.message))?
+                    .get(),
+            ),
+        };
         Ok(Self {
             db,
             options,
             key,
             registry: Registry::builtin(),
+            fencing_token,
         })
     }
 
@@ -262,19 +282,79 @@ impl<'a> Recorder<'a> {
         self.key.is_some()
     }
 
-    /// This recorder without its key: for a transition the key does not stand
-    /// for (ship's announcement of a git mutation before the step it announces).
+    /// This recorder without its key (its fencing token kept): for a transition
+    /// the key does not stand for (ship's announcement of a git mutation before
+    /// the step it announces).
     pub fn without_key(&self) -> Recorder<'a> {
-        Self::reader(self.db, self.options).with_registry(self.registry.clone())
+        Self {
+            key: None,
+            registry: self.registry.clone(),
+            ..*self
+        }
     }
 
-    /// A recorder that only reads (a verb with no key).
+    /// A recorder that only reads (a verb with no key and no token).
     pub fn reader(db: &'a Db, options: &'a Options) -> Self {
         Self {
             db,
             options,
             key: None,
             registry: Registry::builtin(),
+            fencing_token: None,
+        }
+    }
+
+    /// The journal's clock now (`Engine::clock`: this host's for a SQLite file,
+    /// the server's on PostgreSQL, whether or not the journal exists yet): the only
+    /// clock the CLI decides transitions and judges leases by.
+    pub fn now(&self) -> Result<Timestamp, Failure> {
+        Ok(Engine::clock(self.db.clone()?, self.options)?)
+    }
+
+    /// A fresh decision context: the journal's clock now ([`Recorder::now`]) and
+    /// `M::FRESH_IDS` random ids. The only place the CLI mints ids.
+    pub fn context<M: Machine>(&self) -> Result<Context, Failure> {
+        self.context_with(M::FRESH_IDS)
+    }
+
+    /// [`Recorder::context`] with `fresh_ids` random ids (a registry machine's).
+    fn context_with(&self, fresh_ids: usize) -> Result<Context, Failure> {
+        Ok(Context {
+            now: self.now()?,
+            fresh_ids: (0..fresh_ids).map(|_| uuid::Uuid::new_v4()).collect(),
+            session: None,
+            reads: Vec::new(),
+            fencing_token: None,
+        })
+    }
+
+    /// Whether an act `act` on `stream` passes the stream's fence now with this
+    /// verb's `--fencing-token` (see the module's "Fencing tokens"): asked before
+    /// a verb changes the world, so a stale holder runs nothing. Writes nothing.
+    pub fn fence<M: Machine>(&self, stream: &StreamId, act: &str) -> Result<(), Failure> {
+        let now = self.now()?;
+        let checked = match self.existing_engine()? {
+            Some(engine) => engine.fence::<M>(stream, act, self.fencing_token, &now),
+            // No journal: nothing was ever claimed.
+            None => cairn::machines::reads::fence(None, self.fencing_token, &now).map_err(|r| {
+                cairn::Error::Rejected(r.rejection(
+                    M::NAME,
+                    act,
+                    M::state_name(&M::initial_state()),
+                ))
+            }),
+        };
+        checked.map_err(|e| self.refused(stream, e))
+    }
+
+    /// An error of an act on `stream`: a fence's refusal becomes exit 3 with the
+    /// claim's readback; anything else is as it was.
+    fn refused(&self, stream: &StreamId, e: cairn::Error) -> Failure {
+        match e {
+            cairn::Error::Rejected(r) if is_fence_refusal(&r) => {
+                crate::claim::fenced(&Self::reader(self.db, self.options), stream, r)
+            }
+            other => other.into(),
         }
     }
 
@@ -325,7 +405,7 @@ impl<'a> Recorder<'a> {
         let Some(engine) = self.existing_engine()? else {
             return Ok(None);
         };
-        let found = engine.recall::<M>(stream, key, &request.0)?;
+        let found = engine.recall::<M>(stream, key, &request.text)?;
         Ok(found.map(|done| {
             let r = Recorded::from(done);
             r.report();
@@ -344,19 +424,30 @@ impl<'a> Recorder<'a> {
             request,
             effect,
         } = step;
-        let ctx = given.unwrap_or_else(context::<M>);
+        let mut ctx = match given {
+            Some(ctx) => ctx,
+            None => self.context::<M>()?,
+        };
+        ctx.fencing_token = self.fencing_token;
         let key = match (self.key, &request) {
             (None, _) => None,
             (Some(key), None) => Some(Key::Command(key)),
-            (Some(key), Some(r)) => Some(Key::Request { key, request: &r.0 }),
+            (Some(key), Some(r)) => Some(Key::Request {
+                key,
+                request: &r.text,
+            }),
         };
         let db = self.db.clone()?;
         let (engine, pending) = match self.existing_writer(&db)? {
             None => {
-                let p = Pending::<M>::decide(stream, M::initial_state(), 0, command, &ctx, key)?;
+                let p = Pending::<M>::decide(stream, M::initial_state(), 0, command, &ctx, key)
+                    .map_err(|e| self.refused(stream, e))?;
                 (None, p)
             }
-            Some(engine) => match engine.decide::<M>(stream, command, &ctx, key)? {
+            Some(engine) => match engine
+                .decide::<M>(stream, command, &ctx, key)
+                .map_err(|e| self.refused(stream, e))?
+            {
                 Decision::Replayed(done) => return Ok(self.finish(done)),
                 Decision::Pending(p) => (Some(engine), p),
             },
@@ -399,16 +490,22 @@ impl<'a> Recorder<'a> {
         command: &Value,
         fresh_ids: usize,
     ) -> Result<RecordedAny, Failure> {
-        let ctx = context_with(fresh_ids);
+        let mut ctx = self.context_with(fresh_ids)?;
+        ctx.fencing_token = self.fencing_token;
         let key = self.key.map(Key::Command);
         let db = self.db.clone()?;
         let (engine, decision) = match self.existing_writer(&db)? {
             None => {
-                let d = self.registry.decide_any_fresh(stream, command, &ctx, key)?;
+                let d = self
+                    .registry
+                    .decide_any_fresh(stream, command, &ctx, key)
+                    .map_err(|e| self.refused(stream, e))?;
                 (None, d)
             }
             Some(engine) => {
-                let d = engine.decide_any(stream, command, &ctx, key)?;
+                let d = engine
+                    .decide_any(stream, command, &ctx, key)
+                    .map_err(|e| self.refused(stream, e))?;
                 (Some(engine), d)
             }
         };

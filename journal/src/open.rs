@@ -125,6 +125,24 @@ impl Journal {
         }
     }
 
+    /// The journal's clock now, RFC 3339 in UTC with microseconds: the one clock
+    /// a journal's transitions are judged by (a lease's expiry included). SQLite:
+    /// this host's clock (the file is on its own disk, so every writer runs here).
+    /// PostgreSQL: the server's (`clock_timestamp()`), so a client whose clock runs
+    /// fast or slow judges nothing by it.
+    pub fn now(&self) -> Result<String, Error> {
+        self.store.now()
+    }
+
+    /// [`Journal::now`] of the journal at `location`, whether or not one exists
+    /// there yet (nothing is created or read but the clock).
+    pub fn clock(location: impl Into<Location>, options: &Options) -> Result<String, Error> {
+        match location.into() {
+            Location::Sqlite(_) => Ok(crate::now_rfc3339()),
+            Location::Postgres(url) => crate::postgres::clock(&url, options),
+        }
+    }
+
     /// How this journal was opened.
     pub fn access(&self) -> Access {
         self.store.access()

@@ -21,6 +21,9 @@ pub(crate) trait Store: Send {
         signer: Option<&SigningKey>,
     ) -> Result<Vec<AppendOutcome>, Error>;
 
+    /// The journal's clock now (RFC 3339, UTC, microseconds): the host's for a
+    /// file, the server's for a database server.
+    fn now(&self) -> Result<String, Error>;
     fn stream_version(&self, stream: &str) -> Result<u64, Error>;
     fn stream_machine(&self, stream: &str) -> Result<Option<String>, Error>;
     /// A stream's events in version order up to `up_to`. `f` may call back into

@@ -4,7 +4,7 @@
 
 use clap::Subcommand;
 
-use super::Key;
+use super::ClaimKey;
 
 #[derive(Debug, Subcommand)]
 pub enum ClaimCommand {
@@ -26,7 +26,7 @@ pub enum ClaimCommand {
         #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
         ttl: String,
         #[command(flatten)]
-        key: Key,
+        key: ClaimKey,
     },
     /// Extend the live lease to now + TTL: needs the current claim id and token
     #[command(
@@ -46,7 +46,7 @@ pub enum ClaimCommand {
         #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
         ttl: String,
         #[command(flatten)]
-        key: Key,
+        key: ClaimKey,
     },
     /// Give the lease up: needs the current claim id and token
     #[command(
@@ -63,7 +63,7 @@ pub enum ClaimCommand {
         #[arg(long, value_name = "N", allow_hyphen_values = true)]
         token: String,
         #[command(flatten)]
-        key: Key,
+        key: ClaimKey,
     },
     /// The authoritative readback: holder, claim id, token, expiry, live now, and the stream version
     #[command(

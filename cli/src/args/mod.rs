@@ -187,19 +187,45 @@ pub enum Command {
     },
 }
 
-/// Retry-safe recording: on every verb that records, and on no other.
+/// Retry-safe, fenced recording: on every verb that records (and on no other;
+/// the claim verbs take [`ClaimKey`]).
 #[derive(Debug, Clone, clap::Args)]
 pub struct Key {
     /// Retry-safe recording: the same key with the same input returns the first
     /// recorded result and writes nothing; with another input it is refused (exit 2)
     #[arg(long, value_name = "KEY")]
     pub idempotency_key: Option<String>,
+    /// The token of the caller's live claim on the stream this verb acts on (`cairn
+    /// claim acquire --resource <that stream>`): while a lease is live, an act needs
+    /// its token; a token of no live lease is stale. Refused: exit 3, nothing written
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub fencing_token: Option<String>,
 }
 
 impl Key {
     /// The key, when one was given.
     pub fn get(&self) -> Option<&str> {
         self.idempotency_key.as_deref()
+    }
+}
+
+/// Retry-safe recording of a claim verb. A claim's own stream is not fenced: its
+/// verbs name their token with `--token`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ClaimKey {
+    /// Retry-safe recording: the same key with the same input returns the first
+    /// recorded result and writes nothing; with another input it is refused (exit 2)
+    #[arg(long, value_name = "KEY")]
+    pub idempotency_key: Option<String>,
+}
+
+impl ClaimKey {
+    /// As a [`Key`] with no fencing token.
+    pub fn key(&self) -> Key {
+        Key {
+            idempotency_key: self.idempotency_key.clone(),
+            fencing_token: None,
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 //! `cairn park …`: the park-work lifecycle's arguments.
 
-use clap::Subcommand;
+use clap::{Subcommand, ValueEnum};
 
 use super::Key;
 
@@ -51,11 +51,15 @@ pub enum ParkCommand {
         after_help = "Reads {selector, receipt_identity, observations, registrations} on stdin.\n\nExample:\n  cairn park bind-repository < bind.json"
     )]
     BindRepository,
-    /// The resume gate: v1 allows read-only inspection only
+    /// The resume gate: v1 allows read-only inspection only; `--claim-gate v2` checks a cairn claim
     #[command(
-        after_help = "Reads {episode_id, intent_id, atomic_claim} on stdin.\n\nExample:\n  echo '{\"episode_id\": \"ep-…\", \"intent_id\": \"park-…\",\n    \"atomic_claim\": null}' | cairn park resume-gate"
+        after_help = "Reads {episode_id, intent_id, atomic_claim} on stdin.\n\nThe default is the helper's v1 answer, byte for byte: never authorized. `--claim-gate v2` is the\nreviewed upgrade the park seed requires before active resume: authorized only when atomic_claim is\nexactly {resource, owner, claim_id, token}, the resource is the episode's stream (`park/ep-…`) and\nthe journal's readback of `claim/park/ep-…` shows that owner holding it under that claim id and\ntoken, unexpired now; anything else is v1's refusal with the reason.\n\nExample:\n  echo '{\"episode_id\": \"ep-…\", \"intent_id\": \"park-…\",\n    \"atomic_claim\": null}' | cairn park resume-gate\n  echo '{\"episode_id\": \"ep-…\", \"intent_id\": \"park-…\",\n    \"atomic_claim\": {\"resource\": \"park/ep-…\", \"owner\": \"agent-a\",\n    \"claim_id\": \"c1\", \"token\": 1}}' | cairn park resume-gate --claim-gate v2"
     )]
-    ResumeGate,
+    ResumeGate {
+        /// Which gate answers: v1 (the helper's, never authorized) or v2 (a live cairn claim held by the caller)
+        #[arg(long, value_enum, value_name = "VERSION", default_value_t = ClaimGate::V1)]
+        claim_gate: ClaimGate,
+    },
     /// Run the bound git observations and print the three typed VCS checks
     #[command(
         after_help = "Runs `git -C ROOT …` itself (never in the caller's directory) and records argv, exit status, output and time.\n\nExample:\n  cairn park observe-vcs --repo /abs/path/to/workspace"
@@ -65,4 +69,13 @@ pub enum ParkCommand {
         #[arg(long = "repo", alias = "root", value_name = "DIR")]
         root: String,
     },
+}
+
+/// Which `resume-gate` answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ClaimGate {
+    /// The helper's v1 answer: resume is inspection only
+    V1,
+    /// The reviewed upgrade: authorized on a live cairn claim held by the caller
+    V2,
 }

@@ -32,7 +32,7 @@ pub struct BuildLoopArgs {
     #[arg(long, value_name = "SECONDS", hide = true)]
     pub timeout: Option<u64>,
     /// Print the criterion; run nothing, write nothing
-    #[arg(long, conflicts_with = "idempotency_key")]
+    #[arg(long, conflicts_with_all = ["idempotency_key", "fencing_token"])]
     pub dry_run: bool,
     #[command(flatten)]
     pub key: Key,

@@ -167,6 +167,8 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<Done, Failur
     if let Some(done) = rec.recall::<BuildLoop>(&stream, &request)? {
         return print(&done, &path, &unit_name);
     }
+    // A stale holder of the unit's claim runs no check.
+    rec.fence::<BuildLoop>(&stream, request.verb())?;
 
     let revision = git_line(&repo, &["rev-parse", "HEAD"])
         .filter(|r| r.len() == 40)
@@ -234,7 +236,7 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<Done, Failur
                 &format!("unit `{unit_name}` left the record while it ran"),
             )
         })?;
-    let ctx = crate::record::context::<BuildLoop>();
+    let ctx = rec.context::<BuildLoop>()?;
     let at = ctx.now.clone();
     let step = Step::new(&stream, &command)
         .at(ctx)

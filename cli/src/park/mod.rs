@@ -11,7 +11,7 @@ use cairn::machines::park::{
 use cairn::{Context, StreamId};
 use serde_json::json;
 
-use crate::args::{ParkCommand, ParkIdentity};
+use crate::args::{ClaimGate, ParkCommand, ParkIdentity};
 use crate::failure::{input, require_abs_path, Done, Failure};
 use crate::input::{document, read_stdin};
 use crate::record::{Db, Recorded, Recorder, Step};
@@ -42,14 +42,30 @@ fn identity(flags: &ParkIdentity) -> Result<Option<Identity>, Failure> {
 /// evaluates); a key without the identity is refused.
 fn journal_identity(flags: &ParkIdentity) -> Result<Option<Identity>, Failure> {
     let id = identity(flags)?;
-    if id.is_none() && flags.key.get().is_some() {
-        return Err(input(
-            "idempotency_key",
-            "identity-flags",
-            "--idempotency-key applies to a recorded transition: give --episode-id, --intent-id and --attempt-id",
-        ));
+    if id.is_none() {
+        if let Some(field) = recording_flag(&flags.key) {
+            return Err(input(
+                field,
+                "identity-flags",
+                &format!(
+                    "--{} applies to a recorded transition: give --episode-id, --intent-id and --attempt-id",
+                    field.replace('_', "-")
+                ),
+            ));
+        }
     }
     Ok(id)
+}
+
+/// The first flag given that only a recorded transition takes, if any.
+fn recording_flag(key: &crate::args::Key) -> Option<&'static str> {
+    if key.get().is_some() {
+        Some("idempotency_key")
+    } else if key.fencing_token.is_some() {
+        Some("fencing_token")
+    } else {
+        None
+    }
 }
 
 /// Records `command` on `episode`'s stream.
@@ -74,12 +90,12 @@ pub fn run(verb: &ParkCommand, db: &Db, options: &Options) -> Result<Done, Failu
             let rec = Recorder::new(db, options, key)?;
             let v = document()?;
             // The context is read once: its ids are the ones handed out and recorded.
-            let ctx = crate::record::context::<Park>();
+            let ctx = rec.context::<Park>()?;
             let mut prepared = prepare::prepare(&v, &ctx)?;
             if prepared.action != prepare::PrepareAction::Evaluate {
-                if key.get().is_some() {
+                if let Some(field) = recording_flag(key) {
                     return Err(input(
-                        "idempotency_key",
+                        field,
                         "nothing-to-record",
                         "this prepare-attempt records no transition",
                     ));
@@ -205,9 +221,18 @@ pub fn run(verb: &ParkCommand, db: &Db, options: &Options) -> Result<Done, Failu
             wire_json::print(&bind::bind(&bind::parse(&v)?)?);
             Ok(Done::Ok)
         }
-        ParkCommand::ResumeGate => {
+        ParkCommand::ResumeGate { claim_gate } => {
             let v = document()?;
-            wire_json::print(&gate::resume_gate(&v)?);
+            match claim_gate {
+                ClaimGate::V1 => wire_json::print(&gate::resume_gate(&v)?),
+                ClaimGate::V2 => {
+                    let request = gate::parse(&v)?;
+                    let (lease, now) = claim_readback(db, options, &request)?;
+                    let answer = gate::resume_gate_v2(&request, lease.as_ref(), &now);
+                    eprintln!("cairn: resume-gate v2: {}", answer.reason);
+                    wire_json::print(&answer);
+                }
+            }
             Ok(Done::Ok)
         }
         ParkCommand::ObserveVcs { root } => {
@@ -216,6 +241,27 @@ pub fn run(verb: &ParkCommand, db: &Db, options: &Options) -> Result<Done, Failu
             Ok(Done::Ok)
         }
     }
+}
+
+/// The readback gate v2 judges: the episode's claim stream as the journal holds
+/// it now (`None` when there is no journal or no such stream; reading never
+/// creates one), and the instant it is judged at.
+fn claim_readback(
+    db: &Db,
+    options: &Options,
+    request: &gate::Request,
+) -> Result<(Option<cairn::Read>, cairn::Timestamp), Failure> {
+    let reader = Recorder::reader(db, options);
+    let Some(engine) = reader.existing_engine()? else {
+        return Ok((None, reader.now()?));
+    };
+    let stream = StreamId::parse(&request.claim_stream())?;
+    let read = if engine.journal().stream_version(stream.as_str())? > 0 {
+        Some(engine.read_stream_at(&stream, None)?)
+    } else {
+        None
+    };
+    Ok((read, engine.now()?))
 }
 
 /// Prints an evaluation (the helper's answer) on stdout and cairn's explanation of

@@ -67,7 +67,7 @@ pub(super) fn pr_ready(
         .thread()
         .and_then(|t| t.gates.review.as_ref())
         .map(|r| r.reviewed_sha.clone());
-    let ctx = crate::record::context::<Saga>();
+    let ctx = rec.context::<Saga>()?;
     // The shared freshness readings (ancestry, then the count), run only
     // when a review names its SHA: nothing to read otherwise.
     let runs = match sha {

@@ -104,7 +104,9 @@ fn record(rec: &Recorder, stream: &StreamId, command: Command) -> Result<Done, F
 }
 
 /// Records a command cairn observes git for: the key stands for `request` and is
-/// looked up first; `observe` (the guard, then git) runs only when it is not recorded.
+/// looked up first; then the run's fence (a stale or missing `--fencing-token`
+/// on a claimed run is refused before any git); `observe` (the guard, then git)
+/// runs only when both let it.
 fn observed(
     rec: &Recorder,
     stream: &StreamId,
@@ -114,6 +116,7 @@ fn observed(
     if let Some(done) = rec.recall::<Ship>(stream, &request)? {
         return Ok(print(&done));
     }
+    rec.fence::<Ship>(stream, request.verb())?;
     let command = observe()?;
     Ok(print(
         &rec.record(Step::new(stream, &command).request(request))?,

@@ -45,7 +45,7 @@ pub fn amend_criterion(rec: &Recorder, spec: &str, request: AmendRequest) -> Res
         Draft::Text(t) => Some(t),
         _ => None,
     };
-    let ctx = crate::record::context::<WorkNode>();
+    let ctx = rec.context::<WorkNode>()?;
     let new_text =
         amend::amend_criterion(&f.text, draft.as_deref(), &request, &ctx.now.to_string())
             .map_err(|(code, m)| input("criterion", code, &m))?;

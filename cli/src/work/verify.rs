@@ -65,6 +65,8 @@ pub fn verify(rec: &Recorder, r: &WorkNodeRef, a: &Flags) -> Result<Done, Failur
     if let Some(done) = rec.recall::<WorkNode>(&st, &request)? {
         return print(rec, r, &n.address, a.session, &done);
     }
+    // A stale holder of the node's claim runs no criterion.
+    rec.fence::<WorkNode>(&st, request.verb())?;
     // The guard first: a refused verify runs nothing. A done node (a later
     // session re-verifying it) needs a tree containing its merged commit: read first.
     let state = rec.current::<WorkNode>(&st)?;
@@ -105,7 +107,7 @@ pub fn verify(rec: &Recorder, r: &WorkNodeRef, a: &Flags) -> Result<Done, Failur
         after: Some(Box::new(after)),
         contains,
     };
-    let mut ctx = crate::record::context::<WorkNode>();
+    let mut ctx = rec.context::<WorkNode>()?;
     ctx.session = Some(a.session.to_owned());
     let done = rec.record(Step::new(&st, &command).at(ctx).request(request))?;
     print(rec, r, &n.address, a.session, &done)
@@ -159,6 +161,7 @@ pub fn merge(
     let done = match rec.recall::<WorkNode>(&st, &request)? {
         Some(done) => done,
         None => {
+            rec.fence::<WorkNode>(&st, request.verb())?;
             let state = rec.current::<WorkNode>(&st)?;
             let plan =
                 node::merge_admits(&state, merged_tree, commit).map_err(cairn::Error::Rejected)?;
@@ -196,7 +199,7 @@ pub fn done(rec: &Recorder, r: &WorkNodeRef, session: &str) -> Result<Done, Fail
                 deps_done: satisfied.into_iter().collect(),
                 draft: draft_text(&f),
             };
-            let mut ctx = crate::record::context::<WorkNode>();
+            let mut ctx = rec.context::<WorkNode>()?;
             ctx.session = Some(session.to_owned());
             rec.record(Step::new(&st, &command).at(ctx).request(request))?
         }

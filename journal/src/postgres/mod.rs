@@ -56,39 +56,7 @@ impl PgStore {
         options: &Options,
         read_only: bool,
     ) -> Result<Self, Error> {
-        let location = url.to_string();
-        let mut config: postgres::Config =
-            url.secret().parse().map_err(|e| Error::NotAJournal {
-                path: location.clone().into(),
-                reason: format!("it is not a valid PostgreSQL URL: {e}"),
-            })?;
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(Duration::from_secs(10));
-        }
-        if config.get_application_name().is_none() {
-            config.application_name("cairn");
-        }
-        let mut client = config.connect(NoTls).map_err(|e| Error::Connect {
-            location: location.clone(),
-            reason: reason(&e),
-        })?;
-        let busy_ms = u64::try_from(options.busy_timeout.as_millis())
-            .unwrap_or(u64::MAX)
-            .max(1);
-        let session = format!(
-            "SET synchronous_commit = {}; SET lock_timeout = '{busy_ms}ms'; SET client_min_messages = warning;{}",
-            match options.durability {
-                Durability::Full => "on",
-                Durability::Normal => "off",
-            },
-            if read_only {
-                " SET default_transaction_read_only = on;"
-            } else {
-                ""
-            }
-        );
-        let s = Session { location, busy_ms };
-        client.batch_execute(&session).map_err(|e| s.pg(e))?;
+        let (mut client, s) = connect(url, options, read_only)?;
         let (namespace, found) = s.identify(&mut client)?;
         let schema = match found {
             Found::Journal(version) if read_only || version == SCHEMA_VERSION => version,
@@ -141,6 +109,11 @@ impl PgStore {
         self.session.pg(e)
     }
 
+    /// The server's clock now.
+    pub(crate) fn now(&self) -> Result<String, Error> {
+        now_on(&mut *self.client.borrow_mut(), &self.session)
+    }
+
     /// A prepared statement for `sql`, prepared once per session.
     fn stmt(&self, c: &mut impl GenericClient, sql: &'static str) -> Result<Statement, Error> {
         if let Some(s) = self.cache.borrow().get(sql) {
@@ -150,6 +123,63 @@ impl PgStore {
         self.cache.borrow_mut().insert(sql, s.clone());
         Ok(s)
     }
+}
+
+/// A session with the server at `url`, its settings made (read-only sessions
+/// refuse every write); nothing about the schema is read yet.
+fn connect(
+    url: &PostgresUrl,
+    options: &Options,
+    read_only: bool,
+) -> Result<(Client, Session), Error> {
+    let location = url.to_string();
+    let mut config: postgres::Config = url.secret().parse().map_err(|e| Error::NotAJournal {
+        path: location.clone().into(),
+        reason: format!("it is not a valid PostgreSQL URL: {e}"),
+    })?;
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(Duration::from_secs(10));
+    }
+    if config.get_application_name().is_none() {
+        config.application_name("cairn");
+    }
+    let mut client = config.connect(NoTls).map_err(|e| Error::Connect {
+        location: location.clone(),
+        reason: reason(&e),
+    })?;
+    let busy_ms = u64::try_from(options.busy_timeout.as_millis())
+        .unwrap_or(u64::MAX)
+        .max(1);
+    let session = format!(
+            "SET synchronous_commit = {}; SET lock_timeout = '{busy_ms}ms'; SET client_min_messages = warning;{}",
+            match options.durability {
+                Durability::Full => "on",
+                Durability::Normal => "off",
+            },
+            if read_only {
+                " SET default_transaction_read_only = on;"
+            } else {
+                ""
+            }
+        );
+    let s = Session { location, busy_ms };
+    client.batch_execute(&session).map_err(|e| s.pg(e))?;
+    Ok((client, s))
+}
+
+/// The server's clock now (`clock_timestamp()`, in UTC, RFC 3339 with
+/// microseconds): the journal's one clock, whether or not a journal exists yet.
+pub(crate) fn clock(url: &PostgresUrl, options: &Options) -> Result<String, Error> {
+    let (mut client, s) = connect(url, options, true)?;
+    now_on(&mut client, &s)
+}
+
+/// The server's clock, read on `client`.
+fn now_on(client: &mut impl GenericClient, s: &Session) -> Result<String, Error> {
+    client
+        .query_one(sql::CLOCK, &[])
+        .map(|row| row.get(0))
+        .map_err(|e| s.pg(e))
 }
 
 impl Session {

@@ -2,6 +2,12 @@
 //! schema from version `i` to `i + 1`, recorded in the `cairn_journal` marker
 //! table) and every query, named.
 
+/// The server's clock now, in UTC, as RFC 3339 with microseconds (the format
+/// `now_rfc3339` writes on SQLite): `clock_timestamp()`, the instant of the
+/// call, not of the transaction's start.
+pub(crate) const CLOCK: &str =
+    r#"SELECT to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')"#;
+
 /// The marker's application id: the same as SQLite's `PRAGMA application_id` ("crn1").
 pub(crate) const APPLICATION_ID: i64 = 0x6372_6e31;
 

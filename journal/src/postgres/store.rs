@@ -145,6 +145,10 @@ impl Store for PgStore {
         Ok(out)
     }
 
+    fn now(&self) -> Result<String, Error> {
+        PgStore::now(self)
+    }
+
     fn stream_version(&self, stream: &str) -> Result<u64, Error> {
         let v: Option<i64> = self.query(sql::STREAM_VERSION, &[&stream])?[0].get(0);
         Ok(v.unwrap_or(0).max(0) as u64)

@@ -111,6 +111,12 @@ impl Store for SqliteStore {
         Ok(out)
     }
 
+    fn now(&self) -> Result<String, Error> {
+        // The file is on this host's disk (SQLite's locks need a local
+        // filesystem): every writer runs here, on this clock.
+        Ok(crate::now_rfc3339())
+    }
+
     fn stream_version(&self, stream: &str) -> Result<u64, Error> {
         let v: Option<i64> = self
             .conn

@@ -10,10 +10,11 @@
 //!
 //! Layout: `names` (the checked owner, claim id, time to live and token), `state`,
 //! `command`, `event`, `decide/` (one function per command, and which refusals are
-//! contention), `evolve`, `graph`, and `fence` (the check an act on the claimed
-//! resource passes).
+//! contention), `evolve`, `graph`. The claim states its lease as a
+//! [`Fact::Lease`](crate::reads::Fact) (`Machine::fact`): the engine reads it into
+//! every act on the claimed resource, and `reads::fence` (the one fence rule)
+//! admits the act only with the live grant's token.
 
-pub mod fence;
 pub mod names;
 
 mod command;
@@ -31,10 +32,10 @@ pub use decide::{
     contention, Contention, CURRENT_CLAIM, CURRENT_TOKEN, HELD, HELD_BY_ANOTHER, LEASE_LIVE,
 };
 pub use event::Event;
-pub use fence::fence;
 pub use names::{ClaimId, Owner, Token, Ttl, NAME_MAX, TTL_MAX, TTL_MIN};
 pub use state::{ClaimState, Grant};
 
+use crate::reads::{Fact, Lease};
 use crate::{Context, GraphSpec, Machine, Rejection};
 
 /// The `claim` machine's name: the first segment of its streams.
@@ -80,5 +81,23 @@ impl Machine for Claim {
 
     fn graph() -> GraphSpec {
         graph::graph()
+    }
+
+    /// The lease: the grant not released (live or expired: judged at the act's
+    /// instant by the fence), and the greatest token ever granted.
+    fn fact(state: &ClaimState) -> Option<Fact> {
+        let holder = match state {
+            ClaimState::Held { grant } => Some(Lease {
+                claim_id: grant.claim_id.as_str().to_owned(),
+                owner: grant.owner.as_str().to_owned(),
+                token: grant.token.get(),
+                expires_at: grant.expires_at.clone(),
+            }),
+            ClaimState::Unclaimed | ClaimState::Released { .. } => None,
+        };
+        Some(Fact::Lease {
+            holder,
+            last_token: state.last_token().map_or(0, Token::get),
+        })
     }
 }

@@ -1,5 +1,5 @@
 //! The claim's rules as given/when/then tables: grants, take-overs at the exact
-//! expiry instant, readbacks, stale and expired tokens, the fence, and the
+//! expiry instant, readbacks, stale and expired tokens, the fact the fence reads, and the
 //! serialized forms the journal keeps.
 
 use super::*;
@@ -258,12 +258,14 @@ fn which_refusals_are_contention() {
 }
 
 #[test]
-fn the_fence_admits_only_the_live_grants_token() {
+fn the_claims_fact_fences_acts_with_the_live_grants_token_only() {
     let held = Scenario::<Claim>::given(held()).state().clone();
+    // What the engine does for an act on the claimed resource: the claim stream's
+    // fact, through the one fence rule.
     let predicate = |state: &ClaimState, t: Option<u64>, now: u32| {
-        fence(state, t.map(tok), &at(now))
+        crate::reads::fence(Claim::fact(state).as_ref(), t, &at(now))
             .err()
-            .map(|v| v.predicate)
+            .map(|r| r.violation().predicate)
     };
     assert_eq!(predicate(&held, Some(1), 29), None);
     assert_eq!(
@@ -286,11 +288,21 @@ fn the_fence_admits_only_the_live_grants_token() {
         },
     );
     assert_eq!(predicate(&released, Some(1), 4).as_deref(), Some(HELD));
+    assert_eq!(predicate(&released, None, 4), None);
     assert_eq!(
         predicate(&ClaimState::Unclaimed, Some(1), 0).as_deref(),
         Some(CURRENT_TOKEN)
     );
     assert_eq!(predicate(&ClaimState::Unclaimed, None, 0), None);
+    // The fact as the reads of a recorded act keep it.
+    assert_eq!(
+        serde_json::to_string(&Claim::fact(&held)).unwrap(),
+        r#"{"kind":"lease","holder":{"claim_id":"c1","owner":"a","token":1,"expires_at":"2026-11-30T10:00:30Z"},"last_token":1}"#
+    );
+    assert_eq!(
+        serde_json::to_string(&Claim::fact(&released)).unwrap(),
+        r#"{"kind":"lease","last_token":1}"#
+    );
 }
 
 #[test]

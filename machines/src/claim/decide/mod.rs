@@ -16,16 +16,10 @@ use super::state::{state_name, ClaimState, Grant};
 use super::NAME;
 use crate::{Context, Rejection, Timestamp, Violation};
 
-/// The predicate of a refused acquire: the lease is live under another claim.
-pub const HELD_BY_ANOTHER: &str = "held-by-another";
-/// The predicate of a renew or release when no grant is held (never claimed, or released).
-pub const HELD: &str = "held";
-/// The predicate of a renew, release or act naming a claim id that is not the current grant's.
+pub use crate::reads::{CURRENT_TOKEN, HELD, HELD_BY_ANOTHER, LEASE_LIVE};
+
+/// The predicate of a renew or release naming a claim id that is not the current grant's.
 pub const CURRENT_CLAIM: &str = "current-claim";
-/// The predicate of a renew, release or act presenting a token that is not the current grant's.
-pub const CURRENT_TOKEN: &str = "current-token";
-/// The predicate of a renew (or act) on a lease that has expired.
-pub const LEASE_LIVE: &str = "lease-live";
 
 /// Why a claim command lost to the lease's current state: what the CLI answers
 /// with exit 3 (nothing written), as it answers a lost optimistic-concurrency race.

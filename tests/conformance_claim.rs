@@ -1,0 +1,278 @@
+//! Claims on both journal backends from the same test code (issue #24): a grant,
+//! contention, fencing of an act on the claimed episode, the resume gate v2, an
+//! expiry and take-over, a stale token, and a forged unfenced act named by the
+//! audit — the same answers and the same recorded shape on SQLite and PostgreSQL.
+//! And the clock: expiry is judged by the journal's clock, the server's on
+//! PostgreSQL — shown with a server whose clock runs an hour behind the client's,
+//! where a lease the client's clock would call long expired still holds.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use cairn::journal::{Append, Journal, NewEvent, Options, TransitionRecord};
+use cairn::{Engine, Registry};
+use chrono::{DateTime, FixedOffset, TimeDelta, Utc};
+use serde_json::{json, Value};
+
+use crate::park::park as cairn;
+use crate::reliability::{episode, prepare};
+use crate::support::backend::{backends, Store};
+use crate::support::TempJournal;
+
+/// `cairn claim VERB --resource park/<ep> ARGS…`: exit code and answer.
+fn claim(db: &Path, verb: &str, ep: &str, args: &[&str]) -> (i32, Value) {
+    let resource = format!("park/{ep}");
+    let mut all = vec!["claim", verb, "--resource", &resource];
+    all.extend_from_slice(args);
+    let (code, out, stderr) = cairn(&all, "", Some(db));
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    (code, out)
+}
+
+fn acquire(db: &Path, ep: &str, owner: &str, ttl: &str) -> (i32, Value) {
+    claim(
+        db,
+        "acquire",
+        ep,
+        &[
+            "--owner",
+            owner,
+            "--claim-id",
+            &format!("{owner}-c"),
+            "--ttl",
+            ttl,
+        ],
+    )
+}
+
+/// `resume-gate --claim-gate v2` for `owner`'s claim with `token` on `ep`.
+fn gate(db: &Path, ep: &str, owner: &str, token: u64) -> Value {
+    let claim = json!({"resource": format!("park/{ep}"), "owner": owner, "claim_id": format!("{owner}-c"), "token": token});
+    let input =
+        json!({"episode_id": ep, "intent_id": crate::support::park::INTENT, "atomic_claim": claim});
+    let (code, out, _) = cairn(
+        &["park", "resume-gate", "--claim-gate", "v2"],
+        &input.to_string(),
+        Some(db),
+    );
+    assert_eq!(code, 0, "{out}");
+    out
+}
+
+/// Every event in the journal: (stream, type).
+fn events(db: &Path) -> Vec<(String, String)> {
+    Journal::open_read_only(db, &Options::default())
+        .unwrap()
+        .read_after(0, None, 10_000)
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.stream, e.event_type))
+        .collect()
+}
+
+fn audit_kinds(db: &Path) -> (i32, Vec<String>) {
+    let (code, audit, _) = cairn(&["journal", "audit"], "", Some(db));
+    let kinds = audit["findings"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{audit}"))
+        .iter()
+        .filter_map(|f| f["kind"].as_str().map(str::to_owned))
+        .collect();
+    (code, kinds)
+}
+
+/// Copies `stream`'s first transition from `from` into `to`, raw, reading nothing.
+fn copy_unfenced(from: &Path, to: &Store, stream: &str) {
+    let j = Journal::open_read_only(from, &Options::default()).unwrap();
+    let record = j.transitions(stream).unwrap().remove(0);
+    let events = j.read_stream(stream, None).unwrap();
+    to.journal()
+        .append(&Append {
+            stream: stream.to_owned(),
+            machine: "park".into(),
+            expected_version: 0,
+            events: events
+                .iter()
+                .map(|e| NewEvent {
+                    event_type: e.event_type.clone(),
+                    schema_version: e.schema_version,
+                    payload: e.payload.clone(),
+                })
+                .collect(),
+            transition: TransitionRecord {
+                command_name: record.command_name,
+                command: record.command,
+                context: record.context,
+                rules_version: record.rules_version,
+            },
+            idempotency: None,
+            recorded_at: record.recorded_at,
+            reads: Vec::new(),
+        })
+        .unwrap();
+}
+
+#[test]
+fn claims_grant_contend_fence_expire_and_audit_alike_on_both_backends() {
+    let (ep, other, forged) = (episode(1), episode(2), episode(3));
+    let mut shapes = Vec::new();
+    for b in backends() {
+        let s = b.fresh();
+        let db = s.db();
+        let (code, a) = acquire(&db, &ep, "agent-a", "600");
+        assert_eq!((code, &a["token"]), (0, &json!(1)), "{b:?}: {a}");
+        let before = events(&db);
+        let (code, lost) = acquire(&db, &ep, "agent-b", "600");
+        assert_eq!(
+            (code, lost["error"]["kind"].as_str()),
+            (3, Some("claim-held")),
+            "{b:?}: {lost}"
+        );
+        // An act on the claimed episode: refused without the token, recorded with it.
+        let (code, out) = prepare(&db, &ep, &[]);
+        assert_eq!(
+            (
+                code,
+                out["error"]["kind"].as_str(),
+                out["error"]["claim"]["holder"].as_str()
+            ),
+            (3, Some("claim-held"), Some("agent-a")),
+            "{b:?}: {out}"
+        );
+        assert_eq!(events(&db), before, "{b:?}: a refusal wrote");
+        let (code, out) = prepare(&db, &ep, &["--fencing-token", "1"]);
+        assert_eq!(code, 0, "{b:?}: {out}");
+        // The gate: the holder is authorized, the loser is not.
+        assert_eq!(gate(&db, &ep, "agent-a", 1)["authorized"], true, "{b:?}");
+        assert_eq!(gate(&db, &ep, "agent-b", 1)["authorized"], false, "{b:?}");
+
+        // A one-second lease lapses by the journal's clock; the next acquirer takes
+        // it over with token 2, and the old token is stale.
+        assert_eq!(acquire(&db, &other, "agent-x", "1").0, 0);
+        let start = Instant::now();
+        while claim(&db, "show", &other, &[]).1["live"] == json!(true) {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "{b:?}: never lapsed"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let (code, y) = acquire(&db, &other, "agent-y", "600");
+        assert_eq!(
+            (code, &y["token"], &y["events"]),
+            (0, &json!(2), &json!(["taken-over"])),
+            "{b:?}: {y}"
+        );
+        let (code, late) = claim(
+            &db,
+            "renew",
+            &other,
+            &["--claim-id", "agent-x-c", "--token", "1", "--ttl", "60"],
+        );
+        assert_eq!(
+            (code, late["error"]["kind"].as_str()),
+            (3, Some("stale-claim")),
+            "{b:?}: {late}"
+        );
+        let (code, late) = prepare(&db, &other, &["--fencing-token", "1"]);
+        assert_eq!(
+            (code, late["error"]["kind"].as_str()),
+            (3, Some("stale-claim")),
+            "{b:?}: {late}"
+        );
+        assert_eq!(audit_kinds(&db), (0, vec![]), "{b:?}");
+        shapes.push(events(&db));
+
+        // A transition recorded where nothing was claimed, copied in raw after a
+        // lease on its stream exists: never fenced.
+        let honest = b.fresh();
+        assert_eq!(prepare(&honest.db(), &forged, &[]).0, 0);
+        assert_eq!(acquire(&db, &forged, "agent-a", "600").0, 0);
+        copy_unfenced(&honest.db(), &s, &format!("park/{forged}"));
+        assert_eq!(
+            audit_kinds(&db),
+            (5, vec!["lease-unread".to_owned()]),
+            "{b:?}"
+        );
+    }
+    assert_eq!(
+        shapes[0], shapes[1],
+        "the backends recorded different histories"
+    );
+}
+
+/// An RFC 3339 instant.
+fn instant(v: &Value) -> DateTime<FixedOffset> {
+    DateTime::parse_from_rfc3339(v.as_str().unwrap_or_else(|| panic!("not an instant: {v}")))
+        .unwrap()
+}
+
+/// Asserts `t` is within a minute of `want`.
+fn near(t: DateTime<FixedOffset>, want: DateTime<Utc>, what: &str) {
+    let off = (t.with_timezone(&Utc) - want).abs();
+    assert!(
+        off < TimeDelta::seconds(60),
+        "{what}: {t} is {off} from {want}"
+    );
+}
+
+#[test]
+fn a_lease_is_judged_by_the_journals_clock_the_servers_on_postgres() {
+    // SQLite: the journal's clock is this host's.
+    let t = TempJournal::new();
+    let sqlite = Engine::clock(&t.path(), &Options::default()).unwrap();
+    near(instant(&json!(sqlite.to_string())), Utc::now(), "sqlite");
+    assert!(!t.path().exists(), "reading the clock created a journal");
+
+    // PostgreSQL: a server whose clock runs an hour behind this client's. The
+    // schema's `clock_timestamp()` shadows the catalogue's (the schema comes first
+    // on this session's search_path), as a server with a slow clock would answer.
+    let url = format!("{}%2Cpg_catalog", crate::support::pg::server().fresh_url());
+    let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    admin
+        .batch_execute(
+            "CREATE FUNCTION clock_timestamp() RETURNS timestamptz LANGUAGE sql \
+             AS $$ SELECT pg_catalog.clock_timestamp() - interval '1 hour' $$",
+        )
+        .unwrap();
+    let db = PathBuf::from(&url);
+    let behind = Utc::now() - TimeDelta::hours(1);
+    let read = Engine::clock(&db, &Options::default()).unwrap();
+    near(
+        instant(&json!(read.to_string())),
+        behind,
+        "the server's clock",
+    );
+
+    let ep = episode(7);
+    let (code, a) = acquire(&db, &ep, "agent-a", "60");
+    assert_eq!(code, 0, "{a}");
+    near(instant(&a["acquired_at"]), behind, "the grant");
+    // By this client's clock the lease expired an hour ago; by the journal's it
+    // holds: another acquirer is refused, an act needs the token, the gate opens.
+    assert!(instant(&a["expires_at"]) < Utc::now());
+    let (code, b) = acquire(&db, &ep, "agent-b", "60");
+    assert_eq!(
+        (code, b["error"]["kind"].as_str()),
+        (3, Some("claim-held")),
+        "{b}"
+    );
+    let (_, shown) = claim(&db, "show", &ep, &[]);
+    assert_eq!(shown["live"], true, "{shown}");
+    near(instant(&shown["as_of"]), behind, "show");
+    let (code, out) = prepare(&db, &ep, &[]);
+    assert_eq!(
+        (code, out["error"]["kind"].as_str()),
+        (3, Some("claim-held")),
+        "{out}"
+    );
+    assert_eq!(prepare(&db, &ep, &["--fencing-token", "1"]).0, 0);
+    assert_eq!(gate(&db, &ep, "agent-a", 1)["authorized"], true);
+    let engine = Engine::open_read_only(&db, &Options::default(), Registry::builtin()).unwrap();
+    near(
+        instant(&json!(engine.now().unwrap().to_string())),
+        behind,
+        "Engine::now",
+    );
+    assert_eq!(audit_kinds(&db), (0, vec![]));
+}
