@@ -6,7 +6,7 @@ use cairn_journal::{
     sha256_hex, Append, AppendOutcome, Idempotency, Journal, NewEvent, Options, Receipt,
     StoredEvent, TransitionRecord,
 };
-use cairn_machines::reads::check_fence;
+use cairn_machines::reads::{check_fence, CLAIM_MACHINE};
 use cairn_machines::{Context, Machine, RawEvent};
 
 use crate::{Error, Registry, StreamId};
@@ -206,6 +206,9 @@ impl Engine {
         let idempotency = key.map(|k| k.idempotency(M::NAME, &command_json));
         if let Some(idem) = &idempotency {
             if let Some(done) = self.recorded_under::<M>(stream, idem)? {
+                // A retry is fenced like the act: a lost holder learns it lost.
+                let (act, token) = (M::command_name(command), context.fencing_token);
+                self.fence::<M>(stream, act, token, &context.now)?;
                 return Ok(Decision::Replayed(done));
             }
         }
@@ -491,6 +494,10 @@ impl<M: Machine> Pending<M> {
         context: &Context,
         idempotency: Option<Idempotency>,
     ) -> Result<Self, Error> {
+        if M::NAME == CLAIM_MACHINE {
+            // A lease on a stream no act is fenced on would protect nothing.
+            stream.claimed_resource()?;
+        }
         check_fence(
             M::NAME,
             stream.as_str(),

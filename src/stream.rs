@@ -59,6 +59,38 @@ impl StreamId {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The resource a `claim/<resource>` stream leases, when it is one an act can
+    /// be fenced on: a stream id of another machine (never a claim's own), whose
+    /// instance has no empty, `.` or `..` segment (`park/ep-x/`, `park//ep-x` and
+    /// `park/./ep-x` are streams no verb acts on: a lease on them fences nothing).
+    /// Whether the resource's machine is registered, and its instance is the
+    /// spelling that machine's verbs use, is the caller's to check.
+    pub fn claimed_resource(&self) -> Result<StreamId, Error> {
+        let bad = |reason: &str| Error::InvalidStream {
+            stream: self.0.clone(),
+            reason: reason.to_owned(),
+        };
+        let (machine, resource) = self.0.split_once('/').ok_or_else(|| bad("no resource"))?;
+        if machine != cairn_machines::reads::CLAIM_MACHINE {
+            return Err(bad("it is not a claim stream"));
+        }
+        let resource = StreamId::parse(resource)
+            .map_err(|_| bad("the claimed resource is not a stream id"))?;
+        if resource.machine() == cairn_machines::reads::CLAIM_MACHINE {
+            return Err(bad("a claim's own stream cannot be claimed"));
+        }
+        let instance = resource.0.split_once('/').map_or("", |(_, i)| i);
+        if instance
+            .split('/')
+            .any(|seg| seg.is_empty() || seg == "." || seg == "..")
+        {
+            return Err(bad(
+                "the claimed resource has an empty, `.` or `..` segment: no verb acts on it",
+            ));
+        }
+        Ok(resource)
+    }
 }
 
 impl fmt::Display for StreamId {
@@ -76,6 +108,23 @@ mod tests {
         let s = StreamId::parse("park/ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b").unwrap();
         assert_eq!(s.machine(), "park");
         assert!(StreamId::parse("work-node/spec:a/b").is_ok());
+        let claimed = |s: &str| StreamId::parse(s).and_then(|s| s.claimed_resource());
+        assert_eq!(
+            claimed("claim/park/ep-x").map(|r| r.to_string()).ok(),
+            Some("park/ep-x".into())
+        );
+        assert!(claimed("claim/pr-loop/github.com/o/r/pull/7").is_ok());
+        for bad in [
+            "claim/claim/x",
+            "claim/park",
+            "claim/park/ep-x/",
+            "claim/park//ep-x",
+            "claim/park/./ep-x",
+            "claim/park/../x",
+            "park/ep-x",
+        ] {
+            assert!(claimed(bad).is_err(), "{bad}");
+        }
         for bad in [
             "park",
             "/x",

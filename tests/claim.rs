@@ -323,6 +323,29 @@ fn a_live_claim_refuses_others_with_exit_3_naming_who_and_until_when() {
 fn show_is_the_authoritative_readback_and_never_creates_a_journal() {
     let t = TempJournal::new();
     let db = t.path();
+    // No journal at all: an error, never "free" (a mistyped --db), and none made.
+    let (code, missing, _) = claim(&db, "show", &[]);
+    assert_eq!(
+        (code, missing["error"]["kind"].as_str()),
+        (2, Some("no-journal")),
+        "{missing}"
+    );
+    assert!(!db.exists(), "show created a journal");
+    // A journal where the resource was never claimed: `unclaimed`.
+    let other = [
+        "claim",
+        "acquire",
+        "--resource",
+        "saga/issue-9",
+        "--owner",
+        "o",
+        "--claim-id",
+        "o",
+        "--ttl",
+        "5",
+    ];
+    assert_eq!(cairn(&other, "", Some(&db)).0, 0);
+    let before = t.bytes();
     let (code, none, _) = claim(&db, "show", &[]);
     assert_eq!(code, 0, "{none}");
     assert_eq!(
@@ -343,7 +366,7 @@ fn show_is_the_authoritative_readback_and_never_creates_a_journal() {
             &json!(STREAM)
         )
     );
-    assert!(!db.exists(), "show created a journal");
+    assert_eq!(t.bytes(), before, "show wrote");
     assert_eq!(acquire(&db, "agent-a", "c1", "600").0, 0);
     let (code, shown, stderr) = claim(&db, "show", &[]);
     assert_eq!(code, 0);

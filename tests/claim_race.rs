@@ -61,7 +61,7 @@ fn thirty_two_racing_acquirers_leave_exactly_one_holder() {
         "claim",
         "acquire",
         "--resource",
-        "park/other",
+        "saga/issue-9",
         "--owner",
         "o",
         "--claim-id",

@@ -11,6 +11,7 @@ mod build_loop_preview;
 mod claim;
 mod claim_fence;
 mod claim_gate;
+mod claim_hostile;
 mod claim_properties;
 mod claim_race;
 mod cli;

@@ -28,14 +28,15 @@ use cairn::machines::claim::{
     self, contention, Claim, ClaimId, ClaimState, Contention, Owner, Token, Ttl,
 };
 use cairn::machines::evidence::Invalid;
-use cairn::machines::reads;
-use cairn::{Machine, Rejection, StreamId, Timestamp};
+use cairn::machines::park::{self, EpisodeId};
+use cairn::machines::{pr_loop, reads, saga};
+use cairn::{Machine, Registry, Rejection, StreamId, Timestamp};
 use serde_json::{json, Value};
 
 use crate::args::ClaimCommand;
 use crate::failure::{input, Done, Failure};
 use crate::output;
-use crate::record::{Db, Recorded, Recorder, Step};
+use crate::record::{Db, Outcome, Recorded, Recorder, Step};
 
 /// Runs one claim verb; `writing` gives the options of a verb that records (it
 /// makes the signing key on first use, so it runs only once the input is valid).
@@ -44,14 +45,19 @@ pub fn run(
     db: &Db,
     writing: &dyn Fn() -> Result<Options, Failure>,
     reading: &Options,
+    registry: &Registry,
 ) -> Result<Done, Failure> {
     let (resource, command, key) = match verb {
         ClaimCommand::Show { resource } => {
-            let stream = stream(resource)?;
+            let stream = stream(resource, registry)?;
             let rec = Recorder::reader(db, reading);
-            let (state, version) = load(&rec, &stream)?;
+            // No journal at that location is an error, as for `cairn state` (a
+            // mistyped --db must not read back as "free"); a journal where the
+            // resource was never claimed is the answer `unclaimed`.
+            let engine = crate::verbs::reader(&db.clone()?, reading, Registry::builtin())?;
+            let (state, version) = engine.load::<Claim>(&stream)?;
             let now = rec.now()?;
-            eprintln!("cairn: {}", summary(&stream, &state, &now));
+            crate::output::stderr_line(format_args!("cairn: {}", summary(&stream, &state, &now)));
             output::json(&readback(resource, &stream, &state, version, &now));
             return Ok(Done::Ok);
         }
@@ -99,7 +105,7 @@ pub fn run(
             key,
         ),
     };
-    let stream = stream(resource)?;
+    let stream = stream(resource, registry)?;
     let options = writing()?;
     let key = key.key();
     let rec = Recorder::new(db, &options, &key)?;
@@ -117,6 +123,13 @@ pub fn run(
         other => other,
     };
     match result {
+        Ok((r, _)) if matches!(r.outcome, Outcome::Replayed(_)) => replayed(
+            resource,
+            &stream,
+            &command,
+            r,
+            &Recorder::reader(db, reading),
+        ),
         Ok((r, now)) => {
             print(resource, &r, &now);
             Ok(Done::Recorded(r.outcome))
@@ -138,6 +151,72 @@ pub fn run(
         }
         Err(e) => Err(e),
     }
+}
+
+/// A retry (the idempotency key's first result) answered with what holds now:
+/// the readback is authoritative, so a replay never shows a lease as it was. When
+/// the stream has not moved since, the first result. When it has, the current
+/// readback with `events: []`: for an acquire or renew only while the replayed
+/// grant (its claim id and token) still holds the lease — otherwise exit 3
+/// (`claim-held` by another, `claim-expired`, or `stale-claim`), as the act would
+/// be refused now; a release stays done.
+fn replayed(
+    resource: &str,
+    stream: &StreamId,
+    command: &claim::Command,
+    first: Recorded<Claim>,
+    reader: &Recorder,
+) -> Result<Done, Failure> {
+    let (state, version) = load(reader, stream)?;
+    let now = reader.now()?;
+    if version == first.version {
+        print(resource, &first, &now);
+        return Ok(Done::Recorded(first.outcome));
+    }
+    let granted = first.state.last_grant().map(|g| (&g.claim_id, g.token));
+    let holds = state.holder_at(&now).map(|g| (&g.claim_id, g.token));
+    let mut current = readback(resource, stream, &state, version, &now);
+    current["events"] = json!([]);
+    let still_held = granted.is_some() && holds == granted;
+    if matches!(command, claim::Command::Release { .. }) || still_held {
+        output::json(&current);
+        return Ok(Done::Recorded(first.outcome));
+    }
+    let (kind, predicate, why) = match (holds, granted) {
+        (Some(_), _) => (
+            Contention::Held,
+            claim::HELD_BY_ANOTHER,
+            "another claim holds the lease now",
+        ),
+        (None, Some((_, token))) if state.last_token() == Some(token) => (
+            Contention::Expired,
+            claim::LEASE_LIVE,
+            "the grant it returned has expired",
+        ),
+        (None, _) => (
+            Contention::Stale,
+            claim::CURRENT_TOKEN,
+            "the grant it returned is no longer the lease",
+        ),
+    };
+    let rejection = Rejection::single(
+        claim::NAME,
+        Claim::command_name(command),
+        Claim::state_name(&state),
+        cairn::Violation::new(
+            predicate,
+            Some("idempotency_key"),
+            format!(
+                "the key's first result (version {}) is out of date: {why} (version {version})",
+                first.version
+            ),
+        ),
+    );
+    Err(Failure::Contended {
+        kind: kind.kind(),
+        claim: current,
+        rejection: Box::new(rejection),
+    })
 }
 
 /// A fence's refusal of an act on `resource` (any verb's: `reads::fence`) as
@@ -170,8 +249,59 @@ pub(crate) fn fenced(reader: &Recorder, resource: &StreamId, rejection: Rejectio
     }
 }
 
+/// `claim/<resource>`, where the resource is a stream some verb acts on: a stream
+/// id of a registered machine other than `claim`, with no empty, `.` or `..`
+/// segment, and — for the built-in machines whose verbs key their streams by a
+/// canonical spelling (park's episode id, the PR loop's URL, the saga's id) — in
+/// exactly that spelling. A lease on any other spelling (`park/EP-…`,
+/// `pr-loop/github.com/O/R/pull/7`) would fence nothing, so it is refused.
+fn stream(resource: &str, registry: &Registry) -> Result<StreamId, Failure> {
+    let lease = checked_stream(resource)?;
+    let claimed = lease
+        .claimed_resource()
+        .map_err(|e| input("resource", "claimable", &e.to_string()))?;
+    let machine = claimed.machine();
+    if registry.get(machine).is_none() {
+        let known: Vec<&str> = registry
+            .iter()
+            .map(|m| m.name())
+            .filter(|n| *n != claim::NAME)
+            .collect();
+        return Err(input(
+            "resource",
+            "known-machine",
+            &format!(
+                "no machine `{machine}` records here, so nothing acts on `{resource}`: the machines are {}",
+                known.join(", ")
+            ),
+        ));
+    }
+    let instance = &resource[machine.len() + 1..];
+    let canonical = match machine {
+        m if m == park::NAME => EpisodeId::parse(instance).ok().map(|e| e.to_string()),
+        m if m == pr_loop::NAME => pr_loop::stream_instance(&format!("https://{instance}")),
+        m if m == saga::NAME => saga::valid_saga_id(instance).then(|| instance.to_owned()),
+        _ => Some(instance.to_owned()),
+    };
+    match canonical {
+        Some(c) if c == instance => Ok(lease),
+        Some(c) => Err(input(
+            "resource",
+            "canonical-resource",
+            &format!(
+                "`{resource}` is not the stream {machine}'s verbs act on: claim `{machine}/{c}`"
+            ),
+        )),
+        None => Err(input(
+            "resource",
+            "canonical-resource",
+            &format!("`{resource}` names no {machine} instance any verb acts on"),
+        )),
+    }
+}
+
 /// `claim/<resource>`, where the resource is a stream id and not a claim's own.
-fn stream(resource: &str) -> Result<StreamId, Failure> {
+fn checked_stream(resource: &str) -> Result<StreamId, Failure> {
     let claimed = StreamId::parse(resource).map_err(|e| {
         input(
             "resource",

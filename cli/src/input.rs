@@ -52,10 +52,10 @@ pub fn read_stdin() -> Result<&'static str, Failure> {
     let stdin = std::io::stdin();
     if stdin.is_terminal() {
         let verb = verb().unwrap_or("this verb");
-        eprintln!(
+        crate::output::stderr_line(format_args!(
             "cairn: `{verb}` reads a JSON document on stdin, which is a terminal: paste it and \
              end with Ctrl-D, or pipe it in (`cairn schema {verb}` shows its shape)"
-        );
+        ));
     }
     let mut buf = Vec::new();
     stdin

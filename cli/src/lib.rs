@@ -77,7 +77,7 @@ pub fn main_with(registry: cairn::Registry) -> Exit {
             }
             let failure = Failure::Usage(usage::from_clap(&e));
             output::json(&failure.to_json());
-            eprint!("{}", e.render());
+            output::stderr_text(&e.render().to_string());
             return Exit(exit_code(&Err(failure)));
         }
     };
@@ -87,7 +87,7 @@ pub fn main_with(registry: cairn::Registry) -> Exit {
         if !matches!(failure, Failure::Integrity(_)) {
             output::json(&failure.to_json());
         }
-        eprintln!("cairn: {}", failure.message());
+        crate::output::stderr_line(format_args!("cairn: {}", failure.message()));
     }
     Exit(exit_code(&result))
 }

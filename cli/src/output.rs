@@ -1,5 +1,7 @@
-//! Writing to stdout: one JSON object per machine-facing verb, or text. A closed
-//! pipe is not an error.
+//! Writing to stdout: one JSON object per machine-facing verb, or text; and
+//! stderr lines, each in one write. A closed pipe (or a full disk) on either is
+//! not an error: what was recorded stays recorded and the exit code still says so
+//! (`eprintln!` would panic, exit 101, after the journal was written).
 
 use std::io::Write;
 
@@ -38,6 +40,22 @@ fn text_line(s: &str) {
     let _ = out.write_all(s.as_bytes());
     let _ = out.write_all(b"\n");
     let _ = out.flush();
+}
+
+/// Prints one line on stderr in one write, ignoring a stderr that cannot be
+/// written (closed pipe, full disk): the verb's outcome is its exit code and
+/// stdout, never a panic.
+pub fn stderr_line(line: std::fmt::Arguments<'_>) {
+    let mut text = line.to_string();
+    text.push('\n');
+    stderr_text(&text);
+}
+
+/// Prints text on stderr as is, ignoring a stderr that cannot be written.
+pub fn stderr_text(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(text.as_bytes());
+    let _ = err.flush();
 }
 
 /// Rebuilds every object with its keys in sorted order (whatever map type

@@ -91,14 +91,14 @@ impl Outcome {
 /// The stderr line every recording prints.
 fn report(outcome: Outcome, stream: &StreamId, version: u64, names: &[&str]) {
     match outcome {
-        Outcome::Replayed(_) => eprintln!(
+        Outcome::Replayed(_) => crate::output::stderr_line(format_args!(
             "cairn: idempotency key matched: returning the result recorded at version {version} of {stream}; nothing written"
-        ),
-        Outcome::Unchanged => eprintln!("cairn: nothing recorded on {stream} (no transition)"),
-        Outcome::Accepted | Outcome::NotGreen => eprintln!(
+        )),
+        Outcome::Unchanged => crate::output::stderr_line(format_args!("cairn: nothing recorded on {stream} (no transition)")),
+        Outcome::Accepted | Outcome::NotGreen => crate::output::stderr_line(format_args!(
             "cairn: recorded {} on {stream} (version {version})",
             names.join(", ")
-        ),
+        )),
     }
 }
 
@@ -390,15 +390,20 @@ impl<'a> Recorder<'a> {
         }
     }
 
-    /// The result first recorded under this verb's key for `request`, looked up
-    /// before the verb observes or runs anything; `None` without a key or when the
-    /// key is not recorded on `stream`; exit 2 when it was recorded for another
-    /// request. A hit prints its stderr line.
+    /// The stream's fence ([`Recorder::fence`]), then the result first recorded
+    /// under this verb's key for `request`, both before the verb observes or runs
+    /// anything: exit 3 when another holds the stream's lease; `None` without a key
+    /// or when the key is not recorded on `stream`; exit 2 when it was recorded for
+    /// another request. A hit prints its stderr line.
     pub fn recall<M: Machine>(
         &self,
         stream: &StreamId,
         request: &Request,
     ) -> Result<Option<Recorded<M>>, Failure> {
+        // The fence first, key or not: a stale holder runs nothing (no git, no
+        // criterion), and a retry is answered only to whoever may act on the
+        // stream now — a holder that lost its lease learns it lost.
+        self.fence::<M>(stream, request.verb())?;
         let Some(key) = self.key else {
             return Ok(None);
         };

@@ -117,7 +117,7 @@ pub fn verify(
     output::json(&report);
     match report.problems.first() {
         None => {
-            eprintln!(
+            crate::output::stderr_line(format_args!(
                 "cairn: journal intact: {} events in {} streams, {} transitions; {} ({} signed, {} unsigned){}{}",
                 report.events,
                 report.streams,
@@ -137,12 +137,12 @@ pub fn verify(
                     .as_ref()
                     .map(|m| format!("; warning: the file has mode {m}: chmod 600 it"))
                     .unwrap_or_default()
-            );
+            ));
             if !report.unguarded.is_empty() {
-                eprintln!(
+                crate::output::stderr_line(format_args!(
                     "cairn: warning: the database no longer refuses {} (an append-only trigger was dropped or disabled); the history itself verifies",
                     report.unguarded.join(", ")
-                );
+                ));
             }
             Ok(Done::Ok)
         }
@@ -187,9 +187,9 @@ pub fn anchor(db: &Location, options: &Options, cli: &Cli) -> Result<Done, Failu
         "hash": anchor.hash,
         "public_key": anchor.public_key,
     }));
-    eprintln!(
+    crate::output::stderr_line(format_args!(
         "cairn: keep this anchor outside the journal; `cairn journal verify --expect-head <anchor>` checks it later"
-    );
+    ));
     Ok(Done::Ok)
 }
 
@@ -229,7 +229,7 @@ pub fn copy(from: &Location, to: &Location, options: &Options) -> Result<Done, F
             "the copy does not verify as the source did (see `copy.target`)".into(),
         ));
     }
-    eprintln!(
+    crate::output::stderr_line(format_args!(
         "cairn: copied {} events, {} transitions, {} signing keys and {} signatures from {from} to {to}; both verify{}",
         report.events,
         report.transitions,
@@ -240,6 +240,6 @@ pub fn copy(from: &Location, to: &Location, options: &Options) -> Result<Done, F
             .as_ref()
             .map(|h| format!(", head {}:{}", h.seq, h.hash))
             .unwrap_or_default()
-    );
+    ));
     Ok(Done::Ok)
 }

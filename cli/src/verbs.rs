@@ -65,10 +65,10 @@ pub fn run(cli: Cli, registry: Registry) -> Result<Done, Failure> {
             let view = engine.state_view(&stream, *at)?;
             output::json(&view);
             if let Some(m) = &view.mid_transition {
-                eprintln!(
+                crate::output::stderr_line(format_args!(
                     "cairn: version {} falls inside transition {} (versions {}..={}): no decision produced this state on its own; --at {} shows the whole transition",
                     view.version, m.transition_id, m.first_version, m.last_version, m.last_version
-                );
+                ));
             }
             Ok(Done::Ok)
         }
@@ -98,9 +98,13 @@ pub fn run(cli: Cli, registry: Registry) -> Result<Done, Failure> {
         Command::Work(verb) => crate::work::run(verb, &db_location(&cli), &writing()?),
         Command::Saga(verb) => crate::saga::run(verb, &db_location(&cli), &writing()?),
         Command::BuildLoop(a) => crate::build::run(a, &db_location(&cli), &writing()?),
-        Command::Claim(verb) => {
-            crate::claim::run(verb, &db_location(&cli), &writing, &options(false))
-        }
+        Command::Claim(verb) => crate::claim::run(
+            verb,
+            &db_location(&cli),
+            &writing,
+            &options(false),
+            &registry,
+        ),
         Command::Journal(JournalCommand::Log {
             stream,
             since,
@@ -216,10 +220,10 @@ pub fn run(cli: Cli, registry: Registry) -> Result<Done, Failure> {
                 .filter(|f| f.kind.is_failure())
                 .count();
             if failures == 0 {
-                eprintln!(
+                crate::output::stderr_line(format_args!(
                     "cairn: audit passed: {} transitions re-decided in {} streams",
                     report.redecided, report.streams
-                );
+                ));
                 Ok(Done::Ok)
             } else {
                 Err(Failure::Integrity(format!(

@@ -67,7 +67,13 @@ impl<M: Machine, P: std::fmt::Debug> Checks<'_, M, P> {
         registry.register::<M>();
         let mut engine =
             Engine::open(&dir.0.join("journal.db"), &Options::default(), registry).map_err(io)?;
-        let stream = StreamId::new(M::NAME, "harness").map_err(io)?;
+        // A claim's stream names the resource it leases (`claim/<stream>`).
+        let instance = if M::NAME == cairn_machines::reads::CLAIM_MACHINE {
+            "harness/resource"
+        } else {
+            "harness"
+        };
+        let stream = StreamId::new(M::NAME, instance).map_err(io)?;
         let graph = M::graph();
         let mut model = M::initial_state();
         coverage.state(M::state_name(&model));

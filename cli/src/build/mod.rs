@@ -48,7 +48,7 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<Done, Failur
     };
     let version = obj.get("schema").and_then(Value::as_str).unwrap_or("");
     if version != RECORD_SCHEMA {
-        eprintln!("run_record: unknown record version '{version}' in {}; this saga writes {RECORD_SCHEMA}", path.display());
+        crate::output::stderr_line(format_args!("run_record: unknown record version '{version}' in {}; this saga writes {RECORD_SCHEMA}", path.display()));
         output::json(
             &json!({"error": {"kind": "record-version", "field": "schema", "rule": "record-version", "message": format!("unknown record version '{version}'; this build writes {RECORD_SCHEMA}")}}),
         );
@@ -59,14 +59,14 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<Done, Failur
         .filter(|k| !KEY_ORDER.contains(&k.as_str()))
         .collect();
     if !unknown.is_empty() {
-        eprintln!(
+        crate::output::stderr_line(format_args!(
             "run_record: keeping keys this build does not own: {}",
             unknown
                 .iter()
                 .map(|k| k.as_str())
                 .collect::<Vec<_>>()
                 .join(", ")
-        );
+        ));
     }
     let units = obj
         .get("units")
@@ -139,11 +139,7 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<Done, Failur
     let unit_name = name_of(index);
     let crit = criterion_of(&units[index])?;
 
-    let issue = match obj.get("issue") {
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => other.to_string(),
-        None => "none".into(),
-    };
+    let issue = issue_of(obj.get("issue"))?;
     let instance = format!("issue-{issue}:{unit_name}");
     let stream = StreamId::new(build_loop::NAME, &instance).map_err(|_| {
         input(
@@ -167,8 +163,6 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<Done, Failur
     if let Some(done) = rec.recall::<BuildLoop>(&stream, &request)? {
         return print(&done, &path, &unit_name);
     }
-    // A stale holder of the unit's claim runs no check.
-    rec.fence::<BuildLoop>(&stream, request.verb())?;
 
     let revision = git_line(&repo, &["rev-parse", "HEAD"])
         .filter(|r| r.len() == 40)
@@ -254,7 +248,7 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<Done, Failur
         );
     let done = rec.record(step)?;
     drop(lock);
-    eprintln!("cairn: {} updated", path.display());
+    crate::output::stderr_line(format_args!("cairn: {} updated", path.display()));
     print(&done, &path, &unit_name)
 }
 
@@ -272,4 +266,27 @@ fn print(done: &Recorded<BuildLoop>, path: &Path, unit: &str) -> Result<Done, Fa
         "stream": done.stream.to_string(),
     }));
     Ok(Done::Recorded(done.outcome))
+}
+
+/// The run record's issue in its one spelling (the stream's `issue-<N>`): a whole
+/// JSON number, or a string of digits, without leading zeros; `none` when the
+/// record names none. `42.0`, `4.2e1` or `"042"` would be another stream for issue
+/// 42 — one its claim does not fence — so they are refused.
+fn issue_of(issue: Option<&Value>) -> Result<String, Failure> {
+    let digits = match issue {
+        None => return Ok("none".into()),
+        Some(Value::Number(n)) => n.as_u64().map(|n| n.to_string()),
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => None,
+    };
+    match digits {
+        Some(d) if !d.is_empty() && !d.starts_with('0') && d.bytes().all(|b| b.is_ascii_digit()) => {
+            Ok(d)
+        }
+        _ => Err(input(
+            "issue",
+            "issue-number",
+            "the run record's `issue` must be the issue's number: digits, no leading zero, no fraction or exponent",
+        )),
+    }
 }

@@ -193,7 +193,7 @@ pub fn run(verb: &ParkCommand, db: &Db, options: &Options) -> Result<Done, Failu
                 readback, notes, ..
             } = receipt::confirm(&receipt::parse_readback(&v)?)?;
             for note in notes {
-                eprintln!("cairn: {note}");
+                crate::output::stderr_line(format_args!("cairn: {note}"));
             }
             let done = match id {
                 None => Done::Ok,
@@ -229,7 +229,10 @@ pub fn run(verb: &ParkCommand, db: &Db, options: &Options) -> Result<Done, Failu
                     let request = gate::parse(&v)?;
                     let (lease, now) = claim_readback(db, options, &request)?;
                     let answer = gate::resume_gate_v2(&request, lease.as_ref(), &now);
-                    eprintln!("cairn: resume-gate v2: {}", answer.reason);
+                    crate::output::stderr_line(format_args!(
+                        "cairn: resume-gate v2: {}",
+                        answer.reason
+                    ));
                     wire_json::print(&answer);
                 }
             }
@@ -268,7 +271,7 @@ fn claim_readback(
 /// it on stderr.
 fn answer(obs: &observation::Observation, evaluation: &fold::Evaluation) {
     for line in fold::explain(obs, evaluation) {
-        eprintln!("cairn: {line}");
+        crate::output::stderr_line(format_args!("cairn: {line}"));
     }
     wire_json::print(evaluation);
 }

@@ -61,7 +61,7 @@ fn print(done: &Recorded<Ship>) -> Done {
         }
         _ => None,
     }) {
-        eprintln!("{note}");
+        crate::output::stderr_line(format_args!("{note}"));
         out["note"] = json!(note);
     }
     if let Some(gates) = done.events.iter().rev().find_map(|e| match e {
@@ -88,7 +88,10 @@ fn print(done: &Recorded<Ship>) -> Done {
             .filter(|r| r.exit_status != Some(0))
             .map(|r| {
                 let stderr = r.stderr.trim();
-                eprintln!("cairn: `{}` failed: {stderr}", r.argv.join(" "));
+                crate::output::stderr_line(format_args!(
+                    "cairn: `{}` failed: {stderr}",
+                    r.argv.join(" ")
+                ));
                 json!({"argv": r.argv, "exit_status": r.exit_status, "stderr": stderr})
             })
             .collect();
@@ -116,7 +119,6 @@ fn observed(
     if let Some(done) = rec.recall::<Ship>(stream, &request)? {
         return Ok(print(&done));
     }
-    rec.fence::<Ship>(stream, request.verb())?;
     let command = observe()?;
     Ok(print(
         &rec.record(Step::new(stream, &command).request(request))?,

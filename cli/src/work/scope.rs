@@ -64,7 +64,7 @@ pub fn amend_criterion(rec: &Recorder, spec: &str, request: AmendRequest) -> Res
             },
         );
     let done = rec.record(step)?;
-    eprintln!("cairn: {} rewritten", f.path.display());
+    crate::output::stderr_line(format_args!("cairn: {} rewritten", f.path.display()));
     print(rec, spec, &owner.address, &f.path, &done)
 }
 
@@ -92,7 +92,7 @@ pub fn resolve_scope(rec: &Recorder, r: &WorkNodeRef, command: Command) -> Resul
     );
     let done = rec.record(step)?;
     if rewritten.get() {
-        eprintln!("cairn: {} rewritten", f.path.display());
+        crate::output::stderr_line(format_args!("cairn: {} rewritten", f.path.display()));
     }
     print(rec, &r.spec, &n.address, &f.path, &done)
 }

@@ -65,8 +65,6 @@ pub fn verify(rec: &Recorder, r: &WorkNodeRef, a: &Flags) -> Result<Done, Failur
     if let Some(done) = rec.recall::<WorkNode>(&st, &request)? {
         return print(rec, r, &n.address, a.session, &done);
     }
-    // A stale holder of the node's claim runs no criterion.
-    rec.fence::<WorkNode>(&st, request.verb())?;
     // The guard first: a refused verify runs nothing. A done node (a later
     // session re-verifying it) needs a tree containing its merged commit: read first.
     let state = rec.current::<WorkNode>(&st)?;
@@ -161,7 +159,6 @@ pub fn merge(
     let done = match rec.recall::<WorkNode>(&st, &request)? {
         Some(done) => done,
         None => {
-            rec.fence::<WorkNode>(&st, request.verb())?;
             let state = rec.current::<WorkNode>(&st)?;
             let plan =
                 node::merge_admits(&state, merged_tree, commit).map_err(cairn::Error::Rejected)?;

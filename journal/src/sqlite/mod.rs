@@ -103,6 +103,26 @@ pub(crate) struct SqliteStore {
     pub(crate) copy: Option<PrivateCopy>,
 }
 
+/// Refuses a path SQLite would read as something other than that file: a `file:`
+/// URI (its query could name another file, a mode or a VFS, while cairn's checks
+/// of the file — regular, not a symlink, owner-only — would look at a relative
+/// path of that name) or `:memory:` (a journal that vanishes with the process).
+/// Refused before anything is created, so nothing is left behind.
+fn refuse_special_name(path: &Path) -> Result<(), Error> {
+    let text = path.as_os_str().as_encoded_bytes();
+    let reason = if text.starts_with(b"file:") {
+        "it is a SQLite URI (`file:…`), not a path: name the journal's file itself"
+    } else if text == b":memory:" || text.is_empty() {
+        "it names no file (`:memory:` or empty): name the journal's file"
+    } else {
+        return Ok(());
+    };
+    Err(Error::NotAJournal {
+        path: path.to_owned(),
+        reason: reason.to_owned(),
+    })
+}
+
 impl SqliteStore {
     /// Opens (and with `options.create`, creates) the journal at `path`.
     pub(crate) fn open(path: &Path, options: &Options) -> Result<Self, Error> {
@@ -111,6 +131,7 @@ impl SqliteStore {
             path: path.to_owned(),
             reason: reason.to_owned(),
         };
+        refuse_special_name(path)?;
         match regular_file(path) {
             Ok(_) => {}
             Err(Error::Missing { .. }) => {
@@ -172,6 +193,7 @@ impl SqliteStore {
             path: path.to_owned(),
             reason: reason.to_owned(),
         };
+        refuse_special_name(path)?;
         match regular_file(path) {
             Ok(meta) if meta.len() == 0 => {
                 return Err(not_journal(

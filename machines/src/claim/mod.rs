@@ -83,6 +83,18 @@ impl Machine for Claim {
         graph::graph()
     }
 
+    /// Every claim command is the claim verbs' alone: they check the resource is
+    /// a stream some verb acts on, in its canonical spelling, and answer contention
+    /// with the authoritative readback (exit 3), which a JSON command through
+    /// `cairn exec` would bypass.
+    fn recorded_by(command: &Command) -> Option<&'static str> {
+        Some(match command {
+            Command::Acquire { .. } => "claim acquire",
+            Command::Renew { .. } => "claim renew",
+            Command::Release { .. } => "claim release",
+        })
+    }
+
     /// The lease: the grant not released (live or expired: judged at the act's
     /// instant by the fence), and the greatest token ever granted.
     fn fact(state: &ClaimState) -> Option<Fact> {

@@ -177,10 +177,14 @@ impl Token {
         }
     }
 
-    /// A token as the command line gives it: decimal digits, nothing else.
+    /// A token as the command line gives it: decimal digits in the token's one
+    /// spelling (no sign, no leading zero), nothing else.
     pub fn parse(text: &str) -> Result<Self, Invalid> {
         match text.parse::<u64>() {
-            Ok(n) if text.bytes().all(|b| b.is_ascii_digit()) => Self::new(n),
+            Ok(n) if text.bytes().all(|b| b.is_ascii_digit()) && !text.starts_with('0') => {
+                Self::new(n)
+            }
+            Ok(0) => Self::new(0),
             _ => Err(invalid(
                 "fencing-token",
                 format!("`{text}` is not a fencing token (a positive integer)"),

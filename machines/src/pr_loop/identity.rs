@@ -45,6 +45,7 @@ impl PrId {
         if host.is_empty() || host.contains('@') || host.starts_with(':') || host.ends_with(':') {
             return Err(bad("no host, or a user name in it"));
         }
+        let host = canonical_host(host).ok_or_else(|| bad("a host that is not a name[:port]"))?;
         let segs: Vec<&str> = segments.collect();
         let name_ok = |s: &str| {
             !s.is_empty()
@@ -72,7 +73,7 @@ impl PrId {
             .parse()
             .map_err(|_| bad("the number is 0 or too large"))?;
         Ok(Self {
-            host: host.to_owned(),
+            host,
             owner: owner.to_owned(),
             repo: repo.to_owned(),
             number,
@@ -96,6 +97,44 @@ impl PrId {
     pub fn number(&self) -> u64 {
         self.number
     }
+}
+
+/// A (lower-cased) `host[:port]` in the one spelling every form of it reduces to:
+/// the port as a number without leading zeros, dropped when it is https's or
+/// http's default (443, 80: the identity is https's), and the host without the
+/// trailing dot of a fully qualified name (`github.com.` is `github.com`). `None`
+/// for anything else: an empty label, characters a host name does not have, a port
+/// that is not 1–65535 in digits.
+fn canonical_host(host: &str) -> Option<String> {
+    let (name, port) = match host.rsplit_once(':') {
+        Some((name, port)) => (name, Some(port)),
+        None => (host, None),
+    };
+    let name = name.strip_suffix('.').unwrap_or(name);
+    let label_ok = |l: &str| {
+        !l.is_empty()
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+            && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+    };
+    if name.is_empty() || !name.split('.').all(label_ok) {
+        return None;
+    }
+    let port = match port {
+        None => None,
+        Some(p) if !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit()) => {
+            match p.parse::<u16>().ok()? {
+                0 => return None,
+                80 | 443 => None,
+                n => Some(n),
+            }
+        }
+        Some(_) => return None,
+    };
+    Some(match port {
+        Some(n) => format!("{name}:{n}"),
+        None => name.to_owned(),
+    })
 }
 
 /// The canonical URL of the PR `url` names (the error names the field `pr`).
@@ -122,15 +161,36 @@ mod tests {
             "https://github.com/example/project/pull/7/files",
             "https://github.com/example/project/pull/007#discussion_r1",
             "https://github.com/example/project/pull/7?w=1",
+            // A default port, spelled any way, and a fully qualified host name.
+            "https://github.com:443/example/project/pull/7",
+            "https://github.com:0443/example/project/pull/7",
+            "http://github.com:80/example/project/pull/7",
+            "https://github.com./example/project/pull/7",
+            "https://github.com.:443/example/project/pull/7",
         ] {
             assert_eq!(canonical_pr(url).as_deref(), Ok(want), "{url}");
         }
-        assert_eq!(
-            stream_instance("https://ghe.corp:8443/a/b/pull/12").as_deref(),
-            Some("ghe.corp:8443/a/b/pull/12")
-        );
+        for ghe in [
+            "https://ghe.corp:8443/a/b/pull/12",
+            "https://ghe.corp:08443/a/b/pull/12",
+            "https://GHE.corp.:8443/a/b/pull/12",
+        ] {
+            assert_eq!(
+                stream_instance(ghe).as_deref(),
+                Some("ghe.corp:8443/a/b/pull/12"),
+                "{ghe}"
+            );
+        }
         for bad in [
             "",
+            "https://github.com:0/o/r/pull/7",
+            "https://github.com:65536/o/r/pull/7",
+            "https://github.com:+443/o/r/pull/7",
+            "https://github..com/o/r/pull/7",
+            "https://github.com../o/r/pull/7",
+            "https://-github.com/o/r/pull/7",
+            "https://git_hub.com/o/r/pull/7",
+            "https://[::1]/o/r/pull/7",
             "github.com/o/r/pull/7",
             "ftp://github.com/o/r/pull/7",
             "https://github.com/o/r/issues/7",

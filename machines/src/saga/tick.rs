@@ -15,7 +15,11 @@ pub fn valid_saga_id(id: &str) -> bool {
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
     };
     match (id.strip_prefix("issue-"), id.strip_prefix("task-")) {
-        (Some(n), _) => !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()),
+        // An issue number in its one spelling: digits, no leading zero (`issue-042`
+        // would be a second thread, and an unfenced one, for issue 42).
+        (Some(n), _) => {
+            !n.is_empty() && !n.starts_with('0') && n.chars().all(|c| c.is_ascii_digit())
+        }
         (_, Some(slug)) => ok_slug(slug),
         _ => false,
     }
