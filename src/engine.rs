@@ -205,10 +205,11 @@ impl Engine {
             .map_err(|e| Error::Stored(format!("cannot encode the command: {e}")))?;
         let idempotency = key.map(|k| k.idempotency(M::NAME, &command_json));
         if let Some(idem) = &idempotency {
+            // A retry is fenced like the act (before its key is even looked up):
+            // a lost holder learns it lost.
+            let (act, token) = (M::command_name(command), context.fencing_token);
+            self.fence::<M>(stream, act, token, &context.now)?;
             if let Some(done) = self.recorded_under::<M>(stream, idem)? {
-                // A retry is fenced like the act: a lost holder learns it lost.
-                let (act, token) = (M::command_name(command), context.fencing_token);
-                self.fence::<M>(stream, act, token, &context.now)?;
                 return Ok(Decision::Replayed(done));
             }
         }

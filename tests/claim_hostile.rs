@@ -421,3 +421,138 @@ fn a_closed_stderr_never_turns_a_recorded_grant_into_a_panic() {
         assert_eq!(out.status.code(), Some(want), "{owner}");
     }
 }
+
+#[test]
+fn exec_records_only_onto_the_spelling_the_verbs_use() {
+    let t = TempJournal::new();
+    let db = t.path();
+    assert_eq!(acquire(&db, THREAD, "agent-a", "c0", None).0, 0);
+    let before = t.bytes();
+    let drain = json!({"command": "adjust", "directive": "drain"}).to_string();
+    for (machine, stream) in [
+        ("park", "park/EP-0B1E6F5E-3C1A-4B7E-9D2A-5F1C2E3D4A5B"),
+        ("park", "park/ep-x"),
+        ("pr-loop", "pr-loop/github.com:443/o/r/pull/7"),
+        ("pr-loop", "pr-loop/x"),
+        ("saga", "saga/issue-07"),
+        ("build-loop", "build-loop/issue-42:a/../b"),
+    ] {
+        let (code, out, _) = cairn(&["exec", machine, stream], &drain, Some(&db));
+        assert_eq!(code, 2, "{stream}: {out}");
+        assert_eq!(
+            out["error"]["rule"], "canonical-resource",
+            "{stream}: {out}"
+        );
+    }
+    assert_eq!(t.bytes(), before);
+    // Nor can a lease name them.
+    for resource in [
+        "build-loop/issue-07:U1",
+        "build-loop/x",
+        "build-loop/issue-7:U1/x",
+    ] {
+        let (code, out) = acquire(&db, resource, "agent-a", "c1", None);
+        assert_eq!(
+            (code, out["error"]["rule"].as_str()),
+            (2, Some("canonical-resource")),
+            "{resource}: {out}"
+        );
+    }
+    assert_eq!(t.bytes(), before);
+}
+
+#[test]
+fn a_run_record_unit_is_one_plain_name() {
+    for unit in ["a/../b", "x/", "p//q", ".."] {
+        let mut record = BuildRecord::record(&["true"]);
+        record["units"][0]["id"] = json!(unit);
+        let b = BuildRecord::with(&serde_json::to_string_pretty(&record).expect("JSON"));
+        let (code, out) = b.run(&["--unit", unit]);
+        assert_eq!(code, 2, "{unit}: {out}");
+        assert!(!b.journal.path().exists(), "{unit}: no journal");
+    }
+}
+
+#[test]
+fn a_retried_acquire_of_an_expired_grant_is_claim_expired() {
+    let t = TempJournal::new();
+    let db = t.path();
+    let args = |ttl: &'static str| {
+        [
+            "claim",
+            "acquire",
+            "--resource",
+            THREAD,
+            "--owner",
+            "a",
+            "--claim-id",
+            "ca",
+            "--ttl",
+            ttl,
+            "--idempotency-key",
+            "KA",
+        ]
+    };
+    let (code, out, _) = cairn(&args("1"), "", Some(&db));
+    assert_eq!(code, 0, "{out}");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let before = t.bytes();
+    let (code, out, _) = cairn(&args("1"), "", Some(&db));
+    assert_eq!(
+        (code, out["error"]["kind"].as_str()),
+        (3, Some("claim-expired")),
+        "{out}"
+    );
+    assert_eq!(t.bytes(), before);
+    // A ttl has one spelling too.
+    let (code, out, _) = cairn(&args("030"), "", Some(&db));
+    assert_eq!(
+        (code, out["error"]["rule"].as_str()),
+        (2, Some("ttl-syntax")),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_reused_key_from_a_non_holder_is_fenced_before_it_is_compared() {
+    let t = TempJournal::new();
+    let db = t.path();
+    let adjust = |directive: &str, extra: &[&str]| {
+        let mut args = vec![
+            "saga",
+            "adjust",
+            "--saga-id",
+            "issue-7",
+            "--directive",
+            directive,
+        ];
+        args.extend_from_slice(extra);
+        cairn(&args, "", Some(&db))
+    };
+    assert_eq!(
+        cairn(
+            &[
+                "saga",
+                "save",
+                "--saga-id",
+                "issue-7",
+                "--repo",
+                "/nonexistent"
+            ],
+            "",
+            Some(&db)
+        )
+        .0,
+        0
+    );
+    assert_eq!(adjust("drain", &["--idempotency-key", "K"]).0, 0);
+    assert_eq!(acquire(&db, THREAD, "agent-b", "cb", None).0, 0);
+    let before = t.bytes();
+    let (code, out, _) = adjust("halt", &["--idempotency-key", "K", "--fencing-token", "99"]);
+    assert_eq!(
+        (code, out["error"]["kind"].as_str()),
+        (3, Some("stale-claim")),
+        "{out}"
+    );
+    assert_eq!(t.bytes(), before);
+}

@@ -227,7 +227,7 @@ fn a_hostile_caller_cannot_record_what_cairn_observes() {
             "work merge",
         ),
         (
-            "pr-loop/example-project-7",
+            "pr-loop/github.com/example/project/pull/7",
             serde_json::to_value(&pr).unwrap(),
             "pr record-merge",
         ),

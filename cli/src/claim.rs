@@ -29,7 +29,7 @@ use cairn::machines::claim::{
 };
 use cairn::machines::evidence::Invalid;
 use cairn::machines::park::{self, EpisodeId};
-use cairn::machines::{pr_loop, reads, saga};
+use cairn::machines::{build_loop, pr_loop, reads, saga};
 use cairn::{Machine, Registry, Rejection, StreamId, Timestamp};
 use serde_json::{json, Value};
 
@@ -154,12 +154,12 @@ pub fn run(
 }
 
 /// A retry (the idempotency key's first result) answered with what holds now:
-/// the readback is authoritative, so a replay never shows a lease as it was. When
-/// the stream has not moved since, the first result. When it has, the current
-/// readback with `events: []`: for an acquire or renew only while the replayed
-/// grant (its claim id and token) still holds the lease — otherwise exit 3
-/// (`claim-held` by another, `claim-expired`, or `stale-claim`), as the act would
-/// be refused now; a release stays done.
+/// the readback is authoritative, so a replay never shows a lease as it was. An
+/// acquire or renew answers only while the replayed grant (its claim id and
+/// token) still holds the lease — the first result if the stream has not moved
+/// since, else the current readback with `events: []` — and otherwise exit 3
+/// (`claim-held` by another, `claim-expired`, or `stale-claim`), as a fresh
+/// request would be refused now; a release stays done.
 fn replayed(
     resource: &str,
     stream: &StreamId,
@@ -169,16 +169,17 @@ fn replayed(
 ) -> Result<Done, Failure> {
     let (state, version) = load(reader, stream)?;
     let now = reader.now()?;
-    if version == first.version {
+    let granted = first.state.last_grant().map(|g| (&g.claim_id, g.token));
+    let holds = state.holder_at(&now).map(|g| (&g.claim_id, g.token));
+    let still_held = granted.is_some() && holds == granted;
+    let release = matches!(command, claim::Command::Release { .. });
+    if version == first.version && (release || still_held) {
         print(resource, &first, &now);
         return Ok(Done::Recorded(first.outcome));
     }
-    let granted = first.state.last_grant().map(|g| (&g.claim_id, g.token));
-    let holds = state.holder_at(&now).map(|g| (&g.claim_id, g.token));
     let mut current = readback(resource, stream, &state, version, &now);
     current["events"] = json!([]);
-    let still_held = granted.is_some() && holds == granted;
-    if matches!(command, claim::Command::Release { .. }) || still_held {
+    if release || still_held {
         output::json(&current);
         return Ok(Done::Recorded(first.outcome));
     }
@@ -276,28 +277,61 @@ fn stream(resource: &str, registry: &Registry) -> Result<StreamId, Failure> {
             ),
         ));
     }
-    let instance = &resource[machine.len() + 1..];
+    canonical("resource", &claimed)?;
+    Ok(lease)
+}
+
+/// Whether `stream` is in the spelling its machine's verbs key it by, for the
+/// built-in machines that have one (park's lower-case episode id, the PR loop's
+/// canonical URL, the saga's id, the build loop's `issue-<N>:<unit>`; every
+/// instance segment non-empty and not `.`/`..`); exit 2 under `field`
+/// (`canonical-resource`) naming the spelling to use. A lease on, or an `exec`
+/// onto, another spelling would sit beside the stream the verbs fence.
+pub(crate) fn canonical(field: &str, stream: &StreamId) -> Result<(), Failure> {
+    let machine = stream.machine();
+    let instance = &stream.as_str()[machine.len() + 1..];
+    let plain = |i: &str| {
+        i.split('/')
+            .all(|seg| !seg.is_empty() && seg != "." && seg != "..")
+            .then(|| i.to_owned())
+    };
     let canonical = match machine {
         m if m == park::NAME => EpisodeId::parse(instance).ok().map(|e| e.to_string()),
         m if m == pr_loop::NAME => pr_loop::stream_instance(&format!("https://{instance}")),
         m if m == saga::NAME => saga::valid_saga_id(instance).then(|| instance.to_owned()),
-        _ => Some(instance.to_owned()),
+        m if m == build_loop::NAME => build_loop_instance(instance),
+        _ => plain(instance),
     };
     match canonical {
-        Some(c) if c == instance => Ok(lease),
+        Some(c) if c == instance => Ok(()),
         Some(c) => Err(input(
-            "resource",
+            field,
             "canonical-resource",
-            &format!(
-                "`{resource}` is not the stream {machine}'s verbs act on: claim `{machine}/{c}`"
-            ),
+            &format!("`{stream}` is not the stream {machine}'s verbs act on: use `{machine}/{c}`"),
         )),
         None => Err(input(
-            "resource",
+            field,
             "canonical-resource",
-            &format!("`{resource}` names no {machine} instance any verb acts on"),
+            &format!("`{stream}` names no {machine} instance any verb acts on"),
         )),
     }
+}
+
+/// A build loop's `issue-<N>:<unit>` (`issue-none:<unit>` for a record naming no
+/// issue): N digits without a leading zero, the unit `[A-Za-z0-9._-]`, not `.`/`..`.
+pub(crate) fn build_loop_instance(instance: &str) -> Option<String> {
+    let (issue, unit) = instance.strip_prefix("issue-")?.split_once(':')?;
+    let issue_ok = issue == "none"
+        || (!issue.is_empty()
+            && !issue.starts_with('0')
+            && issue.bytes().all(|b| b.is_ascii_digit()));
+    let unit_ok = !unit.is_empty()
+        && unit != "."
+        && unit != ".."
+        && unit
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+    (issue_ok && unit_ok).then(|| instance.to_owned())
 }
 
 /// `claim/<resource>`, where the resource is a stream id and not a claim's own.

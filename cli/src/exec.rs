@@ -51,6 +51,9 @@ pub fn run(
         }
         .into());
     }
+    // Only onto a stream the machine's verbs would use: another spelling would
+    // sit beside the stream a lease fences.
+    crate::claim::canonical("stream", &stream)?;
     let command = crate::input::document()?;
     let rec = Recorder::new(db, options, key)?.with_registry(registry);
     let done = rec.record_any(&stream, &command, fresh_ids)?;

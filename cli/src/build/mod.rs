@@ -141,13 +141,16 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<Done, Failur
 
     let issue = issue_of(obj.get("issue"))?;
     let instance = format!("issue-{issue}:{unit_name}");
-    let stream = StreamId::new(build_loop::NAME, &instance).map_err(|_| {
-        input(
-            "unit",
-            "stream-id",
-            "the issue and unit must be [A-Za-z0-9._-]",
-        )
-    })?;
+    let stream = crate::claim::build_loop_instance(&instance)
+        .ok_or(())
+        .and_then(|i| StreamId::new(build_loop::NAME, &i).map_err(|_| ()))
+        .map_err(|_| {
+            input(
+                "unit",
+                "stream-id",
+                "the issue and unit must be [A-Za-z0-9._-]",
+            )
+        })?;
 
     // The key stands for the request (the record, the unit, where and how long
     // to run): looked up before anything runs, so a retry runs no check and

@@ -126,7 +126,10 @@ impl Ttl {
     /// after them (`30`, `30s`); nothing else (no sign, no fraction, no other unit).
     pub fn parse(text: &str) -> Result<Self, Invalid> {
         let digits = text.strip_suffix('s').unwrap_or(text);
-        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        if digits.is_empty()
+            || !digits.bytes().all(|b| b.is_ascii_digit())
+            || (digits.len() > 1 && digits.starts_with('0'))
+        {
             return Err(invalid(
                 "ttl-syntax",
                 format!("`{text}` is not a whole number of seconds (e.g. `30` or `30s`)"),

@@ -102,7 +102,8 @@ impl PrId {
 /// A (lower-cased) `host[:port]` in the one spelling every form of it reduces to:
 /// the port as a number without leading zeros, dropped when it is https's or
 /// http's default (443, 80: the identity is https's), and the host without the
-/// trailing dot of a fully qualified name (`github.com.` is `github.com`). `None`
+/// trailing dot of a fully qualified name (`github.com.` is `github.com`) or a
+/// leading `www.` (as gh reads it). `None`
 /// for anything else: an empty label, characters a host name does not have, a port
 /// that is not 1–65535 in digits.
 fn canonical_host(host: &str) -> Option<String> {
@@ -111,6 +112,8 @@ fn canonical_host(host: &str) -> Option<String> {
         None => (host, None),
     };
     let name = name.strip_suffix('.').unwrap_or(name);
+    // gh reads `www.github.com` as `github.com` (one host, one PR).
+    let name = name.strip_prefix("www.").unwrap_or(name);
     let label_ok = |l: &str| {
         !l.is_empty()
             && !l.starts_with('-')
@@ -167,6 +170,7 @@ mod tests {
             "http://github.com:80/example/project/pull/7",
             "https://github.com./example/project/pull/7",
             "https://github.com.:443/example/project/pull/7",
+            "https://www.github.com/example/project/pull/7",
         ] {
             assert_eq!(canonical_pr(url).as_deref(), Ok(want), "{url}");
         }
