@@ -23,6 +23,7 @@ mod claim;
 mod exec;
 mod failure;
 mod input;
+mod journal;
 mod output;
 mod park;
 mod pr;

@@ -231,19 +231,20 @@ impl ClaimKey {
 
 #[derive(Debug, Subcommand)]
 pub enum JournalCommand {
-    /// Show events in sequence order
+    /// Show events in sequence order, a page at a time
     #[command(
-        after_help = "Example:\n  cairn journal log --stream park/ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b \\\n    --format json"
+        after_help = "A page holds at most --limit events. When more exist, the JSON carries\nnext_since and stderr says so: pass it back as --since for the next page.\n\nExample:\n  cairn journal log --stream park/ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b \\\n    --format json\n  cairn journal log --since 1000 --limit 500 --format json"
     )]
     Log {
         /// Only this stream
         #[arg(long, value_name = "STREAM")]
         stream: Option<String>,
-        /// Only events after this sequence number
+        /// Only events after this sequence number (a page's `next_since`)
         #[arg(long, value_name = "SEQ", default_value_t = 0)]
         since: i64,
-        /// At most this many events
-        #[arg(long, value_name = "N", default_value_t = 1000)]
+        /// At most this many events on the page
+        #[arg(long, value_name = "N", default_value_t = LOG_LIMIT,
+              value_parser = clap::value_parser!(u64).range(1..))]
         limit: u64,
         /// The output format
         #[arg(long, value_enum, default_value_t = LogFormat::Table)]
@@ -321,6 +322,9 @@ pub enum GraphFormat {
     /// An XState machine config (paste into the XState visualiser)
     Xstate,
 }
+
+/// `journal log`'s page size when `--limit` is not given.
+pub const LOG_LIMIT: u64 = 1000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {

@@ -1,0 +1,198 @@
+//! The journal's read verbs: `journal log` (paged, never truncated silently),
+//! `journal show` and `journal audit`.
+
+use cairn::journal::{Journal, Location, Options, StoredEvent};
+use cairn::{Registry, StreamId};
+use serde_json::json;
+
+use crate::args::LogFormat;
+use crate::failure::{Done, Failure};
+use crate::output;
+use crate::verbs::{reader, recorded};
+
+/// `cairn journal log [--stream S] [--since SEQ] [--limit N] [--format F]`: at most
+/// `limit` events after `since`. When more exist the JSON carries `next_since`, the
+/// cursor to pass back as `--since`, and stderr says so (a table gets the note too).
+pub fn log(
+    db: &Location,
+    options: &Options,
+    stream: Option<&str>,
+    since: i64,
+    limit: u64,
+    format: LogFormat,
+) -> Result<Done, Failure> {
+    if let Some(s) = stream {
+        StreamId::parse(s)?;
+    }
+    let journal = Journal::open_read_only(db, options)?;
+    if let Some(s) = stream {
+        recorded(&journal, "stream", s)?;
+    }
+    // One event past the page says whether another page exists.
+    let mut events = journal.read_after(since, stream, limit.saturating_add(1))?;
+    let more = events.len() as u64 > limit;
+    events.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+    let next_since = more.then(|| events.last().map_or(since, |e| e.seq));
+    match format {
+        LogFormat::Json => {
+            // Payloads are JSON text in the journal: show them as JSON values
+            // (a payload that is not JSON stays a string; `journal verify` reports it).
+            let events: Vec<serde_json::Value> = events
+                .iter()
+                .map(|e| {
+                    let mut v = json!(e);
+                    if let Ok(p) = serde_json::from_str::<serde_json::Value>(&e.payload) {
+                        v["payload"] = p;
+                    }
+                    v
+                })
+                .collect();
+            let mut page = json!({ "events": events });
+            if let Some(n) = next_since {
+                page["next_since"] = json!(n);
+            }
+            output::json(&page)
+        }
+        LogFormat::Table => output::text(&log_table(&events)),
+    }
+    if let Some(n) = next_since {
+        eprintln!(
+            "cairn: {} shown, more after seq {n}: the next page is `--since {n}`{}",
+            match events.len() {
+                1 => "1 event".to_owned(),
+                k => format!("{k} events"),
+            },
+            if limit == crate::args::LOG_LIMIT {
+                " (or a larger --limit)"
+            } else {
+                ""
+            }
+        );
+    }
+    Ok(Done::Ok)
+}
+
+/// `cairn journal show TRANSITION`: one transition record and its events.
+pub fn show(
+    db: &Location,
+    options: &Options,
+    transition: i64,
+    format: LogFormat,
+) -> Result<Done, Failure> {
+    let journal = Journal::open_read_only(db, options)?;
+    let (record, events) = journal.transition_by_id(transition)?.ok_or_else(|| {
+        crate::failure::input(
+            "transition",
+            "transition-exists",
+            &format!("no transition {transition} in this journal"),
+        )
+    })?;
+    let json_or_text =
+        |s: &str| serde_json::from_str::<serde_json::Value>(s).unwrap_or_else(|_| json!(s));
+    match format {
+        LogFormat::Json => {
+            let mut t = json!(record);
+            t["command"] = json_or_text(&record.command);
+            t["context"] = json_or_text(&record.context);
+            let events: Vec<serde_json::Value> = events
+                .iter()
+                .map(|e| {
+                    let mut v = json!(e);
+                    v["payload"] = json_or_text(&e.payload);
+                    v
+                })
+                .collect();
+            output::json(&json!({ "transition": t, "events": events }));
+        }
+        LogFormat::Table => output::text(&format!(
+            "transition {}  {}  {}@{}..={}  rules v{}  recorded {}{}\ncommand: {}\ncontext: {}\n{}",
+            record.id,
+            record.command_name,
+            record.stream,
+            record.first_version,
+            record.last_version,
+            record.rules_version,
+            record.recorded_at,
+            record
+                .idempotency_key
+                .as_ref()
+                .map(|k| format!("  key {k}"))
+                .unwrap_or_default(),
+            record.command,
+            record.context,
+            log_table(&events)
+        )),
+    }
+    Ok(Done::Ok)
+}
+
+/// `cairn journal audit [--stream S]`: the report on stdout, exit 5 on a failing
+/// finding.
+pub fn audit(
+    db: &Location,
+    options: &Options,
+    registry: Registry,
+    stream: Option<&str>,
+) -> Result<Done, Failure> {
+    if let Some(s) = stream {
+        StreamId::parse(s)?;
+    }
+    let engine = reader(db, options, registry)?;
+    if let Some(s) = stream {
+        recorded(engine.journal(), "stream", s)?;
+    }
+    let report = engine.audit(stream)?;
+    output::json(&report);
+    let failures = report
+        .findings
+        .iter()
+        .filter(|f| f.kind.is_failure())
+        .count();
+    if failures == 0 {
+        eprintln!(
+            "cairn: audit passed: {} transitions re-decided in {} streams",
+            report.redecided, report.streams
+        );
+        Ok(Done::Ok)
+    } else {
+        Err(Failure::Integrity(format!(
+            "journal audit found {failures} failing finding(s)"
+        )))
+    }
+}
+
+fn log_table(events: &[StoredEvent]) -> String {
+    let mut rows = vec![[
+        "SEQ".to_owned(),
+        "STREAM".to_owned(),
+        "VER".to_owned(),
+        "EVENT".to_owned(),
+        "RECORDED AT".to_owned(),
+    ]];
+    for e in events {
+        rows.push([
+            e.seq.to_string(),
+            e.stream.clone(),
+            e.version.to_string(),
+            format!("{} v{}", e.event_type, e.schema_version),
+            e.recorded_at.clone(),
+        ]);
+    }
+    let widths: Vec<usize> = (0..5)
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for r in &rows {
+        let line: Vec<String> = r
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    if events.is_empty() {
+        out.push_str("(no events)\n");
+    }
+    out
+}
