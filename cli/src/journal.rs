@@ -1,13 +1,16 @@
 //! The journal's read verbs: `journal log` (paged, never truncated silently),
-//! `journal show` and `journal audit`.
+//! `journal streams`, `journal show` and `journal audit`.
 
 use cairn::journal::{Journal, Location, Options, StoredEvent};
 use cairn::{Registry, StreamId};
+use schemars::JsonSchema;
+use serde::Serialize;
 use serde_json::json;
 
 use crate::args::LogFormat;
 use crate::failure::{Done, Failure};
 use crate::output;
+use crate::suggest;
 use crate::verbs::{reader, recorded};
 
 /// `cairn journal log [--stream S] [--since SEQ] [--limit N] [--format F]`: at most
@@ -26,7 +29,7 @@ pub fn log(
     }
     let journal = Journal::open_read_only(db, options)?;
     if let Some(s) = stream {
-        recorded(&journal, "stream", s)?;
+        recorded(&journal, "stream", s).map_err(|e| suggest::stream(e, &journal))?;
     }
     // One event past the page says whether another page exists.
     let mut events = journal.read_after(since, stream, limit.saturating_add(1))?;
@@ -68,6 +71,70 @@ pub fn log(
                 ""
             }
         );
+    }
+    Ok(Done::Ok)
+}
+
+/// One stream in `journal streams`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct StreamRow {
+    /// The stream id, `<machine>/<instance>`.
+    pub stream: String,
+    pub machine: String,
+    /// Its last version (its number of events).
+    pub version: u64,
+    /// The event type of its last version.
+    pub last_event: String,
+    /// When its last version was recorded (RFC 3339).
+    pub last_event_at: String,
+}
+
+/// `journal streams`' answer: every stream, by name.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Streams {
+    pub streams: Vec<StreamRow>,
+}
+
+/// `cairn journal streams [--format json|table]`: every stream with its machine,
+/// version, last event and its time.
+pub fn streams(db: &Location, options: &Options, format: LogFormat) -> Result<Done, Failure> {
+    let journal = Journal::open_read_only(db, options)?;
+    let streams: Vec<StreamRow> = journal
+        .streams()?
+        .into_iter()
+        .map(|s| StreamRow {
+            stream: s.stream,
+            machine: s.machine,
+            version: s.version,
+            last_event: s.last_event_type,
+            last_event_at: s.last_event_at,
+        })
+        .collect();
+    match format {
+        LogFormat::Json => output::json(&Streams { streams }),
+        LogFormat::Table => {
+            let mut rows = vec![[
+                "STREAM".to_owned(),
+                "MACHINE".to_owned(),
+                "VER".to_owned(),
+                "LAST EVENT".to_owned(),
+                "AT".to_owned(),
+            ]];
+            for s in &streams {
+                rows.push([
+                    s.stream.clone(),
+                    s.machine.clone(),
+                    s.version.to_string(),
+                    s.last_event.clone(),
+                    s.last_event_at.clone(),
+                ]);
+            }
+            let mut out = table(&rows);
+            if streams.is_empty() {
+                out.push_str("(no streams)\n");
+            }
+            output::text(&out)
+        }
     }
     Ok(Done::Ok)
 }
@@ -139,7 +206,8 @@ pub fn audit(
     }
     let engine = reader(db, options, registry)?;
     if let Some(s) = stream {
-        recorded(engine.journal(), "stream", s)?;
+        recorded(engine.journal(), "stream", s)
+            .map_err(|e| suggest::stream(e, engine.journal()))?;
     }
     let report = engine.audit(stream)?;
     output::json(&report);
@@ -178,11 +246,20 @@ fn log_table(events: &[StoredEvent]) -> String {
             e.recorded_at.clone(),
         ]);
     }
-    let widths: Vec<usize> = (0..5)
+    let mut out = table(&rows);
+    if events.is_empty() {
+        out.push_str("(no events)\n");
+    }
+    out
+}
+
+/// Rows as left-aligned columns two spaces apart, the first row the header.
+fn table<const N: usize>(rows: &[[String; N]]) -> String {
+    let widths: Vec<usize> = (0..N)
         .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
         .collect();
     let mut out = String::new();
-    for r in &rows {
+    for r in rows {
         let line: Vec<String> = r
             .iter()
             .zip(&widths)
@@ -190,9 +267,6 @@ fn log_table(events: &[StoredEvent]) -> String {
             .collect();
         out.push_str(line.join("  ").trim_end());
         out.push('\n');
-    }
-    if events.is_empty() {
-        out.push_str("(no events)\n");
     }
     out
 }

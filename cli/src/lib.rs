@@ -31,6 +31,7 @@ mod record;
 mod saga;
 mod schema;
 mod ship;
+mod suggest;
 mod trust;
 mod usage;
 mod verbs;

@@ -49,6 +49,7 @@ pub fn success(verb: &str) -> Option<Schema> {
         "graph" => of::<cairn::GraphSpec>(),
         "state" => of::<cairn::StateView>(),
         "journal audit" => of::<cairn::AuditReport>(),
+        "journal streams" => of::<crate::journal::Streams>(),
         _ => return None,
     })
 }
@@ -113,10 +114,13 @@ pub fn run(words: &[String]) -> Result<Done, Failure> {
     }
     let verb = words.join(" ");
     if !all.contains(&verb) {
-        return Err(input(
-            "verb",
-            "known-verb",
-            &format!("`{verb}` is not a verb: `cairn schema` lists them"),
+        return Err(crate::suggest::with(
+            input(
+                "verb",
+                "known-verb",
+                &format!("`{verb}` is not a verb: `cairn schema` lists them"),
+            ),
+            crate::suggest::nearest(&verb, all.iter().map(String::as_str)),
         ));
     }
     output::json(&VerbSchemas {

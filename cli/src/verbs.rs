@@ -12,8 +12,14 @@ use crate::args::{Cli, Command, GraphFormat, JournalCommand};
 use crate::failure::{Done, Failure, NoJournalLocation};
 use crate::output;
 
-/// Runs one parsed command line; the exit code on success.
+/// Runs one parsed command line; the exit code on success. An unknown machine's
+/// error names the registered ones nearest it.
 pub fn run(cli: Cli, registry: Registry) -> Result<Done, Failure> {
+    let machines: Vec<String> = registry.iter().map(|m| m.name().to_owned()).collect();
+    run_verb(cli, registry).map_err(|e| crate::suggest::machine(e, &machines))
+}
+
+fn run_verb(cli: Cli, registry: Registry) -> Result<Done, Failure> {
     let options = |create: bool| Options {
         busy_timeout: Duration::from_millis(cli.busy_timeout_ms),
         create,
@@ -62,7 +68,9 @@ pub fn run(cli: Cli, registry: Registry) -> Result<Done, Failure> {
         Command::State { stream, at } => {
             let stream = StreamId::parse(stream)?;
             let engine = reader(&db_location(&cli)?, &options(false), registry)?;
-            let view = engine.state_view(&stream, *at)?;
+            let view = engine
+                .state_view(&stream, *at)
+                .map_err(|e| crate::suggest::stream(e.into(), engine.journal()))?;
             output::json(&view);
             if let Some(m) = &view.mid_transition {
                 eprintln!(
@@ -114,6 +122,9 @@ pub fn run(cli: Cli, registry: Registry) -> Result<Done, Failure> {
             *limit,
             *format,
         ),
+        Command::Journal(JournalCommand::Streams { format }) => {
+            crate::journal::streams(&db_location(&cli)?, &options(false), *format)
+        }
         Command::Journal(JournalCommand::Verify {
             expect_head,
             trusted_key,
@@ -150,10 +161,14 @@ fn man(words: &[String]) -> Result<Done, Failure> {
     let mut name = "cairn".to_owned();
     for w in words {
         let sub = cmd.find_subcommand(w).cloned().ok_or_else(|| {
-            crate::failure::input(
-                "verb",
-                "known-verb",
-                &format!("`{name} {w}` is not a verb: `{name} --help` lists them"),
+            let known: Vec<&str> = cmd.get_subcommands().map(|c| c.get_name()).collect();
+            crate::suggest::with(
+                crate::failure::input(
+                    "verb",
+                    "known-verb",
+                    &format!("`{name} {w}` is not a verb: `{name} --help` lists them"),
+                ),
+                crate::suggest::nearest(w, known),
             )
         })?;
         name = format!("{name}-{w}");

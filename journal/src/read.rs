@@ -55,8 +55,14 @@ pub struct ReplayRow<'a> {
 pub struct StreamInfo {
     pub stream: String,
     pub machine: String,
+    /// The stream's last version (its number of events).
     pub version: u64,
+    /// The latest `recorded_at` of any of its events.
     pub last_recorded_at: String,
+    /// The event type of its last version.
+    pub last_event_type: String,
+    /// When its last version was recorded.
+    pub last_event_at: String,
 }
 
 impl Journal {

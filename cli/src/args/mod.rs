@@ -250,6 +250,15 @@ pub enum JournalCommand {
         #[arg(long, value_enum, default_value_t = LogFormat::Table)]
         format: LogFormat,
     },
+    /// List every stream: its machine, version, last event and when it was recorded
+    #[command(
+        after_help = "Streams by name. JSON by default (`cairn schema journal streams`).\n\nExample:\n  cairn journal streams\n  cairn journal streams --format table"
+    )]
+    Streams {
+        /// The output format
+        #[arg(long, value_enum, default_value_t = LogFormat::Json)]
+        format: LogFormat,
+    },
     /// Check the hash chain, every stream's versions and every transition record
     #[command(
         after_help = "Exit 0 when intact, 5 naming the first broken event otherwise. A chain cannot\nprove its own tail: keep the reported head outside the journal and pass it back\nwith --expect-head to detect a truncated or rewritten tail.\n\nExample:\n  cairn journal verify --expect-head 42:5f1c…"
