@@ -14,6 +14,7 @@ mod claim_gate;
 mod claim_properties;
 mod claim_race;
 mod cli;
+mod cli_audit;
 mod cli_journal;
 mod cli_schema;
 mod cli_tty;

@@ -7,9 +7,10 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::json;
 
-use crate::args::LogFormat;
+use crate::args::{AuditFormat, LogFormat};
 use crate::failure::{Done, Failure};
 use crate::output;
+use crate::progress::Progress;
 use crate::suggest;
 use crate::verbs::{reader, recorded};
 
@@ -193,13 +194,14 @@ pub fn show(
     Ok(Done::Ok)
 }
 
-/// `cairn journal audit [--stream S]`: the report on stdout, exit 5 on a failing
-/// finding.
+/// `cairn journal audit [--stream S] [--format json|md|html]`: the report on
+/// stdout, exit 5 on a failing finding; progress on stderr when it is a terminal.
 pub fn audit(
     db: &Location,
     options: &Options,
     registry: Registry,
     stream: Option<&str>,
+    format: AuditFormat,
 ) -> Result<Done, Failure> {
     if let Some(s) = stream {
         StreamId::parse(s)?;
@@ -209,8 +211,22 @@ pub fn audit(
         recorded(engine.journal(), "stream", s)
             .map_err(|e| suggest::stream(e, engine.journal()))?;
     }
-    let report = engine.audit(stream)?;
-    output::json(&report);
+    let total = match stream {
+        Some(s) => engine.journal().stream_version(s)?,
+        None => engine
+            .journal()
+            .head()?
+            .map_or(0, |(seq, _)| u64::try_from(seq).unwrap_or(0)),
+    };
+    let progress = Progress::new("audit", total);
+    let report = engine.audit_with(stream, &mut |n| progress.set(n));
+    progress.clear();
+    let report = report?;
+    match format {
+        AuditFormat::Json => output::json(&report),
+        AuditFormat::Md => output::text(&crate::audit_report::markdown(&report)),
+        AuditFormat::Html => output::text(&crate::audit_report::html(&report)),
+    }
     let failures = report
         .findings
         .iter()

@@ -18,6 +18,7 @@
 //! Only this crate knows clap, stdin, stdout and exit codes.
 
 mod args;
+mod audit_report;
 mod build;
 mod claim;
 mod exec;
@@ -27,6 +28,7 @@ mod journal;
 mod output;
 mod park;
 mod pr;
+mod progress;
 mod record;
 mod saga;
 mod schema;

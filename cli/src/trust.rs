@@ -113,7 +113,13 @@ pub fn verify(
         checks.trusted_key = Some(k.to_owned());
     }
     let journal = Journal::open_read_only(db, options)?;
-    let report = journal.verify_with(&checks)?;
+    let total = journal
+        .head()?
+        .map_or(0, |(seq, _)| u64::try_from(seq).unwrap_or(0));
+    let progress = crate::progress::Progress::new("verify", total);
+    let report = journal.verify_observed(&checks, &mut |n| progress.set(n));
+    progress.clear();
+    let report = report?;
     output::json(&report);
     match report.problems.first() {
         None => {

@@ -146,11 +146,12 @@ fn run_verb(cli: Cli, registry: Registry) -> Result<Done, Failure> {
             &Location::parse(to.as_os_str()),
             &options(true),
         ),
-        Command::Journal(JournalCommand::Audit { stream }) => crate::journal::audit(
+        Command::Journal(JournalCommand::Audit { stream, format }) => crate::journal::audit(
             &db_location(&cli)?,
             &options(false),
             registry,
             stream.as_deref(),
+            *format,
         ),
     }
 }

@@ -178,9 +178,20 @@ impl Journal {
 
     /// [`Journal::verify`] with a kept head, a signed anchor and a trusted key.
     pub fn verify_with(&self, options: &VerifyOptions) -> Result<VerifyReport, Error> {
+        self.verify_observed(options, &mut |_| {})
+    }
+
+    /// [`Journal::verify_with`], telling `progress` how many events it has walked
+    /// so far after each page (a caller's progress bar; the head's `seq` is the
+    /// total).
+    pub fn verify_observed(
+        &self,
+        options: &VerifyOptions,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<VerifyReport, Error> {
         let mut walked = None;
         self.store.snapshot(&mut |snap| {
-            walked = Some(walk(snap, options)?);
+            walked = Some(walk(snap, options, progress)?);
             Ok(())
         })?;
         let w = walked.ok_or_else(|| Error::InvalidAppend("internal: no walk".into()))?;
@@ -221,7 +232,11 @@ impl Journal {
 
 /// The walk: every event in `seq` order, page by page, each transition record
 /// fetched as its first event arrives and its signature checked as it closes.
-fn walk(snap: &mut dyn Snapshot, options: &VerifyOptions) -> Result<Walked, Error> {
+fn walk(
+    snap: &mut dyn Snapshot,
+    options: &VerifyOptions,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Walked, Error> {
     let mut signatures = Signatures {
         trusted: options.trusted_key.clone(),
         signed: 0,
@@ -274,6 +289,7 @@ fn walk(snap: &mut dyn Snapshot, options: &VerifyOptions) -> Result<Walked, Erro
                 },
             )?;
         }
+        progress(events);
         if let Some(detail) = page.damaged {
             // Nothing after the damage can be read in order; report what was.
             problems.push(

@@ -297,12 +297,15 @@ pub enum JournalCommand {
     /// Replay every stream, check each event is an edge of its machine's graph,
     /// and re-decide every recorded transition
     #[command(
-        after_help = "Exit 0 when every transition re-decides to its recorded events, 5 otherwise.\n\nExample:\n  cairn journal audit --stream park/ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b"
+        after_help = "Exit 0 when every transition re-decides to its recorded events, 5 otherwise.\n--format md|html prints a report to read: per stream what was re-decided, and\neach finding with the recorded and re-decided value of every differing field.\n\nExample:\n  cairn journal audit --stream park/ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b\n  cairn journal audit --format html > audit.html"
     )]
     Audit {
         /// Only this stream
         #[arg(long, value_name = "STREAM")]
         stream: Option<String>,
+        /// The output format: the JSON report, or one to read
+        #[arg(long, value_enum, default_value_t = AuditFormat::Json)]
+        format: AuditFormat,
     },
     /// Copy a journal verbatim into an empty one, between SQLite and PostgreSQL
     /// (either way): events, transition records, signing keys and signatures, the
@@ -330,6 +333,16 @@ pub enum GraphFormat {
     Json,
     /// An XState machine config (paste into the XState visualiser)
     Xstate,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AuditFormat {
+    /// The report as one JSON object (`cairn schema journal audit`)
+    Json,
+    /// A Markdown report
+    Md,
+    /// A standalone HTML page
+    Html,
 }
 
 /// `journal log`'s page size when `--limit` is not given.
