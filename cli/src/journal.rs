@@ -1,11 +1,10 @@
 //! The journal's read verbs: `journal log` (paged, never truncated silently),
 //! `journal streams`, `journal show` and `journal audit`.
 
-use cairn::journal::{Journal, Location, Options, StoredEvent};
+use cairn::journal::{Journal, Location, Options, StoredEvent, StoredTransition};
 use cairn::{Registry, StreamId};
 use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::json;
 
 use crate::args::{AuditFormat, LogFormat};
 use crate::failure::{Done, Failure};
@@ -41,21 +40,11 @@ pub fn log(
         LogFormat::Json => {
             // Payloads are JSON text in the journal: show them as JSON values
             // (a payload that is not JSON stays a string; `journal verify` reports it).
-            let events: Vec<serde_json::Value> = events
+            let events = events
                 .iter()
-                .map(|e| {
-                    let mut v = json!(e);
-                    if let Ok(p) = serde_json::from_str::<serde_json::Value>(&e.payload) {
-                        v["payload"] = p;
-                    }
-                    v
-                })
+                .map(|e| LoggedEvent::of(e, json_or_text))
                 .collect();
-            let mut page = json!({ "events": events });
-            if let Some(n) = next_since {
-                page["next_since"] = json!(n);
-            }
-            output::json(&page)
+            output::json(&LogPage { events, next_since })
         }
         LogFormat::Table => output::text(&log_table(&events)),
     }
@@ -140,6 +129,100 @@ pub fn streams(db: &Location, options: &Options, format: LogFormat) -> Result<Do
     Ok(Done::Ok)
 }
 
+/// A page of `journal log --format json`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct LogPage {
+    pub events: Vec<LoggedEvent>,
+    /// The cursor to pass back as `--since` for the next page; only when more
+    /// events exist.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_since: Option<i64>,
+}
+
+/// An event as stored, its payload shown as JSON (a payload that is not JSON
+/// stays a string; `journal verify` reports it).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct LoggedEvent {
+    pub seq: i64,
+    pub stream: String,
+    pub version: u64,
+    pub machine: String,
+    pub event_type: String,
+    pub schema_version: u32,
+    /// The payload, as JSON.
+    pub payload: serde_json::Value,
+    pub recorded_at: String,
+    pub transition_id: i64,
+    pub hash: String,
+}
+
+impl LoggedEvent {
+    fn of(e: &StoredEvent, read: fn(&str) -> serde_json::Value) -> Self {
+        Self {
+            seq: e.seq,
+            stream: e.stream.clone(),
+            version: e.version,
+            machine: e.machine.clone(),
+            event_type: e.event_type.clone(),
+            schema_version: e.schema_version,
+            payload: read(&e.payload),
+            recorded_at: e.recorded_at.clone(),
+            transition_id: e.transition_id,
+            hash: e.hash.clone(),
+        }
+    }
+}
+
+/// `journal show --format json`: the transition record and its events.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Shown {
+    pub transition: ShownTransition,
+    pub events: Vec<LoggedEvent>,
+}
+
+/// A transition record, its command and context shown as JSON.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ShownTransition {
+    pub id: i64,
+    pub stream: String,
+    pub machine: String,
+    pub rules_version: u32,
+    pub command_name: String,
+    /// The recorded command (its evidence inside), as JSON.
+    pub command: serde_json::Value,
+    /// The recorded context (time, fresh ids, reads), as JSON.
+    pub context: serde_json::Value,
+    pub idempotency_key: Option<String>,
+    pub fingerprint: Option<String>,
+    pub first_version: u64,
+    pub last_version: u64,
+    pub recorded_at: String,
+}
+
+impl ShownTransition {
+    fn of(t: &StoredTransition) -> Self {
+        Self {
+            id: t.id,
+            stream: t.stream.clone(),
+            machine: t.machine.clone(),
+            rules_version: t.rules_version,
+            command_name: t.command_name.clone(),
+            command: json_or_text(&t.command),
+            context: json_or_text(&t.context),
+            idempotency_key: t.idempotency_key.clone(),
+            fingerprint: t.fingerprint.clone(),
+            first_version: t.first_version,
+            last_version: t.last_version,
+            recorded_at: t.recorded_at.clone(),
+        }
+    }
+}
+
+/// Text that holds JSON as that JSON; any other text as a JSON string.
+fn json_or_text(s: &str) -> serde_json::Value {
+    serde_json::from_str(s).unwrap_or_else(|_| serde_json::Value::String(s.to_owned()))
+}
+
 /// `cairn journal show TRANSITION`: one transition record and its events.
 pub fn show(
     db: &Location,
@@ -155,23 +238,14 @@ pub fn show(
             &format!("no transition {transition} in this journal"),
         )
     })?;
-    let json_or_text =
-        |s: &str| serde_json::from_str::<serde_json::Value>(s).unwrap_or_else(|_| json!(s));
     match format {
-        LogFormat::Json => {
-            let mut t = json!(record);
-            t["command"] = json_or_text(&record.command);
-            t["context"] = json_or_text(&record.context);
-            let events: Vec<serde_json::Value> = events
+        LogFormat::Json => output::json(&Shown {
+            transition: ShownTransition::of(&record),
+            events: events
                 .iter()
-                .map(|e| {
-                    let mut v = json!(e);
-                    v["payload"] = json_or_text(&e.payload);
-                    v
-                })
-                .collect();
-            output::json(&json!({ "transition": t, "events": events }));
-        }
+                .map(|e| LoggedEvent::of(e, json_or_text))
+                .collect(),
+        }),
         LogFormat::Table => output::text(&format!(
             "transition {}  {}  {}@{}..={}  rules v{}  recorded {}{}\ncommand: {}\ncontext: {}\n{}",
             record.id,

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use cairn::journal::{Journal, Location, Options};
 use cairn::{Engine, Registry, StreamId};
-use serde_json::json;
+use schemars::JsonSchema;
+use serde::Serialize;
 
 use crate::args::{Cli, Command, GraphFormat, JournalCommand};
 use crate::failure::{Done, Failure, NoJournalLocation};
@@ -38,16 +39,16 @@ fn run_verb(cli: Cli, registry: Registry) -> Result<Done, Failure> {
                 .iter()
                 .map(|m| {
                     let g = m.graph();
-                    json!({
-                        "name": m.name(),
-                        "rules_version": m.rules_version(),
-                        "initial": g.initial,
-                        "states": g.states,
-                        "events": g.event_names(),
-                    })
+                    MachineView {
+                        name: m.name(),
+                        rules_version: m.rules_version(),
+                        initial: g.initial,
+                        events: g.event_names(),
+                        states: g.states,
+                    }
                 })
                 .collect();
-            output::json(&json!({ "machines": machines }));
+            output::json(&Machines { machines });
             Ok(Done::Ok)
         }
         Command::Graph { machine, format } => {
@@ -154,6 +155,26 @@ fn run_verb(cli: Cli, registry: Registry) -> Result<Done, Failure> {
             *format,
         ),
     }
+}
+
+/// `cairn machines`: every registered machine.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Machines {
+    pub machines: Vec<MachineView>,
+}
+
+/// One registered machine.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct MachineView {
+    pub name: &'static str,
+    /// The rules version it decides under today.
+    pub rules_version: u32,
+    /// The state of a stream with no events.
+    pub initial: &'static str,
+    /// Every state (`cairn graph` has the edges).
+    pub states: Vec<cairn::machines::StateSpec>,
+    /// Every event type, by name.
+    pub events: Vec<&'static str>,
 }
 
 /// `cairn man [VERB…]`: the roff page of cairn or of one of its verbs.

@@ -7,7 +7,7 @@ use crate::append::int;
 use crate::{Error, Journal};
 
 /// An event as stored.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct StoredEvent {
     pub seq: i64,
     pub stream: String,
@@ -23,7 +23,7 @@ pub struct StoredEvent {
 }
 
 /// A transition record as stored.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct StoredTransition {
     pub id: i64,
     pub stream: String,

@@ -17,7 +17,7 @@ use crate::{Error, Journal};
 const MAX_LISTED: usize = 100;
 
 /// What is wrong at one place in the journal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ProblemKind {
     /// A sequence number is missing: an event was deleted (or rows renumbered).
@@ -57,7 +57,7 @@ pub enum ProblemKind {
 }
 
 /// One problem found by [`Journal::verify`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Problem {
     pub kind: ProblemKind,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -70,14 +70,14 @@ pub struct Problem {
 }
 
 /// The chain head.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ChainHead {
     pub seq: i64,
     pub hash: String,
 }
 
 /// The result of [`Journal::verify`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct VerifyReport {
     pub ok: bool,
     pub events: u64,
@@ -104,7 +104,7 @@ pub struct VerifyReport {
     /// events"`: a trigger dropped or disabled), else absent. Not a problem of the
     /// history itself — the chain and signatures say whether rows changed — but
     /// the database would no longer refuse the change.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unguarded: Vec<String>,
 }
 
