@@ -2,6 +2,7 @@
 //! domain values by the verbs.
 
 mod claim;
+mod globals;
 mod park;
 mod pr;
 mod saga;
@@ -358,7 +359,7 @@ pub enum LogFormat {
 /// and man pages all read this one).
 pub fn command() -> clap::Command {
     use clap::CommandFactory;
-    Cli::command()
+    globals::hide_where_ignored(Cli::command())
 }
 
 /// The global options' ids.
