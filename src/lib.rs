@@ -110,7 +110,7 @@ mod view;
 pub mod work;
 
 pub use any::{AnyDecision, AnyExecuted, AnyPending};
-pub use audit::{AuditReport, Finding, FindingKind};
+pub use audit::{AuditReport, FieldDiff, Finding, FindingKind, StreamAudit};
 pub use engine::{Decision, Engine, Executed, Key, MidTransition, Pending, Request, StateView};
 pub use error::Error;
 pub use registry::Registry;

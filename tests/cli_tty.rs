@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// A pseudo-terminal: (controller, terminal) ends.
-fn pty() -> (std::fs::File, OwnedFd) {
+pub fn pty() -> (std::fs::File, OwnedFd) {
     let (mut controller, mut terminal) = (0, 0);
     // SAFETY: openpty writes two fresh descriptors into the two ints; null name,
     // termios and window size ask for the defaults.

@@ -89,3 +89,39 @@ fn conflicting_flags_name_both() {
         "{v}"
     );
 }
+
+/// The global options are hidden on the verbs that ignore them (pinned by help
+/// snapshots) and still parse there, before or after the verb.
+#[test]
+fn global_options_are_hidden_where_ignored_and_still_parse() {
+    use crate::cli::{run, transcript};
+    insta::assert_snapshot!("graph_help", transcript(&["graph", "--help"], None));
+    insta::assert_snapshot!(
+        "journal_log_help",
+        transcript(&["journal", "log", "--help"], None)
+    );
+    insta::assert_snapshot!(
+        "claim_show_help",
+        transcript(&["claim", "show", "--help"], None)
+    );
+    // Every command line that parsed before still does.
+    let t = crate::support::TempJournal::new();
+    let db = t.path();
+    let db = db.to_str().unwrap();
+    for args in [
+        &["graph", "park", "--db", db, "--busy-timeout-ms", "7"][..],
+        &["--db", db, "--signing-key", "/nonexistent", "graph", "park"],
+        &["machines", "--signing-key", "/nonexistent"],
+        &["schema", "state", "--db", db],
+        &[
+            "journal", "copy", "--db", db, "--from", db, "--to", db, "--help",
+        ],
+    ] {
+        let (code, stdout, stderr) = run(args, None);
+        assert_eq!(code, 0, "{args:?}: {stdout}{stderr}");
+    }
+    // `journal log` reads --db given after it, and accepts the hidden --signing-key.
+    let (code, stdout, _) = run(&["journal", "log", "--db", db, "--signing-key", "k"], None);
+    assert_eq!(code, 2, "{stdout}");
+    assert!(stdout.contains("\"kind\":\"no-journal\""), "{stdout}");
+}

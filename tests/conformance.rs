@@ -38,6 +38,50 @@ pub(crate) fn ticket_registry() -> Registry {
 }
 
 #[test]
+fn streams_name_each_last_event_and_its_time_alike() {
+    for b in backends() {
+        let s = b.fresh();
+        let mut j = s.journal();
+        let mut a = append("ticket/a", 0, &["{}", "{}"], None);
+        a.events[1].event_type = "closed".into();
+        j.append(&a).unwrap();
+        let mut b2 = append("ticket/b", 0, &["{}"], None);
+        b2.events[0].event_type = "opened".into();
+        b2.recorded_at = "2026-11-30T05:00:00Z".into();
+        j.append(&b2).unwrap();
+        let mut a2 = append("ticket/a", 2, &["{}"], None);
+        a2.events[0].event_type = "reopened".into();
+        a2.recorded_at = "2026-11-30T06:00:00Z".into();
+        j.append(&a2).unwrap();
+        let streams: Vec<_> = s
+            .reader()
+            .streams()
+            .unwrap()
+            .into_iter()
+            .map(|s| (s.stream, s.version, s.last_event_type, s.last_event_at))
+            .collect();
+        assert_eq!(
+            streams,
+            [
+                (
+                    "ticket/a".to_owned(),
+                    3,
+                    "reopened".to_owned(),
+                    "2026-11-30T06:00:00Z".to_owned()
+                ),
+                (
+                    "ticket/b".to_owned(),
+                    1,
+                    "opened".to_owned(),
+                    "2026-11-30T05:00:00Z".to_owned()
+                ),
+            ],
+            "{b:?}"
+        );
+    }
+}
+
+#[test]
 fn appends_replay_and_time_travel_alike() {
     let mut heads = Vec::new();
     for b in backends() {

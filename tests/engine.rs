@@ -248,6 +248,23 @@ fn audit_catches_recorded_events_that_decide_does_not_yield() {
         .collect();
     assert_eq!(f, [(FindingKind::RedecideMismatch, Some(2))]);
     assert_eq!(report.redecided, 1);
+    // The finding names the field, with the recorded and the re-decided value.
+    let diff = report.findings[0]
+        .diff
+        .as_ref()
+        .expect("a mismatch has a diff");
+    let diff: Vec<_> = diff
+        .iter()
+        .map(|d| (d.path.as_str(), d.recorded.clone(), d.redecided.clone()))
+        .collect();
+    assert_eq!(
+        diff,
+        [(
+            "[0].payload.text",
+            Some(serde_json::json!("forged")),
+            Some(serde_json::json!("hello"))
+        )]
+    );
 }
 
 #[test]

@@ -15,6 +15,8 @@ mod claim_hostile;
 mod claim_properties;
 mod claim_race;
 mod cli;
+mod cli_audit;
+mod cli_journal;
 mod cli_schema;
 mod cli_tty;
 mod cli_usage;

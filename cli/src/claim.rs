@@ -31,6 +31,8 @@ use cairn::machines::evidence::Invalid;
 use cairn::machines::park::{self, EpisodeId};
 use cairn::machines::{build_loop, pr_loop, reads, saga};
 use cairn::{Machine, Registry, Rejection, StreamId, Timestamp};
+use schemars::JsonSchema;
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::args::ClaimCommand;
@@ -142,7 +144,7 @@ pub fn run(
                     let now = rec.now()?;
                     Err(Failure::Contended {
                         kind: c.kind(),
-                        claim: readback(resource, &stream, &state, version, &now),
+                        claim: json!(readback(resource, &stream, &state, version, &now)),
                         rejection: Box::new(rejection),
                     })
                 }
@@ -178,7 +180,7 @@ fn replayed(
         return Ok(Done::Recorded(first.outcome));
     }
     let mut current = readback(resource, stream, &state, version, &now);
-    current["events"] = json!([]);
+    current.events = Some(Vec::new());
     if release || still_held {
         output::json(&current);
         return Ok(Done::Recorded(first.outcome));
@@ -215,7 +217,7 @@ fn replayed(
     );
     Err(Failure::Contended {
         kind: kind.kind(),
-        claim: current,
+        claim: json!(current),
         rejection: Box::new(rejection),
     })
 }
@@ -238,7 +240,7 @@ pub(crate) fn fenced(reader: &Recorder, resource: &StreamId, rejection: Rejectio
         Err(_) => Value::Null,
         Ok(stream) => match load(reader, &stream).and_then(|read| Ok((read, reader.now()?))) {
             Ok(((state, version), now)) => {
-                readback(resource.as_str(), &stream, &state, version, &now)
+                json!(readback(resource.as_str(), &stream, &state, version, &now))
             }
             Err(e) => return e,
         },
@@ -385,8 +387,41 @@ fn load(rec: &Recorder, stream: &StreamId) -> Result<(ClaimState, u64), Failure>
 
 fn print(resource: &str, r: &Recorded<Claim>, now: &Timestamp) {
     let mut v = readback(resource, &r.stream, &r.state, r.version, now);
-    v["events"] = json!(r.names());
+    v.events = Some(r.names());
     output::json(&v);
+}
+
+/// A claim's readback (see the module's "Format"): what every claim verb prints,
+/// and `claim` in a contention error.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Readback {
+    /// The claimed resource (a stream id).
+    pub resource: String,
+    /// The claim's own stream, `claim/<resource>`.
+    pub stream: String,
+    /// The claim stream's version this readback is of.
+    pub version: u64,
+    /// `unclaimed`, `held` or `released`.
+    pub state: &'static str,
+    /// Whether the last grant holds the lease at `as_of`.
+    pub live: bool,
+    /// The instant the readback judges at (the journal's clock).
+    pub as_of: Timestamp,
+    /// The last grant's owner (`null`: never claimed).
+    pub holder: Option<String>,
+    /// The last grant's claim id.
+    pub claim_id: Option<String>,
+    /// The last grant's fencing token.
+    pub token: Option<u64>,
+    /// When the last grant was made.
+    pub acquired_at: Option<Timestamp>,
+    /// When the last grant lapses unless renewed.
+    pub expires_at: Option<Timestamp>,
+    /// When it was released (`released` only).
+    pub released_at: Option<Timestamp>,
+    /// The event types this call recorded (the recording verbs only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub events: Option<Vec<&'static str>>,
 }
 
 /// The readback (see the module's "Format").
@@ -396,26 +431,27 @@ fn readback(
     state: &ClaimState,
     version: u64,
     now: &Timestamp,
-) -> Value {
+) -> Readback {
     let grant = state.last_grant();
     let released_at = match state {
-        ClaimState::Released { released_at, .. } => Some(released_at),
+        ClaimState::Released { released_at, .. } => Some(released_at.clone()),
         ClaimState::Unclaimed | ClaimState::Held { .. } => None,
     };
-    json!({
-        "resource": resource,
-        "stream": stream.as_str(),
-        "version": version,
-        "state": Claim::state_name(state),
-        "live": state.holder_at(now).is_some(),
-        "as_of": now,
-        "holder": grant.map(|g| &g.owner),
-        "claim_id": grant.map(|g| &g.claim_id),
-        "token": grant.map(|g| g.token),
-        "acquired_at": grant.map(|g| &g.acquired_at),
-        "expires_at": grant.map(|g| &g.expires_at),
-        "released_at": released_at,
-    })
+    Readback {
+        resource: resource.to_owned(),
+        stream: stream.as_str().to_owned(),
+        version,
+        state: Claim::state_name(state),
+        live: state.holder_at(now).is_some(),
+        as_of: now.clone(),
+        holder: grant.map(|g| g.owner.as_str().to_owned()),
+        claim_id: grant.map(|g| g.claim_id.as_str().to_owned()),
+        token: grant.map(|g| u64::from(g.token)),
+        acquired_at: grant.map(|g| g.acquired_at.clone()),
+        expires_at: grant.map(|g| g.expires_at.clone()),
+        released_at,
+        events: None,
+    }
 }
 
 /// `show`'s stderr line.

@@ -21,7 +21,8 @@
 
 use cairn::journal::Options;
 use cairn::{Registry, StreamId};
-use serde_json::json;
+use schemars::JsonSchema;
+use serde::Serialize;
 
 use crate::args::Key;
 use crate::failure::{Done, Failure};
@@ -57,18 +58,35 @@ pub fn run(
     let command = crate::input::document()?;
     let rec = Recorder::new(db, options, key)?.with_registry(registry);
     let done = rec.record_any(&stream, &command, fresh_ids)?;
-    output::json(&json!({
-        "stream": done.stream.to_string(),
-        "version": done.version,
-        "state_name": done.state_name,
-        "state": done.state,
-        "events": done.events,
-        "outcome": match done.outcome {
+    let outcome = done.outcome;
+    output::json(&Executed {
+        stream: done.stream.to_string(),
+        version: done.version,
+        state_name: done.state_name,
+        state: done.state,
+        events: done.events,
+        outcome: match outcome {
             Outcome::Accepted => "accepted",
             Outcome::NotGreen => "not-green",
             Outcome::Unchanged => "unchanged",
             Outcome::Replayed(_) => "replayed",
         },
-    }));
-    Ok(Done::Recorded(done.outcome))
+    });
+    Ok(Done::Recorded(outcome))
+}
+
+/// `cairn exec`'s answer (see the module's "Output").
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Executed {
+    pub stream: String,
+    /// The stream's version after the transition.
+    pub version: u64,
+    /// The state's name in the machine's graph.
+    pub state_name: &'static str,
+    /// The machine's state, as its serde form.
+    pub state: serde_json::Value,
+    /// This transition's events (the first one's, when an idempotency key replays it).
+    pub events: Vec<cairn::machines::RawEvent>,
+    /// `accepted`, `not-green`, `unchanged` or `replayed`.
+    pub outcome: &'static str,
 }

@@ -63,6 +63,9 @@ pub enum Failure {
     /// Nothing is recorded under the id a read verb was asked about (exit 2): the
     /// one not-found rule (README, "Exit codes"). `field` names the flag.
     NoSuchStream { field: &'static str, stream: String },
+    /// An unknown name (a machine, a stream, a verb), with the known names nearest
+    /// it (`suggest`): the inner failure's code and body, plus `suggestions`.
+    Suggested(Box<Failure>, Vec<String>),
 }
 
 /// One input or usage violation: the field (a JSON path into the document, or a
@@ -195,7 +198,8 @@ pub struct ErrorBody {
     /// predicates `{predicate, field?, message}`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub violations: Option<Violations>,
-    /// What clap suggests instead (`usage`).
+    /// What clap suggests instead (`usage`), or the known names nearest an unknown
+    /// one, nearest first (`unknown-machine`, `no-such-stream`, an unknown verb).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub suggestions: Option<Vec<String>>,
     /// The state the machine was in (`rejected`).
@@ -302,6 +306,11 @@ impl Failure {
             b.value = value;
         };
         let (code, kind) = match self {
+            Failure::Suggested(inner, suggestions) => {
+                let (code, mut b) = inner.classify();
+                b.suggestions = Some(suggestions.clone());
+                return (code, b);
+            }
             Failure::Usage(u) => {
                 first_violation(&mut b, &u.violations);
                 if !u.suggestions.is_empty() {
@@ -425,6 +434,15 @@ impl Failure {
             },
             Failure::NoSuchStream { stream, .. } => format!("no events in stream `{stream}`"),
             Failure::Contended { rejection, .. } => rejection.to_string(),
+            Failure::Suggested(inner, suggestions) => format!(
+                "{}; did you mean {}?",
+                inner.message(),
+                suggestions
+                    .iter()
+                    .map(|s| format!("`{s}`"))
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            ),
             Failure::Cairn(e) => e.to_string(),
         }
     }

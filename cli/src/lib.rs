@@ -18,18 +18,22 @@
 //! Only this crate knows clap, stdin, stdout and exit codes.
 
 mod args;
+mod audit_report;
 mod build;
 mod claim;
 mod exec;
 mod failure;
 mod input;
+mod journal;
 mod output;
 mod park;
 mod pr;
+mod progress;
 mod record;
 mod saga;
 mod schema;
 mod ship;
+mod suggest;
 mod trust;
 mod usage;
 mod verbs;

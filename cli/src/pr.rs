@@ -7,10 +7,12 @@ use cairn::journal::Options;
 use cairn::machines::evidence::{fresh, CommandRun, FullCommit, RefName};
 use cairn::machines::pr_loop::identity::PrId;
 use cairn::machines::pr_loop::{
-    self, canonical_pr, classify_input, plan, Command, Decision, Disposition, FreshnessRuns,
-    MergeEvidence, Mode, ObserveInput, Observed, Offer, PrLoop, State,
+    self, canonical_pr, classify::Classification, classify_input, plan, Command, Decision,
+    Disposition, FreshnessRuns, MergeEvidence, Mode, ObserveInput, Observed, Offer, PrLoop, State,
 };
 use cairn::{Machine, StreamId};
+use schemars::JsonSchema;
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::args::{DecisionArg, DispositionArg, ModeArg, OfferArg, PrCommand};
@@ -105,7 +107,7 @@ fn observe_input(
 }
 
 /// What a recorded (or replayed) pr-loop transition prints: its events and the loop after them.
-fn view(r: &Recorded<PrLoop>) -> Value {
+fn view(r: &Recorded<PrLoop>) -> PrView {
     use pr_loop::Event;
     let l = r.state.looped();
     let proposal = match &r.state {
@@ -118,22 +120,78 @@ fn view(r: &Recorded<PrLoop>) -> Value {
         }
         _ => None,
     });
-    json!({
-        "stream": r.stream.to_string(),
-        "version": r.version,
-        "events": r.names(),
-        "state": PrLoop::state_name(&r.state),
-        "pr": l.map(|l| &l.pr),
-        "classification": l.map(|l| &l.last),
-        "reading_source": l.and_then(|l| l.source),
-        "freshness": l.and_then(|l| l.freshness.as_ref()),
-        "rounds_seen": l.map(|l| l.rounds_seen.clone()).unwrap_or_default(),
-        "next_round": l.map_or(1, |l| l.next_round()),
-        "tier": l.and_then(|l| l.tier.clone()),
-        "current_tier": l.and_then(|l| l.current_tier()),
-        "proposal": proposal,
-        "merged_at": merged_at.flatten(),
-    })
+    PrView {
+        stream: r.stream.to_string(),
+        version: r.version,
+        events: r.names(),
+        state: PrLoop::state_name(&r.state),
+        pr: l.map(|l| l.pr.clone()),
+        classification: l.map(|l| l.last.clone()),
+        reading_source: l.and_then(|l| l.source).map(|s| json!(s)),
+        freshness: l.and_then(|l| l.freshness.as_ref()).map(|f| json!(f)),
+        rounds_seen: l.map(|l| l.rounds_seen.clone()).unwrap_or_default(),
+        next_round: l.map_or(1, |l| l.next_round()),
+        tier: l.and_then(|l| l.tier.clone()),
+        current_tier: l.and_then(|l| l.current_tier()).map(str::to_owned),
+        proposal: proposal.map(|p| json!(p)),
+        merged_at: merged_at.flatten().map(|m| json!(m)),
+    }
+}
+
+/// What every recording `pr` verb prints: this transition and the loop after it.
+/// The loop's own values are shown as the machine serializes them.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PrView {
+    /// `pr-loop/<host>/<owner>/<repo>/pull/<n>`.
+    pub stream: String,
+    /// The stream's version after this transition.
+    pub version: u64,
+    /// The event types this transition recorded.
+    pub events: Vec<&'static str>,
+    /// The loop's state name.
+    pub state: &'static str,
+    /// The PR's canonical URL (null before the first observation).
+    pub pr: Option<String>,
+    /// The last classification.
+    pub classification: Option<Classification>,
+    /// Where the last reading came from.
+    pub reading_source: Option<Value>,
+    /// The review's freshness, as last observed.
+    pub freshness: Option<Value>,
+    /// The rounds seen.
+    pub rounds_seen: Vec<u32>,
+    /// The round the next failing observation would start.
+    pub next_round: u32,
+    /// The tier an applied escalation set.
+    pub tier: Option<String>,
+    /// The current tier (the applied one, else the base tier).
+    pub current_tier: Option<String>,
+    /// The escalation proposed (`escalation-proposed`).
+    pub proposal: Option<Value>,
+    /// When the merge happened, once observed.
+    pub merged_at: Option<Value>,
+}
+
+/// `pr fetch`: the PR's canonical URL, cairn's strict reading of it and the gh run.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Fetched {
+    pub pr: String,
+    /// The strict reading (`cairn schema pr observe` shows its shape, `reading`).
+    pub reading: Value,
+    /// The `gh pr view` run it was read from.
+    pub observation: cairn::machines::evidence::CommandRun,
+}
+
+/// `pr classify`: the classification of the document, with the review's freshness.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Classified {
+    #[serde(flatten)]
+    pub classification: Classification,
+    /// Commits on the PR since the review (cairn's count, else the caller's).
+    pub commits_since_review: Option<u64>,
+    /// cairn's freshness observation, when it made one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub freshness: Option<Value>,
 }
 
 /// Records a command whose input is exactly the command (the key stands for it).
@@ -242,23 +300,24 @@ pub fn run(verb: &PrCommand, db: &Db, options: &Options) -> Result<Done, Failure
         PrCommand::Classify { repo } => {
             let (doc, observed) = observe_input(document()?, repo, &None)?;
             let placed = classify_input(&doc, &observed)?;
-            let mut v = json!(placed.classification);
             let counted = placed
                 .freshness
                 .as_ref()
                 .and_then(|f| f.result.commits_since());
-            v["commits_since_review"] = json!(counted.or(doc.commits_since_review));
-            if let Some(f) = &placed.freshness {
-                v["freshness"] = json!(f);
-            }
-            output::json(&v);
+            output::json(&Classified {
+                commits_since_review: counted.or(doc.commits_since_review),
+                freshness: placed.freshness.as_ref().map(|f| json!(f)),
+                classification: placed.classification,
+            });
             return Ok(Done::Ok);
         }
         PrCommand::Fetch(r) => {
             let (reading, run) = gh_reading(&r.pr)?;
-            output::json(
-                &json!({ "pr": canonical_pr(&r.pr)?, "reading": reading, "observation": run }),
-            );
+            output::json(&Fetched {
+                pr: canonical_pr(&r.pr)?,
+                reading,
+                observation: run,
+            });
             return Ok(Done::Ok);
         }
         PrCommand::Observe { repo, pr, key } => {

@@ -36,10 +36,57 @@ pub fn stdin(verb: &str) -> Option<Schema> {
     })
 }
 
-/// What a verb prints on success, where it is a Rust type (`None`: a view the
-/// verb assembles itself, not yet typed).
+/// What a verb prints on success (`None`: the verb prints text — a completion
+/// script, a man page).
 pub fn success(verb: &str) -> Option<Schema> {
+    if let Some(group) = verb.strip_prefix("ship ") {
+        return Some(match group {
+            "classify" => of::<crate::ship::view::Classified>(),
+            _ => of::<crate::ship::view::ShipView>(),
+        });
+    }
+    if let Some(group) = verb.strip_prefix("pr ") {
+        return Some(match group {
+            "classify" => of::<crate::pr::Classified>(),
+            "fetch" => of::<crate::pr::Fetched>(),
+            _ => of::<crate::pr::PrView>(),
+        });
+    }
+    if let Some(group) = verb.strip_prefix("work ") {
+        use crate::work::view;
+        return Some(match group {
+            "validate" => of::<view::Validated>(),
+            "ready" => of::<view::ReadyView>(),
+            "status" => of::<view::StatusView>(),
+            _ => of::<view::NodeView>(),
+        });
+    }
+    if let Some(group) = verb.strip_prefix("saga ") {
+        use crate::saga::view;
+        return Some(match group {
+            "save" => of::<view::Saved>(),
+            "restore" => of::<view::Restored>(),
+            "scan" => of::<view::Scanned>(),
+            "show" => of::<view::ThreadView>(),
+            "qa" => of::<view::QaView>(),
+            _ => of::<view::GatesView>(),
+        });
+    }
+    if verb.starts_with("claim ") {
+        return Some(of::<crate::claim::Readback>());
+    }
     Some(match verb {
+        "machines" => of::<crate::verbs::Machines>(),
+        "exec" => of::<crate::exec::Executed>(),
+        "journal log" => of::<crate::journal::LogPage>(),
+        "journal show" => of::<crate::journal::Shown>(),
+        "journal verify" => of::<cairn::journal::VerifyReport>(),
+        "journal anchor" => of::<crate::trust::AnchorView>(),
+        "journal key" => of::<crate::trust::KeyView>(),
+        "journal copy" => of::<crate::trust::CopyView>(),
+        "build-loop" => of::<crate::build::BuildLoopOutput>(),
+        "park observe-vcs" => of::<VcsChecks>(),
+        "schema" => of::<SchemaOutput>(),
         "park prepare-attempt" => of::<prepare::Prepared>(),
         "park evaluate" | "park check" => of::<fold::Evaluation>(),
         "park validate-receipt" => of::<park_doc::Valid>(),
@@ -49,6 +96,7 @@ pub fn success(verb: &str) -> Option<Schema> {
         "graph" => of::<cairn::GraphSpec>(),
         "state" => of::<cairn::StateView>(),
         "journal audit" => of::<cairn::AuditReport>(),
+        "journal streams" => of::<crate::journal::Streams>(),
         _ => return None,
     })
 }
@@ -77,20 +125,48 @@ pub fn verbs() -> Vec<String> {
     out
 }
 
+/// `park observe-vcs`: the version-control checks of a park observation, as
+/// `park check` reads them (schema only: the checks are printed in the helper's
+/// bytes).
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct VcsChecks {
+    checks: Vec<park_doc::CheckDocument>,
+}
+
+/// What `cairn schema` prints: one verb's schemas, or every verb.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(untagged)]
+enum SchemaOutput {
+    One(VerbSchemas),
+    List { verbs: Vec<Listed> },
+}
+
+/// One verb in `cairn schema`'s list: which schemas it has.
+#[derive(Debug, Serialize, JsonSchema)]
+struct Listed {
+    verb: String,
+    stdin: bool,
+    success: bool,
+}
+
 /// One verb's schemas.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 struct VerbSchemas {
     verb: String,
     /// The stdin document's schema, or null when the verb reads none.
+    #[schemars(with = "Option<Value>")]
     stdin: Option<Schema>,
     stdout: Stdout,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 struct Stdout {
-    /// The success answer's schema, or null when it is not (yet) a Rust type.
+    /// The success answer's schema, or null when the verb prints text.
+    #[schemars(with = "Option<Value>")]
     success: Option<Schema>,
     /// The JSON error every verb prints when it fails.
+    #[schemars(with = "Value")]
     error: Schema,
 }
 
@@ -98,35 +174,36 @@ struct Stdout {
 pub fn run(words: &[String]) -> Result<Done, Failure> {
     let all = verbs();
     if words.is_empty() {
-        let list: Vec<Value> = all
+        let verbs = all
             .iter()
-            .map(|v| {
-                serde_json::json!({
-                    "verb": v,
-                    "stdin": stdin(v).is_some(),
-                    "success": success(v).is_some(),
-                })
+            .map(|v| Listed {
+                verb: v.clone(),
+                stdin: stdin(v).is_some(),
+                success: success(v).is_some(),
             })
             .collect();
-        output::json(&serde_json::json!({ "verbs": list }));
+        output::json(&SchemaOutput::List { verbs });
         return Ok(Done::Ok);
     }
     let verb = words.join(" ");
     if !all.contains(&verb) {
-        return Err(input(
-            "verb",
-            "known-verb",
-            &format!("`{verb}` is not a verb: `cairn schema` lists them"),
+        return Err(crate::suggest::with(
+            input(
+                "verb",
+                "known-verb",
+                &format!("`{verb}` is not a verb: `cairn schema` lists them"),
+            ),
+            crate::suggest::nearest(&verb, all.iter().map(String::as_str)),
         ));
     }
-    output::json(&VerbSchemas {
+    output::json(&SchemaOutput::One(VerbSchemas {
         stdin: stdin(&verb),
         stdout: Stdout {
             success: success(&verb),
             error: of::<ErrorDocument>(),
         },
         verb,
-    });
+    }));
     Ok(Done::Ok)
 }
 

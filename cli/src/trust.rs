@@ -4,8 +4,11 @@
 
 use std::path::Path;
 
-use cairn::journal::{Anchor, ChainHead, Journal, Location, Options, SigningKey, VerifyOptions};
-use serde_json::json;
+use cairn::journal::{
+    Anchor, ChainHead, CopyReport, Journal, Location, Options, SigningKey, VerifyOptions,
+};
+use schemars::JsonSchema;
+use serde::Serialize;
 
 use crate::args::Cli;
 use crate::failure::{input, Done, Failure};
@@ -113,7 +116,13 @@ pub fn verify(
         checks.trusted_key = Some(k.to_owned());
     }
     let journal = Journal::open_read_only(db, options)?;
-    let report = journal.verify_with(&checks)?;
+    let total = journal
+        .head()?
+        .map_or(0, |(seq, _)| u64::try_from(seq).unwrap_or(0));
+    let progress = crate::progress::Progress::new("verify", total);
+    let report = journal.verify_observed(&checks, &mut |n| progress.set(n));
+    progress.clear();
+    let report = report?;
     output::json(&report);
     match report.problems.first() {
         None => {
@@ -160,6 +169,54 @@ pub fn verify(
     }
 }
 
+/// `journal anchor`'s answer.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct AnchorView {
+    /// `cairn-anchor-v1:SEQ:HASH:PUBLIC_KEY:SIGNATURE`, what `verify --expect-head` takes.
+    pub anchor: String,
+    /// The head's sequence number.
+    pub seq: i64,
+    /// The head's hash.
+    pub hash: String,
+    /// The signing key's public half (hex).
+    pub public_key: String,
+}
+
+/// `journal key`'s answer.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct KeyView {
+    /// The public half (64 hex digits), what `verify --trusted-key` takes.
+    pub public_key: String,
+    /// The key file.
+    pub path: Option<String>,
+}
+
+/// `journal copy`'s answer.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct CopyView {
+    pub from: Side,
+    pub to: Side,
+    pub copy: CopyReport,
+}
+
+/// One side of a copy.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Side {
+    /// The location, a password in a URL masked.
+    pub location: String,
+    /// `sqlite` or `postgres`.
+    pub backend: &'static str,
+}
+
+impl Side {
+    fn of(l: &Location) -> Self {
+        Self {
+            location: l.to_string(),
+            backend: l.backend(),
+        }
+    }
+}
+
 /// `cairn journal anchor`: the head, signed by this user's key.
 pub fn anchor(db: &Location, options: &Options, cli: &Cli) -> Result<Done, Failure> {
     let journal = Journal::open_read_only(db, options)?;
@@ -181,12 +238,12 @@ pub fn anchor(db: &Location, options: &Options, cli: &Cli) -> Result<Done, Failu
     })?;
     let key = signing_key(cli)?;
     let anchor = key.anchor(seq, &hash);
-    output::json(&json!({
-        "anchor": anchor.text(),
-        "seq": anchor.seq,
-        "hash": anchor.hash,
-        "public_key": anchor.public_key,
-    }));
+    output::json(&AnchorView {
+        anchor: anchor.text(),
+        seq: anchor.seq,
+        hash: anchor.hash,
+        public_key: anchor.public_key,
+    });
     crate::output::stderr_line(format_args!(
         "cairn: keep this anchor outside the journal; `cairn journal verify --expect-head <anchor>` checks it later"
     ));
@@ -196,10 +253,10 @@ pub fn anchor(db: &Location, options: &Options, cli: &Cli) -> Result<Done, Failu
 /// `cairn journal key`: the public half of this user's signing key.
 pub fn key(cli: &Cli) -> Result<Done, Failure> {
     let key = signing_key(cli)?;
-    output::json(&json!({
-        "public_key": key.public_hex(),
-        "path": key.path().map(|p| p.display().to_string()),
-    }));
+    output::json(&KeyView {
+        public_key: key.public_hex(),
+        path: key.path().map(|p| p.display().to_string()),
+    });
     Ok(Done::Ok)
 }
 
@@ -213,11 +270,11 @@ pub fn copy(from: &Location, to: &Location, options: &Options) -> Result<Done, F
     };
     let mut target = Journal::open(to, &target_options)?;
     let report = source.copy_into(&mut target)?;
-    output::json(&json!({
-        "from": {"location": from.to_string(), "backend": from.backend()},
-        "to": {"location": to.to_string(), "backend": to.backend()},
-        "copy": report,
-    }));
+    output::json(&CopyView {
+        from: Side::of(from),
+        to: Side::of(to),
+        copy: report.clone(),
+    });
     if !report.copied {
         return Err(Failure::Integrity(format!(
             "the source failed verify ({} problem(s)); nothing was copied",

@@ -6,14 +6,21 @@ use std::time::Duration;
 
 use cairn::journal::{Journal, Location, Options};
 use cairn::{Engine, Registry, StreamId};
-use serde_json::json;
+use schemars::JsonSchema;
+use serde::Serialize;
 
-use crate::args::{Cli, Command, GraphFormat, JournalCommand, LogFormat};
+use crate::args::{Cli, Command, GraphFormat, JournalCommand};
 use crate::failure::{Done, Failure, NoJournalLocation};
 use crate::output;
 
-/// Runs one parsed command line; the exit code on success.
+/// Runs one parsed command line; the exit code on success. An unknown machine's
+/// error names the registered ones nearest it.
 pub fn run(cli: Cli, registry: Registry) -> Result<Done, Failure> {
+    let machines: Vec<String> = registry.iter().map(|m| m.name().to_owned()).collect();
+    run_verb(cli, registry).map_err(|e| crate::suggest::machine(e, &machines))
+}
+
+fn run_verb(cli: Cli, registry: Registry) -> Result<Done, Failure> {
     let options = |create: bool| Options {
         busy_timeout: Duration::from_millis(cli.busy_timeout_ms),
         create,
@@ -32,16 +39,16 @@ pub fn run(cli: Cli, registry: Registry) -> Result<Done, Failure> {
                 .iter()
                 .map(|m| {
                     let g = m.graph();
-                    json!({
-                        "name": m.name(),
-                        "rules_version": m.rules_version(),
-                        "initial": g.initial,
-                        "states": g.states,
-                        "events": g.event_names(),
-                    })
+                    MachineView {
+                        name: m.name(),
+                        rules_version: m.rules_version(),
+                        initial: g.initial,
+                        events: g.event_names(),
+                        states: g.states,
+                    }
                 })
                 .collect();
-            output::json(&json!({ "machines": machines }));
+            output::json(&Machines { machines });
             Ok(Done::Ok)
         }
         Command::Graph { machine, format } => {
@@ -62,7 +69,9 @@ pub fn run(cli: Cli, registry: Registry) -> Result<Done, Failure> {
         Command::State { stream, at } => {
             let stream = StreamId::parse(stream)?;
             let engine = reader(&db_location(&cli)?, &options(false), registry)?;
-            let view = engine.state_view(&stream, *at)?;
+            let view = engine
+                .state_view(&stream, *at)
+                .map_err(|e| crate::suggest::stream(e.into(), engine.journal()))?;
             output::json(&view);
             if let Some(m) = &view.mid_transition {
                 crate::output::stderr_line(format_args!(
@@ -110,34 +119,16 @@ pub fn run(cli: Cli, registry: Registry) -> Result<Done, Failure> {
             since,
             limit,
             format,
-        }) => {
-            if let Some(s) = stream {
-                StreamId::parse(s)?;
-            }
-            let journal = Journal::open_read_only(&db_location(&cli)?, &options(false))?;
-            if let Some(s) = stream {
-                recorded(&journal, "stream", s)?;
-            }
-            let events = journal.read_after(*since, stream.as_deref(), *limit)?;
-            match format {
-                LogFormat::Json => {
-                    // Payloads are JSON text in the journal: show them as JSON values
-                    // (a payload that is not JSON stays a string; `journal verify` reports it).
-                    let events: Vec<serde_json::Value> = events
-                        .iter()
-                        .map(|e| {
-                            let mut v = json!(e);
-                            if let Ok(p) = serde_json::from_str::<serde_json::Value>(&e.payload) {
-                                v["payload"] = p;
-                            }
-                            v
-                        })
-                        .collect();
-                    output::json(&json!({ "events": events }))
-                }
-                LogFormat::Table => output::text(&log_table(&events)),
-            }
-            Ok(Done::Ok)
+        }) => crate::journal::log(
+            &db_location(&cli)?,
+            &options(false),
+            stream.as_deref(),
+            *since,
+            *limit,
+            *format,
+        ),
+        Command::Journal(JournalCommand::Streams { format }) => {
+            crate::journal::streams(&db_location(&cli)?, &options(false), *format)
         }
         Command::Journal(JournalCommand::Verify {
             expect_head,
@@ -153,85 +144,41 @@ pub fn run(cli: Cli, registry: Registry) -> Result<Done, Failure> {
         }
         Command::Journal(JournalCommand::Key) => crate::trust::key(&cli),
         Command::Journal(JournalCommand::Show { transition, format }) => {
-            let journal = Journal::open_read_only(&db_location(&cli)?, &options(false))?;
-            let (record, events) = journal.transition_by_id(*transition)?.ok_or_else(|| {
-                crate::failure::input(
-                    "transition",
-                    "transition-exists",
-                    &format!("no transition {transition} in this journal"),
-                )
-            })?;
-            let json_or_text =
-                |s: &str| serde_json::from_str::<serde_json::Value>(s).unwrap_or_else(|_| json!(s));
-            match format {
-                LogFormat::Json => {
-                    let mut t = json!(record);
-                    t["command"] = json_or_text(&record.command);
-                    t["context"] = json_or_text(&record.context);
-                    let events: Vec<serde_json::Value> = events
-                        .iter()
-                        .map(|e| {
-                            let mut v = json!(e);
-                            v["payload"] = json_or_text(&e.payload);
-                            v
-                        })
-                        .collect();
-                    output::json(&json!({ "transition": t, "events": events }));
-                }
-                LogFormat::Table => output::text(&format!(
-                    "transition {}  {}  {}@{}..={}  rules v{}  recorded {}{}\ncommand: {}\ncontext: {}\n{}",
-                    record.id,
-                    record.command_name,
-                    record.stream,
-                    record.first_version,
-                    record.last_version,
-                    record.rules_version,
-                    record.recorded_at,
-                    record
-                        .idempotency_key
-                        .as_ref()
-                        .map(|k| format!("  key {k}"))
-                        .unwrap_or_default(),
-                    record.command,
-                    record.context,
-                    log_table(&events)
-                )),
-            }
-            Ok(Done::Ok)
+            crate::journal::show(&db_location(&cli)?, &options(false), *transition, *format)
         }
         Command::Journal(JournalCommand::Copy { from, to }) => crate::trust::copy(
             &Location::parse(from.as_os_str()),
             &Location::parse(to.as_os_str()),
             &options(true),
         ),
-        Command::Journal(JournalCommand::Audit { stream }) => {
-            if let Some(s) = stream {
-                StreamId::parse(s)?;
-            }
-            let engine = reader(&db_location(&cli)?, &options(false), registry)?;
-            if let Some(s) = stream {
-                recorded(engine.journal(), "stream", s)?;
-            }
-            let report = engine.audit(stream.as_deref())?;
-            output::json(&report);
-            let failures = report
-                .findings
-                .iter()
-                .filter(|f| f.kind.is_failure())
-                .count();
-            if failures == 0 {
-                crate::output::stderr_line(format_args!(
-                    "cairn: audit passed: {} transitions re-decided in {} streams",
-                    report.redecided, report.streams
-                ));
-                Ok(Done::Ok)
-            } else {
-                Err(Failure::Integrity(format!(
-                    "journal audit found {failures} failing finding(s)"
-                )))
-            }
-        }
+        Command::Journal(JournalCommand::Audit { stream, format }) => crate::journal::audit(
+            &db_location(&cli)?,
+            &options(false),
+            registry,
+            stream.as_deref(),
+            *format,
+        ),
     }
+}
+
+/// `cairn machines`: every registered machine.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Machines {
+    pub machines: Vec<MachineView>,
+}
+
+/// One registered machine.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct MachineView {
+    pub name: &'static str,
+    /// The rules version it decides under today.
+    pub rules_version: u32,
+    /// The state of a stream with no events.
+    pub initial: &'static str,
+    /// Every state (`cairn graph` has the edges).
+    pub states: Vec<cairn::machines::StateSpec>,
+    /// Every event type, by name.
+    pub events: Vec<&'static str>,
 }
 
 /// `cairn man [VERB…]`: the roff page of cairn or of one of its verbs.
@@ -240,10 +187,14 @@ fn man(words: &[String]) -> Result<Done, Failure> {
     let mut name = "cairn".to_owned();
     for w in words {
         let sub = cmd.find_subcommand(w).cloned().ok_or_else(|| {
-            crate::failure::input(
-                "verb",
-                "known-verb",
-                &format!("`{name} {w}` is not a verb: `{name} --help` lists them"),
+            let known: Vec<&str> = cmd.get_subcommands().map(|c| c.get_name()).collect();
+            crate::suggest::with(
+                crate::failure::input(
+                    "verb",
+                    "known-verb",
+                    &format!("`{name} {w}` is not a verb: `{name} --help` lists them"),
+                ),
+                crate::suggest::nearest(w, known),
             )
         })?;
         name = format!("{name}-{w}");
@@ -305,40 +256,4 @@ pub fn reader(
         Journal::open_read_only(location, options)?,
         registry,
     ))
-}
-
-fn log_table(events: &[cairn::journal::StoredEvent]) -> String {
-    let mut rows = vec![[
-        "SEQ".to_owned(),
-        "STREAM".to_owned(),
-        "VER".to_owned(),
-        "EVENT".to_owned(),
-        "RECORDED AT".to_owned(),
-    ]];
-    for e in events {
-        rows.push([
-            e.seq.to_string(),
-            e.stream.clone(),
-            e.version.to_string(),
-            format!("{} v{}", e.event_type, e.schema_version),
-            e.recorded_at.clone(),
-        ]);
-    }
-    let widths: Vec<usize> = (0..5)
-        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
-    for r in &rows {
-        let line: Vec<String> = r
-            .iter()
-            .zip(&widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        out.push_str(line.join("  ").trim_end());
-        out.push('\n');
-    }
-    if events.is_empty() {
-        out.push_str("(no events)\n");
-    }
-    out
 }

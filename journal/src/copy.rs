@@ -13,7 +13,7 @@ use crate::{Error, Journal};
 const PAGE: i64 = 4096;
 
 /// What [`Journal::copy_into`] did.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct CopyReport {
     /// The source verified, the rows were copied, the target verified, and both
     /// have the same head and counts.

@@ -50,7 +50,7 @@ impl Default for Options {
 }
 
 /// How a journal was opened.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Access {
     /// Read and write (migrated; on SQLite, WAL and the durability pragmas set).

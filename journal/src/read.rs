@@ -7,7 +7,7 @@ use crate::append::int;
 use crate::{Error, Journal};
 
 /// An event as stored.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct StoredEvent {
     pub seq: i64,
     pub stream: String,
@@ -23,7 +23,7 @@ pub struct StoredEvent {
 }
 
 /// A transition record as stored.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct StoredTransition {
     pub id: i64,
     pub stream: String,
@@ -55,8 +55,14 @@ pub struct ReplayRow<'a> {
 pub struct StreamInfo {
     pub stream: String,
     pub machine: String,
+    /// The stream's last version (its number of events).
     pub version: u64,
+    /// The latest `recorded_at` of any of its events.
     pub last_recorded_at: String,
+    /// The event type of its last version.
+    pub last_event_type: String,
+    /// When its last version was recorded.
+    pub last_event_at: String,
 }
 
 impl Journal {

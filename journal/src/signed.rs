@@ -8,7 +8,7 @@ use crate::verify::{ChainHead, Collector, OpenTransition, ProblemKind};
 use crate::Error;
 
 /// The signature part of a [`VerifyReport`](crate::VerifyReport).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct SigningReport {
     /// `signed` (every transition), `unsigned` (none: a journal written before
     /// signing, or without a key), or `partly-signed` (an unsigned prefix, then

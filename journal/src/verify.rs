@@ -17,7 +17,7 @@ use crate::{Error, Journal};
 const MAX_LISTED: usize = 100;
 
 /// What is wrong at one place in the journal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ProblemKind {
     /// A sequence number is missing: an event was deleted (or rows renumbered).
@@ -57,7 +57,7 @@ pub enum ProblemKind {
 }
 
 /// One problem found by [`Journal::verify`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Problem {
     pub kind: ProblemKind,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -70,14 +70,14 @@ pub struct Problem {
 }
 
 /// The chain head.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ChainHead {
     pub seq: i64,
     pub hash: String,
 }
 
 /// The result of [`Journal::verify`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct VerifyReport {
     pub ok: bool,
     pub events: u64,
@@ -104,7 +104,7 @@ pub struct VerifyReport {
     /// events"`: a trigger dropped or disabled), else absent. Not a problem of the
     /// history itself — the chain and signatures say whether rows changed — but
     /// the database would no longer refuse the change.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unguarded: Vec<String>,
 }
 
@@ -178,9 +178,20 @@ impl Journal {
 
     /// [`Journal::verify`] with a kept head, a signed anchor and a trusted key.
     pub fn verify_with(&self, options: &VerifyOptions) -> Result<VerifyReport, Error> {
+        self.verify_observed(options, &mut |_| {})
+    }
+
+    /// [`Journal::verify_with`], telling `progress` how many events it has walked
+    /// so far after each page (a caller's progress bar; the head's `seq` is the
+    /// total).
+    pub fn verify_observed(
+        &self,
+        options: &VerifyOptions,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<VerifyReport, Error> {
         let mut walked = None;
         self.store.snapshot(&mut |snap| {
-            walked = Some(walk(snap, options)?);
+            walked = Some(walk(snap, options, progress)?);
             Ok(())
         })?;
         let w = walked.ok_or_else(|| Error::InvalidAppend("internal: no walk".into()))?;
@@ -221,7 +232,11 @@ impl Journal {
 
 /// The walk: every event in `seq` order, page by page, each transition record
 /// fetched as its first event arrives and its signature checked as it closes.
-fn walk(snap: &mut dyn Snapshot, options: &VerifyOptions) -> Result<Walked, Error> {
+fn walk(
+    snap: &mut dyn Snapshot,
+    options: &VerifyOptions,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Walked, Error> {
     let mut signatures = Signatures {
         trusted: options.trusted_key.clone(),
         signed: 0,
@@ -274,6 +289,7 @@ fn walk(snap: &mut dyn Snapshot, options: &VerifyOptions) -> Result<Walked, Erro
                 },
             )?;
         }
+        progress(events);
         if let Some(detail) = page.damaged {
             // Nothing after the damage can be read in order; report what was.
             problems.push(

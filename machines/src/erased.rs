@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::{Context, Error, GraphSpec, Machine, Rejection};
 
 /// An event as the journal stores it: type name, schema version, JSON payload.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RawEvent {
     /// The event's type name (its edge label in the graph).
     pub event_type: String,

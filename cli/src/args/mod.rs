@@ -2,6 +2,7 @@
 //! domain values by the verbs.
 
 mod claim;
+mod globals;
 mod park;
 mod pr;
 mod saga;
@@ -231,22 +232,32 @@ impl ClaimKey {
 
 #[derive(Debug, Subcommand)]
 pub enum JournalCommand {
-    /// Show events in sequence order
+    /// Show events in sequence order, a page at a time
     #[command(
-        after_help = "Example:\n  cairn journal log --stream park/ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b \\\n    --format json"
+        after_help = "A page holds at most --limit events. When more exist, the JSON carries\nnext_since and stderr says so: pass it back as --since for the next page.\n\nExample:\n  cairn journal log --stream park/ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b \\\n    --format json\n  cairn journal log --since 1000 --limit 500 --format json"
     )]
     Log {
         /// Only this stream
         #[arg(long, value_name = "STREAM")]
         stream: Option<String>,
-        /// Only events after this sequence number
+        /// Only events after this sequence number (a page's `next_since`)
         #[arg(long, value_name = "SEQ", default_value_t = 0)]
         since: i64,
-        /// At most this many events
-        #[arg(long, value_name = "N", default_value_t = 1000)]
+        /// At most this many events on the page
+        #[arg(long, value_name = "N", default_value_t = LOG_LIMIT,
+              value_parser = clap::value_parser!(u64).range(1..))]
         limit: u64,
         /// The output format
         #[arg(long, value_enum, default_value_t = LogFormat::Table)]
+        format: LogFormat,
+    },
+    /// List every stream: its machine, version, last event and when it was recorded
+    #[command(
+        after_help = "Streams by name. JSON by default (`cairn schema journal streams`).\n\nExample:\n  cairn journal streams\n  cairn journal streams --format table"
+    )]
+    Streams {
+        /// The output format
+        #[arg(long, value_enum, default_value_t = LogFormat::Json)]
         format: LogFormat,
     },
     /// Check the hash chain, every stream's versions and every transition record
@@ -287,12 +298,15 @@ pub enum JournalCommand {
     /// Replay every stream, check each event is an edge of its machine's graph,
     /// and re-decide every recorded transition
     #[command(
-        after_help = "Exit 0 when every transition re-decides to its recorded events, 5 otherwise.\n\nExample:\n  cairn journal audit --stream park/ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b"
+        after_help = "Exit 0 when every transition re-decides to its recorded events, 5 otherwise.\n--format md|html prints a report to read: per stream what was re-decided, and\neach finding with the recorded and re-decided value of every differing field.\n\nExample:\n  cairn journal audit --stream park/ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b\n  cairn journal audit --format html > audit.html"
     )]
     Audit {
         /// Only this stream
         #[arg(long, value_name = "STREAM")]
         stream: Option<String>,
+        /// The output format: the JSON report, or one to read
+        #[arg(long, value_enum, default_value_t = AuditFormat::Json)]
+        format: AuditFormat,
     },
     /// Copy a journal verbatim into an empty one, between SQLite and PostgreSQL
     /// (either way): events, transition records, signing keys and signatures, the
@@ -323,6 +337,19 @@ pub enum GraphFormat {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AuditFormat {
+    /// The report as one JSON object (`cairn schema journal audit`)
+    Json,
+    /// A Markdown report
+    Md,
+    /// A standalone HTML page
+    Html,
+}
+
+/// `journal log`'s page size when `--limit` is not given.
+pub const LOG_LIMIT: u64 = 1000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {
     Table,
     Json,
@@ -332,7 +359,7 @@ pub enum LogFormat {
 /// and man pages all read this one).
 pub fn command() -> clap::Command {
     use clap::CommandFactory;
-    Cli::command()
+    globals::hide_where_ignored(Cli::command())
 }
 
 /// The global options' ids.

@@ -4,7 +4,7 @@
 //! the record on disk: its path, the strict read, the ordered atomic write and the
 //! lock that serialises rewrites; `dry_run` prints the criterion and runs nothing.
 
-mod dry_run;
+pub(crate) mod dry_run;
 mod record;
 
 use record::{git_line, record_path, unit_id, KEY_ORDER};
@@ -15,6 +15,8 @@ use cairn::journal::Options;
 use cairn::machines::build_loop::{self, criterion, planned, BuildLoop, Command, RECORD_SCHEMA};
 use cairn::machines::evidence::FullCommit;
 use cairn::StreamId;
+use schemars::JsonSchema;
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::args::BuildLoopArgs;
@@ -259,15 +261,15 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<Done, Failur
 /// machine's verdict).
 fn print(done: &Recorded<BuildLoop>, path: &Path, unit: &str) -> Result<Done, Failure> {
     let (iteration, handed) = record::iteration_of(&done.events)?;
-    output::json(&json!({
-        "record": path,
-        "unit": unit,
-        "green": handed.is_some(),
-        "revision": iteration["revision"],
-        "iteration": iteration,
-        "handed_to_code_review": handed,
-        "stream": done.stream.to_string(),
-    }));
+    output::json(&Iterated {
+        record: json!(path),
+        unit: unit.to_owned(),
+        green: handed.is_some(),
+        revision: iteration["revision"].clone(),
+        handed_to_code_review: json!(handed),
+        iteration: iteration.clone(),
+        stream: done.stream.to_string(),
+    });
     Ok(Done::Recorded(done.outcome))
 }
 
@@ -292,4 +294,31 @@ fn issue_of(issue: Option<&Value>) -> Result<String, Failure> {
             "the run record's `issue` must be the issue's number: digits, no leading zero, no fraction or exponent",
         )),
     }
+}
+
+/// What `build-loop` prints: the iteration recorded, or the dry run.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // the schema of what `build-loop` prints (`cairn schema build-loop`)
+pub enum BuildLoopOutput {
+    Iterated(Iterated),
+    DryRun(dry_run::DryRun),
+}
+
+/// One iteration, recorded (or replayed).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Iterated {
+    /// The run record written.
+    pub record: Value,
+    pub unit: String,
+    /// Whether the iteration is green (handed to code review).
+    pub green: bool,
+    /// The revision the checks ran on.
+    pub revision: Value,
+    /// The iteration as the run record holds it.
+    pub iteration: Value,
+    /// The hand-off to code review (null: not green).
+    pub handed_to_code_review: Value,
+    /// `build-loop/<issue>:<unit>`.
+    pub stream: String,
 }

@@ -8,6 +8,7 @@
 mod observed;
 mod qa;
 mod save;
+pub(crate) mod view;
 
 use cairn::journal::Options;
 use cairn::machines::evidence::{FullCommit, RefName};
@@ -67,14 +68,14 @@ fn print_gates(saga_id: &str, done: &Recorded<Saga>) {
         .thread()
         .map(|t| t.gates.clone())
         .unwrap_or_default();
-    output::json(&json!({
-        "saga_id": saga_id,
-        "stream": done.stream.to_string(),
-        "version": done.version,
-        "events": done.names(),
-        "submits": !done.events.is_empty(),
-        "gates": g,
-    }));
+    output::json(&view::GatesView {
+        saga_id: saga_id.to_owned(),
+        stream: done.stream.to_string(),
+        version: done.version,
+        events: done.names(),
+        submits: !done.events.is_empty(),
+        gates: json!(g),
+    });
 }
 
 /// A gate command whose input is exactly the command.

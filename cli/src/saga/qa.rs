@@ -110,15 +110,15 @@ pub(super) fn qa(
         .state
         .thread()
         .ok_or_else(|| input("saga_id", "thread-exists", "no thread"))?;
-    output::json(&json!({
-        "saga_id": t.saga_id,
-        "outcome": t.qa.last_outcome,
-        "lifecycle_phase": t.lifecycle_phase,
-        "post_merge_cycles": t.qa.post_merge_cycles,
-        "allowed_cycles": t.qa.allowed(),
-        "extension_taken": t.qa.extension_taken,
-        "events": done.names(),
-    }));
+    output::json(&super::view::QaView {
+        saga_id: json!(t.saga_id),
+        outcome: json!(t.qa.last_outcome),
+        lifecycle_phase: json!(t.lifecycle_phase),
+        post_merge_cycles: json!(t.qa.post_merge_cycles),
+        allowed_cycles: json!(t.qa.allowed()),
+        extension_taken: json!(t.qa.extension_taken),
+        events: done.names(),
+    });
     // A cycle that is not a PASS is recorded and not green yet.
     Ok(Done::Recorded(done.outcome))
 }

@@ -7,6 +7,7 @@ use cairn::machines::saga::{self, Command, Kind, Phase, PhaseStatus, Saga, Save,
 use cairn::{Machine, StreamId};
 use serde_json::{json, Value};
 
+use super::view::{Candidate, Restored, Saved, Scanned, ThreadView};
 use super::{load, stream};
 use crate::args::SagaSave;
 use crate::failure::{input, Done, Failure};
@@ -100,12 +101,22 @@ fn capture_repo(a: &SagaSave) -> Result<Option<AbsPath>, Failure> {
 }
 
 /// A thread as the helpers print it: every field, plus the derived ones.
-fn view(t: &Thread) -> Value {
-    let mut v = json!(t);
-    v["next_round"] = json!(t.next_round());
-    v["next_phase"] = json!(t.next_phase());
-    v["qa"]["allowed_cycles"] = json!(t.qa.allowed());
-    v
+fn view(t: &Thread) -> ThreadView {
+    let mut thread = match json!(t) {
+        Value::Object(m) => m,
+        // A thread serializes as an object (a struct).
+        _ => serde_json::Map::new(),
+    };
+    if let Some(Value::Object(qa)) = thread.get_mut("qa") {
+        qa.insert("allowed_cycles".into(), json!(t.qa.allowed()));
+    }
+    ThreadView {
+        thread,
+        next_round: t.next_round(),
+        next_phase: json!(t.next_phase()),
+        state: None,
+        found: None,
+    }
 }
 
 /// `saga save`: one tick. The saga id is derived from `--kind` and `--id` as the
@@ -157,16 +168,16 @@ fn print_saved(s: &StreamId, done: &Recorded<Saga>) -> Result<Done, Failure> {
         .state
         .thread()
         .ok_or_else(|| input("id", "saved", "nothing was saved"))?;
-    output::json(&json!({
-        "saga_id": t.saga_id,
-        "stream": s.to_string(),
-        "version": done.version,
-        "lifecycle_phase": t.lifecycle_phase,
-        "phase": t.phase,
-        "status": t.status,
-        "next_phase": t.next_phase(),
-        "next_round": t.next_round(),
-    }));
+    output::json(&Saved {
+        saga_id: json!(t.saga_id),
+        stream: s.to_string(),
+        version: done.version,
+        lifecycle_phase: json!(t.lifecycle_phase),
+        phase: json!(t.phase),
+        status: json!(t.status),
+        next_phase: json!(t.next_phase()),
+        next_round: t.next_round(),
+    });
     Ok(Done::Recorded(done.outcome))
 }
 
@@ -174,12 +185,14 @@ fn print_saved(s: &StreamId, done: &Recorded<Saga>) -> Result<Done, Failure> {
 pub(super) fn restore(db: &Db, options: &Options, saga_id: &str) -> Result<Done, Failure> {
     let s = stream(saga_id)?;
     let out = match load(db, options, &s)?.thread() {
-        None => json!({"saga_id": saga_id, "found": false}),
-        Some(t) => {
-            let mut v = view(t);
-            v["found"] = json!(true);
-            v
-        }
+        None => Restored::Missing {
+            saga_id: saga_id.to_owned(),
+            found: false,
+        },
+        Some(t) => Restored::Found(ThreadView {
+            found: Some(true),
+            ..view(t)
+        }),
     };
     output::json(&out);
     Ok(Done::Ok)
@@ -195,9 +208,10 @@ pub(super) fn show(db: &Db, options: &Options, saga_id: &str) -> Result<Done, Fa
         field: "saga_id",
         stream: s.to_string(),
     })?;
-    let mut v = view(t);
-    v["state"] = json!(Saga::state_name(&state));
-    output::json(&v);
+    output::json(&ThreadView {
+        state: Some(Saga::state_name(&state)),
+        ..view(t)
+    });
     Ok(Done::Ok)
 }
 
@@ -210,7 +224,7 @@ pub(super) fn scan(
     branch: &Option<String>,
     max_candidates: usize,
 ) -> Result<Done, Failure> {
-    let mut candidates: Vec<(String, Value)> = vec![];
+    let mut candidates: Vec<(String, Candidate)> = vec![];
     if let Some(engine) = Recorder::reader(db, options).existing_engine()? {
         for info in engine.journal().streams()? {
             if info.machine != saga::NAME {
@@ -225,19 +239,31 @@ pub(super) fn scan(
                 || (plan_path.is_some() && t.plan_path == *plan_path)
                 || (branch.is_some() && t.branch == *branch);
             if hit {
-                candidates.push((info.last_recorded_at.clone(), json!({
-                    "saga_id": t.saga_id, "issue_ref": t.issue_ref, "plan_path": t.plan_path, "branch": t.branch,
-                    "lifecycle_phase": t.lifecycle_phase, "status": t.status, "next_step": t.next_step, "next_round": t.next_round(),
-                })));
+                candidates.push((
+                    info.last_recorded_at.clone(),
+                    Candidate {
+                        saga_id: json!(t.saga_id),
+                        issue_ref: json!(t.issue_ref),
+                        plan_path: json!(t.plan_path),
+                        branch: json!(t.branch),
+                        lifecycle_phase: json!(t.lifecycle_phase),
+                        status: json!(t.status),
+                        next_step: json!(t.next_step),
+                        next_round: t.next_round(),
+                    },
+                ));
             }
         }
     }
     candidates.sort_by(|a, b| b.0.cmp(&a.0));
-    let list: Vec<Value> = candidates
+    let list: Vec<Candidate> = candidates
         .into_iter()
         .take(max_candidates)
         .map(|(_, v)| v)
         .collect();
-    output::json(&json!({"candidates": list, "count": list.len()}));
+    output::json(&Scanned {
+        count: list.len(),
+        candidates: list,
+    });
     Ok(Done::Ok)
 }

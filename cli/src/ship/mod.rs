@@ -10,12 +10,11 @@
 
 mod phases;
 mod steps;
-mod view;
+pub(crate) mod view;
 
 use cairn::journal::Options;
 use cairn::machines::ship::{self, admits, names, recovery, Command, Mutation, Ship, State, Verb};
 use cairn::{Outcome, StreamId};
-use serde_json::json;
 
 use crate::args::{OpClassArg, ReviewStatusArg, ScopeAnswerArg, ShipCommand, ShipId, ShipReview};
 use crate::failure::{input, require_abs_path, require_nonempty, Done, Failure};
@@ -51,10 +50,9 @@ fn admitted(state: &State, verb: Verb) -> Result<ship::Run, Failure> {
 /// Prints a recorded (or replayed) transition: the view of the state after it,
 /// its events, the preflight note and the gates it derived.
 fn print(done: &Recorded<Ship>) -> Done {
-    let mut out = view::view(&done.state);
-    out["stream"] = json!(done.stream.to_string());
-    out["version"] = json!(done.version);
-    out["events"] = json!(done.names());
+    let mut out = view::view(&done.state, done.stream.to_string());
+    out.version = Some(done.version);
+    out.events = Some(done.names());
     if let Some(note) = done.events.iter().find_map(|e| match e {
         ship::Event::PreflightPassed { note, .. } | ship::Event::PreflightBlocked { note, .. } => {
             note.clone()
@@ -62,7 +60,7 @@ fn print(done: &Recorded<Ship>) -> Done {
         _ => None,
     }) {
         crate::output::stderr_line(format_args!("{note}"));
-        out["note"] = json!(note);
+        out.note = Some(note);
     }
     if let Some(gates) = done.events.iter().rev().find_map(|e| match e {
         ship::Event::Phase1Verified { gates, .. }
@@ -75,7 +73,7 @@ fn print(done: &Recorded<Ship>) -> Done {
         | ship::Event::WorktreeCreated { gates, .. } => Some(gates),
         _ => None,
     }) {
-        out["gates"] = json!(gates);
+        out.gates = Some(gates.clone());
     }
     // A partial teardown says why, in git's own words (also in the journal).
     if let Some((remove, delete)) = done.events.iter().find_map(|e| match e {
@@ -92,10 +90,14 @@ fn print(done: &Recorded<Ship>) -> Done {
                     "cairn: `{}` failed: {stderr}",
                     r.argv.join(" ")
                 ));
-                json!({"argv": r.argv, "exit_status": r.exit_status, "stderr": stderr})
+                view::Why {
+                    argv: r.argv.clone(),
+                    exit_status: r.exit_status,
+                    stderr: stderr.to_owned(),
+                }
             })
             .collect();
-        out["why"] = json!(why);
+        out.why = Some(why);
     }
     output::json(&out);
     Done::Recorded(done.outcome)
@@ -171,12 +173,12 @@ pub fn run_verb(verb: &ShipCommand, db: &Db, options: &Options) -> Result<Done, 
                 worktree_path: worktree_path.clone(),
                 target_branch: target_branch.clone(),
             });
-            output::json(&json!({
-                "outcome": outcome.code(),
-                "may_create_worktree": outcome.may_create_worktree(),
-                "action": outcome.action(),
-                "observations": runs,
-            }));
+            output::json(&view::Classified {
+                outcome: outcome.code(),
+                may_create_worktree: outcome.may_create_worktree(),
+                action: outcome.action(),
+                observations: runs,
+            });
             Ok(Done::Ok)
         }
         ShipCommand::Open(o) => phases::open(&rec(&o.key)?, o),
@@ -278,9 +280,10 @@ pub fn run_verb(verb: &ShipCommand, db: &Db, options: &Options) -> Result<Done, 
             };
             let engine = reader.existing_engine()?.ok_or_else(not_found)?;
             crate::verbs::recorded(engine.journal(), "short_id", &stream.to_string())?;
-            let mut out = view::view(&reader.current::<Ship>(&stream)?);
-            out["stream"] = json!(stream.to_string());
-            output::json(&out);
+            output::json(&view::view(
+                &reader.current::<Ship>(&stream)?,
+                stream.to_string(),
+            ));
             Ok(Done::Ok)
         }
     }

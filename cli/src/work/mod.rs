@@ -14,6 +14,7 @@ mod plan;
 mod read;
 mod scope;
 mod verify;
+pub(crate) mod view;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -23,12 +24,13 @@ use cairn::machines::work::node::{self, provenance, Command, State, WorkNode};
 use cairn::machines::work::ready::lifecycles;
 use cairn::machines::work::spec::{render_path, validate_with_draft, Draft, Node, Severity, Spec};
 use cairn::{Engine, Machine, StreamId};
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::args::{VerdictArg, WorkCommand, WorkNodeRef};
 use crate::failure::{input, Done, Failure};
 use crate::output;
 use crate::record::{Db, Recorded, Recorder, Step};
+use view::NodeView;
 
 /// A spec read from disk: its absolute path, text and key.
 struct SpecFile {
@@ -127,13 +129,25 @@ fn standing(
 }
 
 /// What every recorded (or replayed) node transition prints before both axes.
-fn out_of(done: &Recorded<WorkNode>) -> Value {
-    json!({
-        "stream": done.stream.to_string(),
-        "version": done.version,
-        "events": done.names(),
-        "state": WorkNode::state_name(&done.state),
-    })
+fn out_of(done: &Recorded<WorkNode>) -> NodeView {
+    NodeView {
+        stream: done.stream.to_string(),
+        version: done.version,
+        events: done.names(),
+        state: WorkNode::state_name(&done.state),
+        session: None,
+        lifecycle: None,
+        blockers: None,
+        verification: None,
+        verification_words: None,
+        proof: None,
+        plan: None,
+        receipt: None,
+        dispatch_state: None,
+        request: None,
+        spec: None,
+        containment: None,
+    }
 }
 
 /// The spec and the node a verb names.
@@ -157,7 +171,7 @@ fn node_verb(rec: &Recorder, r: &WorkNodeRef, command: Command) -> Result<Done, 
 /// verification provenance. Both depend on the session: a verb given none (and
 /// no `CAIRN_SESSION`) claims neither.
 fn finish(
-    mut out: Value,
+    mut out: NodeView,
     rec: &Recorder,
     spec: &str,
     address: &[String],
@@ -165,7 +179,7 @@ fn finish(
 ) -> Result<(), Failure> {
     let env_session = std::env::var("CAIRN_SESSION").ok();
     let session = session.or(env_session.as_deref());
-    out["session"] = json!(session);
+    out.session = session.map(str::to_owned);
     let Some(session) = session else {
         output::json(&out);
         return Ok(());
@@ -180,10 +194,10 @@ fn finish(
     ) {
         let state = load(&e, &stream(&f, address)?)?;
         let p = provenance(state.run(), n, session);
-        out["lifecycle"] = json!(lifecycle);
-        out["blockers"] = json!(blockers);
-        out["verification"] = json!(p);
-        out["verification_words"] = json!(p.words());
+        out.lifecycle = Some(json!(lifecycle));
+        out.blockers = Some(json!(blockers));
+        out.verification = Some(json!(p));
+        out.verification_words = Some(json!(p.words()));
     }
     output::json(&out);
     Ok(())
@@ -220,8 +234,8 @@ pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<Done, Failu
             let done = rec.record(Step::new(&stream(&f, &n.address)?, &command))?;
             let mut out = out_of(&done);
             if let Some(node::Event::NotDispatched { plan, .. }) = done.events.first() {
-                out["dispatchState"] = json!("not-dispatched");
-                out["plan"] = json!(plan);
+                out.dispatch_state = Some("not-dispatched");
+                out.plan = Some(json!(plan));
             }
             finish(out, &rec, &r.spec, &n.address, None)?;
             Ok(Done::Recorded(done.outcome))
@@ -331,7 +345,7 @@ pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<Done, Failu
             };
             let done = rec.record(Step::new(&stream(&f, &n.address)?, &command))?;
             let mut out = out_of(&done);
-            out["request"] = json!(done.state.run().and_then(|r| r.scope.clone()));
+            out.request = Some(json!(done.state.run().and_then(|r| r.scope.clone())));
             finish(out, &rec, &r.spec, &n.address, None)?;
             Ok(Done::Recorded(done.outcome))
         }

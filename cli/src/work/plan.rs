@@ -78,10 +78,10 @@ fn print(
         Event::Planned { receipt, .. } => Some(receipt),
         _ => None,
     });
-    out["plan"] = receipt.map_or(Value::Null, |r| json!(r));
-    out["receipt"] = receipt.map_or(Value::Null, |r| {
+    out.plan = Some(receipt.map_or(Value::Null, |r| json!(r)));
+    out.receipt = Some(receipt.map_or(Value::Null, |r| {
         node::plan_receipt(n, &f.path.to_string_lossy(), r)
-    });
+    }));
     finish(out, rec, &r.spec, &n.address, None)?;
     Ok(Done::Recorded(done.outcome))
 }

@@ -4,9 +4,10 @@ use cairn::machines::work::node::{provenance, WorkNode};
 use cairn::machines::work::ready::{lifecycles, Lifecycle};
 use cairn::machines::work::spec::{render_path, validate_with_draft, Severity};
 use cairn::Machine;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::scope::read_draft;
+use super::view::{NodeStatus, NotReady, ReadyView, SpecError, SpecFinding, StatusView, Validated};
 use super::{load, read_spec, standing, stream, valid_spec};
 use crate::failure::{Done, Failure};
 use crate::output;
@@ -16,15 +17,16 @@ use crate::record::Recorder;
 pub fn validate(spec: &str) -> Result<Done, Failure> {
     let f = read_spec(spec)?;
     let v = validate_with_draft(&f.text, &read_draft(&f));
-    let findings: Vec<Value> = v
+    let findings: Vec<SpecFinding> = v
         .findings
         .iter()
-        .map(|x| {
-            let mut f = json!({"code": x.code, "severity": x.severity, "path": render_path(&x.path), "message": x.message, "rendered": x.render()});
-            if let Some(d) = &x.disposition {
-                f["disposition"] = json!(d);
-            }
-            f
+        .map(|x| SpecFinding {
+            code: json!(x.code),
+            severity: json!(x.severity),
+            path: render_path(&x.path),
+            message: x.message.clone(),
+            rendered: x.render(),
+            disposition: x.disposition.as_ref().map(|d| json!(d)),
         })
         .collect();
     let errors = v
@@ -32,17 +34,24 @@ pub fn validate(spec: &str) -> Result<Done, Failure> {
         .iter()
         .filter(|x| x.severity == Severity::Error)
         .count();
-    let mut out = json!({
-        "path": f.path,
-        "valid": v.valid(),
-        "errorCount": errors,
-        "warningCount": v.findings.len() - errors,
-        "findings": findings,
+    let error = v
+        .findings
+        .iter()
+        .find(|x| x.severity == Severity::Error)
+        .map(|first| SpecError {
+            kind: "invalid-spec",
+            field: render_path(&first.path),
+            rule: json!(first.code),
+            message: first.message.clone(),
+        });
+    output::json(&Validated {
+        path: json!(f.path),
+        valid: v.valid(),
+        error_count: errors,
+        warning_count: v.findings.len() - errors,
+        findings,
+        error,
     });
-    if let Some(first) = v.findings.iter().find(|x| x.severity == Severity::Error) {
-        out["error"] = json!({"kind": "invalid-spec", "field": render_path(&first.path), "rule": first.code, "message": first.message});
-    }
-    output::json(&out);
     Ok(if v.valid() { Done::Ok } else { Done::Invalid })
 }
 
@@ -53,17 +62,26 @@ pub fn ready(rec: &Recorder, spec: &str, session: &str) -> Result<Done, Failure>
     let e = rec.existing_engine()?;
     let (done, satisfied) = standing(&e, &f, &s, session)?;
     let lc = lifecycles(&s, &done, &satisfied);
-    let ready: Vec<&Vec<String>> = lc
+    let ready: Vec<Vec<String>> = lc
         .iter()
         .filter(|(_, (l, _))| *l == Lifecycle::Ready)
-        .map(|(a, _)| a)
+        .map(|(a, _)| a.clone())
         .collect();
-    let others: Vec<Value> = lc
+    let not_ready: Vec<NotReady> = lc
         .iter()
         .filter(|(_, (l, _))| *l != Lifecycle::Ready)
-        .map(|(a, (l, b))| json!({"address": a, "lifecycle": l, "blockers": b}))
+        .map(|(a, (l, b))| NotReady {
+            address: a.clone(),
+            lifecycle: json!(l),
+            blockers: json!(b),
+        })
         .collect();
-    output::json(&json!({"spec": f.path, "session": session, "ready": ready, "not_ready": others}));
+    output::json(&ReadyView {
+        spec: json!(f.path),
+        session: session.to_owned(),
+        ready,
+        not_ready,
+    });
     Ok(Done::Ok)
 }
 
@@ -82,23 +100,28 @@ pub fn status(rec: &Recorder, spec: &str, session: &str) -> Result<Done, Failure
         // The last verification is the proof (captured output, containment, tree
         // watch) the provenance speaks of.
         let last = state.run().and_then(|r| r.verifications.last());
-        nodes.push(json!({
-            "address": n.address,
-            "lifecycle": lifecycle,
-            "blockers": blockers,
-            "verification": p,
-            "verification_words": p.words(),
-            "containment": last.map_or(json!([]), super::verify::containment),
-            "proof": last,
-            "stage": WorkNode::state_name(&state),
-            "reviews": state.run().map(|r| r.reviews.len()).unwrap_or(0),
-        }));
+        nodes.push(NodeStatus {
+            address: n.address.clone(),
+            lifecycle: json!(lifecycle),
+            blockers: json!(blockers),
+            verification: json!(p),
+            verification_words: json!(p.words()),
+            containment: last.map_or(json!([]), super::verify::containment),
+            proof: json!(last),
+            stage: WorkNode::state_name(&state),
+            reviews: state.run().map(|r| r.reviews.len()).unwrap_or(0),
+        });
     }
-    let ready: Vec<&Vec<String>> = lc
+    let ready: Vec<Vec<String>> = lc
         .iter()
         .filter(|(_, (l, _))| *l == Lifecycle::Ready)
-        .map(|(a, _)| a)
+        .map(|(a, _)| a.clone())
         .collect();
-    output::json(&json!({"spec": f.path, "session": session, "ready": ready, "nodes": nodes}));
+    output::json(&StatusView {
+        spec: json!(f.path),
+        session: session.to_owned(),
+        ready,
+        nodes,
+    });
     Ok(Done::Ok)
 }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use cairn::machines::work::amend::{self, AmendRequest};
 use cairn::machines::work::node::{Command, Event, WorkNode};
 use cairn::machines::work::spec::Draft;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::{finish, out_of, read_spec, stream, target, valid_spec, SpecFile};
 use crate::args::WorkNodeRef;
@@ -106,14 +106,14 @@ fn print(
     path: &Path,
     done: &Recorded<WorkNode>,
 ) -> Result<Done, Failure> {
-    let mut out: Value = out_of(done);
+    let mut out = out_of(done);
     if done.events.iter().any(|e| {
         matches!(
             e,
             Event::ScopeApproved { .. } | Event::CriterionAmended { .. }
         )
     }) {
-        out["spec"] = json!(path);
+        out.spec = Some(json!(path));
     }
     finish(out, rec, spec, address, None)?;
     Ok(Done::Recorded(done.outcome))

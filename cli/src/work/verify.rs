@@ -126,7 +126,7 @@ fn print(
         | node::Event::VerificationFailed { verification } => Some(verification),
         _ => None,
     });
-    out["proof"] = json!(proof);
+    out.proof = Some(json!(proof));
     finish(out, rec, &r.spec, address, Some(session))?;
     Ok(Done::Recorded(done.outcome))
 }
@@ -207,7 +207,7 @@ pub fn done(rec: &Recorder, r: &WorkNodeRef, session: &str) -> Result<Done, Fail
         .run()
         .and_then(|run| run.verifications.iter().rev().find(|v| v.integration))
     {
-        out["containment"] = containment(v);
+        out.containment = Some(containment(v));
     }
     finish(out, rec, &r.spec, &n.address, Some(session))?;
     Ok(Done::Recorded(done.outcome))

@@ -164,7 +164,11 @@ pub(crate) const STREAM_RANGE: &str = "SELECT seq, stream, version, machine, eve
 pub(crate) const HAS_TABLE: &str = "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class WHERE relnamespace = $1::bigint::oid AND relname = $2 AND relkind IN ('r', 'p'))";
 pub(crate) const TRANSITION_COUNT: &str = "SELECT count(*) FROM transitions WHERE stream = $1";
 pub(crate) const TRANSITION_TOTAL: &str = "SELECT count(*) FROM transitions";
-pub(crate) const STREAMS: &str = "SELECT stream, min(machine), max(version), max(recorded_at) FROM events GROUP BY stream ORDER BY stream";
+pub(crate) const STREAMS: &str = "SELECT s.stream, s.machine, s.version, s.last_at, e.event_type, e.recorded_at \
+     FROM (SELECT stream, min(machine) AS machine, max(version) AS version, max(recorded_at) AS last_at \
+           FROM events GROUP BY stream) AS s \
+     JOIN events AS e ON e.stream = s.stream AND e.version = s.version \
+     ORDER BY s.stream";
 pub(crate) const INSERT_TRANSITION: &str = "INSERT INTO transitions (id, stream, machine, rules_version, command_name, command, context, idempotency_key, fingerprint, first_version, last_version, recorded_at) VALUES ((SELECT coalesce(max(id), 0) + 1 FROM transitions), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id";
 pub(crate) const COPY_TRANSITION: &str = "INSERT INTO transitions (id, stream, machine, rules_version, command_name, command, context, idempotency_key, fingerprint, first_version, last_version, recorded_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)";
 pub(crate) const INSERT_EVENT: &str = "INSERT INTO events (seq, stream, version, machine, event_type, schema_version, payload, recorded_at, transition_id, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";

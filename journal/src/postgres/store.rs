@@ -263,6 +263,8 @@ impl Store for PgStore {
                 machine: r.get(1),
                 version: r.get::<_, i64>(2).max(0) as u64,
                 last_recorded_at: r.get(3),
+                last_event_type: r.get(4),
+                last_event_at: r.get(5),
             })
             .collect())
     }

@@ -290,8 +290,12 @@ impl Store for SqliteStore {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT stream, machine, max(version), max(recorded_at) FROM events
-                 GROUP BY stream ORDER BY stream",
+                "SELECT s.stream, s.machine, s.version, s.last_at, e.event_type, e.recorded_at
+                 FROM (SELECT stream, min(machine) AS machine, max(version) AS version,
+                              max(recorded_at) AS last_at
+                       FROM events GROUP BY stream) AS s
+                 JOIN events AS e ON e.stream = s.stream AND e.version = s.version
+                 ORDER BY s.stream",
             )
             .map_err(self.sql_err())?;
         let rows = stmt
@@ -301,6 +305,8 @@ impl Store for SqliteStore {
                     machine: r.get(1)?,
                     version: r.get::<_, i64>(2)?.max(0) as u64,
                     last_recorded_at: r.get(3)?,
+                    last_event_type: r.get(4)?,
+                    last_event_at: r.get(5)?,
                 })
             })
             .map_err(self.sql_err())?;

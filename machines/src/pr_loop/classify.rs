@@ -15,7 +15,7 @@ pub use super::reading::{
 use crate::evidence::wire::{InputError, Result};
 
 /// The nine PR states, in the table's order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum PrState {
     Draft,
@@ -119,7 +119,7 @@ pub struct Freshness {
 }
 
 /// What to do in a state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Action {
     /// Offer `gh pr ready` (confirmed); never request review on a draft.
@@ -147,7 +147,7 @@ pub enum Action {
 }
 
 /// The classifier's answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Classification {
     pub state: PrState,
     pub action: Action,

@@ -58,7 +58,7 @@ pub enum MergeStateStatus {
 }
 
 /// The check rollup, folded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Checks {
     /// Every check succeeded (or was neutral/skipped), or there are none.

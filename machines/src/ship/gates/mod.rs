@@ -36,7 +36,7 @@ pub use readers::{
 pub use scope::{parse_shortstat, phase1d, Phase1d};
 
 /// One gate's typed result.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Gate {
     /// The gate's stable name.
     pub name: String,

@@ -20,6 +20,10 @@ use cairn_machines::reads::{check_fence, claim_stream, CLAIM_MACHINE};
 use crate::engine::raw;
 use crate::{Engine, Error, StreamId};
 
+mod diff;
+
+pub use diff::FieldDiff;
+
 /// What an audit finding is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -82,6 +86,25 @@ pub struct Finding {
     pub seq: Option<i64>,
     /// A lower-case human sentence.
     pub detail: String,
+    /// `redecide-mismatch`: every field where the recorded events and the
+    /// re-decided ones differ.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<Vec<FieldDiff>>,
+}
+
+/// What the audit did with one stream.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct StreamAudit {
+    /// The stream id.
+    pub stream: String,
+    /// The machine that owns it (checked only when this build registers it).
+    pub machine: String,
+    /// Events replayed.
+    pub events: u64,
+    /// Transition records.
+    pub transitions: u64,
+    /// Transitions re-decided to exactly their recorded events.
+    pub redecided: u64,
 }
 
 /// The result of an audit.
@@ -99,11 +122,24 @@ pub struct AuditReport {
     pub redecided: u64,
     /// Every finding, in stream and version order.
     pub findings: Vec<Finding>,
+    /// Each stream audited, by name.
+    pub by_stream: Vec<StreamAudit>,
 }
 
 impl Engine {
     /// Audits one stream, or every stream.
     pub fn audit(&self, stream: Option<&str>) -> Result<AuditReport, Error> {
+        self.audit_with(stream, &mut |_| {})
+    }
+
+    /// [`Engine::audit`], telling `progress` how many events it has replayed so
+    /// far after each one (a caller's progress bar; the journal's head sequence
+    /// number, or the stream's version, is the total).
+    pub fn audit_with(
+        &self,
+        stream: Option<&str>,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<AuditReport, Error> {
         let streams: Vec<String> = match stream {
             Some(s) => vec![s.to_owned()],
             None => self
@@ -120,6 +156,7 @@ impl Engine {
             events: 0,
             redecided: 0,
             findings: Vec::new(),
+            by_stream: Vec::new(),
         };
         for line in self.journal().integrity_problems(10)? {
             report.findings.push(Finding {
@@ -128,16 +165,31 @@ impl Engine {
                 transition_id: None,
                 seq: None,
                 detail: format!("sqlite integrity_check: {line}"),
+                diff: None,
             });
         }
         for s in &streams {
-            self.audit_stream(s, &mut report)?;
+            let before = (report.events, report.transitions, report.redecided);
+            let machine = self.audit_stream(s, &mut report, progress)?;
+            report.by_stream.push(StreamAudit {
+                stream: s.clone(),
+                machine,
+                events: report.events - before.0,
+                transitions: report.transitions - before.1,
+                redecided: report.redecided - before.2,
+            });
         }
         report.ok = !report.findings.iter().any(|f| f.kind.is_failure());
         Ok(report)
     }
 
-    fn audit_stream(&self, stream: &str, report: &mut AuditReport) -> Result<(), Error> {
+    /// Audits one stream into `report`; its machine's name.
+    fn audit_stream(
+        &self,
+        stream: &str,
+        report: &mut AuditReport,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<String, Error> {
         let Some(machine_name) = self.journal().stream_machine(stream)? else {
             return Err(Error::NoSuchStream {
                 stream: stream.to_owned(),
@@ -150,6 +202,7 @@ impl Engine {
             transition_id,
             seq,
             detail,
+            diff: None,
         };
         let Some(machine) = self.registry().get(&machine_name) else {
             report.findings.push(finding(
@@ -158,7 +211,7 @@ impl Engine {
                 None,
                 format!("machine `{machine_name}` is not registered in this build"),
             ));
-            return Ok(());
+            return Ok(machine_name);
         };
         // Transition records are fetched one at a time as their first event arrives:
         // memory stays bounded by one transition, whatever the stream's length.
@@ -180,6 +233,7 @@ impl Engine {
 
         self.journal().scan_stream(stream, i64::MAX, &mut |e: StoredEvent| {
             report.events += 1;
+            progress(report.events);
             if current.as_ref().is_some_and(|(t, _, _)| e.version > t.last_version) {
                 if let Some(done) = current.take() {
                     close(done, report, stream);
@@ -261,7 +315,7 @@ impl Engine {
                 ),
             ));
         }
-        Ok(())
+        Ok(machine_name)
     }
 }
 
@@ -284,6 +338,7 @@ impl Engine {
                 transition_id: Some(t.id),
                 seq: Some(seq),
                 detail,
+                diff: None,
             })
         };
         // An unreadable context is reported by the re-decision.
@@ -378,6 +433,7 @@ fn redecide(
             transition_id: Some(t.id),
             seq: None,
             detail,
+            diff: None,
         })
     };
     if t.rules_version != machine.rules_version() {
@@ -500,6 +556,7 @@ fn close(
                     ""
                 }
             ),
+            diff: Some(diff::events(&seen, &decided)),
         });
     }
 }
