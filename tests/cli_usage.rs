@@ -125,3 +125,19 @@ fn global_options_are_hidden_where_ignored_and_still_parse() {
     assert_eq!(code, 2, "{stdout}");
     assert!(stdout.contains("\"kind\":\"no-journal\""), "{stdout}");
 }
+
+/// A flag that needs another is clap's check (`requires`), named like any missing
+/// flag: `pr record-merge --repo` without `--target`.
+#[test]
+fn a_flag_that_needs_another_names_it() {
+    let v = usage(&[
+        "pr",
+        "record-merge",
+        "--pr",
+        "https://github.com/o/r/pull/7",
+        "--repo",
+        "/srv/r",
+    ]);
+    assert_eq!(fields(&v), ["target"]);
+    assert_eq!(v["error"]["rule"], "required", "{v}");
+}

@@ -343,19 +343,24 @@ fn log_table(events: &[StoredEvent]) -> String {
     out
 }
 
-/// Rows as left-aligned columns two spaces apart, the first row the header.
+/// Rows as left-aligned columns two spaces apart, the first row the header
+/// (comfy-table, no borders; no line ends in spaces).
 fn table<const N: usize>(rows: &[[String; N]]) -> String {
-    let widths: Vec<usize> = (0..N)
-        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
+    let mut t = comfy_table::Table::new();
+    t.load_style(comfy_table::presets::NOTHING);
+    let mut rows = rows.iter();
+    if let Some(header) = rows.next() {
+        t.set_header(header);
+    }
     for r in rows {
-        let line: Vec<String> = r
-            .iter()
-            .zip(&widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        out.push_str(line.join("  ").trim_end());
+        t.add_row(r);
+    }
+    for column in t.column_iter_mut() {
+        column.set_padding((0, 2));
+    }
+    let mut out = String::new();
+    for line in t.lines() {
+        out.push_str(line.trim_end());
         out.push('\n');
     }
     out

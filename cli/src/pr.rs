@@ -259,13 +259,7 @@ fn record_merge(
             })
         })
         .transpose()?;
-    if target.is_none() && repo.is_some() {
-        return Err(input(
-            "repo",
-            "requires-target",
-            "--repo names where git checks --target: give --target",
-        ));
-    }
+    // `--repo` without `--target` is refused by clap (`requires`).
     let repo = repo
         .as_deref()
         .map(|r| require_abs_path("repo", r))

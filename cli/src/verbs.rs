@@ -1,7 +1,6 @@
 //! The verbs: each turns its arguments into domain values, calls the library
 //! and prints the result.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use cairn::journal::{Journal, Location, Options};
@@ -222,28 +221,23 @@ pub fn recorded(journal: &Journal, field: &'static str, stream: &str) -> Result<
     Ok(())
 }
 
-/// `--db`, else `CAIRN_DB`, else `$XDG_STATE_HOME/cairn/journal.db`, else
-/// `~/.local/state/cairn/journal.db`; a `postgres://` or `postgresql://` URL is a
-/// PostgreSQL database, anything else a SQLite path ([`Location::parse`]).
+/// `--db`, else `CAIRN_DB`, else `cairn/journal.db` in the XDG state directory
+/// (etcetera: `$XDG_STATE_HOME` when absolute, else `~/.local/state`); a
+/// `postgres://` or `postgresql://` URL is a PostgreSQL database, anything else a
+/// SQLite path ([`Location::parse`]).
 pub fn db_location(cli: &Cli) -> Result<Location, NoJournalLocation> {
     if let Some(p) = &cli.db {
         return Ok(Location::parse(p.as_os_str()));
     }
-    let env = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    if let Some(p) = env("CAIRN_DB") {
-        return Ok(Location::parse(p.as_os_str()));
+    if let Some(p) = std::env::var_os("CAIRN_DB").filter(|v| !v.is_empty()) {
+        return Ok(Location::parse(&p));
     }
-    if let Some(p) = env("XDG_STATE_HOME").filter(|p| p.is_absolute()) {
-        return Ok(Location::Sqlite(p.join("cairn").join("journal.db")));
-    }
-    if let Some(home) = env("HOME") {
-        return Ok(Location::Sqlite(home.join(".local/state/cairn/journal.db")));
-    }
-    Err(NoJournalLocation)
+    use etcetera::BaseStrategy;
+    let state = etcetera::base_strategy::Xdg::new()
+        .ok()
+        .and_then(|xdg| xdg.state_dir())
+        .ok_or(NoJournalLocation)?;
+    Ok(Location::Sqlite(state.join("cairn").join("journal.db")))
 }
 
 /// The engine over the journal at `location`, opened read-only.

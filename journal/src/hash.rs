@@ -34,18 +34,8 @@ impl Hasher {
         self
     }
     pub(crate) fn hex(self) -> String {
-        to_hex(&self.0.finalize())
+        hex::encode(self.0.finalize())
     }
-}
-
-pub(crate) fn to_hex(bytes: &[u8]) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(HEX[(b >> 4) as usize] as char);
-        s.push(HEX[(b & 15) as usize] as char);
-    }
-    s
 }
 
 /// The columns of a transition record that its digest covers.
@@ -112,7 +102,7 @@ pub(crate) fn event_hash(prev: &str, e: &EventFields<'_>, transition_digest: &st
 
 /// SHA-256 of a byte string, hex.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    to_hex(&Sha256::digest(bytes))
+    hex::encode(Sha256::digest(bytes))
 }
 
 /// The digest of a stored transition record.

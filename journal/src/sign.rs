@@ -13,7 +13,6 @@ use std::path::{Path, PathBuf};
 
 use ed25519_dalek::{Signature, Signer as _, VerifyingKey};
 
-use crate::hash::to_hex;
 use crate::Error;
 
 /// A signing key (the private half). Its `Debug` never prints the secret.
@@ -63,7 +62,7 @@ impl SigningKey {
 
     /// The public half, 64 lower-case hex digits (what the journal records).
     pub fn public_hex(&self) -> String {
-        to_hex(self.key.verifying_key().as_bytes())
+        hex::encode(self.key.verifying_key().as_bytes())
     }
 
     /// The file it was read from, if any.
@@ -119,13 +118,13 @@ impl SigningKey {
             }
         }
         let key = Self::generate()?;
-        write_new_key(path, &to_hex(key.key.as_bytes()))?;
+        write_new_key(path, &hex::encode(key.key.as_bytes()))?;
         Self::load(path)
     }
 
     /// Signs a transition's chain head (the hash of its last event).
     pub fn sign_head(&self, seq: i64, hash: &str) -> String {
-        to_hex(&self.key.sign(&message(HEAD_DOMAIN, seq, hash)).to_bytes())
+        hex::encode(self.key.sign(&message(HEAD_DOMAIN, seq, hash)).to_bytes())
     }
 
     /// Signs `head` as an anchor to keep outside the journal.
@@ -134,7 +133,7 @@ impl SigningKey {
             seq,
             hash: hash.to_owned(),
             public_key: self.public_hex(),
-            signature: to_hex(&self.key.sign(&message(ANCHOR_DOMAIN, seq, hash)).to_bytes()),
+            signature: hex::encode(self.key.sign(&message(ANCHOR_DOMAIN, seq, hash)).to_bytes()),
         }
     }
 }
@@ -243,14 +242,7 @@ pub fn default_key_path() -> Option<PathBuf> {
 
 /// Lower-case or upper-case hex to bytes; `None` when it is not hex.
 pub(crate) fn from_hex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
-        return None;
-    }
-    let digit = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
-    s.as_bytes()
-        .chunks(2)
-        .map(|p| Some(digit(p[0])? << 4 | digit(p[1])?))
-        .collect()
+    hex::decode(s).ok()
 }
 
 #[cfg(unix)]
@@ -277,7 +269,7 @@ fn write_new_key(path: &Path, hex: &str) -> Result<(), Error> {
     let aside = dir.join(format!(
         ".signing.key.{}.{}",
         std::process::id(),
-        to_hex(&nonce)
+        hex::encode(nonce)
     ));
     let mut f = std::fs::OpenOptions::new()
         .write(true)

@@ -92,8 +92,9 @@ pub enum PrCommand {
         /// Check with git that this branch contains the reviewed head (instead of gh)
         #[arg(long, value_name = "BRANCH")]
         target: Option<String>,
-        /// The repository git checks in (an absolute path; default: where the review was observed)
-        #[arg(long, value_name = "DIR")]
+        /// The repository git checks in (an absolute path; default: where the review was
+        /// observed); only with --target
+        #[arg(long, value_name = "DIR", requires = "target")]
         repo: Option<String>,
         #[command(flatten)]
         key: Key,

@@ -27,7 +27,7 @@ impl PrivateCopy {
         let dir = std::env::temp_dir().join(format!(
             "cairn-read-{}-{}",
             std::process::id(),
-            crate::hash::to_hex(&nonce)
+            hex::encode(nonce)
         ));
         let io = |p: &Path| {
             let p = p.to_owned();

@@ -21,10 +21,7 @@ pub use wire::{InputError, Result as WireResult};
 
 /// SHA-256 of `bytes`, lower-case hex.
 pub fn sha256_hex(bytes: impl AsRef<[u8]>) -> String {
-    Sha256::digest(bytes.as_ref())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex::encode(Sha256::digest(bytes.as_ref()))
 }
 
 /// The next review round: `max(rounds_seen) + 1`, or 1. Derived, never stored;
