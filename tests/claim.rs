@@ -491,7 +491,7 @@ fn the_audit_re_decides_every_claim_transition_and_names_a_forged_grant() {
 }
 
 #[test]
-fn the_graph_renders_and_the_readme_shows_it() {
+fn the_graph_renders_and_the_guide_shows_it() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
         .args(["graph", "claim", "--format", "mermaid"])
         .output()
@@ -499,12 +499,12 @@ fn the_graph_renders_and_the_readme_shows_it() {
     assert_eq!(out.status.code(), Some(0));
     let mermaid = String::from_utf8(out.stdout).unwrap();
     insta::assert_snapshot!("claim_graph_mermaid", mermaid);
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
-    let start = readme
+    let guide =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/claim.md")).unwrap();
+    let start = guide
         .find("<summary><code>cairn graph claim --format mermaid</code></summary>")
-        .expect("the README shows the claim graph");
-    let body = readme[start..]
+        .expect("docs/claim.md shows the claim graph");
+    let body = guide[start..]
         .split("```mermaid\n")
         .nth(1)
         .and_then(|b| b.split("\n```").next())
@@ -512,6 +512,6 @@ fn the_graph_renders_and_the_readme_shows_it() {
     assert_eq!(
         body.trim_end(),
         mermaid.trim_end(),
-        "regenerate the README block with `cairn graph claim --format mermaid`"
+        "regenerate the block in docs/claim.md with `cairn graph claim --format mermaid`"
     );
 }

@@ -156,3 +156,45 @@ fn xstate_targets_are_states() {
         );
     }
 }
+
+/// The pictures under `docs/graphs/` are the graphs as built: each committed
+/// `<machine>.dot` is what `cairn graph <machine> --format dot` prints, byte for
+/// byte, an SVG drawn from it sits beside it, and no picture is of a machine that
+/// is not registered.
+#[test]
+fn the_committed_pictures_are_the_graphs_as_built() {
+    let dir = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/graphs"));
+    let machines = machines();
+    assert!(machines.len() >= 7, "{machines:?}");
+    for m in &machines {
+        let built = graph(m, "dot");
+        let path = dir.join(format!("{m}.dot"));
+        let committed = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{}: {e}: run docs/graphs/render.sh", path.display()));
+        assert_eq!(
+            committed, built,
+            "docs/graphs/{m}.dot is not `cairn graph {m} --format dot`: run docs/graphs/render.sh"
+        );
+        let svg = dir.join(format!("{m}.svg"));
+        let svg = std::fs::read_to_string(&svg)
+            .unwrap_or_else(|e| panic!("{}: {e}: run docs/graphs/render.sh", svg.display()));
+        assert!(
+            svg.contains("<svg"),
+            "docs/graphs/{m}.svg is not an SVG: run docs/graphs/render.sh"
+        );
+    }
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let (Some(stem), Some(ext)) = (path.file_stem(), path.extension()) else {
+            continue;
+        };
+        if ext == "dot" || ext == "svg" {
+            let stem = stem.to_string_lossy();
+            assert!(
+                machines.iter().any(|m| *m == stem),
+                "{}: no machine `{stem}`: run docs/graphs/render.sh",
+                path.display()
+            );
+        }
+    }
+}

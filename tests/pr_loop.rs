@@ -553,14 +553,14 @@ fn the_graph_renders_as_mermaid() {
     let (code, stdout, _) = crate::cli::run(&["graph", "pr-loop", "--format", "mermaid"], None);
     assert_eq!(code, 0);
     insta::assert_snapshot!("pr_loop_mermaid", stdout);
-    // README's section for the loop shows the graph as built.
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
-    let section = readme
+    // The loop's section in its guide shows the graph as built.
+    let guide = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/pr-loop.md"))
+        .unwrap();
+    let section = guide
         .split("## The PR continuation loop (`cairn pr`)")
         .nth(1)
         .and_then(|s| s.split("\n## ").next())
-        .expect("the README has the loop's section");
+        .expect("docs/pr-loop.md has the loop's section");
     let block = section
         .split("```mermaid\n")
         .nth(1)
@@ -569,6 +569,6 @@ fn the_graph_renders_as_mermaid() {
     assert_eq!(
         block.trim_end(),
         stdout.trim_end(),
-        "regenerate the README block with `cairn graph pr-loop --format mermaid`"
+        "regenerate the block in docs/pr-loop.md with `cairn graph pr-loop --format mermaid`"
     );
 }

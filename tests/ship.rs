@@ -1140,15 +1140,15 @@ fn preflight_surfaces_local_and_upstream_divergence_without_fetching() {
     assert_eq!((code, out.get("note")), (0, None), "{out}");
 }
 
-/// The README shows `cairn graph ship --format mermaid`: it must be the graph as built.
+/// docs/ship.md shows `cairn graph ship --format mermaid`: it must be the graph as built.
 #[test]
-fn the_readme_graph_is_the_machines_graph() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
-    let start = readme
+fn the_guides_graph_is_the_machines_graph() {
+    let guide =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/ship.md")).unwrap();
+    let start = guide
         .find("<summary><code>cairn graph ship --format mermaid</code></summary>")
-        .expect("the README shows the ship graph");
-    let block = &readme[start..];
+        .expect("docs/ship.md shows the ship graph");
+    let block = &guide[start..];
     let body = block
         .split("```mermaid\n")
         .nth(1)
@@ -1161,6 +1161,6 @@ fn the_readme_graph_is_the_machines_graph() {
     assert_eq!(
         body.trim_end(),
         String::from_utf8(out.stdout).unwrap().trim_end(),
-        "regenerate the README block with `cairn graph ship --format mermaid`"
+        "regenerate the block in docs/ship.md with `cairn graph ship --format mermaid`"
     );
 }

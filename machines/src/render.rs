@@ -37,6 +37,12 @@ pub struct Drawn {
     pub events: Vec<&'static str>,
 }
 
+/// The DOT graph, node and edge defaults every drawing opens with.
+const DOT_DEFAULTS: &str = "    graph [nodesep=0.15 ranksep=0.25]
+    node [fontname=\"Helvetica\" fontsize=11 margin=\"0.1,0.03\" height=0.3]
+    edge [fontname=\"Helvetica\" fontsize=9 arrowsize=0.6]
+";
+
 /// The fewest sources an event needs to be drawn once from "any live state".
 const ANY_MIN: usize = 3;
 
@@ -105,20 +111,20 @@ impl GraphSpec {
         // Node attributes by index: the start point, the states, the "any" nodes.
         let mut attrs: Vec<&'static str> = Vec::new();
         let start = g.add_node(String::new());
-        attrs.push("shape=point");
+        attrs.push("shape=point width=0.12 height=0.12");
         let mut index = std::collections::HashMap::new();
         for s in &self.states {
             index.insert(Source::State(s.name), g.add_node(s.name.to_owned()));
             attrs.push(if s.terminal {
-                "shape=doublecircle"
+                "shape=box style=\"rounded,bold\" peripheries=2"
             } else {
-                "shape=circle"
+                "shape=box style=rounded"
             });
         }
         for d in &drawing {
             if let Source::AnyLive { .. } = d.from {
                 index.entry(d.from).or_insert_with(|| {
-                    attrs.push("shape=box style=dashed");
+                    attrs.push("shape=box style=\"rounded,dashed\"");
                     g.add_node(d.from.label(self.initial))
                 });
             }
@@ -136,7 +142,9 @@ impl GraphSpec {
             g.add_edge(from, to, d.events.join("\n"));
             dashed.push(matches!(d.from, Source::AnyLive { .. }));
         }
-        let config = [Config::RankDir(RankDir::LR)];
+        // Top to bottom, rounded boxes, a smaller type for the edges: the widest
+        // graph (ship) stays legible at page width.
+        let config = [Config::GraphContentOnly, Config::RankDir(RankDir::TB)];
         let edge = |_, e: petgraph::graph::EdgeReference<'_, String>| {
             if dashed.get(e.id().index()).copied().unwrap_or(false) {
                 "style=dashed".to_owned()
@@ -148,7 +156,7 @@ impl GraphSpec {
             attrs.get(n.id().index()).copied().unwrap_or("").to_owned()
         };
         let dot = Dot::with_attr_getters(&g, &config, &edge, &node);
-        format!("{dot}")
+        format!("digraph {{\n{DOT_DEFAULTS}{dot}}}\n")
     }
 
     /// A Mermaid `stateDiagram-v2`: states declared by their real names
@@ -352,7 +360,7 @@ mod tests {
         assert!(m.contains("state \"b-#quot;c#quot;\" as s1"), "{m}");
         let dot = g.to_dot();
         assert!(dot.contains(r#"label = "b-\"c\"""#), "{dot}");
-        assert!(dot.contains("shape=doublecircle"), "{dot}");
+        assert!(dot.contains("peripheries=2"), "{dot}");
     }
 
     #[test]
