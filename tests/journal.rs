@@ -416,3 +416,15 @@ fn a_new_journal_and_its_directory_are_owner_only() {
         assert_eq!(mode(&wal), 0o600);
     }
 }
+
+/// The journal's clock and the machines' clock write one spelling: the journal
+/// crate holds its own call (it depends on nothing of cairn's), so this pins it.
+#[test]
+fn the_journal_clock_writes_cairns_one_spelling() {
+    use cairn::machines::time::{spell, Spelling};
+    for _ in 0..50 {
+        let text = cairn::journal::now_rfc3339();
+        let t = chrono::DateTime::parse_from_rfc3339(&text).unwrap();
+        assert_eq!(spell(&t, Spelling::Cairn), text);
+    }
+}

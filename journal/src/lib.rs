@@ -56,7 +56,9 @@ pub use sign::{default_key_path, verify_head, Anchor, SigningKey};
 pub use store::{KeyRow, SignatureRow};
 pub use verify::{ChainHead, Problem, ProblemKind, SigningReport, VerifyOptions, VerifyReport};
 
-/// The current UTC time as RFC3339 with microseconds and `Z`.
+/// The current UTC time as RFC3339 with microseconds and `Z`: cairn's one
+/// spelling (`cairn_machines::time::Spelling::Cairn`; this crate depends on
+/// nothing of cairn's, and a test in the CLI pins the two together).
 pub fn now_rfc3339() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
 }

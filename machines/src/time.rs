@@ -1,4 +1,15 @@
-//! RFC3339 timestamps that must carry an explicit offset.
+//! RFC3339 timestamps that must carry an explicit offset, and the one function
+//! that spells an instant cairn writes ([`spell`]).
+//!
+//! cairn's own spelling is RFC3339 in UTC with microseconds and `Z`
+//! ([`Spelling::Cairn`]): every clock reading in a command, every journal column
+//! (`cairn_journal::now_rfc3339` — the journal crate depends on nothing of
+//! cairn's, so it holds its own call; a test in the CLI pins the two to one
+//! spelling). The saga run record (`run_record.v1`) is a contract that existing
+//! helpers already write and read, and its sheet fixes two more spellings, at
+//! whole seconds: `…Z` for an iteration's times and a hand-off
+//! ([`Spelling::RecordZ`]), `…+00:00` for `created_at`/`updated_at`
+//! ([`Spelling::RecordOffset`]). Nothing else writes a timestamp.
 
 use std::fmt;
 
@@ -6,6 +17,29 @@ use chrono::{DateTime, FixedOffset};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::Error;
+
+/// How an instant is written: cairn's own form, or one the run-record contract fixes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spelling {
+    /// `2026-05-01T09:21:02.123456Z`: UTC, microseconds, `Z`.
+    Cairn,
+    /// `2026-05-01T09:21:02Z`: the run record's iteration and hand-off times.
+    RecordZ,
+    /// `2026-05-01T09:21:02+00:00`: the run record's `created_at` / `updated_at`.
+    RecordOffset,
+}
+
+/// The instant, in UTC, written in `spelling` (sub-second digits beyond the
+/// spelling's precision are dropped, never rounded up into the next second).
+pub fn spell<Tz: chrono::TimeZone>(instant: &DateTime<Tz>, spelling: Spelling) -> String {
+    use chrono::SecondsFormat;
+    let utc = instant.with_timezone(&chrono::Utc);
+    match spelling {
+        Spelling::Cairn => utc.to_rfc3339_opts(SecondsFormat::Micros, true),
+        Spelling::RecordZ => utc.to_rfc3339_opts(SecondsFormat::Secs, true),
+        Spelling::RecordOffset => utc.to_rfc3339_opts(SecondsFormat::Secs, false),
+    }
+}
 
 /// An instant written as RFC3339 with an explicit offset (`Z` or `±hh:mm`).
 ///
@@ -49,7 +83,7 @@ impl Timestamp {
         use chrono::SubsecRound;
         let instant = instant.trunc_subsecs(6);
         Self {
-            text: instant.to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+            text: spell(&instant, Spelling::Cairn),
             instant,
         }
     }
@@ -167,6 +201,20 @@ mod tests {
             Timestamp::parse(ts.as_str()).unwrap().instant(),
             ts.instant()
         );
+    }
+
+    #[test]
+    fn the_three_spellings() {
+        let t = DateTime::parse_from_rfc3339("2026-05-01T11:21:02.999999999+02:00").unwrap();
+        assert_eq!(spell(&t, Spelling::Cairn), "2026-05-01T09:21:02.999999Z");
+        assert_eq!(spell(&t, Spelling::RecordZ), "2026-05-01T09:21:02Z");
+        assert_eq!(
+            spell(&t, Spelling::RecordOffset),
+            "2026-05-01T09:21:02+00:00"
+        );
+        for s in [Spelling::Cairn, Spelling::RecordZ, Spelling::RecordOffset] {
+            assert!(Timestamp::parse(&spell(&t, s)).is_ok(), "{s:?}");
+        }
     }
 
     #[test]

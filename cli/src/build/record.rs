@@ -178,7 +178,8 @@ pub(super) fn with_iteration(
     at: &cairn::Timestamp,
 ) -> Result<Map<String, Value>, Failure> {
     let (iteration, handed) = iteration_of(events)?;
-    let utc = at.instant().with_timezone(&chrono::Utc);
+    let spell = |s| cairn::machines::time::spell(&at.instant(), s);
+    use cairn::machines::time::Spelling;
     let mut new = record.clone();
     if let Some(Value::Array(rows)) = new.get_mut("units") {
         let row = rows[index]
@@ -208,12 +209,12 @@ pub(super) fn with_iteration(
         if let Some(rev) = handed {
             block.insert(
                 "handed_to_code_review".into(),
-                json!({"revision": rev, "at": utc.format("%Y-%m-%dT%H:%M:%SZ").to_string()}),
+                json!({"revision": rev, "at": spell(Spelling::RecordZ)}),
             );
         }
         row.insert("build_loop".into(), Value::Object(block));
     }
-    new.insert("updated_at".into(), json!(utc.to_rfc3339()));
+    new.insert("updated_at".into(), json!(spell(Spelling::RecordOffset)));
     Ok(new)
 }
 

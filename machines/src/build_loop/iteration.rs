@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 use super::catalogue::catalogue_check;
 use super::criterion::{ExitCriterion, Part, Preview};
 use crate::evidence::CommandRun;
+use crate::time::{spell, Spelling};
 use crate::Timestamp;
 
 /// The record version this build writes.
@@ -125,8 +126,8 @@ pub fn iteration(
     let mut v = json!({
         "iteration": n,
         "revision": revision,
-        "started_at": started_at.instant().with_timezone(&chrono::Utc).format("%Y-%m-%dT%H:%M:%SZ").to_string(),
-        "finished_at": finished_at.instant().with_timezone(&chrono::Utc).format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+        "started_at": spell(&started_at.instant(), Spelling::RecordZ),
+        "finished_at": spell(&finished_at.instant(), Spelling::RecordZ),
         "green": green,
         "baseline": part(Part::Baseline),
         "functional_checks": part(Part::FunctionalChecks),
