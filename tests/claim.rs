@@ -515,3 +515,37 @@ fn the_graph_renders_and_the_guide_shows_it() {
         "regenerate the block in docs/claim.md with `cairn graph claim --format mermaid`"
     );
 }
+
+/// The claim examples the help pages print run as printed (one once printed a
+/// resource that is not a canonical stream, refused with exit 2).
+#[test]
+fn the_help_examples_run_as_printed() {
+    let j = TempJournal::new();
+    let db = j.path();
+    let mut ran = 0;
+    for page in [
+        &["claim", "--help"][..],
+        &["claim", "acquire", "--help"],
+        &["claim", "show", "--help"],
+    ] {
+        let (code, help, _) = crate::cli::run(page, None);
+        assert_eq!(code, 0);
+        let (_, example) = help.split_once("Example:\n").expect("an example");
+        for line in example.replace("\\\n", " ").lines() {
+            let Some(command) = line.trim().strip_prefix("cairn ") else {
+                continue;
+            };
+            let words: Vec<&str> = command.split_whitespace().collect();
+            let (code, _, stderr) = crate::cli::run(&words, Some(&db));
+            assert_eq!(
+                code,
+                0,
+                "`{}` from `{}`: {stderr}",
+                line.trim(),
+                page.join(" ")
+            );
+            ran += 1;
+        }
+    }
+    assert_eq!(ran, 4);
+}

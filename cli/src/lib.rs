@@ -63,9 +63,17 @@ impl From<Exit> for std::process::ExitCode {
 /// Runs the CLI on this process's arguments with `registry`; prints the answer and
 /// returns the exit code (see the README's table).
 pub fn main_with(registry: cairn::Registry) -> Exit {
-    let parsed = args::command().try_get_matches().and_then(|matches| {
+    let mut cmd = args::command();
+    let parsed = cmd.try_get_matches_from_mut(std::env::args_os());
+    // The command tree and its matches are thousands of small allocations; freeing
+    // them one by one was a tenth of a short verb's time, and the process exits
+    // soon after, which returns them all at once.
+    std::mem::forget(cmd);
+    let parsed = parsed.and_then(|matches| {
         input::set_verb(verb_path(&matches));
-        Cli::from_arg_matches(&matches)
+        let cli = Cli::from_arg_matches(&matches);
+        std::mem::forget(matches);
+        cli
     });
     let cli = match parsed {
         Ok(cli) => cli,

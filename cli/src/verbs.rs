@@ -95,7 +95,7 @@ fn run_verb(cli: Cli, registry: Registry) -> Result<Done, Failure> {
         Command::Schema { verb } => crate::schema::run(verb),
         Command::Completions { shell } => {
             let mut out = Vec::new();
-            clap_complete::generate(*shell, &mut crate::args::command(), "cairn", &mut out);
+            clap_complete::generate(*shell, &mut crate::args::built(), "cairn", &mut out);
             output::text(&String::from_utf8_lossy(&out));
             Ok(Done::Ok)
         }

@@ -7,10 +7,11 @@ use clap::Subcommand;
 use super::ClaimKey;
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)] // built when parsed: see `args::Command`
 pub enum ClaimCommand {
     /// Take the lease on a resource if it is free, released or expired: a new fencing token
     #[command(
-        after_help = "Exit 0 granted (or already held by this owner under this claim id: the grant is read\nback, unchanged); 3 held by another live claim (the error names who and until when) or a lost\nrace; 2 bad input. Nothing is written unless granted.\n\nExample:\n  cairn claim acquire --resource park/ep-1 --owner a --claim-id c1 --ttl 30s"
+        after_help = "Exit 0 granted (or already held by this owner under this claim id: the grant is read\nback, unchanged); 3 held by another live claim (the error names who and until when) or a lost\nrace; 2 bad input. Nothing is written unless granted.\n\nExample:\n  cairn claim acquire --owner a --claim-id c1 --ttl 30s \\\n    --resource park/ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b"
     )]
     Acquire {
         /// The claimed thing's own stream id (`park/ep-…`): the claim is stream `claim/<resource>`

@@ -74,6 +74,11 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
+// Each verb's arguments are built only when that verb is parsed, or when the
+// whole tree is built (`args::built`: help, completions, man pages, schemas):
+// building every flag of every verb was most of a short verb's start-up. The
+// same on every group enum.
+#[command(defer = true)]
 pub enum Command {
     /// List the registered machines with their states and events
     #[command(after_help = "Example:\n  cairn machines")]
@@ -156,7 +161,7 @@ pub enum Command {
     /// Claims: an embedded lease with fencing tokens, one per resource
     #[command(
         subcommand,
-        after_help = "Example:\n  cairn claim acquire --resource park/ep-1 --owner a --claim-id c1 --ttl 30\n  cairn claim show --resource park/ep-1"
+        after_help = "Example:\n  cairn claim acquire --owner a --claim-id c1 --ttl 30s \\\n    --resource park/ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b\n  cairn claim show --resource park/ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b"
     )]
     Claim(ClaimCommand),
     /// Print the JSON Schemas of a verb's stdin document and of its stdout
@@ -231,6 +236,7 @@ impl ClaimKey {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)] // built when parsed: see `args::Command`
 pub enum JournalCommand {
     /// Show events in sequence order, a page at a time
     #[command(
@@ -362,6 +368,14 @@ pub fn command() -> clap::Command {
     globals::hide_where_ignored(Cli::command())
 }
 
+/// [`command`] with every verb's arguments built (see `Command`'s `defer`): what
+/// reads the whole tree — its flags, not only its verbs — starts here.
+pub fn built() -> clap::Command {
+    let mut cmd = command();
+    cmd.build();
+    cmd
+}
+
 /// The global options' ids.
 #[cfg(test)]
 const GLOBAL: [&str; 3] = ["db", "busy_timeout_ms", "signing_key"];
@@ -380,7 +394,7 @@ mod tests {
     }
 
     fn commands() -> Vec<(String, clap::Command)> {
-        let cmd = command();
+        let cmd = built();
         let mut out = vec![("cairn".to_owned(), cmd.clone())];
         all(&cmd, "cairn".into(), &mut out);
         out

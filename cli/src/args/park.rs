@@ -22,6 +22,7 @@ pub struct ParkIdentity {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)] // built when parsed: see `args::Command`
 pub enum ParkCommand {
     /// Stable episode/intent ids, prior-receipt dedupe, a fresh attempt id (recorded)
     #[command(

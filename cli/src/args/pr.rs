@@ -13,6 +13,7 @@ pub struct PrRef {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)] // built when parsed: see `args::Command`
 pub enum PrCommand {
     /// Classify a `gh pr view --json …` reading into exactly one of nine states (writes nothing)
     #[command(

@@ -50,6 +50,7 @@ impl BuildLoopArgs {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)] // built when parsed: see `args::Command`
 pub enum SagaCommand {
     /// Save a tick: list flags are full snapshots (`a|b`; omitted = carried forward, "" = cleared)
     #[command(
@@ -266,6 +267,7 @@ pub enum SagaCommand {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)] // built when parsed: see `args::Command`
 pub enum MergeTurnCommand {
     /// Claim the turn (refused while another unit holds `merging`)
     #[command(

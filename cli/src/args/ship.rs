@@ -5,6 +5,7 @@ use clap::Subcommand;
 use super::Key;
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)] // built when parsed: see `args::Command`
 pub enum ShipCommand {
     /// §preflight-classifier, read-only: exactly one outcome, first match wins (writes nothing)
     #[command(

@@ -48,6 +48,7 @@ pub struct WorkSession {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)] // built when parsed: see `args::Command`
 pub enum WorkCommand {
     /// Validate a workspec: every finding with its stable code and path (writes nothing)
     #[command(

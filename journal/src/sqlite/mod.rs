@@ -123,6 +123,14 @@ fn refuse_special_name(path: &Path) -> Result<(), Error> {
     })
 }
 
+/// What [`SqliteStore::identify`] reads of a file before anything is written.
+struct Identity {
+    version: i64,
+    app_id: i64,
+    tables: i64,
+    journal_mode: String,
+}
+
 impl SqliteStore {
     /// Opens (and with `options.create`, creates) the journal at `path`.
     pub(crate) fn open(path: &Path, options: &Options) -> Result<Self, Error> {
@@ -160,7 +168,12 @@ impl SqliteStore {
             copy: None,
         };
         // Read before writing anything: a foreign or newer file must stay byte-identical.
-        let (version, app_id, tables) = journal.identify()?;
+        let Identity {
+            version,
+            app_id,
+            tables,
+            journal_mode,
+        } = journal.identify()?;
         if version > SCHEMA_VERSION {
             return Err(Error::NewerSchema {
                 found: version,
@@ -181,8 +194,8 @@ impl SqliteStore {
                 mode,
             });
         }
-        journal.set_pragmas(options.durability)?;
-        journal.migrate()?;
+        journal.set_pragmas(options.durability, &journal_mode)?;
+        journal.migrate(version)?;
         Ok(journal)
     }
 
@@ -220,7 +233,12 @@ impl SqliteStore {
                 access,
                 copy: None,
             };
-            let (version, app_id, tables) = journal.identify()?;
+            let Identity {
+                version,
+                app_id,
+                tables,
+                ..
+            } = journal.identify()?;
             if version > SCHEMA_VERSION {
                 return Err(Error::NewerSchema {
                     found: version,
@@ -276,19 +294,26 @@ impl SqliteStore {
     }
 
     /// A cairn journal has its tables; one without them was damaged (or emptied).
+    /// One statement for all of them (the read-only open of every read verb).
     fn require_tables(&self) -> Result<(), Error> {
         let mut wanted = vec!["events", "transitions"];
         if self.schema >= 2 {
             wanted.extend(["signing_keys", "signatures"]);
         }
-        for table in wanted {
-            if !self.has_table(table)? {
-                return Err(Error::Damaged {
-                    detail: format!("the table `{table}` is missing"),
-                });
-            }
+        let present: Vec<String> = self
+            .conn
+            .prepare(
+                "SELECT name FROM sqlite_schema WHERE type = 'table' \
+                 AND name IN ('events', 'transitions', 'signing_keys', 'signatures')",
+            )
+            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+            .map_err(|e| Error::sql(e, self.busy_ms))?;
+        match wanted.iter().find(|t| !present.iter().any(|p| p == *t)) {
+            Some(table) => Err(Error::Damaged {
+                detail: format!("the table `{table}` is missing"),
+            }),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// SQLite's own structural check (`PRAGMA integrity_check`): every index agrees
@@ -320,47 +345,54 @@ impl SqliteStore {
         }
     }
 
-    fn identify(&self) -> Result<(i64, i64, i64), Error> {
-        let read = |sql: &str| -> Result<i64, Error> {
-            self.conn
-                .query_row(sql, [], |r| r.get(0))
-                .map_err(|e| match e {
-                    rusqlite::Error::SqliteFailure(f, _)
-                        if f.code == rusqlite::ErrorCode::NotADatabase =>
-                    {
-                        Error::NotAJournal {
-                            path: self.path.clone(),
-                            reason: "it is not an SQLite database".into(),
-                        }
-                    }
-                    other => Error::sql(other, self.busy_ms),
-                })
-        };
-        // One read transaction: a consistent snapshot, so a concurrent first-time
-        // migration is seen either wholly (version and tables) or not at all.
+    /// The file's schema version, application id, table count and journal mode,
+    /// read by one statement: one consistent snapshot (a concurrent first-time
+    /// migration is seen wholly or not at all) and one statement to compile where
+    /// there were five (a short verb opens the journal once per process).
+    fn identify(&self) -> Result<Identity, Error> {
         self.conn
-            .execute_batch("BEGIN DEFERRED")
-            .map_err(|e| Error::sql(e, self.busy_ms))?;
-        let identity = (|| {
-            Ok((
-                read("PRAGMA user_version")?,
-                read("PRAGMA application_id")?,
-                read("SELECT count(*) FROM sqlite_schema")?,
-            ))
-        })();
-        let _ = self.conn.execute_batch("COMMIT");
-        identity
+            .query_row(
+                "SELECT (SELECT user_version FROM pragma_user_version), \
+                        (SELECT application_id FROM pragma_application_id), \
+                        (SELECT count(*) FROM sqlite_schema), \
+                        (SELECT journal_mode FROM pragma_journal_mode)",
+                [],
+                |r| {
+                    Ok(Identity {
+                        version: r.get(0)?,
+                        app_id: r.get(1)?,
+                        tables: r.get(2)?,
+                        journal_mode: r.get(3)?,
+                    })
+                },
+            )
+            .map_err(|e| match e {
+                rusqlite::Error::SqliteFailure(f, _)
+                    if f.code == rusqlite::ErrorCode::NotADatabase =>
+                {
+                    Error::NotAJournal {
+                        path: self.path.clone(),
+                        reason: "it is not an SQLite database".into(),
+                    }
+                }
+                other => Error::sql(other, self.busy_ms),
+            })
     }
 
-    fn set_pragmas(&self, durability: Durability) -> Result<(), Error> {
+    /// WAL mode (kept in the file: switched once, when it is not WAL yet) and this
+    /// connection's durability.
+    fn set_pragmas(&self, durability: Durability, journal_mode: &str) -> Result<(), Error> {
         let sync = match durability {
             Durability::Full => "FULL",
             Durability::Normal => "NORMAL",
         };
-        let mode: String = self
-            .conn
-            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
-            .map_err(|e| Error::sql(e, self.busy_ms))?;
+        let mode: String = if journal_mode.eq_ignore_ascii_case("wal") {
+            journal_mode.to_owned()
+        } else {
+            self.conn
+                .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+                .map_err(|e| Error::sql(e, self.busy_ms))?
+        };
         if !mode.eq_ignore_ascii_case("wal") {
             return Err(Error::NotAJournal {
                 path: self.path.clone(),
@@ -373,12 +405,10 @@ impl SqliteStore {
         Ok(())
     }
 
-    fn migrate(&mut self) -> Result<(), Error> {
+    /// Brings the schema from `current` (as [`SqliteStore::identify`] read it) to
+    /// [`SCHEMA_VERSION`], re-reading it under the exclusive lock.
+    fn migrate(&mut self, current: i64) -> Result<(), Error> {
         let busy = self.busy_ms;
-        let current: i64 = self
-            .conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(|e| Error::sql(e, busy))?;
         if current == SCHEMA_VERSION {
             return Ok(());
         }
