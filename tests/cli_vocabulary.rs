@@ -141,4 +141,18 @@ fn completions_and_man_pages_come_from_the_command_line() {
         (2, Some("known-verb")),
         "{v}"
     );
+    // A verb's page names the verb as typed, its own hyphens kept.
+    let (_, v) = answer(&["man", "saga", "merge-turn", "tak"], None);
+    let message = v["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("`cairn saga merge-turn tak` is not a verb")
+            && message.contains("`cairn saga merge-turn --help`"),
+        "{v}"
+    );
+    // The global options a verb takes are on its page, as on its --help; a verb
+    // that ignores them shows none.
+    let (_, page, _) = run(&["man", "park", "evaluate"], None);
+    assert!(page.contains("\\-\\-db"), "{page}");
+    let (_, page, _) = run(&["man", "graph"], None);
+    assert!(!page.contains("\\-\\-db"), "{page}");
 }

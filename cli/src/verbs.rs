@@ -182,8 +182,11 @@ pub struct MachineView {
 
 /// `cairn man [VERB…]`: the roff page of cairn or of one of its verbs.
 fn man(words: &[String]) -> Result<Done, Failure> {
-    let mut cmd = crate::args::command();
-    let mut name = "cairn".to_owned();
+    // Built, so a verb's page lists the global options it takes, as its --help does.
+    let mut cmd = crate::args::built();
+    // The page's name (`cairn-saga-merge-turn`) and the command as typed
+    // (`cairn saga merge-turn`): a verb's own hyphens stay.
+    let (mut name, mut typed) = ("cairn".to_owned(), "cairn".to_owned());
     for w in words {
         let sub = cmd.find_subcommand(w).cloned().ok_or_else(|| {
             let known: Vec<&str> = cmd.get_subcommands().map(|c| c.get_name()).collect();
@@ -191,15 +194,14 @@ fn man(words: &[String]) -> Result<Done, Failure> {
                 crate::failure::input(
                     "verb",
                     "known-verb",
-                    &format!("`{name} {w}` is not a verb: `{name} --help` lists them"),
+                    &format!("`{typed} {w}` is not a verb: `{typed} --help` lists them"),
                 ),
                 crate::suggest::nearest(w, known),
             )
         })?;
         name = format!("{name}-{w}");
-        cmd = sub
-            .display_name(name.clone())
-            .bin_name(name.replace('-', " "));
+        typed = format!("{typed} {w}");
+        cmd = sub.display_name(name.clone()).bin_name(typed.clone());
     }
     let mut out = Vec::new();
     clap_mangen::Man::new(cmd)

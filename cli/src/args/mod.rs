@@ -193,8 +193,8 @@ pub enum Command {
     },
 }
 
-/// Retry-safe, fenced recording: on every verb that records (and on no other;
-/// the claim verbs take [`ClaimKey`]).
+// Retry-safe, fenced recording: on every verb that records (and on no other;
+// the claim verbs take [`ClaimKey`]).
 #[derive(Debug, Clone, clap::Args)]
 pub struct Key {
     /// Retry-safe recording: the same key with the same input returns the first
@@ -215,8 +215,8 @@ impl Key {
     }
 }
 
-/// Retry-safe recording of a claim verb. A claim's own stream is not fenced: its
-/// verbs name their token with `--token`.
+// Retry-safe recording of a claim verb. A claim's own stream is not fenced: its
+// verbs name their token with `--token`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ClaimKey {
     /// Retry-safe recording: the same key with the same input returns the first
@@ -398,6 +398,28 @@ mod tests {
         let mut out = vec![("cairn".to_owned(), cmd.clone())];
         all(&cmd, "cairn".into(), &mut out);
         out
+    }
+
+    /// A verb's page says what the verb does — the line its group lists — and not
+    /// the doc of a struct its flags come from: with `defer`, a flattened struct's
+    /// doc comment would land after the verb's own (so those are `//` comments).
+    #[test]
+    fn every_page_opens_with_its_own_description() {
+        fn walk(cmd: &clap::Command, path: String, out: &mut Vec<(String, Option<String>)>) {
+            for sub in cmd.get_subcommands().filter(|c| c.get_name() != "help") {
+                let p = format!("{path} {}", sub.get_name());
+                out.push((p.clone(), sub.get_about().map(ToString::to_string)));
+                walk(sub, p, out);
+            }
+        }
+        let (mut listed, mut shown) = (Vec::new(), Vec::new());
+        walk(&command(), "cairn".into(), &mut listed);
+        walk(&built(), "cairn".into(), &mut shown);
+        assert_eq!(listed.len(), shown.len());
+        for ((path, listed), (_, shown)) in listed.iter().zip(&shown) {
+            assert!(listed.is_some(), "`{path}` has no description");
+            assert_eq!(listed, shown, "`{path} --help` opens with another text");
+        }
     }
 
     #[test]

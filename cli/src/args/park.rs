@@ -4,8 +4,8 @@ use clap::{Subcommand, ValueEnum};
 
 use super::Key;
 
-/// Journal identity for a recorded park transition: all three, or none (then the
-/// verb only evaluates and writes nothing).
+// Journal identity for a recorded park transition: all three, or none (then the
+// verb only evaluates and writes nothing).
 #[derive(Debug, Clone, clap::Args)]
 pub struct ParkIdentity {
     /// The episode (`ep-<uuid>`), as prepare-attempt handed it out

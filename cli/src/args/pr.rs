@@ -4,7 +4,7 @@ use clap::{Subcommand, ValueEnum};
 
 use super::Key;
 
-/// The PR a recorded pr-loop verb acts on.
+// The PR a recorded pr-loop verb acts on.
 #[derive(Debug, Clone, clap::Args)]
 pub struct PrRef {
     /// The PR's URL (its stream is `pr-loop/<url without scheme>`)

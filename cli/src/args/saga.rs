@@ -106,7 +106,7 @@ pub enum SagaCommand {
     },
     /// Record code review's typed outcome for the full reviewed SHA
     #[command(
-        after_help = "Example:\n  cairn saga review --saga-id issue-42 --outcome accepted --reviewed-sha \\\n    <40 hex>"
+        after_help = "Example:\n  cairn saga review --saga-id issue-42 --outcome accepted --reviewed-sha \\\n    \"$(git rev-parse HEAD)\""
     )]
     Review {
         /// The saga thread: `issue-<N>` or `task-<slug>`
@@ -194,7 +194,7 @@ pub enum SagaCommand {
     MergeTurn(MergeTurnCommand),
     /// Record the release: reviewed head and landed commit apart; destination `none` with its reason
     #[command(
-        after_help = "Example:\n  cairn saga release --saga-id issue-42 --destination merge --reviewed-head \\\n    <40 hex> --landed-commit <40 hex>\n  cairn saga release --saga-id issue-42 --destination none \\\n    --absence-reason 'plan-only run'"
+        after_help = "Example:\n  cairn saga release --saga-id issue-42 --destination merge --reviewed-head \\\n    \"$(git rev-parse HEAD)\" --landed-commit \"$(git rev-parse HEAD)\"\n  cairn saga release --saga-id issue-42 --destination none \\\n    --absence-reason 'plan-only run'"
     )]
     Release {
         /// The saga thread: `issue-<N>` or `task-<slug>`
@@ -314,7 +314,7 @@ pub enum MergeTurnCommand {
     },
     /// The holder records its merge, as git shows it
     #[command(
-        after_help = "cairn runs `git -C REPO merge-base --is-ancestor --end-of-options BRANCH TIP` (the unit's work is in\nthe merged tip) and `… --end-of-options TIP TARGET` (the merge landed on the target): only then is the\nunit `merged`. A tip git does not show there is refused (exit 2, merged-observed).\n\nExample:\n  cairn saga merge-turn merged --saga-id issue-42 --unit U1 --holder turn-7 \\\n    --merged-tip <40 hex> --repo /abs/repo --target main"
+        after_help = "cairn runs `git -C REPO merge-base --is-ancestor --end-of-options BRANCH TIP` (the unit's work is in\nthe merged tip) and `… --end-of-options TIP TARGET` (the merge landed on the target): only then is the\nunit `merged`. A tip git does not show there is refused (exit 2, merged-observed).\n\nExample:\n  cairn saga merge-turn merged --saga-id issue-42 --unit U1 --holder turn-7 \\\n    --merged-tip \"$(git rev-parse HEAD)\" --repo /abs/repo --target main"
     )]
     Merged {
         /// The saga thread: `issue-<N>` or `task-<slug>`
@@ -346,7 +346,7 @@ pub struct SagaSave {
     /// task text (`--kind task` slugifies it); `--id`, saga.py's spelling, is accepted
     #[arg(long = "saga-id", alias = "id", value_name = "ID")]
     pub id: String,
-    /// `issue` or `task`: how --id names the thread
+    /// `issue` or `task`: how --saga-id names the thread
     #[arg(long, value_parser = ["issue", "task"])]
     pub kind: Option<String>,
     /// The lifecycle phase (never past `work` here)

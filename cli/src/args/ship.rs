@@ -16,16 +16,16 @@ pub enum ShipCommand {
         /// `--repo-root` before)
         #[arg(long = "repo", alias = "repo-root", value_name = "DIR")]
         repo_root: String,
-        /// EXPECTED_REPO_BASENAME
+        /// EXPECTED_REPO_BASENAME: the repo this consumer ships; REPO_ROOT must end in it
         #[arg(long, value_name = "NAME")]
         expected_basename: String,
-        /// BRANCH
+        /// BRANCH: the branch the run's worktree is created on
         #[arg(long)]
         branch: String,
         /// WORKTREE_PATH (absolute)
         #[arg(long, value_name = "DIR")]
         worktree_path: String,
-        /// TARGET_BRANCH
+        /// TARGET_BRANCH: the primary checkout's branch, the rebase and merge target
         #[arg(long)]
         target_branch: String,
     },
@@ -152,7 +152,7 @@ pub enum ShipCommand {
     Status(ShipId),
 }
 
-/// The ship run a verb acts on.
+// The ship run a verb acts on.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ShipId {
     /// SHORT_ID (the stream is `ship/<SHORT_ID>`)
@@ -160,7 +160,7 @@ pub struct ShipId {
     pub short_id: String,
 }
 
-/// A ship step cairn runs git for, by SHORT_ID.
+// A ship step cairn runs git for, by SHORT_ID.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ShipStep {
     #[command(flatten)]
@@ -169,7 +169,7 @@ pub struct ShipStep {
     pub key: Key,
 }
 
-/// A phase report: stdin, or the leaf's packet file.
+// A phase report: stdin, or the leaf's packet file.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ShipReport {
     #[command(flatten)]
@@ -181,7 +181,7 @@ pub struct ShipReport {
     pub key: Key,
 }
 
-/// §preflight-shared gate 3, observed by the caller.
+// §preflight-shared gate 3, observed by the caller.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ShipReview {
     /// The review tool's status (`roborev status` exit 0 = pass)
@@ -199,25 +199,25 @@ pub struct ShipOpen {
     pub repo: String,
     #[command(flatten)]
     pub id: ShipId,
-    /// EXPECTED_REPO_BASENAME
+    /// EXPECTED_REPO_BASENAME: the repo this consumer ships; REPO_ROOT must end in it
     #[arg(long, value_name = "NAME")]
     pub expected_basename: String,
-    /// BRANCH
+    /// BRANCH: the branch the run's worktree is created on
     #[arg(long)]
     pub branch: String,
     /// WORKTREE_PATH (absolute, under REPO_ROOT)
     #[arg(long, value_name = "DIR")]
     pub worktree_path: String,
-    /// TARGET_BRANCH
+    /// TARGET_BRANCH: the primary checkout's branch, the rebase and merge target
     #[arg(long)]
     pub target_branch: String,
-    /// INTENT_FIELD
+    /// INTENT_FIELD: the name of the 1–3 sentence intent field in phase-1 reports
     #[arg(long, default_value = "intent_excerpt")]
     pub intent_field: String,
-    /// FILES_MAX
+    /// FILES_MAX: the phase-1d scope gate's floor on changed files
     #[arg(long, default_value_t = 10)]
     pub files_max: u64,
-    /// DELETIONS_MAX
+    /// DELETIONS_MAX: the phase-1d scope gate's floor on deleted lines
     #[arg(long, default_value_t = 300)]
     pub deletions_max: u64,
     /// TIEBREAKER_4: the out-of-scope-finding protocol
@@ -226,7 +226,7 @@ pub struct ShipOpen {
     /// TIEBREAKER_5: multi-target auto-mode applies
     #[arg(long = "tiebreaker-5")]
     pub tiebreaker_5: bool,
-    /// CLOSE_STEP
+    /// CLOSE_STEP: the consumer's post-merge work (phase 3b), recorded, not run
     #[arg(long)]
     pub close_step: String,
     #[command(flatten)]

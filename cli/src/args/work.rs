@@ -4,7 +4,7 @@ use clap::Subcommand;
 
 use super::Key;
 
-/// A workspec and one of its nodes.
+// A workspec and one of its nodes.
 #[derive(Debug, Clone, clap::Args)]
 pub struct WorkNodeRef {
     /// The workspec (YAML or JSON)
@@ -15,8 +15,8 @@ pub struct WorkNodeRef {
     pub node: String,
 }
 
-/// The workspec a read verb reads: `--spec FILE`, as every work verb names it
-/// (a bare `SPEC`, the older spelling, is accepted).
+// The workspec a read verb reads: `--spec FILE`, as every work verb names it
+// (a bare `SPEC`, the older spelling, is accepted).
 #[derive(Debug, Clone, clap::Args)]
 #[group(required = true, multiple = false)]
 pub struct SpecFile {
@@ -39,7 +39,7 @@ impl SpecFile {
     }
 }
 
-/// The session that evidence is bound to.
+// The session that evidence is bound to.
 #[derive(Debug, Clone, clap::Args)]
 pub struct WorkSession {
     /// The current session (only this session's evidence opens a gate)
@@ -93,7 +93,7 @@ pub enum WorkCommand {
     },
     /// Record work_dispatch's outcome: a receipt, or a degraded not-dispatched result
     #[command(
-        after_help = "Example:\n  cairn work dispatch --spec s.yaml --node core --run-id r-1 \\\n    --worktree /abs/lane --expected-commit <40 hex>\n  cairn work dispatch --spec s.yaml --node core \\\n    --not-dispatched delegate-client-unavailable"
+        after_help = "Example:\n  cairn work dispatch --spec s.yaml --node core --run-id r-1 \\\n    --worktree /abs/lane --expected-commit \"$(git rev-parse HEAD)\"\n  cairn work dispatch --spec s.yaml --node core \\\n    --not-dispatched delegate-client-unavailable"
     )]
     Dispatch {
         #[command(flatten)]
@@ -118,7 +118,7 @@ pub enum WorkCommand {
     },
     /// cairn runs every criterion in the tree (after checking its HEAD) and records the evidence
     #[command(
-        after_help = "Command criteria run as `sh -c` in the tree, in their own process group, killed as a group\nat their timeout, with the tree watched: a criterion that changes the tree (even if it restores it)\nfails. A user criterion is confirmed on the controlling terminal only: cairn prints a one-time\nchallenge there and reads `I confirm <challenge>`; without a terminal it fails\n(user-confirmation-unavailable). An agent criterion is agent-unavailable.\nA done node is re-verified in a later session in a tree that contains its merged commit.\nExit 0 when every criterion and the checklist passed, 4 when not (recorded).\n\nExample:\n  cairn work verify --spec s.yaml --node core --worktree /abs/lane \\\n    --expected-commit <40 hex> --checklist '[{\"index\":0,\"done\":true}]' \\\n    --session s-42"
+        after_help = "Command criteria run as `sh -c` in the tree, in their own process group, killed as a group\nat their timeout, with the tree watched: a criterion that changes the tree (even if it restores it)\nfails. A user criterion is confirmed on the controlling terminal only: cairn prints a one-time\nchallenge there and reads `I confirm <challenge>`; without a terminal it fails\n(user-confirmation-unavailable). An agent criterion is agent-unavailable.\nA done node is re-verified in a later session in a tree that contains its merged commit.\nExit 0 when every criterion and the checklist passed, 4 when not (recorded).\n\nExample:\n  cairn work verify --spec s.yaml --node core --worktree /abs/lane \\\n    --expected-commit \"$(git rev-parse HEAD)\" \\\n    --checklist '[{\"index\":0,\"done\":true}]' --session s-42"
     )]
     Verify {
         #[command(flatten)]
@@ -187,7 +187,7 @@ pub enum WorkCommand {
     },
     /// Record the merge: cairn checks the merged commit contains the verified worker commit; every pre-merge green stops counting
     #[command(
-        after_help = "cairn reads the merged tree: its top level, its HEAD (= --commit) and whether --commit contains\nthe worker commit the last passing worker-tree verification proved; else refused, nothing written.\n\nExample:\n  cairn work merge --spec s.yaml --node core --merged-tree /abs/integration \\\n    --commit <40 hex>"
+        after_help = "cairn reads the merged tree: its top level, its HEAD (= --commit) and whether --commit contains\nthe worker commit the last passing worker-tree verification proved; else refused, nothing written.\n\nExample:\n  cairn work merge --spec s.yaml --node core --merged-tree /abs/integration \\\n    --commit \"$(git rev-parse HEAD)\""
     )]
     Merge {
         #[command(flatten)]
