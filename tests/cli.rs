@@ -308,3 +308,47 @@ fn a_malformed_expected_head_is_refused() {
     assert_eq!(code, 0, "{stdout}");
     assert!(stdout.contains("\"tail\":\"anchored\""), "{stdout}");
 }
+
+/// A verb that records nothing never reads or creates the signing key — not on
+/// refused input, not on a verdict it only prints; the first append creates it.
+#[test]
+fn only_an_append_touches_the_signing_key() {
+    let t = TempJournal::new();
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("keys/signing.key");
+    let run = |args: &[&str], stdin: &str| {
+        use std::io::Write;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .args(args)
+            .arg("--db")
+            .arg(t.path())
+            .arg("--signing-key")
+            .arg(&key)
+            .env_remove("CAIRN_DB")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("cairn runs");
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap().status.code()
+    };
+    // Refused input, and read-only verdicts.
+    assert_eq!(run(&["park", "check"], "{}"), Some(2));
+    assert_eq!(run(&["park", "prepare-attempt"], ""), Some(2));
+    assert_eq!(run(&["saga", "scan"], ""), Some(0));
+    assert!(
+        !key.parent().unwrap().exists(),
+        "a verb that recorded nothing made {}",
+        key.display()
+    );
+    // The first append creates it.
+    let attempt = r#"{"mode":"park","anchor_bead":"rsry-42","episode_id":"ep-00000000-0000-4000-8000-000000000001","intent_id":"park-1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f","prior_receipts":[]}"#;
+    assert_eq!(run(&["park", "prepare-attempt"], attempt), Some(0));
+    assert!(key.exists(), "the first append creates the key");
+}

@@ -17,6 +17,13 @@ use crate::output;
 /// This user's signing key: `--signing-key`, else `CAIRN_SIGNING_KEY`, else the
 /// default file under the config directory, created (0600) on first use.
 pub fn signing_key(cli: &Cli) -> Result<SigningKey, Failure> {
+    Ok(SigningKey::load_or_create(&signing_key_path(cli)?)?)
+}
+
+/// Where this user's signing key is (checked, not read or created): verbs that
+/// may record pass it to the journal, which loads or creates the key at its
+/// first append — a verb that ends up recording nothing never touches it.
+pub fn signing_key_path(cli: &Cli) -> Result<std::path::PathBuf, Failure> {
     let path = match &cli.signing_key {
         Some(p) => p.clone(),
         None => cairn::journal::default_key_path().ok_or_else(|| {
@@ -48,7 +55,7 @@ pub fn signing_key(cli: &Cli) -> Result<SigningKey, Failure> {
             ));
         }
     }
-    Ok(SigningKey::load_or_create(&path)?)
+    Ok(path)
 }
 
 /// `SEQ:HASH` as printed in a verify report's `head`, or a signed anchor.
@@ -266,6 +273,7 @@ pub fn copy(from: &Location, to: &Location, options: &Options) -> Result<Done, F
     let source = Journal::open_read_only(from, options)?;
     let target_options = Options {
         signing_key: None,
+        signing_key_at: None,
         ..options.clone()
     };
     let mut target = Journal::open(to, &target_options)?;

@@ -25,10 +25,11 @@ fn run_verb(cli: Cli, registry: Registry) -> Result<Done, Failure> {
         create,
         ..Options::default()
     };
-    // Verbs that may record sign with this user's key (created on first use).
+    // Verbs that may record sign with this user's key, which the journal loads (or
+    // creates) at their first append: one that records nothing never touches it.
     let writing = || -> Result<Options, Failure> {
         Ok(Options {
-            signing_key: Some(crate::trust::signing_key(&cli)?),
+            signing_key_at: Some(crate::trust::signing_key_path(&cli)?),
             ..options(true)
         })
     };

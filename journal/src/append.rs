@@ -104,6 +104,11 @@ impl Journal {
         for a in appends {
             validate(a)?;
         }
+        // A key named by path is loaded now, at the first append (a failure
+        // appends nothing, unsigned or not).
+        if let (None, Some(path)) = (&self.signing_key, &self.signing_key_at) {
+            self.signing_key = Some(crate::SigningKey::load_or_create(path)?);
+        }
         self.store.append_batch(appends, self.signing_key.as_ref())
     }
 }

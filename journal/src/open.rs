@@ -36,6 +36,11 @@ pub struct Options {
     /// Sign each appended transition's chain head with this key (its public half
     /// is recorded in the journal). `None` appends unsigned transitions.
     pub signing_key: Option<crate::SigningKey>,
+    /// Sign with the key at this path, loaded (or created, as
+    /// [`crate::SigningKey::load_or_create`]) at the first append and not before:
+    /// a writer that ends up appending nothing never touches the key. Ignored when
+    /// `signing_key` is given.
+    pub signing_key_at: Option<std::path::PathBuf>,
 }
 
 impl Default for Options {
@@ -45,6 +50,7 @@ impl Default for Options {
             busy_timeout: Duration::from_millis(5_000),
             create: true,
             signing_key: None,
+            signing_key_at: None,
         }
     }
 }
@@ -73,6 +79,8 @@ pub struct Journal {
     location: Location,
     shown: PathBuf,
     pub(crate) signing_key: Option<crate::SigningKey>,
+    /// Where to load the key from at the first append (see `Options::signing_key_at`).
+    pub(crate) signing_key_at: Option<std::path::PathBuf>,
 }
 
 impl Journal {
@@ -93,7 +101,11 @@ impl Journal {
                 Box::new(crate::postgres::PgStore::open(url, options, false)?)
             }
         };
-        Ok(Self::new(location, store, options.signing_key.clone()))
+        let mut journal = Self::new(location, store, options.signing_key.clone());
+        if journal.signing_key.is_none() {
+            journal.signing_key_at = options.signing_key_at.clone();
+        }
+        Ok(journal)
     }
 
     /// Opens an existing journal for reading only: never creates or migrates.
@@ -122,6 +134,7 @@ impl Journal {
             location,
             store,
             signing_key: key,
+            signing_key_at: None,
         }
     }
 
