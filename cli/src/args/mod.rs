@@ -28,7 +28,9 @@ use clap::{Parser, Subcommand, ValueEnum};
 /// concurrency conflict or busy journal (nothing written); 4 not green yet;
 /// 5 the journal failed verify or audit.
 #[derive(Debug, Parser)]
-#[command(name = "cairn", version, propagate_version = true)]
+// Help wraps at 80 columns at most (clap's default off a terminal is 100): pages
+// read and paste the same in a terminal, a pipe and a man page.
+#[command(name = "cairn", version, propagate_version = true, max_term_width = 80)]
 #[command(
     after_help = "Example:\n  cairn --db ./journal.db journal verify\n  cairn schema park check\n  cairn completions bash > ~/.local/share/bash-completion/completions/cairn"
 )]
@@ -58,7 +60,7 @@ pub struct Cli {
 
     /// The Ed25519 key that signs every transition this process records [default:
     /// $XDG_CONFIG_HOME/cairn/signing.key, else ~/.config/cairn/signing.key; created
-    /// mode 0600 on first use]
+    /// mode 0600 at the first append]
     #[arg(
         long,
         global = true,
@@ -420,6 +422,32 @@ mod tests {
             assert!(listed.is_some(), "`{path}` has no description");
             assert_eq!(listed, shown, "`{path} --help` opens with another text");
         }
+    }
+
+    /// Help reads within 80 columns, on a terminal or not (the usage line, which
+    /// clap does not wrap, aside).
+    #[test]
+    fn every_page_fits_80_columns() {
+        let mut cmd = built();
+        let mut wide = Vec::new();
+        let mut pages = vec![("cairn".to_owned(), cmd.render_help().to_string())];
+        fn walk(cmd: &mut clap::Command, path: &str, out: &mut Vec<(String, String)>) {
+            for sub in cmd.get_subcommands_mut().filter(|c| c.get_name() != "help") {
+                let p = format!("{path} {}", sub.get_name());
+                out.push((p.clone(), sub.render_help().to_string()));
+                walk(sub, &p, out);
+            }
+        }
+        walk(&mut cmd, "cairn", &mut pages);
+        for (path, page) in &pages {
+            for line in page.lines().filter(|l| !l.starts_with("Usage:")) {
+                if line.chars().count() > 80 {
+                    wide.push(format!("{path}: {line}"));
+                }
+            }
+        }
+        assert!(pages.len() > 80, "{} pages", pages.len());
+        assert!(wide.is_empty(), "{}", wide.join("\n"));
     }
 
     #[test]

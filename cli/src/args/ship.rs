@@ -174,7 +174,8 @@ pub struct ShipStep {
 pub struct ShipReport {
     #[command(flatten)]
     pub id: ShipId,
-    /// Read the leaf's packet `<WORKTREE_PATH>/.run-ship/<phase>-<SHORT_ID>.json` instead of stdin
+    /// Read the leaf's packet instead of stdin: `.run-ship/<phase>-<SHORT_ID>.json` in
+    /// the worktree
     #[arg(long)]
     pub packet: bool,
     #[command(flatten)]
