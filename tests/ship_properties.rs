@@ -95,6 +95,11 @@ proptest! {
                         prop_assert!(attempts_this_session <= 2, "a second ff-merge retry");
                         merged |= matches!(e, Event::MergeAccepted { .. });
                     }
+                    // Teardown found the merge gone from TARGET_BRANCH: nothing was
+                    // removed, and the run is no longer merged (a resume redoes phase 3).
+                    Event::MergeLost { .. } => {
+                        merged = false;
+                    }
                     Event::ResumedPhase1(r) | Event::ResumedPhase2(r) | Event::ResumedPhase3(r) | Event::ResumedTeardown(r) => {
                         let phase = e.resumption().map(|(_, p)| p);
                         let want = if merged || refined { 3 } else if r.commits_ahead == 0 { 1 } else { 2 };
