@@ -169,6 +169,24 @@ fn a_green_iteration_hands_the_full_revision_to_code_review() {
         rec["units"][0]["build_loop"]["iterations"][0]["preview"]["status"],
         "no-preview-declared"
     );
+    // The contract sheet's spellings: whole seconds, `…Z` for the iteration and
+    // the hand-off, `…+00:00` for updated_at.
+    let shaped = |v: &Value, tail: &str| {
+        let t = v.as_str().unwrap_or_default();
+        t.len() == 19 + tail.len()
+            && t.ends_with(tail)
+            && chrono::DateTime::parse_from_rfc3339(t).is_ok()
+    };
+    let it = &rec["units"][0]["build_loop"]["iterations"][0];
+    assert!(shaped(&it["started_at"], "Z"), "{it}");
+    assert!(shaped(&it["finished_at"], "Z"), "{it}");
+    let handed = &rec["units"][0]["build_loop"]["handed_to_code_review"];
+    assert!(shaped(&handed["at"], "Z"), "{handed}");
+    assert!(
+        shaped(&rec["updated_at"], "+00:00"),
+        "{}",
+        rec["updated_at"]
+    );
     // A second iteration is appended, never replaces the first.
     assert_eq!(l.run(&[]).0, 0);
     assert_eq!(

@@ -259,3 +259,45 @@ fn the_key_cannot_be_the_journal_or_its_sidecars_and_anchors_need_a_sound_journa
     let (code, r, _) = cairn(&["journal", "anchor"], &db, &key, "");
     assert_eq!(code, 5, "{r}");
 }
+
+/// A verb that records nothing never reads or creates the signing key — not on
+/// refused input, not on a verdict it only prints; the first append creates it.
+#[test]
+fn only_an_append_touches_the_signing_key() {
+    let t = crate::support::TempJournal::new();
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("keys/signing.key");
+    let (code, out, _) = cairn(&["park", "check"], &t.path(), &key, "{}");
+    assert_eq!(
+        (code, out["error"]["field"].as_str()),
+        (2, Some("schema_version")),
+        "{out}"
+    );
+    let (code, out, _) = cairn(&["park", "prepare-attempt"], &t.path(), &key, "");
+    assert_eq!(code, 2, "{out}");
+    let (code, out, _) = cairn(&["saga", "scan"], &t.path(), &key, "");
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        !key.parent().unwrap().exists(),
+        "a verb that recorded nothing made {}",
+        key.display()
+    );
+    assert!(
+        !t.path().exists(),
+        "nothing was recorded, so no journal either"
+    );
+    // The first append creates it, and signs with it.
+    prepare(&t.path(), &key, 1);
+    assert!(key.exists(), "the first append creates the key");
+    let (_, k, _) = cairn(&["journal", "key"], &t.path(), &key, "");
+    let public = k["public_key"].as_str().unwrap_or_default().to_owned();
+    let (code, r, _) = cairn(
+        &["journal", "verify", "--trusted-key", &public],
+        &t.path(),
+        &key,
+        "",
+    );
+    assert_eq!(code, 0, "{r}");
+    assert_eq!(r["signing"]["status"], "signed");
+    assert_eq!(r["signing"]["signed"], 1);
+}

@@ -9,7 +9,9 @@
 //! helpers already write and read, and its sheet fixes two more spellings, at
 //! whole seconds: `…Z` for an iteration's times and a hand-off
 //! ([`Spelling::RecordZ`]), `…+00:00` for `created_at`/`updated_at`
-//! ([`Spelling::RecordOffset`]). Nothing else writes a timestamp.
+//! ([`Spelling::RecordOffset`]). Nothing else writes a timestamp (a ship step's
+//! owner keeps `ps -o lstart` bytes verbatim: a process identity compared as text,
+//! not a time cairn reads or writes).
 
 use std::fmt;
 

@@ -15,7 +15,9 @@ use crate::evidence::CommandRun;
 pub struct Owner {
     /// Its process id.
     pub pid: u32,
-    /// Its start time, as `ps -o lstart=` printed it.
+    /// Its start time, as `ps -o lstart=` printed it: with the pid, the process's
+    /// identity (a reused pid starts at another time). Compared as text with a later
+    /// reading, never read as a time, so kept as `ps` printed it.
     pub started: String,
 }
 
