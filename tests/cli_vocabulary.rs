@@ -52,11 +52,72 @@ fn nothing_recorded_under_an_id_is_one_error_everywhere() {
     );
     // Without any journal, ship status names the run it does not know either.
     let none = tempfile::tempdir().unwrap();
+    let absent = none.path().join("absent.db");
     not_found(
         &["ship", "status", "--short-id", "nope"],
-        &none.path().join("absent.db"),
+        &absent,
         "short_id",
     );
+    // Every other read that names what it reads is `no-journal` on a journal that
+    // is not there (a mistyped --db), naming the flag; restore and scan answer
+    // a first run's empty answers, as saga.py does.
+    for args in [
+        &["saga", "show", "--saga-id", "issue-404"][..],
+        &["state", "park/ep-nope"],
+        &["journal", "log", "--stream", "park/ep-nope"],
+    ] {
+        let (code, v) = answer(args, Some(&absent));
+        assert_eq!(
+            (
+                code,
+                &v["error"]["kind"],
+                &v["error"]["field"],
+                &v["error"]["rule"]
+            ),
+            (
+                2,
+                &json!("no-journal"),
+                &json!("db"),
+                &json!("journal-exists")
+            ),
+            "{args:?}: {v}"
+        );
+    }
+    let (code, v) = answer(
+        &["saga", "restore", "--saga-id", "issue-404"],
+        Some(&absent),
+    );
+    assert_eq!((code, &v["found"]), (0, &json!(false)), "{v}");
+    let (code, v) = answer(&["saga", "scan"], Some(&absent));
+    assert_eq!((code, &v["count"]), (0, &json!(0)), "{v}");
+    // journal copy names its own flags: --from that is not there, --to that holds rows.
+    let (code, v) = answer(
+        &[
+            "journal",
+            "copy",
+            "--from",
+            &absent.to_string_lossy(),
+            "--to",
+            &db.to_string_lossy(),
+        ],
+        None,
+    );
+    assert_eq!(
+        (
+            code,
+            &v["error"]["kind"],
+            &v["error"]["field"],
+            &v["error"]["rule"]
+        ),
+        (
+            2,
+            &json!("no-journal"),
+            &json!("from"),
+            &json!("journal-exists")
+        ),
+        "{v}"
+    );
+    assert!(!absent.exists(), "a read created the journal");
 }
 
 #[test]
@@ -125,6 +186,34 @@ fn completions_and_man_pages_come_from_the_command_line() {
     assert!(
         bash.contains("cairn") && bash.contains("observe-vcs"),
         "{bash}"
+    );
+    // Completion offers what a verb takes: not the hidden copy of a global it
+    // ignores, nor a hidden older spelling (clap_complete lists hidden
+    // arguments unless they are left out of the tree it is given).
+    let opts = |verb: &str| {
+        let case = format!("        {verb})\n            opts=\"");
+        let at = bash.find(&case).unwrap_or_else(|| panic!("{verb}: {bash}"));
+        let rest = &bash[at + case.len()..];
+        rest[..rest.find('"').unwrap_or_default()]
+            .split(' ')
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    let graph = opts("cairn__subcmd__graph");
+    assert!(graph.contains(&"--format".to_owned()), "{graph:?}");
+    assert!(
+        !graph.iter().any(|o| o == "--db" || o == "--signing-key"),
+        "{graph:?}"
+    );
+    let check = opts("cairn__subcmd__park__subcmd__check");
+    assert!(check.contains(&"--db".to_owned()), "{check:?}");
+    let copy = opts("cairn__subcmd__journal__subcmd__copy");
+    assert!(!copy.contains(&"--db".to_owned()), "{copy:?}");
+    let validate = opts("cairn__subcmd__work__subcmd__validate");
+    assert!(validate.contains(&"--spec".to_owned()), "{validate:?}");
+    assert!(
+        !bash.contains("--timeout "),
+        "the hidden --timeout is offered"
     );
     let (code, zsh, _) = run(&["completions", "zsh"], None);
     assert_eq!(code, 0);

@@ -467,8 +467,13 @@ fn copy_moves_a_journal_both_ways_verbatim() {
         None,
     );
     assert_eq!(
-        (code, out["error"]["kind"].clone()),
-        (2, json!("not-empty")),
+        (
+            code,
+            &out["error"]["kind"],
+            &out["error"]["field"],
+            &out["error"]["rule"]
+        ),
+        (2, &json!("not-empty"), &json!("to"), &json!("empty-target")),
         "{out}"
     );
     // The copy goes on as a journal: the next write chains onto the copied head.

@@ -6,6 +6,8 @@
 
 use cairn::{AuditReport, Finding};
 
+use crate::output::count;
+
 /// The report as Markdown (GitHub's dialect: tables).
 pub fn markdown(report: &AuditReport) -> String {
     let failing = report
@@ -18,10 +20,10 @@ pub fn markdown(report: &AuditReport) -> String {
     out.push_str(&if failing == 0 {
         "**Passed**: every transition checked re-decided to exactly its recorded events, and every event is an edge of its machine's graph".to_owned()
     } else {
-        format!("**Failed**: {failing} failing finding{}", plural(failing))
+        format!("**Failed**: {}", count(failing, "failing finding"))
     });
     if notices > 0 {
-        out.push_str(&format!(" ({notices} notice{})", plural(notices)));
+        out.push_str(&format!(" ({})", count(notices, "notice")));
     }
     out.push_str(".\n\n");
     out.push_str("| streams | transitions | events | re-decided |\n|---:|---:|---:|---:|\n");
@@ -132,14 +134,6 @@ fn finding(f: &Finding, out: &mut String) {
             ));
         }
         out.push('\n');
-    }
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 {
-        ""
-    } else {
-        "s"
     }
 }
 

@@ -66,6 +66,13 @@ pub enum Failure {
     /// An unknown name (a machine, a stream, a verb), with the known names nearest
     /// it (`suggest`): the inner failure's code and body, plus `suggestions`.
     Suggested(Box<Failure>, Vec<String>),
+    /// The inner failure, about the value of the flag `field` rather than the one
+    /// its kind names by default (`journal copy --from` for a missing journal,
+    /// which is otherwise `db`).
+    Flag {
+        field: &'static str,
+        inner: Box<Failure>,
+    },
 }
 
 /// One input or usage violation: the field (a JSON path into the document, or a
@@ -311,6 +318,11 @@ impl Failure {
                 b.suggestions = Some(suggestions.clone());
                 return (code, b);
             }
+            Failure::Flag { field, inner } => {
+                let (code, mut b) = inner.classify();
+                b.field = Some((*field).into());
+                return (code, b);
+            }
             Failure::Usage(u) => {
                 first_violation(&mut b, &u.violations);
                 if !u.suggestions.is_empty() {
@@ -391,7 +403,11 @@ impl Failure {
                     J::InvalidAppend(_) => (code::BAD_INPUT, Kind::InvalidAppend),
                     J::NewerSchema { .. } => (code::BAD_INPUT, Kind::NewerSchema),
                     J::NotAJournal { .. } => (code::BAD_INPUT, Kind::NotAJournal),
-                    J::Missing { .. } => (code::BAD_INPUT, Kind::NoJournal),
+                    J::Missing { path } => {
+                        let at = path.display().to_string();
+                        named(&mut b, "db", "journal-exists", Some(at));
+                        (code::BAD_INPUT, Kind::NoJournal)
+                    }
                     J::Corrupt { .. } => (code::INTEGRITY, Kind::Corrupt),
                     J::Damaged { .. } => (code::INTEGRITY, Kind::Damaged),
                     J::LoosePermissions { mode, .. } => {
@@ -406,7 +422,11 @@ impl Failure {
                     J::Sqlite(_) => (code::INTERNAL, Kind::Sqlite),
                     J::Connect { .. } => (code::INTERNAL, Kind::Connect),
                     J::Postgres(_) => (code::INTERNAL, Kind::Postgres),
-                    J::NotEmpty { .. } => (code::BAD_INPUT, Kind::NotEmpty),
+                    J::NotEmpty { path } => {
+                        let at = path.display().to_string();
+                        named(&mut b, "to", "empty-target", Some(at));
+                        (code::BAD_INPUT, Kind::NotEmpty)
+                    }
                 },
             },
         };
@@ -444,6 +464,7 @@ impl Failure {
                     .join(" or ")
             ),
             Failure::Cairn(e) => e.to_string(),
+            Failure::Flag { inner, .. } => inner.message(),
         }
     }
 

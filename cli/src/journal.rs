@@ -308,13 +308,15 @@ pub fn audit(
         .count();
     if failures == 0 {
         crate::output::stderr_line(format_args!(
-            "cairn: audit passed: {} transitions re-decided in {} streams",
-            report.redecided, report.streams
+            "cairn: audit passed: {} re-decided in {}",
+            output::count(report.redecided, "transition"),
+            output::count(report.streams, "stream")
         ));
         Ok(Done::Ok)
     } else {
         Err(Failure::Integrity(format!(
-            "journal audit found {failures} failing finding(s)"
+            "journal audit found {}",
+            output::count(failures, "failing finding")
         )))
     }
 }

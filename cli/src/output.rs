@@ -51,6 +51,13 @@ pub fn stderr_line(line: std::fmt::Arguments<'_>) {
     stderr_text(&text);
 }
 
+/// `n` and `noun`, the noun plural unless `n` is 1: "1 stream", "5 events".
+pub fn count(n: impl std::fmt::Display, noun: &str) -> String {
+    let n = n.to_string();
+    let s = if n == "1" { "" } else { "s" };
+    format!("{n} {noun}{s}")
+}
+
 /// Prints text on stderr as is, ignoring a stderr that cannot be written.
 pub fn stderr_text(text: &str) {
     let mut err = std::io::stderr().lock();

@@ -369,6 +369,15 @@ impl<'a> Recorder<'a> {
         }
     }
 
+    /// The engine over the journal, refused (`no-journal`, exit 2) when there is
+    /// none: for a read that names what it reads, where no journal at all is
+    /// more likely a mistyped `--db` than an empty one.
+    pub fn engine(&self) -> Result<Engine, Failure> {
+        let db = self.db.clone()?;
+        let journal = Journal::open_read_only(&db, self.options)?;
+        Ok(Engine::new(journal, self.registry.clone()))
+    }
+
     /// The engine for writing if the journal exists, without creating it.
     fn existing_writer(&self, db: &Location) -> Result<Option<Engine>, Failure> {
         let options = Options {

@@ -134,10 +134,10 @@ pub fn verify(
     match report.problems.first() {
         None => {
             crate::output::stderr_line(format_args!(
-                "cairn: journal intact: {} events in {} streams, {} transitions; {} ({} signed, {} unsigned){}{}",
-                report.events,
-                report.streams,
-                report.transitions,
+                "cairn: journal intact: {} in {}, {}; {} ({} signed, {} unsigned){}{}",
+                output::count(report.events, "event"),
+                output::count(report.streams, "stream"),
+                output::count(report.transitions, "transition"),
                 report.signing.status,
                 report.signing.signed,
                 report.signing.unsigned,
@@ -270,7 +270,10 @@ pub fn key(cli: &Cli) -> Result<Done, Failure> {
 /// `cairn journal copy --from A --to B`: every row verbatim into an empty journal,
 /// the chain verified on both sides.
 pub fn copy(from: &Location, to: &Location, options: &Options) -> Result<Done, Failure> {
-    let source = Journal::open_read_only(from, options)?;
+    let source = Journal::open_read_only(from, options).map_err(|e| Failure::Flag {
+        field: "from",
+        inner: Box::new(Failure::from(e)),
+    })?;
     let target_options = Options {
         signing_key: None,
         signing_key_at: None,
@@ -295,11 +298,11 @@ pub fn copy(from: &Location, to: &Location, options: &Options) -> Result<Done, F
         ));
     }
     crate::output::stderr_line(format_args!(
-        "cairn: copied {} events, {} transitions, {} signing keys and {} signatures from {from} to {to}; both verify{}",
-        report.events,
-        report.transitions,
-        report.keys,
-        report.signatures,
+        "cairn: copied {}, {}, {} and {} from {from} to {to}; both verify{}",
+        output::count(report.events, "event"),
+        output::count(report.transitions, "transition"),
+        output::count(report.keys, "signing key"),
+        output::count(report.signatures, "signature"),
         report
             .head
             .as_ref()

@@ -96,7 +96,12 @@ fn run_verb(cli: Cli, registry: Registry) -> Result<Done, Failure> {
         Command::Schema { verb } => crate::schema::run(verb),
         Command::Completions { shell } => {
             let mut out = Vec::new();
-            clap_complete::generate(*shell, &mut crate::args::built(), "cairn", &mut out);
+            clap_complete::generate(
+                *shell,
+                &mut crate::args::for_completion(),
+                "cairn",
+                &mut out,
+            );
             output::text(&String::from_utf8_lossy(&out));
             Ok(Done::Ok)
         }

@@ -11,7 +11,7 @@ use super::ClaimKey;
 pub enum ClaimCommand {
     /// Take the lease on a resource if it is free, released or expired: a new fencing token
     #[command(
-        after_help = "Exit 0 granted (or already held by this owner under this claim id: the grant is read\nback, unchanged); 3 held by another live claim (the error names who and until when) or a lost\nrace; 2 bad input. Nothing is written unless granted.\n\nExample:\n  cairn claim acquire --owner a --claim-id c1 --ttl 30s \\\n    --resource park/ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b"
+        after_help = "Exit 0 granted (or already held by this owner under this claim id: the grant is read back, unchanged); 3 held by another live claim (the error names who and until when) or a lost race; 2 bad input. Nothing is written unless granted.\n\nExample:\n  cairn claim acquire --owner a --claim-id c1 --ttl 30s \\\n    --resource park/ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b"
     )]
     Acquire {
         /// The claimed thing's own stream id (`park/ep-…`): the claim is stream `claim/<resource>`
@@ -31,7 +31,7 @@ pub enum ClaimCommand {
     },
     /// Extend the live lease to now + TTL: needs the current claim id and token
     #[command(
-        after_help = "Exit 0 renewed; 3 stale (another claim id or token, nothing held) or expired (acquire\nagain for a new token); 2 bad input.\n\nExample:\n  cairn claim renew --resource park/ep-… --claim-id c1 --token 1 --ttl 30s"
+        after_help = "Exit 0 renewed; 3 stale (another claim id or token, nothing held) or expired (acquire again for a new token); 2 bad input.\n\nExample:\n  cairn claim renew --claim-id c1 --token 1 --ttl 30s \\\n    --resource park/ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b"
     )]
     Renew {
         /// The claimed thing's own stream id
@@ -51,7 +51,7 @@ pub enum ClaimCommand {
     },
     /// Give the lease up: needs the current claim id and token
     #[command(
-        after_help = "Exit 0 released (or already released under this claim id and token); 3 stale; 2 bad input.\n\nExample:\n  cairn claim release --resource park/ep-… --claim-id c1 --token 1"
+        after_help = "Exit 0 released (or already released under this claim id and token); 3 stale; 2 bad input.\n\nExample:\n  cairn claim release --claim-id c1 --token 1 \\\n    --resource park/ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b"
     )]
     Release {
         /// The claimed thing's own stream id

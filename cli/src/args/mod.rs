@@ -20,7 +20,8 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-/// cairn: agent-work lifecycles as typed state machines on an SQLite journal.
+/// cairn: agent-work lifecycles as typed state machines on a journal (an SQLite
+/// file, or a PostgreSQL database).
 ///
 /// Machine-facing verbs print exactly one JSON object on stdout and human
 /// detail on stderr. Exit codes: 0 accepted; 1 internal or IO failure; 2 bad
@@ -87,7 +88,7 @@ pub enum Command {
     Machines,
     /// Export a machine's transition graph
     #[command(
-        after_help = "DOT and Mermaid draw parallel edges as one edge and an event every live state\ntakes as one edge from \"any live state\"; json and xstate list every edge.\n\nExample:\n  cairn graph park --format mermaid\n  cairn graph ship --format dot | dot -Tsvg > ship.svg"
+        after_help = "DOT and Mermaid draw parallel edges as one edge and an event every live state takes as one edge from \"any live state\"; json and xstate list every edge.\n\nExample:\n  cairn graph park --format mermaid\n  cairn graph ship --format dot | dot -Tsvg > ship.svg"
     )]
     Graph {
         /// The machine's name (see `cairn machines`)
@@ -109,7 +110,7 @@ pub enum Command {
     },
     /// Record one JSON command (stdin) on a stream of any registered machine
     #[command(
-        after_help = "Reads one JSON command of MACHINE on stdin (the machine's own command, as serde reads\nit), decides it against STREAM with the same rules, idempotency key and journal as every\nverb, and records it. A command whose evidence cairn observes itself (git, gh, criterion\nruns, files as found) is refused, naming the verb that records it. Exit 0 recorded; 2 bad\ninput or refused (nothing written); 3 conflict or busy; 4 recorded, not green yet.\n\nExample:\n  echo '{\"command\":\"withdraw\"}' | cairn exec review-request review-request/rr-1"
+        after_help = "Reads one JSON command of MACHINE on stdin (the machine's own command, as serde reads it), decides it against STREAM with the same rules, idempotency key and journal as every verb, and records it. A command whose evidence cairn observes itself (git, gh, criterion runs, files as found) is refused, naming the verb that records it. Exit 0 recorded; 2 bad input or refused (nothing written); 3 conflict or busy; 4 recorded, not green yet.\n\nExample:\n  cairn saga save --saga-id issue-42 --lifecycle-phase work\n  echo '{\"command\": \"adjust\",\n    \"directive\": \"drain\"}' | cairn exec saga saga/issue-42"
     )]
     Exec {
         /// The machine's name (see `cairn machines`)
@@ -128,7 +129,7 @@ pub enum Command {
     /// The worktree ship pipeline: preflight, worktree, phase gates, merge, teardown, resume
     #[command(
         subcommand,
-        after_help = "A run: open, create, verify, refine, pre-merge, merge, teardown; `ship status`\nnames what may happen next.\n\nExample:\n  cairn ship status --short-id abc\n  cairn ship create --short-id abc"
+        after_help = "A run: open, create, verify, refine, pre-merge, merge, teardown; `ship status` names what may happen next.\n\nExample:\n  cairn ship status --short-id abc\n  cairn ship create --short-id abc"
     )]
     Ship(ShipCommand),
     /// The PR continuation loop: classify readings, rounds, confirmed offers
@@ -151,13 +152,13 @@ pub enum Command {
     Saga(SagaCommand),
     /// One build-loop iteration: run the unit's written exit criterion, record it
     #[command(
-        after_help = "Runs every command of the criterion without a shell (split into words; globs expanded by\ncairn from the repo root), each with a timeout, and appends the iteration to the unit's\nbuild_loop block in the run record and to the journal. Exit 0 green (the block records\nhanded_to_code_review with the full revision) or dry run; 4 not green yet (an iteration, not a\nrefusal); 2 refusal; 3 record version not one this build writes; 1 internal error.\n\nExample:\n  cairn build-loop --issue 42 --unit U1 --dry-run\n  cairn build-loop --record .claude/saga/runs/issue-42.json --unit U1 \\\n    --timeout-ms 600000"
+        after_help = "Runs every command of the criterion without a shell (split into words; globs expanded by cairn from the repo root), each with a timeout, and appends the iteration to the unit's build_loop block in the run record and to the journal. Exit 0 green (the block records handed_to_code_review with the full revision) or dry run; 4 not green yet (an iteration, not a refusal); 2 refusal; 3 record version not one this build writes; 1 internal error.\n\nExample:\n  cairn build-loop --issue 42 --unit U1 --dry-run\n  cairn build-loop --record .claude/saga/runs/issue-42.json --unit U1 \\\n    --timeout-ms 600000"
     )]
     BuildLoop(BuildLoopArgs),
     /// The park-work lifecycle: a drop-in for the park skill's `fold.py` helper
     #[command(
         subcommand,
-        after_help = "The park skill's helper verbs: documents on stdin, the helper's bytes on stdout\n(`cairn schema park <verb>` shows each document's shape).\n\nExample:\n  cairn park check < observation.json\n  cairn park bind-repository < bind.json"
+        after_help = "The park skill's helper verbs: documents on stdin, the helper's bytes on stdout (`cairn schema park <verb>` shows each document's shape).\n\nExample:\n  cairn park check < observation.json\n  cairn park bind-repository < bind.json"
     )]
     Park(ParkCommand),
     /// Claims: an embedded lease with fencing tokens, one per resource
@@ -168,7 +169,7 @@ pub enum Command {
     Claim(ClaimCommand),
     /// Print the JSON Schemas of a verb's stdin document and of its stdout
     #[command(
-        after_help = "Prints {verb, stdin, stdout: {success, error}}: each a JSON Schema (2020-12)\ngenerated from cairn's types, or null where the verb reads no document (stdin)\nor prints a view that is not yet one type (success). Without a verb: every verb\nand which schemas it has.\n\nExample:\n  cairn schema park check\n  cairn schema"
+        after_help = "Prints {verb, stdin, stdout: {success, error}}: each a JSON Schema (2020-12) generated from cairn's types, or null where the verb reads no document (stdin) or prints a view that is not yet one type (success). Without a verb: every verb and which schemas it has.\n\nExample:\n  cairn schema park check\n  cairn schema"
     )]
     Schema {
         /// The verb, as typed after `cairn` (e.g. `park check`, `journal audit`)
@@ -242,7 +243,7 @@ impl ClaimKey {
 pub enum JournalCommand {
     /// Show events in sequence order, a page at a time
     #[command(
-        after_help = "A page holds at most --limit events. When more exist, the JSON carries\nnext_since and stderr says so: pass it back as --since for the next page.\n\nExample:\n  cairn journal log --stream park/ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b \\\n    --format json\n  cairn journal log --since 1000 --limit 500 --format json"
+        after_help = "A page holds at most --limit events. When more exist, the JSON carries next_since and stderr says so: pass it back as --since for the next page.\n\nExample:\n  cairn journal log --stream park/ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b \\\n    --format json\n  cairn journal log --since 1000 --limit 500 --format json"
     )]
     Log {
         /// Only this stream
@@ -270,7 +271,7 @@ pub enum JournalCommand {
     },
     /// Check the hash chain, every stream's versions and every transition record
     #[command(
-        after_help = "Exit 0 when intact, 5 naming the first broken event otherwise. A chain cannot\nprove its own tail: keep the reported head outside the journal and pass it back\nwith --expect-head to detect a truncated or rewritten tail.\n\nExample:\n  cairn journal verify --expect-head 42:5f1c…"
+        after_help = "Exit 0 when intact, 5 naming the first broken event otherwise. A chain cannot prove its own tail: keep the reported head outside the journal and pass it back with --expect-head to detect a truncated or rewritten tail.\n\nExample:\n  HEAD=$(cairn journal verify | jq -r '\"\\(.head.seq):\\(.head.hash)\"')\n  cairn journal verify --expect-head \"$HEAD\""
     )]
     Verify {
         /// A head kept from earlier: `SEQ:HASH` from a verify report, or a signed
@@ -286,7 +287,7 @@ pub enum JournalCommand {
     /// Print a signed anchor of the journal's head, to keep outside the journal (a
     /// bead comment, a git note) and pass back to `verify --expect-head`
     #[command(
-        after_help = "Example:\n  cairn journal anchor\n  cairn journal verify --expect-head cairn-anchor-v1:42:5f1c…"
+        after_help = "Example:\n  ANCHOR=$(cairn journal anchor | jq -r .anchor)\n  cairn journal verify --expect-head \"$ANCHOR\""
     )]
     Anchor,
     /// Print the public half of this user's signing key (creating the key on first
@@ -306,7 +307,7 @@ pub enum JournalCommand {
     /// Replay every stream, check each event is an edge of its machine's graph,
     /// and re-decide every recorded transition
     #[command(
-        after_help = "Exit 0 when every transition re-decides to its recorded events, 5 otherwise.\n--format md|html prints a report to read: per stream what was re-decided, and\neach finding with the recorded and re-decided value of every differing field.\n\nExample:\n  cairn journal audit --stream park/ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b\n  cairn journal audit --format html > audit.html"
+        after_help = "Exit 0 when every transition re-decides to its recorded events, 5 otherwise. --format md|html prints a report to read: per stream what was re-decided, and each finding with the recorded and re-decided value of every differing field.\n\nExample:\n  cairn journal audit --stream park/ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b\n  cairn journal audit --format html > audit.html"
     )]
     Audit {
         /// Only this stream
@@ -320,7 +321,7 @@ pub enum JournalCommand {
     /// (either way): events, transition records, signing keys and signatures, the
     /// chain verified on both sides
     #[command(
-        after_help = "The source is verified first (a source that fails verify is not copied: exit 5); the rows\nare written in one transaction of the target, which must be empty (exit 2 otherwise); the\ntarget is verified after and must have the source's head and counts (exit 5 otherwise).\n--db is not used.\n\nExample:\n  cairn journal copy --from ./journal.db --to postgresql://cairn@db/cairn"
+        after_help = "The source is verified first (a source that fails verify is not copied: exit 5); the rows are written in one transaction of the target, which must be empty (exit 2 otherwise); the target is verified after and must have the source's head and counts (exit 5 otherwise). --db is not used.\n\nExample:\n  cairn journal copy --from ./journal.db --to postgresql://cairn@db/cairn"
     )]
     Copy {
         /// The journal to copy (a SQLite path or a postgres:// URL); opened read-only
@@ -376,6 +377,46 @@ pub fn built() -> clap::Command {
     let mut cmd = command();
     cmd.build();
     cmd
+}
+
+/// [`built`] as completion scripts offer it: clap_complete lists every argument,
+/// hidden or not, so the hidden ones (an ignored global's copy, an older
+/// spelling) and hidden verbs are left out of a copy of the tree built already
+/// (so each verb holds its own copy of the globals it takes, and none is made
+/// global again to reach the verbs that ignore it). A completion
+/// script offers words and checks nothing, so the copy drops the relations
+/// between arguments (conflicts, requirements, groups) that would otherwise name
+/// an argument left out.
+pub fn for_completion() -> clap::Command {
+    use clap::builder::Resettable::Reset;
+    fn visible(cmd: &'static clap::Command) -> clap::Command {
+        let mut out = clap::Command::new(cmd.get_name())
+            .disable_help_flag(true)
+            .disable_version_flag(true)
+            .disable_help_subcommand(true)
+            .visible_aliases(cmd.get_visible_aliases())
+            .args(cmd.get_arguments().filter(|a| !a.is_hide_set()).map(|a| {
+                a.clone()
+                    .global(false)
+                    .conflicts_with(Reset)
+                    .requires(Reset)
+            }))
+            .subcommands(
+                cmd.get_subcommands()
+                    .filter(|c| !c.is_hide_set())
+                    .map(visible),
+            );
+        if let Some(about) = cmd.get_about() {
+            out = out.about(about.clone());
+        }
+        if let Some(version) = cmd.get_version() {
+            out = out.version(version);
+        }
+        out
+    }
+    // The copy borrows its names from the tree, which lives as long as the
+    // process (one completion script per process, as the parsed tree is).
+    visible(Box::leak(Box::new(built())))
 }
 
 /// The global options' ids.
@@ -448,6 +489,17 @@ mod tests {
         }
         assert!(pages.len() > 80, "{} pages", pages.len());
         assert!(wide.is_empty(), "{}", wide.join("\n"));
+    }
+
+    /// An environment variable's value is never printed in help: a page would show
+    /// `[env: CAIRN_SESSION=]` when it is unset, and a secret when it is set.
+    #[test]
+    fn no_page_prints_an_environment_value() {
+        for (path, cmd) in commands() {
+            for arg in cmd.get_arguments().filter(|a| a.get_env().is_some()) {
+                assert!(arg.is_hide_env_values_set(), "{path} --{}", arg.get_id());
+            }
+        }
     }
 
     #[test]

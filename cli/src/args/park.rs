@@ -31,7 +31,7 @@ pub enum ParkCommand {
     PrepareAttempt(Key),
     /// Fold an observation; with the three ids, record a checkpoint or receipt authorization
     #[command(
-        after_help = "Reads the observation on stdin. An unsafe result is a result (exit 0, eligible: false) and records nothing.\n\nExample:\n  cairn park evaluate --episode-id ep-… --intent-id park-… \\\n    --attempt-id attempt-… < observation.json"
+        after_help = "Reads the observation on stdin. An unsafe result is a result (exit 0, eligible: false) and records nothing.\n\nEP, INTENT and ATTEMPT are prepare-attempt's episode_id, intent_id and attempt_id.\n\nExample:\n  cairn park evaluate --episode-id \"$EP\" --intent-id \"$INTENT\" \\\n    --attempt-id \"$ATTEMPT\" < observation.json"
     )]
     Evaluate(ParkIdentity),
     /// Read-only evaluate (the skill's --check): reports, never writes
@@ -39,12 +39,12 @@ pub enum ParkCommand {
     Check,
     /// Validate receipt bytes; with the three ids, record them as validated
     #[command(
-        after_help = "Reads the exact receipt bytes on stdin (one trailing newline is ignored).\n\nExample:\n  cairn park validate-receipt --episode-id ep-… --intent-id park-… \\\n    --attempt-id attempt-… < receipt.json"
+        after_help = "Reads the exact receipt bytes on stdin (one trailing newline is ignored).\n\nEP, INTENT and ATTEMPT are prepare-attempt's episode_id, intent_id and attempt_id.\n\nExample:\n  cairn park validate-receipt --episode-id \"$EP\" --intent-id \"$INTENT\" \\\n    --attempt-id \"$ATTEMPT\" < receipt.json"
     )]
     ValidateReceipt(ParkIdentity),
     /// Prove durability by comment read-back; with the three ids, record safe_to_close
     #[command(
-        after_help = "Reads {receipt_bytes, comments: [{id, body}]} on stdin.\n\nExample:\n  cairn park confirm-readback --episode-id ep-… --intent-id park-… \\\n    --attempt-id attempt-… < readback.json"
+        after_help = "Reads {receipt_bytes, comments: [{id, body}]} on stdin.\n\nEP, INTENT and ATTEMPT are prepare-attempt's episode_id, intent_id and attempt_id.\n\nExample:\n  cairn park confirm-readback --episode-id \"$EP\" --intent-id \"$INTENT\" \\\n    --attempt-id \"$ATTEMPT\" < readback.json"
     )]
     ConfirmReadback(ParkIdentity),
     /// Resolve exactly one registered repository from exact bound git observations
@@ -54,7 +54,7 @@ pub enum ParkCommand {
     BindRepository,
     /// The resume gate: v1 allows read-only inspection only; `--claim-gate v2` checks a cairn claim
     #[command(
-        after_help = "Reads {episode_id, intent_id, atomic_claim} on stdin.\n\nThe default is the helper's v1 answer, byte for byte: never authorized. `--claim-gate v2` is the\nreviewed upgrade the park seed requires before active resume: authorized only when atomic_claim is\nexactly {resource, owner, claim_id, token}, the resource is the episode's stream (`park/ep-…`) and\nthe journal's readback of `claim/park/ep-…` shows that owner holding it under that claim id and\ntoken, unexpired now; anything else is v1's refusal with the reason.\n\nExample:\n  echo '{\"episode_id\": \"ep-…\", \"intent_id\": \"park-…\",\n    \"atomic_claim\": null}' | cairn park resume-gate\n  echo '{\"episode_id\": \"ep-…\", \"intent_id\": \"park-…\",\n    \"atomic_claim\": {\"resource\": \"park/ep-…\", \"owner\": \"agent-a\",\n    \"claim_id\": \"c1\", \"token\": 1}}' | cairn park resume-gate --claim-gate v2"
+        after_help = "Reads {episode_id, intent_id, atomic_claim} on stdin.\n\nThe default is the helper's v1 answer, byte for byte: never authorized. `--claim-gate v2` is the reviewed upgrade the park seed requires before active resume: authorized only when atomic_claim is exactly {resource, owner, claim_id, token}, the resource is the episode's stream (`park/ep-…`) and the journal's readback of `claim/park/ep-…` shows that owner holding it under that claim id and token, unexpired now; anything else is v1's refusal with the reason.\n\nExample:\n  echo '{\"episode_id\": \"ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b\",\n    \"intent_id\": \"park-5d0f2c8e-9a41-4d6b-8f3e-2b7c1a9e6d40\",\n    \"atomic_claim\": null}' | cairn park resume-gate\n  echo '{\"episode_id\": \"ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b\",\n    \"intent_id\": \"park-5d0f2c8e-9a41-4d6b-8f3e-2b7c1a9e6d40\",\n    \"atomic_claim\": {\"owner\": \"agent-a\", \"claim_id\": \"c1\",\n    \"resource\": \"park/ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b\",\n    \"token\": 1}}' | cairn park resume-gate --claim-gate v2"
     )]
     ResumeGate {
         /// Which gate answers: v1 (the helper's, never authorized) or v2 (a live cairn claim held by the caller)

@@ -17,7 +17,7 @@ pub struct PrRef {
 pub enum PrCommand {
     /// Classify a `gh pr view --json …` reading into exactly one of nine states (writes nothing)
     #[command(
-        after_help = "Reads {pr, reading, reviewed_sha, destination, …} on stdin. An approved, clean PR is\nfresh only on cairn's own runs: with --repo (absolute), cairn checks `git merge-base\n--is-ancestor <reviewed_sha> HEAD` and counts `git rev-list --count <reviewed_sha>..HEAD`\nitself; a caller's commits_since_review can only make a review stale.\n\nExample:\n  F=state,reviewDecision,mergeable,mergeStateStatus,statusCheckRollup\n  gh pr view 7 --json \"$F,isDraft,mergedAt\" \\\n    | jq --arg sha \"$REVIEWED_SHA\" '{pr: \"https://github.com/o/r/pull/7\",\n        reading: ., reviewed_sha: $sha, destination: \"pr\"}' \\\n    | cairn pr classify --repo \"$PWD\""
+        after_help = "Reads {pr, reading, reviewed_sha, destination, …} on stdin. An approved, clean PR is fresh only on cairn's own runs: with --repo (absolute), cairn checks `git merge-base --is-ancestor <reviewed_sha> HEAD` and counts `git rev-list --count <reviewed_sha>..HEAD` itself; a caller's commits_since_review can only make a review stale.\n\nExample:\n  F=state,reviewDecision,mergeable,mergeStateStatus,statusCheckRollup\n  gh pr view 7 --json \"$F,isDraft,mergedAt\" \\\n    | jq --arg sha \"$REVIEWED_SHA\" '{pr: \"https://github.com/o/r/pull/7\",\n        reading: ., reviewed_sha: $sha, destination: \"pr\"}' \\\n    | cairn pr classify --repo \"$PWD\""
     )]
     Classify {
         /// Observe the review's freshness in this repository (an absolute path)
@@ -26,7 +26,7 @@ pub enum PrCommand {
     },
     /// Classify and record: rounds, offers and escalation proposals follow from the state
     #[command(
-        after_help = "With --pr, cairn reads the PR with `gh pr view` itself (where gh is installed; exit 2\nwhere it is not) and stdin carries the rest of the document, without `reading`; the output's\n`reading_source` says which it was. Only a reading cairn made ends the loop as merged.\n\nExample:\n  cairn pr observe --repo /abs/repo --pr https://github.com/o/r/pull/7 \\\n    < observation.json"
+        after_help = "With --pr, cairn reads the PR with `gh pr view` itself (where gh is installed; exit 2 where it is not) and stdin carries the rest of the document, without `reading`; the output's `reading_source` says which it was. Only a reading cairn made ends the loop as merged.\n\nExample:\n  cairn pr observe --repo /abs/repo --pr https://github.com/o/r/pull/7 \\\n    < observation.json"
     )]
     Observe {
         /// Observe the review's freshness in this repository (an absolute path)
@@ -66,7 +66,7 @@ pub enum PrCommand {
     },
     /// Resolve a proposed tier escalation through the intent envelope
     #[command(
-        after_help = "Attended: applying needs the approval token cairn minted with the proposal (the\n`proposal.token` of the observation that proposed it; single-use). Unattended: held at the\ndefault.\n\nExample:\n  cairn pr resolve-escalation --pr https://github.com/o/r/pull/7 \\\n    --mode attended --decision apply \\\n    --approval-token esc-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b"
+        after_help = "Attended: applying needs the approval token cairn minted with the proposal (the `proposal.token` of the observation that proposed it; single-use). Unattended: held at the default.\n\nExample:\n  cairn pr resolve-escalation --pr https://github.com/o/r/pull/7 \\\n    --mode attended --decision apply \\\n    --approval-token esc-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b"
     )]
     ResolveEscalation {
         #[command(flatten)]
@@ -85,7 +85,7 @@ pub enum PrCommand {
     },
     /// Record the merge the operator confirmed, as cairn observes it
     #[command(
-        after_help = "cairn reads the PR with `gh pr view` and records the merge when it shows MERGED with\nmergedAt and the reviewed head; with --target, git checks that the branch contains the\nreviewed head instead (in the repository the review was observed in, or --repo).\n\nExample:\n  cairn pr record-merge --pr https://github.com/o/r/pull/7\n  cairn pr record-merge --pr https://github.com/o/r/pull/7 --target main"
+        after_help = "cairn reads the PR with `gh pr view` and records the merge when it shows MERGED with mergedAt and the reviewed head; with --target, git checks that the branch contains the reviewed head instead (in the repository the review was observed in, or --repo).\n\nExample:\n  cairn pr record-merge --pr https://github.com/o/r/pull/7\n  cairn pr record-merge --pr https://github.com/o/r/pull/7 --target main"
     )]
     RecordMerge {
         #[command(flatten)]

@@ -54,7 +54,7 @@ impl BuildLoopArgs {
 pub enum SagaCommand {
     /// Save a tick: list flags are full snapshots (`a|b`; omitted = carried forward, "" = cleared)
     #[command(
-        after_help = "The saga id is `issue-<N>` from `--kind issue --id N`, `task-<slug>` from `--kind task --id TEXT`\n(slugified), or `--id` itself when it is one. The branch and HEAD are read with git in --repo (default:\nthe current directory); a default branch never overwrites a recorded work branch.\n`next_round` is derived (max(rounds_seen) + 1) and never set; a bad --gate-verdict refuses\nthe whole save (exit 2, nothing written); `lifecycle_phase` never moves past `work` here.\n\nExample:\n  cairn saga save --kind issue --saga-id 42 --issue-ref acme/widgets#42 \\\n    --lifecycle-phase work --phase-status in_progress \\\n    --plan-path docs/plans/p.md --destination pr --orchestration-mode inline \\\n    --orchestration-recommended inline --rounds-seen 1"
+        after_help = "The saga id is `issue-<N>` from `--kind issue --id N`, `task-<slug>` from `--kind task --id TEXT` (slugified), or `--id` itself when it is one. The branch and HEAD are read with git in --repo (default:\nthe current directory); a default branch never overwrites a recorded work branch. `next_round` is derived (max(rounds_seen) + 1) and never set; a bad --gate-verdict refuses the whole save (exit 2, nothing written); `lifecycle_phase` never moves past `work` here.\n\nExample:\n  cairn saga save --kind issue --saga-id 42 --issue-ref acme/widgets#42 \\\n    --lifecycle-phase work --phase-status in_progress \\\n    --plan-path docs/plans/p.md --destination pr --orchestration-mode inline \\\n    --orchestration-recommended inline --rounds-seen 1"
     )]
     Save(Box<SagaSave>),
     /// Rebuild a thread from the journal: round, phase, checks run, next step (writes nothing)
@@ -143,7 +143,7 @@ pub enum SagaCommand {
     },
     /// The PR-ready gate: doc review, review outcome, and freshness read by cairn with git
     #[command(
-        after_help = "cairn runs `git -C REPO merge-base --is-ancestor --end-of-options <reviewed_sha> HEAD` and\n`git -C REPO rev-list --count --end-of-options <reviewed_sha>..HEAD` itself: fresh only when the\nreviewed commit is HEAD's ancestor and nothing landed since. The reviewed SHA must be a revision the\nbuild loop went green at (its journaled handed_to_code_review): with none, back to the build loop.\nRefused (exit 2) with every blocking gate named.\n\nExample:\n  cairn saga pr-ready --saga-id issue-42 --repo /abs/repo"
+        after_help = "cairn runs `git -C REPO merge-base --is-ancestor --end-of-options <reviewed_sha> HEAD` and `git -C REPO rev-list --count --end-of-options <reviewed_sha>..HEAD` itself: fresh only when the reviewed commit is HEAD's ancestor and nothing landed since. The reviewed SHA must be a revision the build loop went green at (its journaled handed_to_code_review): with none, back to the build loop. Refused (exit 2) with every blocking gate named.\n\nExample:\n  cairn saga pr-ready --saga-id issue-42 --repo /abs/repo"
     )]
     PrReady {
         /// The saga thread: `issue-<N>` or `task-<slug>`
@@ -217,7 +217,7 @@ pub enum SagaCommand {
     },
     /// A board boundary move: the allowed (Stage, Status) pair; a bare `Status` record is a half-write
     #[command(
-        after_help = "Boundaries: admission-exit, plan-review-pass, build-start, review-accepted (submits nothing),\nmerge-and-deploy (only after the merge and a succeeded non-production deployment, or none to\ndeploy), close. Exit 0 moved, 4 half-write (recorded as a failure).\n\nExample:\n  cairn saga board --saga-id issue-42 --boundary build-start \\\n    --written-field Stage+Status"
+        after_help = "Boundaries: admission-exit, plan-review-pass, build-start, review-accepted (submits nothing), merge-and-deploy (only after the merge and a succeeded non-production deployment, or none to deploy), close. Exit 0 moved, 4 half-write (recorded as a failure).\n\nExample:\n  cairn saga board --saga-id issue-42 --boundary build-start \\\n    --written-field Stage+Status"
     )]
     Board {
         /// The saga thread: `issue-<N>` or `task-<slug>`
@@ -246,7 +246,7 @@ pub enum SagaCommand {
     },
     /// Record one QA cycle after merge: only an all-passed cycle moves the thread to `qa`
     #[command(
-        after_help = "Scenarios: NAME=passed | NAME=failed | NAME=not-run | NAME=blocked:CAUSE. Only a failure counts\nagainst the allowance: 3 standard + 2 escalated failed cycles (or the run record's\nstandard_cycle_allowance / escalated_cycle_allowance, with --record), then exactly one --extension.\nA blocked scenario outranks a failure; a failure past the allowance is recorded `exhausted`.\nExit 0 on a PASS, 4 otherwise (recorded).\n\nExample:\n  cairn saga qa --saga-id issue-42 --scenario checkout=passed \\\n    --scenario refund=blocked:sandbox-down"
+        after_help = "Scenarios: NAME=passed | NAME=failed | NAME=not-run | NAME=blocked:CAUSE. Only a failure counts against the allowance: 3 standard + 2 escalated failed cycles (or the run record's standard_cycle_allowance / escalated_cycle_allowance, with --record), then exactly one --extension. A blocked scenario outranks a failure; a failure past the allowance is recorded `exhausted`. Exit 0 on a PASS, 4 otherwise (recorded).\n\nExample:\n  cairn saga qa --saga-id issue-42 --scenario checkout=passed \\\n    --scenario refund=blocked:sandbox-down"
     )]
     Qa {
         /// The saga thread: `issue-<N>` or `task-<slug>`
@@ -294,7 +294,7 @@ pub enum MergeTurnCommand {
     },
     /// Release a turn left by a dead holder, after checking git (never trusted)
     #[command(
-        after_help = "cairn runs `git -C REPO merge-base --is-ancestor --end-of-options BRANCH TARGET` and, when the\nmerge worktree exists, `git -C WT rev-parse -q --verify --end-of-options MERGE_HEAD`. A target that\nstarts with `-` is refused (exit 2, rule option-like).\n\nExample:\n  cairn saga merge-turn release --saga-id issue-42 --unit U1 --repo /abs/repo \\\n    --target main"
+        after_help = "cairn runs `git -C REPO merge-base --is-ancestor --end-of-options BRANCH TARGET` and, when the merge worktree exists, `git -C WT rev-parse -q --verify --end-of-options MERGE_HEAD`. A target that starts with `-` is refused (exit 2, rule option-like).\n\nExample:\n  cairn saga merge-turn release --saga-id issue-42 --unit U1 --repo /abs/repo \\\n    --target main"
     )]
     Release {
         /// The saga thread: `issue-<N>` or `task-<slug>`
@@ -314,7 +314,7 @@ pub enum MergeTurnCommand {
     },
     /// The holder records its merge, as git shows it
     #[command(
-        after_help = "cairn runs `git -C REPO merge-base --is-ancestor --end-of-options BRANCH TIP` (the unit's work is in\nthe merged tip) and `… --end-of-options TIP TARGET` (the merge landed on the target): only then is the\nunit `merged`. A tip git does not show there is refused (exit 2, merged-observed).\n\nExample:\n  cairn saga merge-turn merged --saga-id issue-42 --unit U1 --holder turn-7 \\\n    --merged-tip \"$(git rev-parse HEAD)\" --repo /abs/repo --target main"
+        after_help = "cairn runs `git -C REPO merge-base --is-ancestor --end-of-options BRANCH TIP` (the unit's work is in the merged tip) and `… --end-of-options TIP TARGET` (the merge landed on the target): only then is the unit `merged`. A tip git does not show there is refused (exit 2, merged-observed).\n\nExample:\n  cairn saga merge-turn merged --saga-id issue-42 --unit U1 --holder turn-7 \\\n    --merged-tip \"$(git rev-parse HEAD)\" --repo /abs/repo --target main"
     )]
     Merged {
         /// The saga thread: `issue-<N>` or `task-<slug>`

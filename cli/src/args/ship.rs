@@ -9,7 +9,7 @@ use super::Key;
 pub enum ShipCommand {
     /// §preflight-classifier, read-only: exactly one outcome, first match wins (writes nothing)
     #[command(
-        after_help = "Runs `git -C REPO_ROOT …` itself (argv, exit status, output and time recorded). Exit 0 with\nthe outcome; only `clean` may proceed to `git worktree add`.\n\nExample:\n  cairn ship classify --repo /srv/consumer-repo \\\n    --expected-basename consumer-repo --branch worktree-abc \\\n    --worktree-path /srv/consumer-repo/.claude/worktrees/abc \\\n    --target-branch main"
+        after_help = "Runs `git -C REPO_ROOT …` itself (argv, exit status, output and time recorded). Exit 0 with the outcome; only `clean` may proceed to `git worktree add`.\n\nExample:\n  cairn ship classify --repo /srv/consumer-repo \\\n    --expected-basename consumer-repo --branch worktree-abc \\\n    --worktree-path /srv/consumer-repo/.claude/worktrees/abc \\\n    --target-branch main"
     )]
     Classify {
         /// REPO_ROOT, captured from `git rev-parse --show-toplevel` (absolute;
@@ -31,7 +31,7 @@ pub enum ShipCommand {
     },
     /// Open a ship run: capture REPO_ROOT, record the parameters and the preflight
     #[command(
-        after_help = "REPO_ROOT is captured once with `git -C DIR rev-parse --show-toplevel` and asserted against\n--expected-basename. Exit 0 when the preflight is `clean`, 4 when it is not (recorded).\n\nExample:\n  cairn ship open --repo /srv/consumer-repo --short-id abc \\\n    --expected-basename consumer-repo --branch worktree-abc \\\n    --worktree-path /srv/consumer-repo/.claude/worktrees/abc \\\n    --target-branch main --intent-field intent_excerpt --files-max 10 \\\n    --deletions-max 300 --tiebreaker-4 ask-user --close-step echo \\\n    --review-status pass"
+        after_help = "REPO_ROOT is captured once with `git -C DIR rev-parse --show-toplevel` and asserted against --expected-basename. Exit 0 when the preflight is `clean`, 4 when it is not (recorded).\n\nExample:\n  cairn ship open --repo /srv/consumer-repo --short-id abc \\\n    --expected-basename consumer-repo --branch worktree-abc \\\n    --worktree-path /srv/consumer-repo/.claude/worktrees/abc \\\n    --target-branch main --intent-field intent_excerpt --files-max 10 \\\n    --deletions-max 300 --tiebreaker-4 ask-user --close-step echo \\\n    --review-status pass"
     )]
     Open(ShipOpen),
     /// Re-run the recorded preflight (after a blocked outcome was dealt with)
@@ -48,12 +48,12 @@ pub enum ShipCommand {
     },
     /// §phase-1b: `git worktree add -b BRANCH WORKTREE_PATH TARGET_BRANCH` and its four verifications
     #[command(
-        after_help = "cairn re-asserts the anchor, runs `git -C REPO_ROOT worktree add -b BRANCH WORKTREE_PATH TARGET_BRANCH`\nand the four verifications; a failed verification removes the partial worktree (not resumable).\nAdmitted only after a `clean` preflight.\n\nExample:\n  cairn ship create --short-id abc"
+        after_help = "cairn re-asserts the anchor, runs `git -C REPO_ROOT worktree add -b BRANCH WORKTREE_PATH TARGET_BRANCH` and the four verifications; a failed verification removes the partial worktree (not resumable). Admitted only after a `clean` preflight.\n\nExample:\n  cairn ship create --short-id abc"
     )]
     Create(ShipStep),
     /// The phase-1 report (stdin or --packet) and §phase-1d verification by cairn
     #[command(
-        after_help = "Reads the phase-1 report ({verdict, worktree_path, branch, head_sha, in_scope_paths, <INTENT_FIELD>, …}).\nExit 0 when verified, 4 on a scope trip or a failed gate (recorded).\n\nExample:\n  cairn ship verify --short-id abc < resolve-abc.json\n  cairn ship verify --short-id abc --packet"
+        after_help = "Reads the phase-1 report ({verdict, worktree_path, branch, head_sha, in_scope_paths, <INTENT_FIELD>, …}). Exit 0 when verified, 4 on a scope trip or a failed gate (recorded).\n\nExample:\n  cairn ship verify --short-id abc < resolve-abc.json\n  cairn ship verify --short-id abc --packet"
     )]
     Verify(ShipReport),
     /// The user's answer to a scope-gate trip

@@ -43,7 +43,8 @@ impl SpecFile {
 #[derive(Debug, Clone, clap::Args)]
 pub struct WorkSession {
     /// The current session (only this session's evidence opens a gate)
-    #[arg(long, env = "CAIRN_SESSION", value_name = "ID")]
+    // The value is not shown: help would print `[env: CAIRN_SESSION=]` when unset.
+    #[arg(long, env = "CAIRN_SESSION", hide_env_values = true, value_name = "ID")]
     pub session: String,
 }
 
@@ -60,7 +61,7 @@ pub enum WorkCommand {
     },
     /// The ready set: nodes whose dependencies are done this session, with every other node's blockers
     #[command(
-        after_help = "Only `done` recorded in the current session satisfies a dependency; a cached, replayed or\nother-session result never does. Writes nothing.\n\nExample:\n  cairn work ready --spec .work/specs/cache.yaml --session s-42"
+        after_help = "Only `done` recorded in the current session satisfies a dependency; a cached, replayed or other-session result never does. Writes nothing.\n\nExample:\n  cairn work ready --spec .work/specs/cache.yaml --session s-42"
     )]
     Ready {
         #[command(flatten)]
@@ -118,7 +119,7 @@ pub enum WorkCommand {
     },
     /// cairn runs every criterion in the tree (after checking its HEAD) and records the evidence
     #[command(
-        after_help = "Command criteria run as `sh -c` in the tree, in their own process group, killed as a group\nat their timeout, with the tree watched: a criterion that changes the tree (even if it restores it)\nfails. A user criterion is confirmed on the controlling terminal only: cairn prints a one-time\nchallenge there and reads `I confirm <challenge>`; without a terminal it fails\n(user-confirmation-unavailable). An agent criterion is agent-unavailable.\nA done node is re-verified in a later session in a tree that contains its merged commit.\nExit 0 when every criterion and the checklist passed, 4 when not (recorded).\n\nExample:\n  cairn work verify --spec s.yaml --node core --worktree /abs/lane \\\n    --expected-commit \"$(git rev-parse HEAD)\" \\\n    --checklist '[{\"index\":0,\"done\":true}]' --session s-42"
+        after_help = "Command criteria run as `sh -c` in the tree, in their own process group, killed as a group at their timeout, with the tree watched: a criterion that changes the tree (even if it restores it) fails. A user criterion is confirmed on the controlling terminal only: cairn prints a one-time challenge there and reads `I confirm <challenge>`; without a terminal it fails (user-confirmation-unavailable). An agent criterion is agent-unavailable. A done node is re-verified in a later session in a tree that contains its merged commit. Exit 0 when every criterion and the checklist passed, 4 when not (recorded).\n\nExample:\n  cairn work verify --spec s.yaml --node core --worktree /abs/lane \\\n    --expected-commit \"$(git rev-parse HEAD)\" \\\n    --checklist '[{\"index\":0,\"done\":true}]' --session s-42"
     )]
     Verify {
         #[command(flatten)]
@@ -187,7 +188,7 @@ pub enum WorkCommand {
     },
     /// Record the merge: cairn checks the merged commit contains the verified worker commit; every pre-merge green stops counting
     #[command(
-        after_help = "cairn reads the merged tree: its top level, its HEAD (= --commit) and whether --commit contains\nthe worker commit the last passing worker-tree verification proved; else refused, nothing written.\n\nExample:\n  cairn work merge --spec s.yaml --node core --merged-tree /abs/integration \\\n    --commit \"$(git rev-parse HEAD)\""
+        after_help = "cairn reads the merged tree: its top level, its HEAD (= --commit) and whether --commit contains the worker commit the last passing worker-tree verification proved; else refused, nothing written.\n\nExample:\n  cairn work merge --spec s.yaml --node core --merged-tree /abs/integration \\\n    --commit \"$(git rev-parse HEAD)\""
     )]
     Merge {
         #[command(flatten)]
@@ -203,7 +204,7 @@ pub enum WorkCommand {
     },
     /// Change one criterion's accepted text, with its authority: a chain entry in the spec
     #[command(
-        after_help = "Refuses a stale `before`, an unknown criterion, a no-op, an invalid prior chain, an\nunavailable draft (criterion-draft-unavailable) or one lacking the criterion, and splitting or\nmerging criteria (not-an-amendment). The spec is rewritten as block YAML (the draft marker\nline is kept; other comments are not).\n\nExample:\n  cairn work amend-criterion --spec s.yaml --criterion A1 \\\n    --before 'The exact current statement' --after 'The replacement' \\\n    --reason 'Why it changed' --authority 'ADR-7'"
+        after_help = "Refuses a stale `before`, an unknown criterion, a no-op, an invalid prior chain, an unavailable draft (criterion-draft-unavailable) or one lacking the criterion, and splitting or merging criteria (not-an-amendment). The spec is rewritten as block YAML (the draft marker line is kept; other comments are not).\n\nExample:\n  cairn work amend-criterion --spec s.yaml --criterion A1 \\\n    --before 'The exact current statement' --after 'The replacement' \\\n    --reason 'Why it changed' --authority 'ADR-7'"
     )]
     AmendCriterion {
         /// The workspec
@@ -270,7 +271,7 @@ pub enum WorkCommand {
     },
     /// Resolve a scope amendment: 0 Approve, 1 Approve with modifications (see note), 2 Reject, 3 custom
     #[command(
-        after_help = "A user-held request needs --on-behalf-of-user and the operator's explicit choice. Approval adds\nthe touches to the spec; then re-validate, re-plan and redispatch in the same worktree.\n\nExample:\n  cairn work resolve-scope --spec s.yaml --node core --request-id amend-… \\\n    --selected 0 --operator ana"
+        after_help = "A user-held request needs --on-behalf-of-user and the operator's explicit choice. Approval adds the touches to the spec; then re-validate, re-plan and redispatch in the same worktree.\n\nExample:\n  cairn work resolve-scope --spec s.yaml --node core --request-id amend-… \\\n    --selected 0 --operator ana"
     )]
     ResolveScope {
         #[command(flatten)]

@@ -201,7 +201,9 @@ pub(super) fn restore(db: &Db, options: &Options, saga_id: &str) -> Result<Done,
 /// `saga show`: the whole thread (refused when none is saved).
 pub(super) fn show(db: &Db, options: &Options, saga_id: &str) -> Result<Done, Failure> {
     let s = stream(saga_id)?;
-    let state = load(db, options, &s)?;
+    // No journal is `no-journal`, as for `state` (`restore` and `scan` answer
+    // their empty answers instead, as saga.py does on a first run).
+    let (state, _) = Recorder::reader(db, options).engine()?.load::<Saga>(&s)?;
     // Nothing saved under this id: the one not-found rule (`restore` answers
     // `found: false` instead, as saga.py does).
     let t = state.thread().ok_or_else(|| Failure::NoSuchStream {
