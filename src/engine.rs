@@ -194,7 +194,7 @@ impl Engine {
         context: &Context,
         key: Option<Key<'_>>,
     ) -> Result<Decision<M>, Error> {
-        check_machine::<M>(stream)?;
+        check_command_stream::<M>(stream, command)?;
         // A stream this engine's audit could not check is never written.
         if self.registry.get(M::NAME).is_none() {
             return Err(Error::UnknownMachine {
@@ -454,7 +454,7 @@ impl<M: Machine> Pending<M> {
         context: &Context,
         key: Option<Key<'_>>,
     ) -> Result<Self, Error> {
-        check_machine::<M>(stream)?;
+        check_command_stream::<M>(stream, command)?;
         let command_json = serde_json::to_string(command)
             .map_err(|e| Error::Stored(format!("cannot encode the command: {e}")))?;
         let idempotency = key.map(|k| k.idempotency(M::NAME, &command_json));
@@ -585,6 +585,19 @@ fn check_machine<M: Machine>(stream: &StreamId) -> Result<(), Error> {
             stream: stream.to_string(),
             reason: format!("it is not a `{}` stream", M::NAME),
         })
+    }
+}
+
+/// `stream` is `M`'s, and the one `command` names when it names one
+/// ([`Machine::stream_of`]).
+fn check_command_stream<M: Machine>(stream: &StreamId, command: &M::Command) -> Result<(), Error> {
+    check_machine::<M>(stream)?;
+    match M::stream_of(command) {
+        Some(named) if named != stream.as_str() => Err(Error::CommandStream {
+            stream: stream.to_string(),
+            named,
+        }),
+        _ => Ok(()),
     }
 }
 

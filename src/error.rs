@@ -28,6 +28,19 @@ pub enum Error {
         /// What is wrong with it.
         reason: String,
     },
+    /// The command names its own stream ([`cairn_machines::Machine::stream_of`]:
+    /// a park command's episode, a saga save's id) and it is not this one.
+    ///
+    /// ### Handling
+    /// Bad input (exit 2): nothing was decided or written. Send the command to
+    /// the stream it names.
+    #[error("stream `{stream}`: the command is for `{named}`")]
+    CommandStream {
+        /// The stream given.
+        stream: String,
+        /// The stream the command names.
+        named: String,
+    },
     /// No machine of that name is registered.
     ///
     /// ### Handling

@@ -206,8 +206,22 @@ fn refusals_write_nothing() {
     rec["schema"] = json!("run_record.v0");
     let l = Loop::new(rec);
     let before = std::fs::read(&l.record).unwrap();
-    let (code, _, stderr) = l.run(&[]);
+    let (code, out, stderr) = l.run(&[]);
     assert_eq!(code, 3);
+    // A kind the error schema lists (`cli_schema`), naming the field and rule.
+    assert_eq!(
+        (
+            &out["error"]["kind"],
+            &out["error"]["field"],
+            &out["error"]["rule"]
+        ),
+        (
+            &json!("record-version"),
+            &json!("schema"),
+            &json!("record-version")
+        ),
+        "{out}"
+    );
     assert!(
         stderr.contains("run_record: unknown record version 'run_record.v0'"),
         "{stderr}"

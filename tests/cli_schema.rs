@@ -113,6 +113,7 @@ fn the_error_schema_holds_every_kind_and_the_violations() {
         "conflict",
         "no-journal",
         "internal",
+        "record-version",
     ] {
         assert!(kinds.contains(&kind), "{kind}: {kinds:?}");
     }

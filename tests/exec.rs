@@ -166,6 +166,26 @@ fn bad_input_names_the_field_and_rule_and_writes_nothing() {
         "{out}"
     );
     assert_eq!(j.bytes(), before);
+    // A command that names its own stream (a park episode) goes to that stream
+    // only: one episode's attempt is never recorded on another's stream, on a
+    // journal that exists or on none yet.
+    let prepare = json!({"command": "prepare-attempt", "input": {"mode": "park",
+        "anchor_bead": "rsry-42", "episode_id": "ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b",
+        "intent_id": "park-5d0f2c8e-9a41-4d6b-8f3e-2b7c1a9e6d40", "prior_receipts": []}});
+    let other = "park/ep-00000000-0000-4000-8000-000000000001";
+    let fresh = TempJournal::new();
+    for journal in [&j, &fresh] {
+        let (code, out) = exec(journal, other, &prepare, None);
+        assert_eq!(
+            (code, &out["error"]["field"], &out["error"]["rule"]),
+            (2, &json!("stream"), &json!("command-stream")),
+            "{out}"
+        );
+    }
+    assert_eq!(j.bytes(), before);
+    assert!(!fresh.path().exists(), "a refusal created the journal");
+    let own = "park/ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b";
+    assert_eq!(exec(&j, own, &prepare, None).0, 0);
 }
 
 #[test]

@@ -288,6 +288,9 @@ pub enum Kind {
     Postgres,
     /// `journal copy` into a journal that already holds rows (2).
     NotEmpty,
+    /// `build-loop`: the run record's `schema` is a version this build does not
+    /// write (3, `build_loop.py`'s code).
+    RecordVersion,
     /// `cairn exec` was given a command whose evidence cairn observes itself (2):
     /// `verb` names the verb that records it.
     RecordedByCairn,
@@ -364,6 +367,10 @@ impl Failure {
                 }
                 C::InvalidStream { stream, .. } => {
                     named(&mut b, "stream", "stream-id-format", Some(stream.clone()));
+                    (code::BAD_INPUT, Kind::InvalidStream)
+                }
+                C::CommandStream { stream, .. } => {
+                    named(&mut b, "stream", "command-stream", Some(stream.clone()));
                     (code::BAD_INPUT, Kind::InvalidStream)
                 }
                 C::UnknownMachine { name } => {

@@ -150,6 +150,15 @@ pub trait Machine: 'static {
         None
     }
 
+    /// The stream `command` names itself (`<machine>/<instance>`: a park command's
+    /// episode, a saga save's id), when it names one: the engine decides it on
+    /// that stream only, so one episode's command is never recorded on another
+    /// episode's stream (`cairn exec` takes the stream and the command apart).
+    /// The default names none.
+    fn stream_of(_command: &Self::Command) -> Option<String> {
+        None
+    }
+
     /// The other streams whose state `command` depends on in `state` (their ids,
     /// `<machine>/<instance>`): the engine reads each into the context's
     /// [`Context::reads`] before deciding and appends only if none moved. The

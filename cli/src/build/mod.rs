@@ -51,9 +51,17 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<Done, Failur
     let version = obj.get("schema").and_then(Value::as_str).unwrap_or("");
     if version != RECORD_SCHEMA {
         crate::output::stderr_line(format_args!("run_record: unknown record version '{version}' in {}; this saga writes {RECORD_SCHEMA}", path.display()));
-        output::json(
-            &json!({"error": {"kind": "record-version", "field": "schema", "rule": "record-version", "message": format!("unknown record version '{version}'; this build writes {RECORD_SCHEMA}")}}),
-        );
+        output::json(&crate::failure::ErrorDocument {
+            error: crate::failure::ErrorBody {
+                kind: crate::failure::Kind::RecordVersion,
+                message: format!(
+                    "unknown record version '{version}'; this build writes {RECORD_SCHEMA}"
+                ),
+                field: Some("schema".into()),
+                rule: Some("record-version".into()),
+                ..Default::default()
+            },
+        });
         return Ok(Done::UnknownRecordVersion);
     }
     let unknown: Vec<&String> = obj

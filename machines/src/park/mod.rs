@@ -99,6 +99,17 @@ impl Machine for Park {
         }
     }
 
+    fn stream_of(command: &Command) -> Option<String> {
+        // An episode's stream is `park/<episode id>` (the verbs' stream).
+        let episode = match command {
+            Command::PrepareAttempt { input } => input.get("episode_id")?.as_str()?.to_owned(),
+            Command::Evaluate { episode_id, .. }
+            | Command::ValidateReceipt { episode_id, .. }
+            | Command::ConfirmReadback { episode_id, .. } => episode_id.to_string(),
+        };
+        Some(format!("{NAME}/{episode}"))
+    }
+
     fn graph() -> GraphSpec {
         graph::graph()
     }

@@ -103,6 +103,26 @@ impl Machine for Saga {
         }
     }
 
+    fn stream_of(command: &Command) -> Option<String> {
+        // A thread's stream is `saga/<saga id>` (the verbs' stream); only a save
+        // names its thread.
+        match command {
+            Command::Save { saga_id, .. } => Some(format!("{NAME}/{saga_id}")),
+            Command::Qa { .. }
+            | Command::PrReady { .. }
+            | Command::ReleaseTurn { .. }
+            | Command::MarkMerged { .. }
+            | Command::DocReview { .. }
+            | Command::Review { .. }
+            | Command::Override { .. }
+            | Command::Adjust { .. }
+            | Command::Boundary { .. }
+            | Command::TakeTurn { .. }
+            | Command::Release { .. }
+            | Command::Board { .. } => None,
+        }
+    }
+
     fn graph() -> GraphSpec {
         graph::graph()
     }
