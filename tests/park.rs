@@ -1117,3 +1117,81 @@ fn a_refused_transition_creates_no_journal() {
         db.display()
     );
 }
+
+/// #21, park trusts no fact the journal contradicts: a `pr_merged: pass` for a PR
+/// whose loop in this journal is live and has not seen the merge is refused,
+/// naming the loop's stream, with nothing written; once the loop records the
+/// merge (cairn's reading of a merged PR), the same evaluation authorizes the
+/// receipt, and the audit re-decides it with the loop's version it read.
+#[test]
+fn a_pr_loop_that_has_not_seen_the_merge_outranks_pr_merged() {
+    use crate::support::pr;
+    let t = TempJournal::new();
+    let db = t.path();
+    let prepare = json!({"mode": "park", "anchor_bead": ANCHOR, "episode_id": EPISODE,
+        "intent_id": INTENT, "prior_receipts": []});
+    let (code, prepared, _) = park(
+        &["park", "prepare-attempt"],
+        &prepare.to_string(),
+        Some(&db),
+    );
+    assert_eq!(code, 0, "{prepared}");
+    let attempt = prepared["attempt_id"].as_str().unwrap().to_owned();
+    let evaluate = |v: &Value| {
+        park(
+            &[
+                "park",
+                "evaluate",
+                "--episode-id",
+                EPISODE,
+                "--intent-id",
+                INTENT,
+                "--attempt-id",
+                &attempt,
+            ],
+            &v.to_string(),
+            Some(&db),
+        )
+    };
+    let mut v = observation();
+    let merged = json!({"state": "MERGED", "mergedAt": "2026-11-30T03:00:00Z", "url": PR});
+    pr_backed(&mut v, "pass", merged);
+    // The loop, spelled another way, is observing: its merge is not seen yet.
+    let spelled = "https://GitHub.com/Example/Project/pull/07";
+    let mut reading = pr::doc("changes-requested", "merge");
+    reading["pr"] = json!(spelled);
+    let (code, out, _) = park(&["pr", "observe"], &reading.to_string(), Some(&db));
+    assert_eq!(code, 0, "{out}");
+    let before = t.bytes();
+    let (code, out, _) = evaluate(&v);
+    let violation = &out["error"]["violations"][0];
+    assert_eq!(
+        (code, &violation["predicate"], &violation["field"]),
+        (2, &json!("journal-agrees"), &json!("checks.pr_merged")),
+        "{out}"
+    );
+    assert!(
+        violation["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("pr-loop/github.com/example/project/pull/7")),
+        "{out}"
+    );
+    assert_eq!(t.bytes(), before, "a refusal wrote");
+    // The loop reads the PR merged with cairn's own gh run: the journal now agrees.
+    let gh = pr::StandInGh::new();
+    gh.answer(&pr::reading("merged"));
+    let mut rest = pr::doc("merged", "merge");
+    rest.as_object_mut().unwrap().remove("reading");
+    let (code, out, _) = pr::cairn_with(
+        &["pr", "observe", "--pr", PR],
+        &rest.to_string(),
+        &db,
+        Some(gh.dir.path()),
+        &[],
+    );
+    assert_eq!((code, &out["state"]), (0, &json!("complete")), "{out}");
+    let (code, out, _) = evaluate(&v);
+    assert_eq!((code, &out["eligible"]), (0, &json!(true)), "{out}");
+    let (code, out, _) = park(&["journal", "audit"], "", Some(&db));
+    assert_eq!(code, 0, "{out}");
+}

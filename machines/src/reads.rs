@@ -56,6 +56,13 @@ pub enum Fact {
         /// The greatest token granted so far (0: none).
         last_token: u64,
     },
+    /// A PR continuation loop's word on its PR's merge (`pr-loop/<PR>`).
+    PrLoop {
+        /// The loop saw the PR merged (`complete`: its own merge, or one it observed).
+        merged: bool,
+        /// The loop still speaks for the PR (not `abandoned`).
+        live: bool,
+    },
 }
 
 /// One grant of a lease.
@@ -109,7 +116,8 @@ pub fn fence(
 ) -> Result<(), FenceRefusal> {
     let (last, last_token) = match lease {
         Some(Fact::Lease { holder, last_token }) => (holder.as_ref(), *last_token),
-        None => (None, 0),
+        // Not a lease: nothing holds the resource.
+        Some(Fact::PrLoop { .. }) | None => (None, 0),
     };
     match (last.filter(|h| h.live_at(now)), token) {
         (Some(h), Some(t)) if t == h.token => Ok(()),

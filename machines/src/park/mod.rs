@@ -99,6 +99,23 @@ impl Machine for Park {
         }
     }
 
+    fn reads(_state: &State, command: &Command) -> Vec<String> {
+        // A PR-backed bead's PR loop, when the journal has one: its word on the
+        // merge outranks the observation's (`decide::evaluate`).
+        match command {
+            Command::Evaluate { observation, .. } => observation
+                .get("bead")
+                .and_then(|b| b.get("pr_url"))
+                .and_then(serde_json::Value::as_str)
+                .and_then(crate::evidence::pr::loop_stream)
+                .into_iter()
+                .collect(),
+            Command::PrepareAttempt { .. }
+            | Command::ValidateReceipt { .. }
+            | Command::ConfirmReadback { .. } => Vec::new(),
+        }
+    }
+
     fn stream_of(command: &Command) -> Option<String> {
         // An episode's stream is `park/<episode id>` (the verbs' stream).
         let episode = match command {

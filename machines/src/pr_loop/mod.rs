@@ -20,7 +20,8 @@
 
 pub mod classify;
 pub mod escalation;
-pub mod identity;
+// A PR's identity is shared vocabulary (park reads a PR loop by it).
+pub use crate::evidence::pr as identity;
 pub mod plan;
 pub mod reading;
 
@@ -43,10 +44,11 @@ pub use state::{Loop, RoundBasis, State};
 
 pub use crate::evidence::next_round;
 
+use crate::reads::Fact;
 use crate::{Context, GraphSpec, Machine, Rejection};
 
 /// The machine's name.
-pub const NAME: &str = "pr-loop";
+pub const NAME: &str = crate::evidence::pr::LOOP_MACHINE;
 
 /// The pr-loop machine.
 pub struct PrLoop;
@@ -83,6 +85,16 @@ impl Machine for PrLoop {
 
     fn command_name(command: &Command) -> &'static str {
         command::command_name(command)
+    }
+
+    fn fact(state: &State) -> Option<Fact> {
+        // What other lifecycles rely on: whether the loop saw its PR merged
+        // (`complete` is reached only on cairn's reading of the merge) and whether
+        // it still speaks for the PR.
+        Some(Fact::PrLoop {
+            merged: matches!(state, State::Complete { .. }),
+            live: !matches!(state, State::Abandoned { .. }),
+        })
     }
 
     fn recorded_by(command: &Command) -> Option<&'static str> {

@@ -8,7 +8,10 @@ use super::super::fold::{self, Action};
 use super::super::observation;
 use super::super::state::{AttemptId, EpisodeId, IntentId, State};
 use super::Refuse;
-use crate::Rejection;
+use crate::evidence::Outcome;
+use crate::park::observation::CheckName;
+use crate::reads::Fact;
+use crate::{Context, Rejection};
 
 /// `evaluate`: the identity correlates, the attempt is not past evaluation, the
 /// observation parses and names the prepared anchor, and no checkpoint follows an
@@ -19,6 +22,7 @@ pub(super) fn decide_evaluate(
     intent_id: &IntentId,
     attempt_id: &AttemptId,
     observation: &Value,
+    ctx: &Context,
 ) -> Result<Vec<Event>, Rejection> {
     let state = r.state;
     let ep = r.correlate(episode_id, intent_id, attempt_id)?;
@@ -42,6 +46,7 @@ pub(super) fn decide_evaluate(
             "anchor_confirmed names another anchor than the prepared episode",
         ));
     }
+    journal_agrees(r, &obs, ctx)?;
     let evaluation = fold::evaluate(&obs);
     Ok(match evaluation.action {
         Some(Action::Checkpoint) if !matches!(state, State::ReceiptAuthorized { .. }) => {
@@ -64,4 +69,48 @@ pub(super) fn decide_evaluate(
         // Unsafe: no transition.
         None => vec![],
     })
+}
+
+/// Where the journal knows better than the observation, the journal wins: a
+/// `pr_merged: pass` for a PR whose loop in this journal is live and has not seen
+/// the merge (`cairn pr observe` or `record-merge` records it) is refused, naming
+/// the loop's stream. A loop that is not in the journal says nothing; an
+/// abandoned loop no longer speaks for the PR.
+fn journal_agrees(
+    r: &Refuse,
+    obs: &observation::Observation,
+    ctx: &Context,
+) -> Result<(), Rejection> {
+    if obs.outcome(CheckName::PrMerged) != Outcome::Pass {
+        return Ok(());
+    }
+    let Some(stream) = obs
+        .bead
+        .pr_url
+        .as_deref()
+        .and_then(crate::evidence::pr::loop_stream)
+    else {
+        return Ok(());
+    };
+    match ctx.read(&stream) {
+        Some(read)
+            if matches!(
+                read.fact,
+                Some(Fact::PrLoop {
+                    merged: false,
+                    live: true
+                })
+            ) =>
+        {
+            Err(r.rejection(
+                "journal-agrees",
+                Some("checks.pr_merged"),
+                &format!(
+                    "pr_merged is pass, but the journal's `{stream}` is at `{}` and has not seen the merge: record it with `cairn pr observe` first",
+                    read.state
+                ),
+            ))
+        }
+        _ => Ok(()),
+    }
 }

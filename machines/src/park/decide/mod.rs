@@ -33,7 +33,7 @@ pub(super) fn decide(
             intent_id,
             attempt_id,
             observation,
-        } => evaluate::decide_evaluate(&r, episode_id, intent_id, attempt_id, observation),
+        } => evaluate::decide_evaluate(&r, episode_id, intent_id, attempt_id, observation, ctx),
         Command::ValidateReceipt {
             episode_id,
             intent_id,

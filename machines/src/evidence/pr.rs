@@ -150,6 +150,15 @@ pub fn stream_instance(pr: &str) -> Option<String> {
     PrId::parse(pr, "pr").ok().map(|id| id.instance())
 }
 
+/// The PR continuation loop's machine name.
+pub const LOOP_MACHINE: &str = "pr-loop";
+
+/// The PR loop's stream of a PR URL (`pr-loop/<instance>`), read by the lifecycles
+/// that rely on its word on the PR (park's `pr_merged`).
+pub fn loop_stream(pr: &str) -> Option<String> {
+    stream_instance(pr).map(|i| format!("{LOOP_MACHINE}/{i}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
