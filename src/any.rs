@@ -170,7 +170,13 @@ impl<M: Machine> Face for Typed<M> {
 /// (the document), with serde's message saying what was expected.
 fn read_command<T: serde::de::DeserializeOwned>(command: &Value) -> Result<T, Error> {
     serde_json::from_value(command.clone()).map_err(|e| {
-        let message = e.to_string();
+        let mut message = e.to_string();
+        // serde names the Rust type of a tagged command (`internally tagged enum
+        // Command`): say what the document must be instead.
+        if let Some(at) = message.find("internally tagged enum") {
+            message.truncate(at);
+            message.push_str("an object with a `command` field");
+        }
         let named = || {
             message
                 .split('`')
@@ -182,7 +188,14 @@ fn read_command<T: serde::de::DeserializeOwned>(command: &Value) -> Result<T, Er
         } else if message.starts_with("unknown field") {
             (named(), "unknown-field")
         } else if message.starts_with("unknown variant") {
-            ("$".to_owned(), "unknown-variant")
+            // An unknown command names the tag; another enum's value, the document.
+            let tag = command.get("command").and_then(Value::as_str);
+            let field = if tag.is_some() && tag == message.split('`').nth(1) {
+                "command"
+            } else {
+                "$"
+            };
+            (field.to_owned(), "unknown-variant")
         } else {
             ("$".to_owned(), "type")
         };

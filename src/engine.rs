@@ -107,7 +107,7 @@ impl Engine {
 
     /// Loads a stream of `M` and replays it: its state and version.
     pub fn load<M: Machine>(&self, stream: &StreamId) -> Result<(M::State, u64), Error> {
-        check_machine::<M>(stream)?;
+        stream.check_machine::<M>()?;
         self.fold::<M>(stream, None)
     }
 
@@ -117,9 +117,9 @@ impl Engine {
         stream: &StreamId,
         version: Option<u64>,
     ) -> Result<M::State, Error> {
-        check_machine::<M>(stream)?;
+        stream.check_machine::<M>()?;
         let current = self.journal.stream_version(stream.as_str())?;
-        check_version(stream, version, current)?;
+        stream.check_version(version, current)?;
         Ok(self.fold::<M>(stream, version)?.0)
     }
 
@@ -172,7 +172,7 @@ impl Engine {
         key: &str,
         request: &str,
     ) -> Result<Option<Executed<M>>, Error> {
-        check_machine::<M>(stream)?;
+        stream.check_machine::<M>()?;
         let idem = Idempotency {
             key: key.to_owned(),
             fingerprint: request_fingerprint(M::NAME, request),
@@ -194,7 +194,7 @@ impl Engine {
         context: &Context,
         key: Option<Key<'_>>,
     ) -> Result<Decision<M>, Error> {
-        check_command_stream::<M>(stream, command)?;
+        stream.check_command::<M>(command)?;
         // A stream this engine's audit could not check is never written.
         if self.registry.get(M::NAME).is_none() {
             return Err(Error::UnknownMachine {
@@ -282,7 +282,7 @@ impl Engine {
                 stream: stream.to_string(),
             });
         }
-        check_version(stream, at, current)?;
+        stream.check_version(at, current)?;
         let up_to = at.unwrap_or(current);
         let mut fold = machine.start();
         self.journal
@@ -454,7 +454,7 @@ impl<M: Machine> Pending<M> {
         context: &Context,
         key: Option<Key<'_>>,
     ) -> Result<Self, Error> {
-        check_command_stream::<M>(stream, command)?;
+        stream.check_command::<M>(command)?;
         let command_json = serde_json::to_string(command)
             .map_err(|e| Error::Stored(format!("cannot encode the command: {e}")))?;
         let idempotency = key.map(|k| k.idempotency(M::NAME, &command_json));
@@ -575,39 +575,4 @@ pub(crate) fn raw(e: &StoredEvent) -> Result<RawEvent, cairn_journal::Error> {
         schema_version: e.schema_version,
         payload,
     })
-}
-
-fn check_machine<M: Machine>(stream: &StreamId) -> Result<(), Error> {
-    if stream.machine() == M::NAME {
-        Ok(())
-    } else {
-        Err(Error::InvalidStream {
-            stream: stream.to_string(),
-            reason: format!("it is not a `{}` stream", M::NAME),
-        })
-    }
-}
-
-/// `stream` is `M`'s, and the one `command` names when it names one
-/// ([`Machine::stream_of`]).
-fn check_command_stream<M: Machine>(stream: &StreamId, command: &M::Command) -> Result<(), Error> {
-    check_machine::<M>(stream)?;
-    match M::stream_of(command) {
-        Some(named) if named != stream.as_str() => Err(Error::CommandStream {
-            stream: stream.to_string(),
-            named,
-        }),
-        _ => Ok(()),
-    }
-}
-
-fn check_version(stream: &StreamId, at: Option<u64>, current: u64) -> Result<(), Error> {
-    match at {
-        Some(v) if v > current => Err(Error::NoSuchVersion {
-            stream: stream.to_string(),
-            requested: v,
-            current,
-        }),
-        _ => Ok(()),
-    }
 }

@@ -99,6 +99,49 @@ impl fmt::Display for StreamId {
     }
 }
 
+/// The checks every engine entry point makes of the stream it is given.
+impl StreamId {
+    /// The stream is `M`'s.
+    pub(crate) fn check_machine<M: cairn_machines::Machine>(&self) -> Result<(), Error> {
+        if self.machine() == M::NAME {
+            Ok(())
+        } else {
+            Err(Error::InvalidStream {
+                stream: self.to_string(),
+                reason: format!("it is not a `{}` stream", M::NAME),
+            })
+        }
+    }
+
+    /// The stream is `M`'s, and the one `command` names when it names one
+    /// ([`cairn_machines::Machine::stream_of`]).
+    pub(crate) fn check_command<M: cairn_machines::Machine>(
+        &self,
+        command: &M::Command,
+    ) -> Result<(), Error> {
+        self.check_machine::<M>()?;
+        match M::stream_of(command) {
+            Some(named) if named != self.as_str() => Err(Error::CommandStream {
+                stream: self.to_string(),
+                named,
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// `at` is a version the stream has reached (`None`: now).
+    pub(crate) fn check_version(&self, at: Option<u64>, current: u64) -> Result<(), Error> {
+        match at {
+            Some(v) if v > current => Err(Error::NoSuchVersion {
+                stream: self.to_string(),
+                requested: v,
+                current,
+            }),
+            _ => Ok(()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

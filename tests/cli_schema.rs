@@ -563,3 +563,26 @@ fn a_document_cairn_completes_is_checked_as_completed() {
     assert!(fields.contains(&"destination"), "{out}");
     assert!(!fields.contains(&"reading"), "{out}");
 }
+
+/// `graph`'s JSON outputs, both formats, for every machine, are what its schema
+/// says (the hostile pass found xstate's output failing it).
+#[test]
+fn every_graph_output_is_valid_against_its_schema() {
+    let success = schema("graph")["stdout"]["success"].clone();
+    let (_, list, _) = run(&["machines"], None);
+    let list: Value = serde_json::from_str(&list).unwrap();
+    for m in list["machines"].as_array().unwrap() {
+        let name = m["name"].as_str().unwrap();
+        for format in ["json", "xstate"] {
+            let (code, out, _) = run(&["graph", name, "--format", format], None);
+            assert_eq!(code, 0, "{name} {format}");
+            let doc: Value = serde_json::from_str(&out).unwrap();
+            valid(&success, &doc, &format!("graph {name} --format {format}"));
+        }
+    }
+    invalid(
+        &success,
+        &serde_json::json!({"id": "x", "initial": "a", "states": {"a": {"type": "initial"}}}),
+        "a state that is neither final nor live",
+    );
+}

@@ -116,6 +116,17 @@ fn global_options_are_hidden_where_ignored_and_still_parse() {
         &[
             "journal", "copy", "--db", db, "--from", db, "--to", db, "--help",
         ],
+        // The verbs that answer on their document alone still take the globals.
+        &[
+            "park",
+            "observe-vcs",
+            "--db",
+            db,
+            "--signing-key",
+            "k",
+            "--help",
+        ],
+        &["saga", "show", "--signing-key", "k", "--help"],
     ] {
         let (code, stdout, stderr) = run(args, None);
         assert_eq!(code, 0, "{args:?}: {stdout}{stderr}");
@@ -140,4 +151,25 @@ fn a_flag_that_needs_another_names_it() {
     ]);
     assert_eq!(fields(&v), ["target"]);
     assert_eq!(v["error"]["rule"], "required", "{v}");
+}
+
+/// A negative number is a value the flag refuses (`field` is the flag), never an
+/// unknown argument named `1`.
+#[test]
+fn a_negative_number_is_the_flags_invalid_value() {
+    for (args, field) in [
+        (&["journal", "log", "--limit", "-1"][..], "limit"),
+        (&["state", "park/ep-x", "--at", "-1"], "at"),
+        (
+            &["saga", "scan", "--max-candidates", "-3"],
+            "max_candidates",
+        ),
+    ] {
+        let v = usage(args);
+        assert_eq!(
+            (&v["error"]["field"], &v["error"]["rule"]),
+            (&serde_json::json!(field), &serde_json::json!("value")),
+            "{args:?}: {v}"
+        );
+    }
 }

@@ -205,7 +205,7 @@ fn completions_and_man_pages_come_from_the_command_line() {
         !graph.iter().any(|o| o == "--db" || o == "--signing-key"),
         "{graph:?}"
     );
-    let check = opts("cairn__subcmd__park__subcmd__check");
+    let check = opts("cairn__subcmd__park__subcmd__evaluate");
     assert!(check.contains(&"--db".to_owned()), "{check:?}");
     let copy = opts("cairn__subcmd__journal__subcmd__copy");
     assert!(!copy.contains(&"--db".to_owned()), "{copy:?}");
@@ -224,6 +224,19 @@ fn completions_and_man_pages_come_from_the_command_line() {
     let (code, page, _) = run(&["man", "park", "check"], None);
     assert_eq!(code, 0);
     assert!(page.contains(".TH cairn-park-check"), "{page}");
+    // Examples are set as typed (no filling, no hyphenation), so they paste from
+    // `man` as from --help.
+    let (_, page, _) = run(&["man", "park", "prepare-attempt"], None);
+    assert!(
+        page.contains("\n.nh\n") && page.contains(".SH NOTES"),
+        "{page}"
+    );
+    assert!(!page.contains(".SH EXTRA"), "{page}");
+    let example = page.find("  echo").expect("the example");
+    let nofill = page[..example]
+        .rfind(".nf\n")
+        .expect("no-fill before the example");
+    assert!(!page[nofill..example].contains(".fi"), "{page}");
     let (code, v) = answer(&["man", "park", "chekc"], None);
     assert_eq!(
         (code, v["error"]["rule"].as_str()),

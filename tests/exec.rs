@@ -133,7 +133,8 @@ fn bad_input_names_the_field_and_rule_and_writes_nothing() {
             "extra",
             "unknown-field",
         ),
-        (r#"{"command":"teleport"}"#, "$", "unknown-variant"),
+        (r#"{"command":"teleport"}"#, "command", "unknown-variant"),
+        (r#""adjust""#, "$", "type"),
         (
             r#"{"command":"adjust","command":"adjust","directive":"drain"}"#,
             "$",
@@ -150,6 +151,9 @@ fn bad_input_names_the_field_and_rule_and_writes_nothing() {
             "{doc}: {out}"
         );
         assert_eq!(out["error"]["rule"], rule, "{doc}: {out}");
+        // No Rust type name reaches the caller.
+        let message = out["error"]["message"].as_str().unwrap_or_default();
+        assert!(!message.contains("enum"), "{doc}: {out}");
         assert_eq!(j.bytes(), before, "{doc}: nothing written");
     }
     // An unregistered machine, and a stream of another machine.

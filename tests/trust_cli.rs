@@ -301,3 +301,31 @@ fn only_an_append_touches_the_signing_key() {
     assert_eq!(r["signing"]["status"], "signed");
     assert_eq!(r["signing"]["signed"], 1);
 }
+
+/// A copy from a journal that fails verify is refused (exit 5, `copied: false`)
+/// before the target is opened: no target journal is left behind.
+#[test]
+fn a_copy_of_a_journal_that_fails_verify_creates_no_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("journal.db");
+    let key = dir.path().join("signing.key");
+    prepare(&db, &key, 1);
+    prepare(&db, &key, 2);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    crate::support::tamper(&conn, "UPDATE events SET payload = '{}' WHERE seq = 1");
+    drop(conn);
+    let to = dir.path().join("copy.db");
+    let (from, target) = (db.to_str().unwrap(), to.to_str().unwrap());
+    let (code, out, _) = cairn(
+        &["journal", "copy", "--from", from, "--to", target],
+        &db,
+        &key,
+        "",
+    );
+    assert_eq!(
+        (code, &out["copy"]["copied"]),
+        (5, &serde_json::json!(false)),
+        "{out}"
+    );
+    assert!(!to.exists(), "a refused copy created its target");
+}

@@ -80,6 +80,20 @@ fn a_node_goes_from_plan_to_done_and_unlocks_its_dependent_in_this_session_only(
         "{out}"
     );
     assert_eq!(w.journal.bytes(), bytes);
+    // A report of an item the node does not have, or of one item twice, is the
+    // caller's mistake: refused before anything runs, nothing written.
+    for reports in [
+        r#"[{"index":0,"done":true},{"index":1,"done":true}]"#,
+        r#"[{"index":0,"done":true},{"index":0,"done":false}]"#,
+    ] {
+        let (code, out) = w.verify("core", &w.lane, &commit, &["--checklist", reports]);
+        assert_eq!(
+            (code, &out["error"]["field"], &out["error"]["rule"]),
+            (2, &json!("checklist"), &json!("checklist-item")),
+            "{reports}: {out}"
+        );
+        assert_eq!(w.journal.bytes(), bytes, "{reports}: nothing written");
+    }
 
     // The checklist item needs exactly one `done` report.
     let (code, out) = w.verify("core", &w.lane, &commit, &[]);

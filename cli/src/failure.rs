@@ -121,17 +121,39 @@ pub fn require_nonempty(field: &str, value: &str) -> Result<(), Failure> {
     }
 }
 
-/// No journal location could be resolved (no `--db`, `CAIRN_DB`, `XDG_STATE_HOME` or `HOME`).
-#[derive(Debug, Clone, Copy)]
-pub struct NoJournalLocation;
+/// No journal location could be resolved.
+#[derive(Debug, Clone)]
+pub enum NoJournalLocation {
+    /// No `--db`, `CAIRN_DB`, `XDG_STATE_HOME` or `HOME`.
+    Unresolved,
+    /// A URL whose scheme is not PostgreSQL's (`postgress://…`): a mistyped URL
+    /// would otherwise name an SQLite file in a directory called `postgress:`.
+    UnknownScheme(String),
+}
 
 impl From<NoJournalLocation> for Failure {
-    fn from(_: NoJournalLocation) -> Self {
-        input(
-            "db",
-            "journal-location",
-            "no journal location: pass --db, or set CAIRN_DB, XDG_STATE_HOME or HOME",
-        )
+    fn from(e: NoJournalLocation) -> Self {
+        e.at("db")
+    }
+}
+
+impl NoJournalLocation {
+    /// The input error, naming the flag `field` that gave the location.
+    pub fn at(self, field: &str) -> Failure {
+        match self {
+            NoJournalLocation::Unresolved => input(
+                field,
+                "journal-location",
+                "no journal location: pass --db, or set CAIRN_DB, XDG_STATE_HOME or HOME",
+            ),
+            NoJournalLocation::UnknownScheme(scheme) => input(
+                field,
+                "journal-location",
+                &format!(
+                    "`{scheme}://` is not a journal's scheme: a journal is an SQLite file's path or a postgres:// or postgresql:// URL"
+                ),
+            ),
+        }
     }
 }
 
@@ -405,11 +427,18 @@ impl Failure {
                         (code::CONFLICT, Kind::Conflict)
                     }
                     J::Busy { .. } => (code::CONFLICT, Kind::Busy),
-                    J::IdempotencyMismatch { .. } => (code::BAD_INPUT, Kind::IdempotencyMismatch),
+                    J::IdempotencyMismatch { key, .. } => {
+                        named(&mut b, "idempotency_key", "same-request", Some(key.clone()));
+                        (code::BAD_INPUT, Kind::IdempotencyMismatch)
+                    }
                     J::MachineMismatch { .. } => (code::BAD_INPUT, Kind::MachineMismatch),
                     J::InvalidAppend(_) => (code::BAD_INPUT, Kind::InvalidAppend),
                     J::NewerSchema { .. } => (code::BAD_INPUT, Kind::NewerSchema),
-                    J::NotAJournal { .. } => (code::BAD_INPUT, Kind::NotAJournal),
+                    J::NotAJournal { path, .. } => {
+                        let at = path.display().to_string();
+                        named(&mut b, "db", "is-a-journal", Some(at));
+                        (code::BAD_INPUT, Kind::NotAJournal)
+                    }
                     J::Missing { path } => {
                         let at = path.display().to_string();
                         named(&mut b, "db", "journal-exists", Some(at));

@@ -52,9 +52,16 @@ pub fn read_stdin() -> Result<&'static str, Failure> {
     let stdin = std::io::stdin();
     if stdin.is_terminal() {
         let verb = verb().unwrap_or("this verb");
+        // exec's document is the machine's own command: its shape is the
+        // machine's, not a schema of exec's.
+        let shape = if verb == "exec" {
+            "`cairn exec --help` says what it holds".to_owned()
+        } else {
+            format!("`cairn schema {verb}` shows its shape")
+        };
         crate::output::stderr_line(format_args!(
             "cairn: `{verb}` reads a JSON document on stdin, which is a terminal: paste it and \
-             end with Ctrl-D, or pipe it in (`cairn schema {verb}` shows its shape)"
+             end with Ctrl-D, or pipe it in ({shape})"
         ));
     }
     let mut buf = Vec::new();

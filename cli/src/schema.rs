@@ -19,6 +19,16 @@ fn of<T: JsonSchema>() -> Schema {
     SchemaGenerator::default().into_root_schema_for::<T>()
 }
 
+/// `cairn graph`'s JSON: the graph as data (`--format json`, the default) or an
+/// XState machine config (`--format xstate`); `dot` and `mermaid` print text.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // a schema only: the verb prints the two types themselves
+enum GraphOutput {
+    Graph(cairn::GraphSpec),
+    Xstate(cairn::machines::render::XstateConfig),
+}
+
 /// The stdin document a verb reads, if it reads one.
 pub fn stdin(verb: &str) -> Option<Schema> {
     Some(match verb {
@@ -93,7 +103,7 @@ pub fn success(verb: &str) -> Option<Schema> {
         "park confirm-readback" => of::<receipt::Readback>(),
         "park bind-repository" => of::<bind::BindOutput>(),
         "park resume-gate" => of::<gate::Gate>(),
-        "graph" => of::<cairn::GraphSpec>(),
+        "graph" => of::<GraphOutput>(),
         "state" => of::<cairn::StateView>(),
         "journal audit" => of::<cairn::AuditReport>(),
         "journal streams" => of::<crate::journal::Streams>(),

@@ -279,8 +279,14 @@ pub fn copy(from: &Location, to: &Location, options: &Options) -> Result<Done, F
         signing_key_at: None,
         ..options.clone()
     };
-    let mut target = Journal::open(to, &target_options)?;
-    let report = source.copy_into(&mut target)?;
+    // The source is verified before the target is opened: a source that fails
+    // verify creates no target journal.
+    let verified = source.verify()?;
+    let report = if verified.ok {
+        source.copy_verified(verified, &mut Journal::open(to, &target_options)?)?
+    } else {
+        cairn::journal::CopyReport::refused(verified)
+    };
     output::json(&CopyView {
         from: Side::of(from),
         to: Side::of(to),

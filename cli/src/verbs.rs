@@ -151,11 +151,12 @@ fn run_verb(cli: Cli, registry: Registry) -> Result<Done, Failure> {
         Command::Journal(JournalCommand::Show { transition, format }) => {
             crate::journal::show(&db_location(&cli)?, &options(false), *transition, *format)
         }
-        Command::Journal(JournalCommand::Copy { from, to }) => crate::trust::copy(
-            &Location::parse(from.as_os_str()),
-            &Location::parse(to.as_os_str()),
-            &options(true),
-        ),
+        Command::Journal(JournalCommand::Copy { from, to }) => {
+            let at = |field: &'static str, text: &std::path::Path| {
+                parse_location(text.as_os_str()).map_err(|e| e.at(field))
+            };
+            crate::trust::copy(&at("from", from)?, &at("to", to)?, &options(true))
+        }
         Command::Journal(JournalCommand::Audit { stream, format }) => crate::journal::audit(
             &db_location(&cli)?,
             &options(false),
@@ -213,8 +214,47 @@ fn man(words: &[String]) -> Result<Done, Failure> {
     clap_mangen::Man::new(cmd)
         .render(&mut out)
         .map_err(|e| crate::failure::input("$", "stdout", &format!("cannot render: {e}")))?;
-    output::text(&String::from_utf8_lossy(&out));
+    output::text(&examples_as_typed(&String::from_utf8_lossy(&out)));
     Ok(Done::Ok)
+}
+
+/// The page with its examples kept as typed: clap_mangen puts `after_help` in an
+/// `EXTRA` section of filled text, where man joins, justifies and hyphenates an
+/// example's lines so it no longer pastes. Here the section is `NOTES`, every run
+/// of indented lines (the examples) is set without filling (`.nf` … `.fi`), and
+/// the page is not hyphenated (`.nh`).
+fn examples_as_typed(roff: &str) -> String {
+    let mut out = String::with_capacity(roff.len() + 64);
+    let (mut notes, mut nofill) = (false, false);
+    for line in roff.lines() {
+        if line.starts_with(".SH") {
+            if nofill {
+                out.push_str(".fi\n");
+                nofill = false;
+            }
+            notes = line == ".SH EXTRA";
+            if notes {
+                out.push_str(".SH NOTES\n");
+                continue;
+            }
+        }
+        if notes {
+            let indented = line.starts_with(' ');
+            if indented != nofill {
+                out.push_str(if indented { ".nf\n" } else { ".fi\n" });
+                nofill = indented;
+            }
+        }
+        out.push_str(line);
+        out.push('\n');
+        if line.starts_with(".TH ") {
+            out.push_str(".nh\n");
+        }
+    }
+    if nofill {
+        out.push_str(".fi\n");
+    }
+    out
 }
 
 /// The one not-found rule: a read verb asked about a stream with nothing recorded
@@ -233,18 +273,38 @@ pub fn recorded(journal: &Journal, field: &'static str, stream: &str) -> Result<
 /// (etcetera: `$XDG_STATE_HOME` when absolute, else `~/.local/state`); a
 /// `postgres://` or `postgresql://` URL is a PostgreSQL database, anything else a
 /// SQLite path ([`Location::parse`]).
+/// A journal's location as typed: an SQLite file's path or a PostgreSQL URL. A URL
+/// of another scheme is refused, not taken for a file's path.
+pub fn parse_location(text: &std::ffi::OsStr) -> Result<Location, NoJournalLocation> {
+    match Location::parse(text) {
+        Location::Sqlite(path) => match text.to_str().and_then(|t| t.split_once("://")) {
+            Some((scheme, _))
+                if !scheme.is_empty()
+                    && scheme
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)) =>
+            {
+                Err(NoJournalLocation::UnknownScheme(scheme.to_owned()))
+            }
+            _ => Ok(Location::Sqlite(path)),
+        },
+        postgres => Ok(postgres),
+    }
+}
+
 pub fn db_location(cli: &Cli) -> Result<Location, NoJournalLocation> {
+    let parse = parse_location;
     if let Some(p) = &cli.db {
-        return Ok(Location::parse(p.as_os_str()));
+        return parse(p.as_os_str());
     }
     if let Some(p) = std::env::var_os("CAIRN_DB").filter(|v| !v.is_empty()) {
-        return Ok(Location::parse(&p));
+        return parse(&p);
     }
     use etcetera::BaseStrategy;
     let state = etcetera::base_strategy::Xdg::new()
         .ok()
         .and_then(|xdg| xdg.state_dir())
-        .ok_or(NoJournalLocation)?;
+        .ok_or(NoJournalLocation::Unresolved)?;
     Ok(Location::Sqlite(state.join("cairn").join("journal.db")))
 }
 

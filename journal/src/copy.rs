@@ -33,15 +33,11 @@ pub struct CopyReport {
     pub target: Option<VerifyReport>,
 }
 
-impl Journal {
-    /// Copies this journal verbatim into `target`, which must be empty
-    /// ([`Error::NotEmpty`] otherwise). The source is verified first (a source
-    /// that fails verify is not copied: `copied` is false), the rows are written
-    /// in one transaction of the target, and the target is verified after: `ok`
-    /// says both verify and agree on the head and every count.
-    pub fn copy_into(&self, target: &mut Journal) -> Result<CopyReport, Error> {
-        let source = self.verify()?;
-        let mut report = CopyReport {
+impl CopyReport {
+    /// Nothing copied: the report of a source that failed verify (or before the
+    /// rows are copied).
+    pub fn refused(source: VerifyReport) -> Self {
+        CopyReport {
             ok: false,
             copied: false,
             events: 0,
@@ -51,7 +47,29 @@ impl Journal {
             head: source.head.clone(),
             source,
             target: None,
-        };
+        }
+    }
+}
+
+impl Journal {
+    /// Copies this journal verbatim into `target`, which must be empty
+    /// ([`Error::NotEmpty`] otherwise). The source is verified first (a source
+    /// that fails verify is not copied: `copied` is false), the rows are written
+    /// in one transaction of the target, and the target is verified after: `ok`
+    /// says both verify and agree on the head and every count.
+    pub fn copy_into(&self, target: &mut Journal) -> Result<CopyReport, Error> {
+        self.copy_verified(self.verify()?, target)
+    }
+
+    /// [`Journal::copy_into`] with the source's verify report in hand: a caller
+    /// verifies first and opens (creates) the target only for a source that
+    /// verified, so a refused copy leaves no target behind.
+    pub fn copy_verified(
+        &self,
+        source: VerifyReport,
+        target: &mut Journal,
+    ) -> Result<CopyReport, Error> {
+        let mut report = CopyReport::refused(source);
         if !report.source.ok {
             return Ok(report);
         }

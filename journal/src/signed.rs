@@ -7,7 +7,7 @@ use crate::store::Snapshot;
 use crate::verify::{ChainHead, Collector, OpenTransition, ProblemKind};
 use crate::Error;
 
-/// The signature part of a [`VerifyReport`](crate::VerifyReport).
+/// The signature part of a verify report.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct SigningReport {
     /// `signed` (every transition), `unsigned` (none: a journal written before

@@ -10,7 +10,7 @@ use serde::Serialize;
 /// A state node.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct StateSpec {
-    /// Its name, as [`crate::Machine::state_name`] returns it.
+    /// Its name, as the machine's `state_name` returns it.
     pub name: &'static str,
     /// True when no event may leave it.
     pub terminal: bool,

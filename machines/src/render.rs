@@ -3,13 +3,13 @@
 //! live state" node), real state names; as Graphviz DOT (petgraph's writer, which
 //! escapes), Mermaid (`state "name" as sN`) and an XState machine config.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use petgraph::dot::{Config, Dot, RankDir};
 use petgraph::graph::DiGraph;
 use petgraph::visit::{EdgeRef as _, NodeRef as _};
-use serde_json::{json, Map, Value};
+use serde::Serialize;
 
 use crate::graph::GraphSpec;
 
@@ -208,22 +208,70 @@ impl GraphSpec {
 
     /// An XState machine config (`createMachine(config)`): every state with its
     /// events (`on: {event: target}`), terminal states `type: final`.
-    pub fn to_xstate(&self) -> Value {
-        let mut states = Map::new();
-        for st in &self.states {
-            let mut on = Map::new();
-            for e in self.edges.iter().filter(|e| e.from == st.name) {
-                on.insert(e.event.to_owned(), json!(e.to));
-            }
-            let node = if st.terminal {
-                json!({ "type": "final" })
-            } else {
-                json!({ "on": on })
-            };
-            states.insert(st.name.to_owned(), node);
+    pub fn to_xstate(&self) -> XstateConfig {
+        let states = self
+            .states
+            .iter()
+            .map(|st| {
+                let node = if st.terminal {
+                    XstateNode::Final {
+                        kind: XstateFinal::Final,
+                    }
+                } else {
+                    XstateNode::Live {
+                        on: self
+                            .edges
+                            .iter()
+                            .filter(|e| e.from == st.name)
+                            .map(|e| (e.event, e.to))
+                            .collect(),
+                    }
+                };
+                (st.name, node)
+            })
+            .collect();
+        XstateConfig {
+            id: self.machine,
+            initial: self.initial,
+            states,
         }
-        json!({ "id": self.machine, "initial": self.initial, "states": states })
     }
+}
+
+/// An XState machine config, as `cairn graph M --format xstate` prints it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct XstateConfig {
+    /// The machine's name.
+    pub id: &'static str,
+    /// Its initial state.
+    pub initial: &'static str,
+    /// Every state by name.
+    pub states: BTreeMap<&'static str, XstateNode>,
+}
+
+/// One state of an [`XstateConfig`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum XstateNode {
+    /// A terminal state: `{"type": "final"}`.
+    Final {
+        /// `final`.
+        #[serde(rename = "type")]
+        kind: XstateFinal,
+    },
+    /// A live state.
+    Live {
+        /// The state each event leads to.
+        on: BTreeMap<&'static str, &'static str>,
+    },
+}
+
+/// XState's marker of a final state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum XstateFinal {
+    /// `final`.
+    Final,
 }
 
 /// Text Mermaid shows as is: its entity codes for the characters its grammar
@@ -367,8 +415,8 @@ mod tests {
     fn xstate_lists_every_state_and_event() {
         let g = spec(&[("a", "go", "b"), ("b", "stop", "c")], &["c"]);
         assert_eq!(
-            g.to_xstate(),
-            json!({"id": "t", "initial": "a", "states": {
+            serde_json::to_value(g.to_xstate()).unwrap(),
+            serde_json::json!({"id": "t", "initial": "a", "states": {
                 "a": {"on": {"go": "b"}},
                 "b": {"on": {"stop": "c"}},
                 "c": {"type": "final"}

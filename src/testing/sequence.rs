@@ -73,7 +73,7 @@ impl<M: Machine, P: std::fmt::Debug> Checks<'_, M, P> {
         } else {
             "harness"
         };
-        let stream = StreamId::new(M::NAME, instance).map_err(io)?;
+        let mut stream = StreamId::new(M::NAME, instance).map_err(io)?;
         let graph = M::graph();
         let mut model = M::initial_state();
         coverage.state(M::state_name(&model));
@@ -89,6 +89,11 @@ impl<M: Machine, P: std::fmt::Debug> Checks<'_, M, P> {
                     message,
                 }
             })?;
+            // A command that names its own stream (a park episode, a saga id) is
+            // run on that stream, as the engine requires.
+            if let Some(own) = M::stream_of(&command) {
+                stream = StreamId::parse(&own).map_err(io)?;
+            }
             let context = context(i, M::FRESH_IDS, self.session);
             let version_before = engine
                 .journal()

@@ -11,12 +11,27 @@
 
 /// The verbs (subcommand paths) and the global options each ignores: those that
 /// open no journal ignore all three; those that only read one sign nothing.
-const IGNORED: [(&str, &[&str]); 14] = [
+const IGNORED: [(&str, &[&str]); 27] = [
     ("machines", &ALL),
     ("graph", &ALL),
     ("schema", &ALL),
     ("completions", &ALL),
     ("man", &ALL),
+    // Pure answers on the document (and cairn's own git runs): no journal.
+    ("park check", &ALL),
+    ("park bind-repository", &ALL),
+    ("park observe-vcs", &ALL),
+    ("pr classify", &ALL),
+    ("ship classify", &ALL),
+    ("work validate", &ALL),
+    // Read the journal, record nothing.
+    ("park resume-gate", &["signing_key"]),
+    ("saga scan", &["signing_key"]),
+    ("saga restore", &["signing_key"]),
+    ("saga show", &["signing_key"]),
+    ("ship status", &["signing_key"]),
+    ("work status", &["signing_key"]),
+    ("work ready", &["signing_key"]),
     ("state", &["signing_key"]),
     ("journal log", &["signing_key"]),
     ("journal streams", &["signing_key"]),

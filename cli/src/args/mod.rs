@@ -49,6 +49,7 @@ pub struct Cli {
 
     /// How long a writer waits for another writer's lock before giving up with exit 3
     #[arg(
+        allow_negative_numbers = true,
         long,
         global = true,
         help_heading = "Global options",
@@ -105,7 +106,7 @@ pub enum Command {
         /// The stream id, `<machine>/<instance>`
         stream: String,
         /// Replay only the first VERSION events (time travel)
-        #[arg(long, value_name = "VERSION")]
+        #[arg(allow_negative_numbers = true, long, value_name = "VERSION")]
         at: Option<u64>,
     },
     /// Record one JSON command (stdin) on a stream of any registered machine
@@ -250,10 +251,15 @@ pub enum JournalCommand {
         #[arg(long, value_name = "STREAM")]
         stream: Option<String>,
         /// Only events after this sequence number (a page's `next_since`)
-        #[arg(long, value_name = "SEQ", default_value_t = 0)]
+        #[arg(
+            allow_negative_numbers = true,
+            long,
+            value_name = "SEQ",
+            default_value_t = 0
+        )]
         since: i64,
         /// At most this many events on the page
-        #[arg(long, value_name = "N", default_value_t = LOG_LIMIT,
+        #[arg(allow_negative_numbers = true, long, value_name = "N", default_value_t = LOG_LIMIT,
               value_parser = clap::value_parser!(u64).range(1..))]
         limit: u64,
         /// The output format
@@ -299,6 +305,7 @@ pub enum JournalCommand {
     #[command(after_help = "Example:\n  cairn journal show 42 --format json")]
     Show {
         /// The transition id (`transition_id` in `journal log`)
+        #[arg(allow_negative_numbers = true)]
         transition: i64,
         /// The output format
         #[arg(long, value_enum, default_value_t = LogFormat::Table)]

@@ -10,7 +10,7 @@ pub struct BuildLoopArgs {
     #[arg(long, value_name = "PATH", conflicts_with = "issue")]
     pub record: Option<String>,
     /// The issue: the record is <primary>/.claude/saga/runs/issue-<N>.json
-    #[arg(long, value_name = "N")]
+    #[arg(allow_negative_numbers = true, long, value_name = "N")]
     pub issue: Option<u64>,
     /// The directory holding issue-<N>.json (instead of the primary checkout's)
     #[arg(long, value_name = "DIR")]
@@ -26,10 +26,20 @@ pub struct BuildLoopArgs {
     #[arg(long, value_name = "ID")]
     pub unit: Option<String>,
     /// Milliseconds per check [default: 1800000, 30 minutes]
-    #[arg(long, value_name = "MS", conflicts_with = "timeout")]
+    #[arg(
+        allow_negative_numbers = true,
+        long,
+        value_name = "MS",
+        conflicts_with = "timeout"
+    )]
     pub timeout_ms: Option<u64>,
     /// Seconds per check: build_loop.py's spelling of --timeout-ms
-    #[arg(long, value_name = "SECONDS", hide = true)]
+    #[arg(
+        allow_negative_numbers = true,
+        long,
+        value_name = "SECONDS",
+        hide = true
+    )]
     pub timeout: Option<u64>,
     /// Print the criterion; run nothing, write nothing
     #[arg(long, conflicts_with_all = ["idempotency_key", "fencing_token"])]
@@ -77,7 +87,7 @@ pub enum SagaCommand {
         #[arg(long)]
         branch: Option<String>,
         /// At most this many threads
-        #[arg(long, default_value_t = 10)]
+        #[arg(allow_negative_numbers = true, long, default_value_t = 10)]
         max_candidates: usize,
     },
     /// The whole thread: ticks, gate verdicts, rounds, the QA allowance (writes nothing)
@@ -153,7 +163,7 @@ pub enum SagaCommand {
         #[arg(long, value_name = "DIR")]
         repo: String,
         /// Whose build loop handed the revision to code review [default: N of an `issue-N` thread]
-        #[arg(long, value_name = "N")]
+        #[arg(allow_negative_numbers = true, long, value_name = "N")]
         issue: Option<u64>,
         #[command(flatten)]
         key: Key,
@@ -359,7 +369,7 @@ pub struct SagaSave {
     #[arg(long, value_parser = ["active", "blocked", "paused", "handed-off", "done", "abandoned"])]
     pub status: Option<String>,
     /// The phase number
-    #[arg(long)]
+    #[arg(allow_negative_numbers = true, long)]
     pub phase: Option<u32>,
     /// Where the work goes: plan-only, pr, merge or nonprod-deploy
     #[arg(long)]
@@ -401,7 +411,7 @@ pub struct SagaSave {
     #[arg(long = "gate-verdict", allow_hyphen_values = true)]
     pub gate_verdicts: Vec<String>,
     /// Refused: `next_round` is derived from `rounds_seen`
-    #[arg(long)]
+    #[arg(allow_negative_numbers = true, long)]
     pub next_round: Option<u32>,
     /// The backend that runs: `inline` (the only one since #1030; never defaulted)
     #[arg(long)]

@@ -216,10 +216,10 @@ pub struct ShipOpen {
     #[arg(long, default_value = "intent_excerpt")]
     pub intent_field: String,
     /// FILES_MAX: the phase-1d scope gate's floor on changed files
-    #[arg(long, default_value_t = 10)]
+    #[arg(allow_negative_numbers = true, long, default_value_t = 10)]
     pub files_max: u64,
     /// DELETIONS_MAX: the phase-1d scope gate's floor on deleted lines
-    #[arg(long, default_value_t = 300)]
+    #[arg(allow_negative_numbers = true, long, default_value_t = 300)]
     pub deletions_max: u64,
     /// TIEBREAKER_4: the out-of-scope-finding protocol
     #[arg(long = "tiebreaker-4", value_name = "PROTOCOL")]

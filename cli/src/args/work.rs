@@ -109,7 +109,7 @@ pub enum WorkCommand {
         #[arg(long, value_name = "SHA", default_value = "")]
         expected_commit: String,
         /// Remediation rounds allowed (default 2)
-        #[arg(long)]
+        #[arg(allow_negative_numbers = true, long)]
         budget: Option<u32>,
         /// The degraded result's finding (the plan comes back; nothing advances)
         #[arg(long, value_name = "FINDING")]

@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use super::{draft_text, finish, out_of, standing, stream, target, valid_spec};
 use crate::args::WorkNodeRef;
 use crate::failure::{input, require_abs_path, Done, Failure};
+use crate::output;
 use crate::record::{Recorded, Recorder, Request, Step};
 
 /// `verify`'s flags.
@@ -53,6 +54,33 @@ pub fn verify(rec: &Recorder, r: &WorkNodeRef, a: &Flags) -> Result<Done, Failur
     require_abs_path("worktree", a.worktree)?;
     let (f, n) = target(r)?;
     let checklist = checklist(a.checklist)?;
+    // A report of an item the node does not have, or a second report of one, is
+    // the caller's mistake: refused before anything runs, nothing written (a
+    // missing or `done: false` report is the node's state, recorded as a failure).
+    let mut seen = vec![false; n.checklist.len()];
+    for report in &checklist {
+        match seen.get_mut(report.index) {
+            None => {
+                return Err(input(
+                    "checklist",
+                    "checklist-item",
+                    &format!(
+                        "checklist[{}]: no such item (the node has {})",
+                        report.index,
+                        output::count(n.checklist.len(), "item")
+                    ),
+                ))
+            }
+            Some(true) => {
+                return Err(input(
+                    "checklist",
+                    "checklist-item",
+                    &format!("checklist[{}]: reported twice", report.index),
+                ))
+            }
+            Some(once) => *once = true,
+        }
+    }
     let st = stream(&f, &n.address)?;
     let request = Request::new(
         "work verify",
