@@ -213,10 +213,12 @@ pub struct ErrorBody {
     /// A lower-case human sentence.
     pub message: String,
     /// The first violation's field: a JSON path into the input document, or a
-    /// flag's name with `_` for `-` (`usage`, `input` and the stream/machine kinds).
+    /// flag's name with `_` for `-` (`usage`, `input`, `rejected` when its first
+    /// predicate looked at a field, and the stream/machine kinds).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub field: Option<String>,
-    /// The stable name of the rule the first violation broke.
+    /// The stable name of the rule the first violation broke (`rejected`: its
+    /// first failed predicate).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
     /// The value at fault (`invalid-stream`, `unknown-machine`, `no-such-stream`).
@@ -383,6 +385,12 @@ impl Failure {
             }
             Failure::Cairn(e) => match e {
                 C::Rejected(r) => {
+                    // The first failed predicate is the rule, and its field (when
+                    // it looked at one) the field: as for every other kind.
+                    if let Some(first) = r.violations.first() {
+                        b.field = first.field.clone();
+                        b.rule = Some(first.predicate.clone());
+                    }
                     b.violations = Some(Violations::Rejected(r.violations.clone()));
                     b.state = Some(r.state.clone());
                     (code::BAD_INPUT, Kind::Rejected)
@@ -478,12 +486,14 @@ impl Failure {
             Failure::Input(violations) => match violations.as_slice() {
                 [] => "invalid input".into(),
                 [one] => one.message.clone(),
+                // Each further violation with its rule: `pr (required)` after an
+                // unknown field does not read as another unknown one.
                 [first, rest @ ..] => format!(
                     "{} (and {} more: {})",
                     first.message,
                     rest.len(),
                     rest.iter()
-                        .map(|v| v.field.as_str())
+                        .map(|v| format!("{} ({})", v.field, v.rule))
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),
