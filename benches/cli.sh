@@ -14,9 +14,13 @@ runs=${1:-200}
 if ! command -v hyperfine >/dev/null 2>&1; then
   apt-get install -y -qq hyperfine >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq hyperfine; }
 fi
-cargo build -q --release -p cairn-cli --bin cairn --example floor
-C=$PWD/target/release/cairn
-FLOOR=$PWD/target/release/examples/floor
+# CAIRN_BENCH_PROFILE=dev: CI's smoke, on the test build's artifacts (no timing
+# is judged there); measurements use the default, release.
+profile=${CAIRN_BENCH_PROFILE:-release}
+cargo build -q --profile "$profile" -p cairn-cli --bin cairn --example floor
+out=$PWD/target/$([ "$profile" = dev ] && echo debug || echo "$profile")
+C=$out/cairn
+FLOOR=$out/examples/floor
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/template"
