@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Each process's own CPU, one process at a time: `perf stat -e task-clock,page-faults`
+# on one durable `cairn park evaluate` and on the floor (a minimal Rust binary that
+# inserts one row durably), each run on a fresh copy of the same templates as
+# benches/cli.sh. hyperfine's wall-clock ratio on this VM moves with the fsync wait;
+# both processes wait for the same fsyncs, so this is the gap that is cairn's own.
+#
+#   benches/cpu.sh [RUNS]     (default 60; needs `perf`, e.g. Debian's linux-perf)
+# Prints the median (and min) task-clock and the median page faults of each.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-60}
+command -v perf >/dev/null 2>&1 || { echo "benches/cpu.sh needs perf (linux-perf)" >&2; exit 1; }
+. benches/setup-cli.sh
+in=$work/observation.json
+for who in cairn floor; do
+  : > "$work/$who.stat"
+  for _ in $(seq 1 "$runs"); do
+    cp "$work/template/cairn.db" "$work/cairn.db"
+    cp "$work/template/floor.db" "$work/floor.db"
+    rm -f "$work"/cairn.db-* "$work"/floor.db-*
+    if [ "$who" = cairn ]; then
+      perf stat -x, -e task-clock,page-faults -o "$work/one" \
+        "$C" --db "$work/cairn.db" park evaluate --episode-id "$ep" --intent-id "$intent" \
+        --attempt-id "$attempt" < "$in" > /dev/null 2>&1
+    else
+      perf stat -x, -e task-clock,page-faults -o "$work/one" "$FLOOR" "$work/floor.db" < "$in" > /dev/null
+    fi
+    grep -v '^#' "$work/one" | grep -v '^$' | cut -d, -f1 | paste -sd' ' >> "$work/$who.stat"
+  done
+done
+python3 - "$work/cairn.stat" "$work/floor.stat" <<'PY'
+import statistics, sys
+def read(p):
+    rows = [l.split() for l in open(p) if l.strip()]
+    return [float(r[0]) for r in rows], [float(r[1]) for r in rows]
+(ct, cf), (ft, ff) = read(sys.argv[1]), read(sys.argv[2])
+for name, t, f in (("cairn park evaluate (durable)", ct, cf), ("floor", ft, ff)):
+    print(f"{statistics.median(t):6.2f} ms task-clock median (min {min(t):.2f})  {statistics.median(f):4.0f} page faults  {name}")
+print(f"cairn - floor: {statistics.median(ct) - statistics.median(ft):.2f} ms of CPU")
+PY
