@@ -210,16 +210,8 @@ fn refusals_write_nothing() {
     assert_eq!(code, 3);
     // A kind the error schema lists (`cli_schema`), naming the field and rule.
     assert_eq!(
-        (
-            &out["error"]["kind"],
-            &out["error"]["field"],
-            &out["error"]["rule"]
-        ),
-        (
-            &json!("record-version"),
-            &json!("schema"),
-            &json!("record-version")
-        ),
+        crate::support::kind_field_rule(&out),
+        ["record-version", "schema", "record-version"],
         "{out}"
     );
     assert!(

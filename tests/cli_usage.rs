@@ -46,6 +46,8 @@ fn every_missing_flag_is_named() {
         ]
     );
     insta::assert_json_snapshot!(v);
+    // A required group (`--spec` or the older bare SPEC) is named by its flag.
+    assert_eq!(fields(&usage(&["work", "status"])), ["session", "spec"]);
 }
 
 #[test]

@@ -9,7 +9,7 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use crate::cli::run;
-use crate::support::TempJournal;
+use crate::support::{kind_field_rule, TempJournal};
 
 fn answer(args: &[&str], db: Option<&Path>) -> (i32, Value) {
     let (code, stdout, stderr) = run(args, db);
@@ -68,18 +68,8 @@ fn nothing_recorded_under_an_id_is_one_error_everywhere() {
     ] {
         let (code, v) = answer(args, Some(&absent));
         assert_eq!(
-            (
-                code,
-                &v["error"]["kind"],
-                &v["error"]["field"],
-                &v["error"]["rule"]
-            ),
-            (
-                2,
-                &json!("no-journal"),
-                &json!("db"),
-                &json!("journal-exists")
-            ),
+            (code, kind_field_rule(&v)),
+            (2, ["no-journal", "db", "journal-exists"]),
             "{args:?}: {v}"
         );
     }
@@ -103,18 +93,8 @@ fn nothing_recorded_under_an_id_is_one_error_everywhere() {
         None,
     );
     assert_eq!(
-        (
-            code,
-            &v["error"]["kind"],
-            &v["error"]["field"],
-            &v["error"]["rule"]
-        ),
-        (
-            2,
-            &json!("no-journal"),
-            &json!("from"),
-            &json!("journal-exists")
-        ),
+        (code, kind_field_rule(&v)),
+        (2, ["no-journal", "from", "journal-exists"]),
         "{v}"
     );
     assert!(!absent.exists(), "a read created the journal");

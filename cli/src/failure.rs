@@ -49,6 +49,9 @@ pub enum Failure {
     Cairn(cairn::Error),
     /// Verify or audit found problems; the report was already printed.
     Integrity(String),
+    /// The journal does not verify and this verb has no report of its own to
+    /// print (`journal anchor`): exit 5 with the error document, naming `db`.
+    Unsound(String),
     /// A step is in flight in another live process: this one ran nothing (exit 3).
     InFlight(String),
     /// The request lost to the resource's current state — a claim another holds,
@@ -362,6 +365,10 @@ impl Failure {
                 (code::BAD_INPUT, Kind::Input)
             }
             Failure::Integrity(_) => (code::INTEGRITY, Kind::Integrity),
+            Failure::Unsound(_) => {
+                named(&mut b, "db", "journal-verifies", None);
+                (code::INTEGRITY, Kind::Integrity)
+            }
             Failure::InFlight(_) => (code::CONFLICT, Kind::InFlight),
             Failure::NoSuchStream { field, stream } => {
                 named(&mut b, field, "stream-has-events", Some(stream.clone()));
@@ -481,7 +488,7 @@ impl Failure {
     /// The human message.
     pub fn message(&self) -> String {
         match self {
-            Failure::Integrity(m) | Failure::InFlight(m) => m.clone(),
+            Failure::Integrity(m) | Failure::Unsound(m) | Failure::InFlight(m) => m.clone(),
             Failure::Usage(u) => u.message.clone(),
             Failure::Input(violations) => match violations.as_slice() {
                 [] => "invalid input".into(),

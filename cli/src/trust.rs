@@ -230,10 +230,9 @@ pub fn anchor(db: &Location, options: &Options, cli: &Cli) -> Result<Done, Failu
     // Never sign a head the journal's own checks refuse.
     let report = journal.verify()?;
     if !report.ok {
-        output::json(&report);
-        return Err(Failure::Integrity(format!(
-            "journal verify found {} problem(s): no anchor is signed for a journal that does not verify",
-            report.problem_count
+        return Err(Failure::Unsound(format!(
+            "journal verify found {}: no anchor is signed for a journal that does not verify (`cairn journal verify` lists them)",
+            output::count(report.problem_count, "problem")
         )));
     }
     let (seq, hash) = journal.head()?.ok_or_else(|| {

@@ -23,8 +23,8 @@ pub struct Usage {
 pub fn field_of(arg: &str) -> String {
     let word = arg.split_whitespace().next().unwrap_or(arg);
     let word = word.split('=').next().unwrap_or(word);
-    word.trim_start_matches('-')
-        .trim_start_matches('<')
+    // A required group is `<--spec <FILE>|SPEC>`: its first member names it.
+    word.trim_start_matches(['-', '<'])
         .trim_end_matches("...")
         .trim_end_matches('>')
         .to_lowercase()
@@ -212,5 +212,6 @@ mod tests {
         assert_eq!(field_of("--tiebreaker-4 <PROTOCOL>"), "tiebreaker_4");
         assert_eq!(field_of("--format=dot"), "format");
         assert_eq!(field_of("<SPEC>..."), "spec");
+        assert_eq!(field_of("<--spec <FILE>|SPEC>"), "spec");
     }
 }

@@ -24,6 +24,12 @@ use uuid::Uuid;
 
 /// `n` values drawn from `strategy`, the same ones every run: for tests that count
 /// how many generated inputs reach the code under test.
+/// An error document's `kind`, `field` and `rule` (`""` where one is absent): what
+/// a caller that reads only those acts on.
+pub fn kind_field_rule(v: &serde_json::Value) -> [&str; 3] {
+    ["kind", "field", "rule"].map(|k| v["error"][k].as_str().unwrap_or(""))
+}
+
 pub fn sample<S: proptest::strategy::Strategy>(strategy: S, n: usize) -> Vec<S::Value> {
     use proptest::strategy::ValueTree as _;
     let mut runner = proptest::test_runner::TestRunner::deterministic();

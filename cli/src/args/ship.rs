@@ -31,7 +31,7 @@ pub enum ShipCommand {
     },
     /// Open a ship run: capture REPO_ROOT, record the parameters and the preflight
     #[command(
-        after_help = "REPO_ROOT is captured once with `git -C DIR rev-parse --show-toplevel` and asserted against --expected-basename. Exit 0 when the preflight is `clean`, 4 when it is not (recorded).\n\nExample:\n  cairn ship open --repo /srv/consumer-repo --short-id abc \\\n    --expected-basename consumer-repo --branch worktree-abc \\\n    --worktree-path /srv/consumer-repo/.claude/worktrees/abc \\\n    --target-branch main --intent-field intent_excerpt --files-max 10 \\\n    --deletions-max 300 --tiebreaker-4 ask-user --close-step echo \\\n    --review-status pass"
+        after_help = "REPO_ROOT is captured once with `git -C DIR rev-parse --show-toplevel` and asserted against --expected-basename. Exit 0 when the preflight is `clean`, 4 when it is not (recorded). The repository must ignore `.claude/` (and `.run-ship/`): a worktree under `.claude/worktrees/` would otherwise leave the primary tree unclean, and `create` stops at `primary-clean`.\n\nExample:\n  cairn ship open --repo /srv/consumer-repo --short-id abc \\\n    --expected-basename consumer-repo --branch worktree-abc \\\n    --worktree-path /srv/consumer-repo/.claude/worktrees/abc \\\n    --target-branch main --intent-field intent_excerpt --files-max 10 \\\n    --deletions-max 300 --tiebreaker-4 ask-user --close-step echo \\\n    --review-status pass"
     )]
     Open(ShipOpen),
     /// Re-run the recorded preflight (after a blocked outcome was dealt with)
@@ -48,7 +48,7 @@ pub enum ShipCommand {
     },
     /// §phase-1b: `git worktree add -b BRANCH WORKTREE_PATH TARGET_BRANCH` and its four verifications
     #[command(
-        after_help = "cairn re-asserts the anchor, runs `git -C REPO_ROOT worktree add -b BRANCH WORKTREE_PATH TARGET_BRANCH` and the four verifications; a failed verification removes the partial worktree (not resumable). Admitted only after a `clean` preflight.\n\nExample:\n  cairn ship create --short-id abc"
+        after_help = "cairn re-asserts the anchor, runs `git -C REPO_ROOT worktree add -b BRANCH WORKTREE_PATH TARGET_BRANCH` and the four verifications; a failed verification removes the partial worktree (not resumable). Admitted only after a `clean` preflight. The primary tree must stay clean with the worktree in it: ignore `.claude/` in the repository.\n\nExample:\n  cairn ship create --short-id abc"
     )]
     Create(ShipStep),
     /// The phase-1 report (stdin or --packet) and §phase-1d verification by cairn

@@ -53,6 +53,7 @@ pub struct WorkSession {
 pub enum WorkCommand {
     /// Validate a workspec: every finding with its stable code and path (writes nothing)
     #[command(
+        override_usage = "cairn work validate --spec <FILE>",
         after_help = "Exit 0 when the spec has no error, 2 when it has (the report lists every finding).\n\nExample:\n  cairn work validate --spec .work/specs/cache.yaml"
     )]
     Validate {
@@ -61,6 +62,7 @@ pub enum WorkCommand {
     },
     /// The ready set: nodes whose dependencies are done this session, with every other node's blockers
     #[command(
+        override_usage = "cairn work ready [OPTIONS] --spec <FILE> --session <ID>",
         after_help = "Only `done` recorded in the current session satisfies a dependency; a cached, replayed or other-session result never does. Writes nothing.\n\nExample:\n  cairn work ready --spec .work/specs/cache.yaml --session s-42"
     )]
     Ready {
@@ -71,6 +73,7 @@ pub enum WorkCommand {
     },
     /// Lifecycle and verification provenance of every node, and the ready set (writes nothing)
     #[command(
+        override_usage = "cairn work status [OPTIONS] --spec <FILE> --session <ID>",
         after_help = "Only `done` recorded in the current session satisfies a dependency.\n\nExample:\n  cairn work status --spec .work/specs/cache.yaml --session s-42"
     )]
     Status {
