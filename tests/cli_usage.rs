@@ -166,6 +166,7 @@ fn a_negative_number_is_the_flags_invalid_value() {
             &["saga", "scan", "--max-candidates", "-3"],
             "max_candidates",
         ),
+        (&["journal", "log", "--since", "-1"], "since"),
     ] {
         let v = usage(args);
         assert_eq!(
@@ -174,4 +175,17 @@ fn a_negative_number_is_the_flags_invalid_value() {
             "{args:?}: {v}"
         );
     }
+    // A value that starts with `-` where a text is expected is that flag's value.
+    let t = crate::support::TempJournal::new();
+    drop(t.journal());
+    let (code, stdout, _) = run(
+        &["journal", "verify", "--expect-head", "-1"],
+        Some(&t.path()),
+    );
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        (code, crate::support::kind_field_rule(&v)),
+        (2, ["input", "expect_head", "head-format"]),
+        "{v}"
+    );
 }

@@ -238,3 +238,78 @@ fn completions_and_man_pages_come_from_the_command_line() {
     let (_, page, _) = run(&["man", "graph"], None);
     assert!(!page.contains("\\-\\-db"), "{page}");
 }
+
+/// A journal location that looks like a mistyped URL is refused (exit 2, the
+/// flag named, rule journal-location) and never becomes a file: `postgress://…`,
+/// `://x`, `postgres:/x`, `sqlite:x.db`, a leading space — as `--db`, as
+/// `CAIRN_DB` and as `journal copy --to`. A relative path that merely contains
+/// `://` after a directory (`a/b://c.db`) is a path.
+#[test]
+fn a_mistyped_journal_url_is_refused_and_writes_nothing() {
+    use std::process::Command;
+    let scratch = tempfile::tempdir().unwrap();
+    let source = TempJournal::new();
+    drop(source.journal());
+    let run_in = |args: &[&str], env_db: Option<&str>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cairn"));
+        cmd.args(args)
+            .current_dir(scratch.path())
+            .env_remove("CAIRN_DB");
+        if let Some(v) = env_db {
+            cmd.env("CAIRN_DB", v);
+        }
+        let out = cmd.output().unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        (out.status.code().unwrap_or(-1), v)
+    };
+    // A verb that records, and needs no stdin.
+    let prepare = [
+        "claim",
+        "acquire",
+        "--owner",
+        "a",
+        "--claim-id",
+        "c1",
+        "--ttl",
+        "30s",
+        "--resource",
+        "park/ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b",
+    ];
+    let from = source.path();
+    let from = from.to_str().unwrap();
+    for bad in [
+        "postgress://u@h/db",
+        "://x",
+        "postgres:/x",
+        "postgres:x",
+        "sqlite:x.db",
+        " postgres://h/d",
+        "x.db ",
+    ] {
+        let (code, v) = run_in(&["journal", "copy", "--from", from, "--to", bad], None);
+        assert_eq!(
+            (code, kind_field_rule(&v)),
+            (2, ["input", "to", "journal-location"]),
+            "{bad:?}: {v}"
+        );
+        let (code, v) = run_in(&["--db", bad, "journal", "verify"], None);
+        assert_eq!(
+            (code, kind_field_rule(&v)),
+            (2, ["input", "db", "journal-location"]),
+            "{bad:?}: {v}"
+        );
+        let (code, v) = run_in(&prepare, Some(bad));
+        assert_eq!(
+            (code, kind_field_rule(&v)),
+            (2, ["input", "db", "journal-location"]),
+            "CAIRN_DB={bad:?}: {v}"
+        );
+    }
+    let left: Vec<_> = std::fs::read_dir(scratch.path()).unwrap().collect();
+    assert!(left.is_empty(), "a refusal wrote {left:?}");
+    let (code, v) = run_in(
+        &["journal", "copy", "--from", from, "--to", "a/b://c.db"],
+        None,
+    );
+    assert_eq!((code, &v["copy"]["copied"]), (0, &json!(true)), "{v}");
+}

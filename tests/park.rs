@@ -1156,6 +1156,58 @@ fn a_pr_loop_that_has_not_seen_the_merge_outranks_pr_merged() {
     let mut v = observation();
     let merged = json!({"state": "MERGED", "mergedAt": "2026-11-30T03:00:00Z", "url": PR});
     pr_backed(&mut v, "pass", merged);
+    // A spelling that is no PR identity cairn can read names no loop the journal
+    // could be asked about: refused, not waved through (the hostile pass's bypass).
+    let before = t.bytes();
+    for odd in [
+        "https://github.com/%65xample/project/pull/7",
+        "https://user@github.com/example/project/pull/7",
+        "https://github.com/example/project/pull/7%2F",
+        "https://github.com/example/project/pull/\u{ff17}",
+    ] {
+        let mut w = observation();
+        let response = json!({"state": "MERGED", "mergedAt": "2026-11-30T03:00:00Z", "url": odd});
+        pr_backed(&mut w, "pass", response);
+        w["bead"]["pr_url"] = json!(odd);
+        let argv = ["gh", "pr", "view", odd, "--json", "state,mergedAt,url"];
+        get(&mut w, "pr_merged")["evidence"]["command"] = json!(argv);
+        let (code, out, _) = evaluate(&w);
+        let violation = &out["error"]["violations"][0];
+        assert_eq!(
+            (code, &violation["predicate"], &violation["field"]),
+            (2, &json!("pr-identity"), &json!("bead.pr_url")),
+            "{odd}: {out}"
+        );
+    }
+    assert_eq!(t.bytes(), before, "a refusal wrote");
+    // No loop for this PR in the journal: the journal says nothing (the read is
+    // of a stream at version 0), so the observation decides — on a second episode.
+    {
+        let other = TempJournal::new();
+        let odb = other.path();
+        let (code, p, _) = park(
+            &["park", "prepare-attempt"],
+            &prepare.to_string(),
+            Some(&odb),
+        );
+        assert_eq!(code, 0, "{p}");
+        let a = p["attempt_id"].as_str().unwrap().to_owned();
+        let (code, out, _) = park(
+            &[
+                "park",
+                "evaluate",
+                "--episode-id",
+                EPISODE,
+                "--intent-id",
+                INTENT,
+                "--attempt-id",
+                &a,
+            ],
+            &v.to_string(),
+            Some(&odb),
+        );
+        assert_eq!((code, &out["eligible"]), (0, &json!(true)), "{out}");
+    }
     // The loop, spelled another way, is observing: its merge is not seen yet.
     let spelled = "https://GitHub.com/Example/Project/pull/07";
     let mut reading = pr::doc("changes-requested", "merge");

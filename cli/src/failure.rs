@@ -129,8 +129,9 @@ pub fn require_nonempty(field: &str, value: &str) -> Result<(), Failure> {
 pub enum NoJournalLocation {
     /// No `--db`, `CAIRN_DB`, `XDG_STATE_HOME` or `HOME`.
     Unresolved,
-    /// A URL whose scheme is not PostgreSQL's (`postgress://…`): a mistyped URL
-    /// would otherwise name an SQLite file in a directory called `postgress:`.
+    /// A URL whose scheme is not PostgreSQL's (`postgress://…`), or a location
+    /// that looks like a mistyped URL (`postgres:/x`, ` x.db`): it would otherwise
+    /// name an SQLite file in a directory called `postgress:`. Holds what is named.
     UnknownScheme(String),
 }
 
@@ -153,7 +154,7 @@ impl NoJournalLocation {
                 field,
                 "journal-location",
                 &format!(
-                    "`{scheme}://` is not a journal's scheme: a journal is an SQLite file's path or a postgres:// or postgresql:// URL"
+                    "`{scheme}` is not a journal's location: a journal is an SQLite file's path or a postgres:// or postgresql:// URL"
                 ),
             ),
         }

@@ -275,21 +275,38 @@ pub fn recorded(journal: &Journal, field: &'static str, stream: &str) -> Result<
 /// SQLite path ([`Location::parse`]).
 /// A journal's location as typed: an SQLite file's path or a PostgreSQL URL. A URL
 /// of another scheme is refused, not taken for a file's path.
+/// A journal's location as typed: an SQLite file's path or a PostgreSQL URL.
+/// Refused rather than taken for a file's path: a URL of another scheme, an empty
+/// scheme (`://x`), a mistyped PostgreSQL or SQLite URL (`postgres:/x`,
+/// `sqlite:x.db`), and a value with leading or trailing white space.
 pub fn parse_location(text: &std::ffi::OsStr) -> Result<Location, NoJournalLocation> {
-    match Location::parse(text) {
-        Location::Sqlite(path) => match text.to_str().and_then(|t| t.split_once("://")) {
-            Some((scheme, _))
-                if !scheme.is_empty()
-                    && scheme
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)) =>
-            {
-                Err(NoJournalLocation::UnknownScheme(scheme.to_owned()))
-            }
-            _ => Ok(Location::Sqlite(path)),
-        },
-        postgres => Ok(postgres),
+    let path = match Location::parse(text) {
+        Location::Sqlite(path) => path,
+        postgres => return Ok(postgres),
+    };
+    let Some(t) = text.to_str() else {
+        return Ok(Location::Sqlite(path));
+    };
+    if t.trim() != t {
+        return Err(NoJournalLocation::UnknownScheme(t.to_owned()));
     }
+    let scheme_like = |s: &str| {
+        s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+    };
+    if let Some((scheme, _)) = t.split_once("://") {
+        if scheme.is_empty() || scheme_like(scheme) {
+            return Err(NoJournalLocation::UnknownScheme(t.to_owned()));
+        }
+    }
+    if let Some((scheme, _)) = t.split_once(':') {
+        let lower = scheme.to_ascii_lowercase();
+        // (`file:` URIs are the journal's to refuse: not-a-journal.)
+        if ["postgres", "postgresql", "sqlite"].contains(&lower.as_str()) {
+            return Err(NoJournalLocation::UnknownScheme(t.to_owned()));
+        }
+    }
+    Ok(Location::Sqlite(path))
 }
 
 pub fn db_location(cli: &Cli) -> Result<Location, NoJournalLocation> {

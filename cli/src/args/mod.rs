@@ -251,7 +251,7 @@ pub enum JournalCommand {
         #[arg(long, value_name = "STREAM")]
         stream: Option<String>,
         /// Only events after this sequence number (a page's `next_since`)
-        #[arg(
+        #[arg(value_parser = clap::value_parser!(i64).range(0..),
             allow_negative_numbers = true,
             long,
             value_name = "SEQ",
@@ -283,7 +283,7 @@ pub enum JournalCommand {
         /// A head kept from earlier: `SEQ:HASH` from a verify report, or a signed
         /// anchor from `cairn journal anchor` (its signature must hold): the journal
         /// must still contain it
-        #[arg(long, value_name = "SEQ:HASH|ANCHOR")]
+        #[arg(long, allow_hyphen_values = true, value_name = "SEQ:HASH|ANCHOR")]
         expect_head: Option<String>,
         /// Every transition (and the anchor) must be signed by this public key (64
         /// hex digits, as `cairn journal key` prints it)

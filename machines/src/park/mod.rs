@@ -57,8 +57,9 @@ impl Machine for Park {
     /// anchor refused until confirmed, a drifted resume target a `fail`, the
     /// helper's reasons and read-back, preservation evidence of its phase, heads
     /// that agree, a malformed prior refused, an empty branch or short head unbound.
-    const RULES_VERSION: u32 = 2;
-    const RETIRED_RULES: &'static [u32] = &[1];
+    // 3: evaluate reads the bead's PR loop (journal-agrees, pr-identity).
+    const RULES_VERSION: u32 = 3;
+    const RETIRED_RULES: &'static [u32] = &[1, 2];
     const FRESH_IDS: usize = 3;
     type State = State;
     type Command = Command;

@@ -84,23 +84,33 @@ fn journal_agrees(
     if obs.outcome(CheckName::PrMerged) != Outcome::Pass {
         return Ok(());
     }
-    let Some(stream) = obs
-        .bead
-        .pr_url
-        .as_deref()
-        .and_then(crate::evidence::pr::loop_stream)
-    else {
+    let Some(url) = obs.bead.pr_url.as_deref() else {
         return Ok(());
     };
+    // Fail closed: a URL that is no PR identity cairn can read names no loop the
+    // journal could be asked about, so its `pass` cannot be checked (found:
+    // `%65xample`, `user@host`, `pull/7%2F` spellings skipped the read).
+    let Some(stream) = crate::evidence::pr::loop_stream(url) else {
+        return Err(r.rejection(
+            "pr-identity",
+            Some("bead.pr_url"),
+            &format!(
+                "pr_merged is pass for `{url}`, which is not a pull request's URL in the form {}: the journal cannot be checked",
+                crate::evidence::pr::FORM
+            ),
+        ));
+    };
     match ctx.read(&stream) {
+        // A loop the journal holds (version > 0): an absent one says nothing.
         Some(read)
-            if matches!(
+            if read.version > 0
+                && matches!(
                 read.fact,
-                Some(Fact::PrLoop {
-                    merged: false,
-                    live: true
-                })
-            ) =>
+                    Some(Fact::PrLoop {
+                        merged: false,
+                        live: true
+                    })
+                ) =>
         {
             Err(r.rejection(
                 "journal-agrees",
