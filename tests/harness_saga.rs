@@ -130,6 +130,7 @@ pub fn command(step: &Step) -> Command {
                     .into_iter()
                     .map(|argv| run(argv, 0, ""))
                     .collect(),
+                from: None,
             }
         }
         Step::QaExtension => Command::Qa {

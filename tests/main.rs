@@ -40,6 +40,7 @@ mod harness_ship;
 mod harness_work;
 mod idempotency;
 mod journal;
+mod links;
 mod names;
 mod observer;
 mod park;

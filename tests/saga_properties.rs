@@ -231,6 +231,7 @@ fn mark_merged(unit: &str) -> Command {
         repo: AbsPath::parse("/repo").expect("absolute"),
         target: RefName::parse("main").expect("not option-like"),
         runs,
+        from: None,
     }
 }
 

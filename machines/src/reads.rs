@@ -15,10 +15,14 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::evidence::FullCommit;
 use crate::{Context, Rejection, Timestamp, Violation};
 
 /// The machine whose streams hold leases ([`claim_stream`]).
 pub const CLAIM_MACHINE: &str = "claim";
+
+/// The machine whose streams are ship runs (`ship/<SHORT_ID>`, [`Fact::Ship`]).
+pub const SHIP_MACHINE: &str = "ship";
 
 /// The lease stream for a resource: `claim/<resource stream>`.
 pub fn claim_stream(resource: &str) -> String {
@@ -62,6 +66,20 @@ pub enum Fact {
         merged: bool,
         /// The loop still speaks for the PR (not `abandoned`).
         live: bool,
+    },
+    /// A ship run's word on what it merged (`ship/<SHORT_ID>`): the repository,
+    /// branch and target it was opened for, and the commit cairn saw TARGET_BRANCH
+    /// hold after its own `merge --ff-only` (none until then).
+    Ship {
+        /// `REPO_ROOT`, as git showed it at open.
+        repo: String,
+        /// The worktree branch.
+        branch: String,
+        /// `TARGET_BRANCH`.
+        target: String,
+        /// The merged commit, once cairn observed the merge.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        merged: Option<FullCommit>,
     },
 }
 
@@ -117,7 +135,7 @@ pub fn fence(
     let (last, last_token) = match lease {
         Some(Fact::Lease { holder, last_token }) => (holder.as_ref(), *last_token),
         // Not a lease: nothing holds the resource.
-        Some(Fact::PrLoop { .. }) | None => (None, 0),
+        Some(Fact::PrLoop { .. } | Fact::Ship { .. }) | None => (None, 0),
     };
     match (last.filter(|h| h.live_at(now)), token) {
         (Some(h), Some(t)) if t == h.token => Ok(()),

@@ -324,7 +324,7 @@ pub enum MergeTurnCommand {
     },
     /// The holder records its merge, as git shows it
     #[command(
-        after_help = "cairn runs `git -C REPO merge-base --is-ancestor --end-of-options BRANCH TIP` (the unit's work is in the merged tip) and `… --end-of-options TIP TARGET` (the merge landed on the target): only then is the unit `merged`. A tip git does not show there is refused (exit 2, merged-observed).\n\nExample:\n  cairn saga merge-turn merged --saga-id issue-42 --unit U1 --holder turn-7 \\\n    --merged-tip \"$(git rev-parse HEAD)\" --repo /abs/repo --target main"
+        after_help = "cairn runs `git -C REPO merge-base --is-ancestor --end-of-options BRANCH TIP` (the unit's work is in the merged tip) and `… --end-of-options TIP TARGET` (the merge landed on the target): only then is the unit `merged`. A tip git does not show there is refused (exit 2, merged-observed).\n\nWith --from ship/SHORT_ID the merge is the one that ship run recorded: the tip, repository and target are read from the journal (a value also typed must agree), the run must have shipped the unit's branch, and cairn must have seen its merge land; a disagreement is refused (exit 2, journal-agrees) naming the field.\n\nExamples:\n  cairn saga merge-turn merged --saga-id issue-42 --unit U1 --holder turn-7 \\\n    --merged-tip \"$(git rev-parse HEAD)\" --repo /abs/repo --target main\n  cairn saga merge-turn merged --saga-id issue-42 --unit U1 --holder turn-7 \\\n    --from ship/42-u1"
     )]
     Merged {
         /// The saga thread: `issue-<N>` or `task-<slug>`
@@ -336,15 +336,20 @@ pub enum MergeTurnCommand {
         /// The holder's token from `take`
         #[arg(long)]
         holder: String,
-        /// The merged tip (full commit id)
-        #[arg(long)]
-        merged_tip: String,
-        /// The repository the merge is read in
-        #[arg(long, value_name = "DIR")]
-        repo: String,
-        /// The branch the turn merged onto (the parent issue branch or the default branch)
-        #[arg(long)]
-        target: String,
+        /// The merged tip (full commit id); with --from, the ship run's merged commit
+        #[arg(long, required_unless_present = "from")]
+        merged_tip: Option<String>,
+        /// The repository the merge is read in; with --from, the ship run's
+        #[arg(long, value_name = "DIR", required_unless_present = "from")]
+        repo: Option<String>,
+        /// The branch the turn merged onto (the parent issue branch or the default
+        /// branch); with --from, the ship run's target
+        #[arg(long, required_unless_present = "from")]
+        target: Option<String>,
+        /// The ship run that merged the unit (`ship/<SHORT_ID>`): its recorded merge
+        /// is this one
+        #[arg(long, value_name = "STREAM")]
+        from: Option<String>,
         #[command(flatten)]
         key: Key,
     },

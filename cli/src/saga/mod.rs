@@ -219,6 +219,7 @@ pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<Done, Failu
             merged_tip,
             repo,
             target,
+            from,
             key,
         }) => observed::merged(
             &rec(key)?,
@@ -228,9 +229,10 @@ pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<Done, Failu
             observed::MergedArgs {
                 unit,
                 holder,
-                merged_tip,
-                repo,
-                target,
+                merged_tip: merged_tip.as_deref(),
+                repo: repo.as_deref(),
+                target: target.as_deref(),
+                from: from.as_deref(),
             },
         ),
         SagaCommand::Release {

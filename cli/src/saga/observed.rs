@@ -6,6 +6,7 @@
 use cairn::journal::Options;
 use cairn::machines::build_loop::{self, BuildLoop};
 use cairn::machines::evidence::fresh;
+use cairn::machines::reads::{Fact, SHIP_MACHINE};
 use cairn::machines::saga::{gates, Command, Saga};
 use cairn::StreamId;
 use serde_json::json;
@@ -136,14 +137,36 @@ pub(super) fn release_turn(
 pub(super) struct MergedArgs<'a> {
     pub unit: &'a str,
     pub holder: &'a str,
-    pub merged_tip: &'a str,
-    pub repo: &'a str,
-    pub target: &'a str,
+    pub merged_tip: Option<&'a str>,
+    pub repo: Option<&'a str>,
+    pub target: Option<&'a str>,
+    pub from: Option<&'a str>,
 }
 
-/// `saga merge-turn merged --unit U --holder H --merged-tip SHA --repo DIR --target T`:
-/// the holder's merge, recorded only as cairn's readings show it (the unit's branch
-/// in the tip, the tip on the target).
+/// The ship run a merge names, as the journal holds it now: its stream (refused at
+/// input unless `ship/<SHORT_ID>`) and what it states. The decision reads it again
+/// inside the append; this reading only fills what the caller left out.
+fn ship_run(rec: &Recorder, from: &str) -> Result<(StreamId, Option<Fact>), Failure> {
+    let ship_stream = |message: &str| input("from", "ship-stream", message);
+    let s =
+        StreamId::parse(from).map_err(|_| ship_stream("`ship/<SHORT_ID>`: a ship run's stream"))?;
+    if s.machine() != SHIP_MACHINE {
+        return Err(ship_stream(&format!(
+            "`{from}` is a `{}` stream: name the ship run as `ship/<SHORT_ID>`",
+            s.machine()
+        )));
+    }
+    let fact = match rec.existing_engine()? {
+        Some(engine) => engine.read_stream_at(&s, None)?.fact,
+        None => None,
+    };
+    Ok((s, fact))
+}
+
+/// `saga merge-turn merged --unit U --holder H (--merged-tip SHA --repo DIR --target T
+/// | --from ship/SHORT_ID)`: the holder's merge, recorded only as cairn's readings
+/// show it (the unit's branch in the tip, the tip on the target) and, with
+/// `--from`, only as the ship run recorded it.
 pub(super) fn merged(
     rec: &Recorder,
     db: &Db,
@@ -151,19 +174,60 @@ pub(super) fn merged(
     saga_id: &str,
     m: MergedArgs<'_>,
 ) -> Result<Done, Failure> {
-    let repo = crate::failure::require_abs_path("repo", m.repo)?;
-    let target = not_option_like("target", m.target)?;
+    let ship = m.from.map(|from| ship_run(rec, from)).transpose()?;
+    // What the caller left out comes from the ship run; what it typed stays as
+    // typed, and the decision refuses it if the run disagrees.
+    let recorded = match ship.as_ref().and_then(|(_, fact)| fact.as_ref()) {
+        Some(Fact::Ship {
+            repo,
+            target,
+            merged,
+            ..
+        }) => Some((
+            repo.clone(),
+            target.clone(),
+            merged.as_ref().map(|c| c.to_string()),
+        )),
+        _ => None,
+    };
+    let from = m.from.unwrap_or_default();
+    let pick = |typed: Option<&str>, field: &str, from_ship: Option<String>| {
+        if let Some(v) = typed {
+            return Ok(v.to_owned());
+        }
+        from_ship.ok_or_else(|| match &recorded {
+            None => input(
+                "from",
+                "journal-agrees",
+                &format!("the journal holds no ship run `{from}` to take --{} from", field.replace('_', "-")),
+            ),
+            Some(_) => input(
+                "from",
+                "journal-agrees",
+                &format!("`{from}` has not merged: cairn has not seen its merge land (`cairn ship merge`)"),
+            ),
+        })
+    };
+    let repo = pick(m.repo, "repo", recorded.as_ref().map(|r| r.0.clone()))?;
+    let target = pick(m.target, "target", recorded.as_ref().map(|r| r.1.clone()))?;
+    let tip = pick(
+        m.merged_tip,
+        "merged_tip",
+        recorded.as_ref().and_then(|r| r.2.clone()),
+    )?;
+    let repo = crate::failure::require_abs_path("repo", &repo)?;
+    let target = not_option_like("target", &target)?;
     let merged_tip = full_commit(
         "merged_tip",
         "full-commit",
         "the full merged tip (40 or 64 lower-case hex digits)",
-        m.merged_tip,
+        &tip,
     )?;
     let s = stream(saga_id)?;
     // The key stands for the request; a retry reads git no more.
     let request = Request::new(
         "saga merge-turn merged",
-        json!({ "unit": m.unit, "holder": m.holder, "merged_tip": m.merged_tip, "repo": m.repo, "target": m.target }),
+        json!({ "unit": m.unit, "holder": m.holder, "merged_tip": m.merged_tip, "repo": m.repo, "target": m.target, "from": m.from }),
     );
     if let Some(done) = rec.recall::<Saga>(&s, &request)? {
         print_gates(saga_id, &done);
@@ -185,6 +249,7 @@ pub(super) fn merged(
         repo,
         target,
         runs,
+        from: ship.map(|(s, _)| s.to_string()),
     };
     gate_verb(rec, saga_id, Step::new(&s, &command).request(request))
 }

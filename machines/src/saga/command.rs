@@ -137,6 +137,11 @@ pub enum Command {
         repo: AbsPath,
         target: RefName,
         runs: Vec<CommandRun>,
+        /// The ship run whose merge this is (`ship/<SHORT_ID>`), when the caller
+        /// names it: the engine reads it, and its branch, repository, target and
+        /// merged commit must be this merge's.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        from: Option<String>,
     },
     Release {
         release: gates::Release,

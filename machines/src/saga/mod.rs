@@ -59,8 +59,8 @@ impl Machine for Saga {
         State::Empty
     }
 
-    fn decide(state: &State, command: &Command, _ctx: &Context) -> Result<Vec<Event>, Rejection> {
-        decide::decide(state, command)
+    fn decide(state: &State, command: &Command, ctx: &Context) -> Result<Vec<Event>, Rejection> {
+        decide::decide(state, command, ctx)
     }
 
     fn evolve(state: State, event: &Event) -> State {
@@ -100,6 +100,17 @@ impl Machine for Saga {
             | Command::TakeTurn { .. }
             | Command::Release { .. }
             | Command::Board { .. } => None,
+        }
+    }
+
+    fn reads(_state: &State, command: &Command) -> Vec<String> {
+        // A merge that names the ship run it came from: the run's word on what it
+        // merged is checked against this one (`decide::turn`).
+        match command {
+            Command::MarkMerged {
+                from: Some(ship), ..
+            } if decide::is_ship_stream(ship) => vec![ship.clone()],
+            _ => Vec::new(),
         }
     }
 

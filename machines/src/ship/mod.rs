@@ -40,6 +40,7 @@ pub use event::{Event, Resumption};
 pub use graph::JOURNAL_NAMES;
 pub use state::{is_terminal, InFlight, Mutation, Params, ReviewStatus, Run, Stage, State};
 
+use crate::reads::Fact;
 use crate::{Context, GraphSpec, Machine, Rejection};
 
 /// The machine's name.
@@ -89,6 +90,18 @@ impl Machine for Ship {
 
     fn command_name(command: &Command) -> &'static str {
         command.variant_name()
+    }
+
+    fn fact(state: &State) -> Option<Fact> {
+        // What another lifecycle may rely on: where the run was opened and the
+        // commit cairn's own readings saw land (`merged_sha`, set only by an
+        // accepted merge).
+        state.run().map(|run| Fact::Ship {
+            repo: run.repo_root.to_string(),
+            branch: run.params.branch.clone(),
+            target: run.params.target_branch.clone(),
+            merged: run.merged_sha.clone(),
+        })
     }
 
     fn recorded_by(command: &Command) -> Option<&'static str> {

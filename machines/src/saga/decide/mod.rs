@@ -11,15 +11,20 @@ mod turn;
 
 pub use qa::qa_outcome;
 pub use review::{doc_review_blocks, doc_review_passed};
+pub(super) use turn::is_ship_stream;
 
 use super::command::{command_name, Command};
 use super::event::Event;
 use super::state::{state_name, State, Thread};
 use super::NAME;
-use crate::{Rejection, Violation};
+use crate::{Context, Rejection, Violation};
 
 /// The events `command` produces in `state`, or every reason it is refused.
-pub(super) fn decide(state: &State, command: &Command) -> Result<Vec<Event>, Rejection> {
+pub(super) fn decide(
+    state: &State,
+    command: &Command,
+    ctx: &Context,
+) -> Result<Vec<Event>, Rejection> {
     let r = Refuse {
         state,
         command: command_name(command),
@@ -79,6 +84,7 @@ pub(super) fn decide(state: &State, command: &Command) -> Result<Vec<Event>, Rej
             repo,
             target,
             runs,
+            from,
         } => turn::decide_mark_merged(
             &r,
             r.thread()?,
@@ -89,7 +95,9 @@ pub(super) fn decide(state: &State, command: &Command) -> Result<Vec<Event>, Rej
                 repo,
                 target,
                 runs,
+                from: from.as_deref(),
             },
+            ctx,
         ),
         Command::Release { release } => release::decide_release(&r, r.thread()?, release),
         Command::Board {

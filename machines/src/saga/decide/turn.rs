@@ -6,8 +6,12 @@ use super::super::event::Event;
 use super::super::gates;
 use super::super::state::Thread;
 use super::Refuse;
+
+/// The predicate of a merge the journal's ship run contradicts.
+const JOURNAL_AGREES: &str = "journal-agrees";
 use crate::evidence::{AbsPath, CommandRun, FullCommit, RefName};
-use crate::{Rejection, Violation};
+use crate::reads::{Fact, SHIP_MACHINE};
+use crate::{Context, Rejection, Violation};
 
 /// `take-turn`: every field named (the branch, which reaches git later through
 /// `merge-base`, is one git cannot read as an option, and the merge worktree is
@@ -137,16 +141,19 @@ pub(super) struct Merge<'a> {
     pub repo: &'a AbsPath,
     pub target: &'a RefName,
     pub runs: &'a [CommandRun],
+    pub from: Option<&'a str>,
 }
 
 /// `mark-merged`: only the turn's holder (the merged tip full, the repository
 /// absolute and the target not option-like by their types), and only as
 /// cairn's own readings show it: the unit's branch is in the tip and the tip is in
 /// the target. A state that claims a merge is never entered on a holder's word.
+/// A merge that names its ship run agrees with what the journal holds of it.
 pub(super) fn decide_mark_merged(
     r: &Refuse,
     t: &Thread,
     m: Merge<'_>,
+    ctx: &Context,
 ) -> Result<Vec<Event>, Rejection> {
     let row = match t.gates.units.get(m.unit) {
         Some(row)
@@ -187,13 +194,18 @@ pub(super) fn decide_mark_merged(
             format!("git could not read whether {claim}: nothing is recorded on trust"),
         )),
     };
-    let failed: Vec<Violation> = [
-        shown(&m.runs[0], format!("`{}` is in the merged tip", row.branch)),
-        shown(&m.runs[1], format!("the merged tip is on `{}`", m.target)),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
+    let mut failed: Vec<Violation> = match m.from {
+        Some(ship) => ship_agrees(ship, &row.branch, &m, ctx),
+        None => vec![],
+    };
+    failed.extend(
+        [
+            shown(&m.runs[0], format!("`{}` is in the merged tip", row.branch)),
+            shown(&m.runs[1], format!("the merged tip is on `{}`", m.target)),
+        ]
+        .into_iter()
+        .flatten(),
+    );
     r.all(failed)?;
     Ok(vec![Event::UnitMerged {
         unit: m.unit.to_owned(),
@@ -201,3 +213,78 @@ pub(super) fn decide_mark_merged(
         runs: m.runs.to_vec(),
     }])
 }
+
+/// Where the journal knows the merge, the journal wins: the ship run a merge names
+/// (read by the engine, `Saga::reads`) exists, shipped the unit's branch from this
+/// repository onto this target, and cairn saw it merge exactly this tip. Each
+/// disagreement names the field that differs and the stream that contradicts it.
+fn ship_agrees(ship: &str, branch: &str, m: &Merge<'_>, ctx: &Context) -> Vec<Violation> {
+    let no =
+        |field: &str, message: String| vec![Violation::new(JOURNAL_AGREES, Some(field), message)];
+    if !is_ship_stream(ship) {
+        return no(
+            "from",
+            format!("`{ship}` is not a ship run: name it as `{SHIP_MACHINE}/<SHORT_ID>`"),
+        );
+    }
+    let read = match ctx.read(ship) {
+        Some(read) if read.version > 0 => read,
+        _ => return no("from", format!("the journal holds no ship run `{ship}`")),
+    };
+    let Some(Fact::Ship {
+        repo,
+        branch: shipped,
+        target,
+        merged,
+    }) = &read.fact
+    else {
+        return no("from", format!("`{ship}` states no ship run's merge"));
+    };
+    let mut out = vec![];
+    if shipped != branch {
+        out.extend(no(
+            "from",
+            format!("`{ship}` shipped branch `{shipped}`, but the unit's branch is `{branch}`"),
+        ));
+    }
+    if repo != m.repo.as_str() {
+        out.extend(no(
+            "repo",
+            format!("`{ship}` merged in `{repo}`, not `{}`", m.repo),
+        ));
+    }
+    if target != m.target.as_str() {
+        out.extend(no(
+            "target",
+            format!("`{ship}` merged onto `{target}`, not `{}`", m.target),
+        ));
+    }
+    match merged {
+        Some(sha) if sha == m.merged_tip => {}
+        Some(sha) => out.extend(no(
+            "merged_tip",
+            format!("`{ship}` merged `{sha}`, not `{}`", m.merged_tip),
+        )),
+        None => out.extend(no(
+            "from",
+            format!(
+                "`{ship}` is at `{}`: cairn has not seen its merge land (`cairn ship merge`)",
+                read.state
+            ),
+        )),
+    }
+    out
+}
+
+/// `ship/<SHORT_ID>`: the only streams a merge may name as its ship run (and the
+/// only ones the engine reads for it).
+pub(in crate::saga) fn is_ship_stream(stream: &str) -> bool {
+    stream
+        .strip_prefix(SHIP_MACHINE)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .is_some_and(|id| !id.is_empty())
+}
+
+#[cfg(test)]
+#[path = "turn_tests.rs"]
+mod tests;

@@ -1,0 +1,158 @@
+//! `mark-merged --from ship/<SHORT_ID>` as given/when/then on the pure machine:
+//! every field the ship run's fact contradicts is named, with the git readings'
+//! own refusals beside them.
+
+use serde_json::json;
+
+use super::super::super::command::Command;
+use super::super::super::event::Event;
+use super::super::super::gates;
+use super::super::super::state::Thread;
+use super::super::super::Saga;
+use crate::evidence::{AbsPath, CommandRun, FullCommit, RefName};
+use crate::reads::{Fact, Read};
+use crate::testing::Scenario;
+use crate::{Context, Timestamp};
+
+const REPO: &str = "/srv/widgets";
+const BRANCH: &str = "work/u1";
+
+fn at() -> Timestamp {
+    Timestamp::parse("2026-12-03T09:00:00Z").expect("a fixed time parses")
+}
+
+fn sha(c: char) -> FullCommit {
+    FullCommit::parse(&c.to_string().repeat(40)).expect("40 hex digits")
+}
+
+/// A thread at `work` whose unit U1 (branch `work/u1`) holds the turn.
+fn turn_taken() -> Vec<Event> {
+    let thread: Thread = serde_json::from_value(json!({
+        "saga_id": "issue-42", "kind": "issue", "lifecycle_phase": "work",
+        "phase_status": "in_progress", "status": "active", "phase": 1,
+        "destination": null, "issue_ref": null, "plan_path": null, "branch": null,
+        "head_sha": null, "next_step": null, "rounds_seen": [], "checks_run": [],
+        "work_session_paths": [], "files_modified": [], "pr_refs": [],
+        "review_paths": [], "gate_verdicts": [], "ticks": 1,
+        "qa": {"post_merge_cycles": 0, "extension_taken": false, "last_outcome": null}
+    }))
+    .expect("a thread");
+    vec![
+        Event::TickSaved {
+            thread: Box::new(thread),
+        },
+        Event::TurnTaken {
+            unit: "U1".into(),
+            branch: BRANCH.into(),
+            merge_worktree: "/srv/merge-wt".into(),
+            holder: "h".into(),
+        },
+    ]
+}
+
+/// `mark-merged` of `tip` onto `main`, both readings exiting `exit`, naming `ship/abc`.
+fn mark_merged(tip: &FullCommit, exit: i32) -> Command {
+    let runs = gates::merged_plan(REPO, BRANCH, tip, "main")
+        .into_iter()
+        .map(|argv| CommandRun {
+            argv,
+            env: None,
+            exit_status: Some(exit),
+            stdout: String::new(),
+            stderr: String::new(),
+            started_at: at(),
+            finished_at: at(),
+        })
+        .collect();
+    Command::MarkMerged {
+        unit: "U1".into(),
+        holder: "h".into(),
+        merged_tip: tip.clone(),
+        repo: AbsPath::parse(REPO).expect("absolute"),
+        target: RefName::parse("main").expect("not option-like"),
+        runs,
+        from: Some("ship/abc".into()),
+    }
+}
+
+/// The context of a decision that read `ship/abc` at version 9 as `fact`.
+fn read(state: &str, fact: Option<Fact>) -> Context {
+    Context {
+        now: at(),
+        fresh_ids: vec![],
+        session: None,
+        reads: vec![Read {
+            stream: "ship/abc".into(),
+            version: 9,
+            state: state.into(),
+            fact,
+        }],
+        fencing_token: None,
+    }
+}
+
+fn ship(repo: &str, branch: &str, target: &str, merged: Option<FullCommit>) -> Option<Fact> {
+    Some(Fact::Ship {
+        repo: repo.into(),
+        branch: branch.into(),
+        target: target.into(),
+        merged,
+    })
+}
+
+#[test]
+fn the_ship_run_that_merged_this_tip_backs_the_merge() {
+    let ctx = read("merged", ship(REPO, BRANCH, "main", Some(sha('a'))));
+    Scenario::<Saga>::given(turn_taken())
+        .when(mark_merged(&sha('a'), 0), &ctx)
+        .into_result()
+        .expect("the journal agrees and git shows it");
+}
+
+#[test]
+fn every_field_the_ship_run_contradicts_is_named() {
+    let ctx = read(
+        "merged",
+        ship("/srv/other", "work/u9", "trunk", Some(sha('b'))),
+    );
+    let rejection = Scenario::<Saga>::given(turn_taken())
+        .when(mark_merged(&sha('a'), 0), &ctx)
+        .then_rejected_with(&["journal-agrees"; 4]);
+    let fields: Vec<_> = rejection
+        .violations
+        .iter()
+        .map(|v| v.field.as_deref().unwrap_or(""))
+        .collect();
+    assert_eq!(fields, ["from", "repo", "target", "merged_tip"]);
+}
+
+#[test]
+fn a_ship_run_that_has_not_merged_backs_nothing_even_where_git_shows_it() {
+    let ctx = read("merge-ready", ship(REPO, BRANCH, "main", None));
+    Scenario::<Saga>::given(turn_taken())
+        .when(mark_merged(&sha('a'), 0), &ctx)
+        .then_rejected_with(&["journal-agrees"]);
+}
+
+#[test]
+fn an_absent_or_foreign_stream_backs_nothing_and_git_still_speaks() {
+    // Not read at all (the engine found nothing): the journal holds no such run.
+    let none = read("idle", None);
+    let absent = Context {
+        reads: vec![],
+        ..none.clone()
+    };
+    for ctx in [&none, &absent] {
+        Scenario::<Saga>::given(turn_taken())
+            .when(mark_merged(&sha('a'), 1), ctx)
+            .then_rejected_with(&["journal-agrees", "merged-observed", "merged-observed"]);
+    }
+    let mut foreign = mark_merged(&sha('a'), 0);
+    if let Command::MarkMerged { from, .. } = &mut foreign {
+        *from = Some("park/ep-1".into());
+    }
+    let ctx = read("merged", ship(REPO, BRANCH, "main", Some(sha('a'))));
+    Scenario::<Saga>::given(turn_taken())
+        .when(foreign, &ctx)
+        .then_rejected_with(&["journal-agrees"]);
+}

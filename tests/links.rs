@@ -1,0 +1,249 @@
+//! Facts that flow by reference between lifecycles (issue 21): a verb names the
+//! stream whose fact it uses, the engine reads that stream into the decision and
+//! records the read, a typed value the journal contradicts is refused naming the
+//! field and the stream, and the audit re-decides with the same read. On real
+//! parts: a consumer repository shipped by `cairn ship`, and the saga's merge turn
+//! on the same journal.
+
+use serde_json::Value;
+
+use crate::park::park as cairn;
+use crate::support::git::git;
+use crate::support::kind_field_rule;
+use crate::support::ship_repo::Repo;
+
+/// The ship run's branch in the consumer repository (`worktree-<SHORT_ID>`).
+const BRANCH: &str = "worktree-abc";
+
+/// `cairn saga <args>` on the ship repository's journal.
+fn saga(r: &Repo, args: &[&str]) -> (i32, Value) {
+    let mut full = vec!["saga"];
+    full.extend_from_slice(args);
+    let (code, out, _) = cairn(&full, "", Some(&r.journal.path()));
+    (code, out)
+}
+
+/// A thread for issue 42 at `work` whose unit U1 holds the merge turn for the
+/// ship run's branch.
+fn thread_taking_the_turn(r: &Repo) {
+    let (code, out) = saga(
+        r,
+        &["save", "--id", "issue-42", "--lifecycle-phase", "work"],
+    );
+    assert_eq!(code, 0, "{out}");
+    let wt = r.root.with_file_name("merge-wt");
+    let (code, out) = saga(
+        r,
+        &[
+            "merge-turn",
+            "take",
+            "--saga-id",
+            "issue-42",
+            "--unit",
+            "U1",
+            "--branch",
+            BRANCH,
+            "--merge-worktree",
+            wt.to_str().unwrap(),
+            "--holder",
+            "h",
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+}
+
+/// `merge-turn merged --saga-id issue-42 --unit U1 --holder h <extra>`.
+fn merged(r: &Repo, extra: &[&str]) -> (i32, Value) {
+    let mut args = vec![
+        "merge-turn",
+        "merged",
+        "--saga-id",
+        "issue-42",
+        "--unit",
+        "U1",
+        "--holder",
+        "h",
+    ];
+    args.extend_from_slice(extra);
+    saga(r, &args)
+}
+
+/// Every (field, rule) a refusal names, in order.
+fn violations(out: &Value) -> Vec<(String, String)> {
+    out["error"]["violations"]
+        .as_array()
+        .map(|vs| {
+            vs.iter()
+                .map(|v| {
+                    (
+                        v["field"].as_str().unwrap_or("").to_owned(),
+                        v["predicate"].as_str().unwrap_or("").to_owned(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Refused with exit 2 and the journal byte for byte as it was.
+fn refused(r: &Repo, extra: &[&str]) -> Value {
+    let before = r.journal.bytes();
+    let (code, out) = merged(r, extra);
+    assert_eq!(code, 2, "{out}");
+    assert_eq!(r.journal.bytes(), before, "a refusal writes nothing: {out}");
+    out
+}
+
+#[test]
+fn a_merge_named_by_its_ship_run_is_the_one_cairn_saw_land() {
+    let r = Repo::new();
+    r.to_merge_ready();
+    thread_taking_the_turn(&r);
+    let tip = git(&r.wt(), &["rev-parse", "HEAD"]);
+    let root = r.root.to_str().unwrap().to_owned();
+
+    // Not a ship run's stream, or a ship run the journal does not hold.
+    let out = refused(&r, &["--from", "park/ep-1"]);
+    assert_eq!(
+        kind_field_rule(&out),
+        ["input", "from", "ship-stream"],
+        "{out}"
+    );
+    let out = refused(&r, &["--from", "ship/nope"]);
+    assert_eq!(
+        kind_field_rule(&out)[1..],
+        ["from", "journal-agrees"],
+        "{out}"
+    );
+    let typed = [
+        "--merged-tip",
+        tip.as_str(),
+        "--repo",
+        root.as_str(),
+        "--target",
+        "main",
+    ];
+    let out = refused(&r, &[&["--from", "ship/nope"][..], &typed].concat());
+    assert_eq!(
+        violations(&out),
+        [
+            ("from".to_owned(), "journal-agrees".to_owned()),
+            ("merged_tip".to_owned(), "merged-observed".to_owned()),
+        ],
+        "every failed predicate (the tip is not on main yet either): {out}"
+    );
+
+    // The caller merged by hand: git shows the tip on main, but the ship run has
+    // not seen its merge land, so its word cannot back this one.
+    git(&r.root, &["merge", "-q", "--ff-only", BRANCH]);
+    let out = refused(&r, &["--from", "ship/abc"]);
+    assert_eq!(
+        kind_field_rule(&out)[1..],
+        ["from", "journal-agrees"],
+        "{out}"
+    );
+    assert!(
+        out["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("has not merged"),
+        "{out}"
+    );
+    let out = refused(&r, &[&["--from", "ship/abc"][..], &typed].concat());
+    assert_eq!(
+        violations(&out),
+        [("from".to_owned(), "journal-agrees".to_owned())],
+        "the ship run is at merge-ready: {out}"
+    );
+
+    // cairn's own merge (main already holds the tip: the ff-merge is a no-op that
+    // its readings after confirm).
+    let (code, out) = r.verb("merge", "");
+    assert_eq!((code, out["state"].as_str()), (0, Some("merged")), "{out}");
+
+    // A later commit on main holds the unit's work and is on main, so git alone
+    // would accept it; the ship run merged `tip`, not it.
+    let later = r.commit_in(&r.root, &[("later.txt", "later\n")], "later");
+    git(&r.root, &["branch", "other", &later]);
+    let out = refused(
+        &r,
+        &[
+            "--from",
+            "ship/abc",
+            "--merged-tip",
+            later.as_str(),
+            "--target",
+            "other",
+        ],
+    );
+    assert_eq!(
+        violations(&out),
+        [
+            ("target".to_owned(), "journal-agrees".to_owned()),
+            ("merged_tip".to_owned(), "journal-agrees".to_owned()),
+        ],
+        "{out}"
+    );
+    assert!(
+        out["error"]["violations"][1]["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("`ship/abc` merged `{tip}`")),
+        "the refusal names the stream that contradicts: {out}"
+    );
+
+    // By reference: nothing copied by hand. The tip, repository and target come
+    // from the ship run; cairn's own readings still show the merge.
+    let (code, out) = merged(&r, &["--from", "ship/abc"]);
+    assert_eq!(
+        (code, out["gates"]["units"]["U1"]["merge_state"].as_str()),
+        (0, Some("merged")),
+        "{out}"
+    );
+    let (_, log, _) = cairn(
+        &[
+            "journal",
+            "log",
+            "--stream",
+            "saga/issue-42",
+            "--format",
+            "json",
+        ],
+        "",
+        Some(&r.journal.path()),
+    );
+    let event = log["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["event_type"] == "unit-merged")
+        .expect("a unit-merged event")
+        .clone();
+    assert_eq!(event["payload"]["merged_tip"], tip.as_str(), "{event}");
+    // The transition records what it read of the ship run: the audit re-decides
+    // with it, and the append required the run unmoved.
+    let transition = event["transition_id"].as_i64().unwrap().to_string();
+    let (code, show, _) = cairn(
+        &["journal", "show", &transition, "--format", "json"],
+        "",
+        Some(&r.journal.path()),
+    );
+    assert_eq!(code, 0, "{show}");
+    let read = &show["transition"]["context"]["reads"][0];
+    assert_eq!(
+        (
+            read["stream"].as_str(),
+            read["state"].as_str(),
+            read["fact"]["kind"].as_str(),
+            read["fact"]["merged"].as_str(),
+        ),
+        (
+            Some("ship/abc"),
+            Some("merged"),
+            Some("ship"),
+            Some(tip.as_str())
+        ),
+        "{show}"
+    );
+    r.audit_ok();
+}
