@@ -28,7 +28,7 @@ fn graph(machine: &str, format: &str) -> String {
 }
 
 /// Renders DOT with Graphviz: `None` where `dot` is not installed.
-fn render(dot: &str) -> Option<std::process::Output> {
+pub(crate) fn render(dot: &str) -> Option<std::process::Output> {
     let mut child = match Command::new("dot")
         .arg("-Tsvg")
         .stdin(Stdio::piped())

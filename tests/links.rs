@@ -245,5 +245,76 @@ fn a_merge_named_by_its_ship_run_is_the_one_cairn_saw_land() {
         ),
         "{show}"
     );
+    links_show_the_read(&r, &transition);
     r.audit_ok();
+}
+
+/// `journal links` lists the recorded read from both sides, draws it, and names a
+/// stream nothing recorded or read as no-such-stream.
+fn links_show_the_read(r: &Repo, transition: &str) {
+    let db = r.journal.path();
+    let links = |args: &[&str]| {
+        let mut full = vec!["journal", "links"];
+        full.extend_from_slice(args);
+        cairn(&full, "", Some(&db))
+    };
+    let expected = serde_json::json!([{
+        "reader": "saga/issue-42",
+        "command": "mark-merged",
+        "transition_id": transition.parse::<i64>().unwrap(),
+        "read": "ship/abc",
+    }]);
+    for side in ["ship/abc", "saga/issue-42"] {
+        let (code, out, _) = links(&[side]);
+        assert_eq!(code, 0, "{out}");
+        let got: Vec<Value> = out["links"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| {
+                serde_json::json!({
+                    "reader": l["reader"], "command": l["command"],
+                    "transition_id": l["transition_id"], "read": l["read"],
+                })
+            })
+            .collect();
+        assert_eq!(Value::from(got), expected, "{side}: {out}");
+        assert_eq!(
+            (
+                out["links"][0]["state"].as_str(),
+                out["links"][0]["fact"].as_str()
+            ),
+            (Some("merged"), Some("ship")),
+            "{out}"
+        );
+    }
+    // The whole journal: the merge's read (no other verb here read a stream).
+    let (code, out, _) = links(&[]);
+    assert_eq!(
+        (code, out["links"].as_array().map(Vec::len)),
+        (0, Some(1)),
+        "{out}"
+    );
+    let (code, out, _) = links(&["ship/abd"]);
+    assert_eq!(
+        (code, kind_field_rule(&out)),
+        (2, ["no-such-stream", "stream", "stream-has-events"]),
+        "{out}"
+    );
+    // The graph of streams renders.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["journal", "links", "--format", "dot", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let dot = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        dot.contains("\"saga/issue-42\"") && dot.contains("label = \"mark-merged\""),
+        "{dot}"
+    );
+    if let Some(out) = crate::graphs::render(&dot) {
+        let svg = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success() && svg.contains("ship/abc"), "{svg}");
+    }
 }

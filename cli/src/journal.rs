@@ -347,7 +347,7 @@ fn log_table(events: &[StoredEvent]) -> String {
 
 /// Rows as left-aligned columns two spaces apart, the first row the header
 /// (comfy-table, no borders; no line ends in spaces).
-fn table<const N: usize>(rows: &[[String; N]]) -> String {
+pub(crate) fn table<const N: usize>(rows: &[[String; N]]) -> String {
     let mut t = comfy_table::Table::new();
     t.load_style(comfy_table::presets::NOTHING);
     let mut rows = rows.iter();

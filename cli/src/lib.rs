@@ -25,6 +25,7 @@ mod exec;
 mod failure;
 mod input;
 mod journal;
+mod links;
 mod output;
 mod park;
 mod pr;

@@ -107,6 +107,7 @@ pub fn success(verb: &str) -> Option<Schema> {
         "state" => of::<cairn::StateView>(),
         "journal audit" => of::<cairn::AuditReport>(),
         "journal streams" => of::<crate::journal::Streams>(),
+        "journal links" => of::<crate::links::Links>(),
         _ => return None,
     })
 }

@@ -135,6 +135,12 @@ fn run_verb(cli: Cli, registry: Registry) -> Result<Done, Failure> {
         Command::Journal(JournalCommand::Streams { format }) => {
             crate::journal::streams(&db_location(&cli)?, &options(false), *format)
         }
+        Command::Journal(JournalCommand::Links { stream, format }) => crate::links::links(
+            &db_location(&cli)?,
+            &options(false),
+            stream.as_deref(),
+            *format,
+        ),
         Command::Journal(JournalCommand::Verify {
             expect_head,
             trusted_key,

@@ -11,7 +11,7 @@
 
 /// The verbs (subcommand paths) and the global options each ignores: those that
 /// open no journal ignore all three; those that only read one sign nothing.
-const IGNORED: [(&str, &[&str]); 27] = [
+const IGNORED: [(&str, &[&str]); 28] = [
     ("machines", &ALL),
     ("graph", &ALL),
     ("schema", &ALL),
@@ -35,6 +35,7 @@ const IGNORED: [(&str, &[&str]); 27] = [
     ("state", &["signing_key"]),
     ("journal log", &["signing_key"]),
     ("journal streams", &["signing_key"]),
+    ("journal links", &["signing_key"]),
     ("journal verify", &["signing_key"]),
     ("journal show", &["signing_key"]),
     ("journal audit", &["signing_key"]),
