@@ -27,7 +27,7 @@ proptest! {
         let command = match which {
             0 => Command::Verify { report: doc, runs: w.runs(&gates::phase1d_plan(&p, ROOT)) },
             1 => Command::Refine { report: doc, runs: w.runs(&gates::refine_plan(&p, ROOT)) },
-            _ => Command::PreMerge { report: doc, runs: w.runs(&gates::premerge_plan(&p, ROOT, None)) },
+            _ => Command::PreMerge { report: doc, runs: w.runs(&gates::premerge_plan(&p, ROOT, None)), work_nodes: vec![] },
         };
         // The happy prefix leaves the run where the verb is admitted, so the report is read.
         let verb = match which { 0 => ShipVerb::Verify, 1 => ShipVerb::Refine, _ => ShipVerb::PreMerge };

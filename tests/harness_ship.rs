@@ -30,6 +30,7 @@ fn ship_command(state: &State, step: &ShipStep, w: &World) -> Command {
         ShipStep::PreMergeConflict => Command::PreMerge {
             report: json!({"rebase_outcome_3_2": "conflict", "tests_pass": true, "lint_clean": true, "squash": "n/a", "open_review_jobs": 0}),
             runs: vec![],
+            work_nodes: vec![],
         },
         ShipStep::MergeTipMoved => {
             let mut before = w.runs(&gates::merge_before_plan(&p, ROOT));

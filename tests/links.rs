@@ -318,3 +318,172 @@ fn links_show_the_read(r: &Repo, transition: &str) {
         assert!(out.status.success() && svg.contains("ship/abc"), "{svg}");
     }
 }
+
+/// A workspec outside the consumer repository with one node `core` (one command
+/// criterion), and `cairn work VERB --spec … --node core` on the ship's journal.
+struct Node {
+    _dir: tempfile::TempDir,
+    spec: String,
+}
+
+impl Node {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = dir.path().canonicalize().unwrap().join("ship.yaml");
+        std::fs::write(
+            &spec,
+            "title: Ship check\ndescription: One node.\nintent: Ship it.\nwork:\n  - id: core\n    task: Implement\n    touches: [src.txt]\n    acceptance:\n      - id: C1\n        statement: It works\n        evidence:\n          kind: command\n          run: \"printf 'test result: ok\\\\n'\"\n          expect: { exit: 0, output_includes: \"test result: ok\" }\n          timeout_ms: 20000\n",
+        )
+        .unwrap();
+        Node {
+            spec: spec.to_str().unwrap().to_owned(),
+            _dir: dir,
+        }
+    }
+
+    /// `cairn work VERB --spec SPEC --node core EXTRA…` (no terminal, no session env).
+    fn work(&self, r: &Repo, verb: &str, extra: &[&str]) -> Value {
+        let out = std::process::Command::new("setsid")
+            .arg("-w")
+            .arg(env!("CARGO_BIN_EXE_cairn"))
+            .args(["work", verb, "--spec", &self.spec, "--node", "core"])
+            .args(extra)
+            .arg("--db")
+            .arg(r.journal.path())
+            .env_remove("CAIRN_DB")
+            .env_remove("CAIRN_SESSION")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(out.status.code(), Some(0), "work {verb}: {v}");
+        v
+    }
+
+    /// `work verify` of the ship's worktree at `commit`, in session `s1`.
+    fn verify(&self, r: &Repo, commit: &str) {
+        let wt = r.wt().to_str().unwrap().to_owned();
+        let v = self.work(
+            r,
+            "verify",
+            &[
+                "--worktree",
+                &wt,
+                "--expected-commit",
+                commit,
+                "--session",
+                "s1",
+            ],
+        );
+        assert_eq!(v["state"], "verified", "{v}");
+    }
+}
+
+/// `ship pre-merge --work-node …` of the standard report.
+fn pre_merge(r: &Repo, nodes: &[&str]) -> (i32, Value) {
+    let mut args = vec!["pre-merge", "--short-id", crate::support::ship_repo::ID];
+    for n in nodes {
+        args.extend_from_slice(&["--work-node", n]);
+    }
+    r.run(&args, &crate::support::ship_repo::premerge().to_string())
+}
+
+/// Stopped at pre-merge by the work nodes' gate with `outcome`; resumed to phase 3.
+fn stopped_by_the_nodes(r: &Repo, out: &Value, outcome: &str) {
+    let gate = crate::support::ship_repo::gate(out, "work-nodes-verified");
+    assert_eq!(gate["outcome"], outcome, "{out}");
+    assert_eq!(
+        out["failure_code"].as_str().or(out["code"].as_str()),
+        Some("stopped:pre-merge:work-nodes-verified"),
+        "{out}"
+    );
+    let (code, out) = r.verb("resume", "");
+    assert_eq!((code, out["state"].as_str()), (0, Some("phase-3")), "{out}");
+}
+
+#[test]
+fn a_ship_merges_only_the_commit_its_work_nodes_verified() {
+    use crate::support::ship_repo::{phase1, refine};
+    let r = Repo::new();
+    let node = Node::new();
+    assert_eq!(r.open_with(&[]).0, 0);
+    assert_eq!(r.verb("create", "").0, 0);
+    // The node works in the ship's worktree.
+    node.work(&r, "plan", &[]);
+    let wt = r.wt().to_str().unwrap().to_owned();
+    let base = git(&r.wt(), &["rev-parse", "HEAD"]);
+    let dispatched = node.work(
+        &r,
+        "dispatch",
+        &[
+            "--run-id",
+            "r-1",
+            "--worktree",
+            &wt,
+            "--expected-commit",
+            &base,
+        ],
+    );
+    let stream = dispatched["stream"].as_str().unwrap().to_owned();
+    let verified = r.commit_in(&r.wt(), &[("src.txt", "fix\n")], "fix: the thing");
+    node.verify(&r, &verified);
+    let (code, out) = r.verb("verify", &phase1(&verified, Some(&["src.txt"])).to_string());
+    assert_eq!((code, out["state"].as_str()), (0, Some("phase-2")), "{out}");
+    // A review-round fix lands after the node verified: nobody re-ran its criteria.
+    let fix = r.commit_in(&r.wt(), &[("src.txt", "fix, reviewed\n")], "fix: review");
+    let (code, out) = r.verb("refine", &refine(&fix).to_string());
+    assert_eq!((code, out["state"].as_str()), (0, Some("phase-3")), "{out}");
+
+    // Not a work node's stream: refused at input, nothing written.
+    let before = r.journal.bytes();
+    let (code, out) = pre_merge(&r, &["park/ep-1"]);
+    assert_eq!(
+        (code, kind_field_rule(&out)),
+        (2, ["input", "work_node", "work-node-stream"]),
+        "{out}"
+    );
+    assert_eq!(r.journal.bytes(), before);
+
+    // A node the journal does not hold vouches for nothing: unknown, the run stops.
+    let (_, out) = pre_merge(&r, &["work-node/0000000000000000:core"]);
+    stopped_by_the_nodes(&r, &out, "unknown");
+
+    // The node verified `verified`, not the tip `fix`: the run stops, naming both.
+    let (_, out) = pre_merge(&r, &[&stream]);
+    let gate = crate::support::ship_repo::gate(&out, "work-nodes-verified").clone();
+    assert!(
+        gate["detail"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("verified {verified}, not {fix}")),
+        "{gate}"
+    );
+    stopped_by_the_nodes(&r, &out, "fail");
+    assert_eq!(r.main_head(), base, "nothing merged");
+
+    // The node verifies the tip: the ship carries what was verified.
+    node.verify(&r, &fix);
+    let (code, out) = pre_merge(&r, &[&stream]);
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (0, Some("merge-ready")),
+        "{out}"
+    );
+    assert_eq!(
+        crate::support::ship_repo::gate(&out, "work-nodes-verified")["outcome"],
+        "pass"
+    );
+    let (code, out) = r.verb("merge", "");
+    assert_eq!((code, out["state"].as_str()), (0, Some("merged")), "{out}");
+    assert_eq!(r.main_head(), fix);
+    // The read is a link: ship's pre-merge read the node.
+    let (_, links, _) = cairn(&["journal", "links", &stream], "", Some(&r.journal.path()));
+    let readers: Vec<&str> = links["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["reader"].as_str().unwrap())
+        .collect();
+    assert_eq!(readers, ["ship/abc", "ship/abc"], "{links}");
+    r.audit_ok();
+}

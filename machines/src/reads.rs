@@ -21,6 +21,10 @@ use crate::{Context, Rejection, Timestamp, Violation};
 /// The machine whose streams hold leases ([`claim_stream`]).
 pub const CLAIM_MACHINE: &str = "claim";
 
+/// The machine whose streams are work nodes (`work-node/<spec>:<address>`,
+/// [`Fact::WorkNode`]).
+pub const WORK_NODE_MACHINE: &str = "work-node";
+
 /// The machine whose streams are ship runs (`ship/<SHORT_ID>`, [`Fact::Ship`]).
 pub const SHIP_MACHINE: &str = "ship";
 
@@ -66,6 +70,14 @@ pub enum Fact {
         merged: bool,
         /// The loop still speaks for the PR (not `abandoned`).
         live: bool,
+    },
+    /// A work node's word on what it verified (`work-node/<spec>:<address>`).
+    WorkNode {
+        /// The node's stage (`verified`, `rejected`, `done`, …).
+        stage: String,
+        /// Every commit whose latest verification passed, in the order first
+        /// verified: the commits the node vouches for.
+        verified: Vec<FullCommit>,
     },
     /// A ship run's word on what it merged (`ship/<SHORT_ID>`): the repository,
     /// branch and target it was opened for, and the commit cairn saw TARGET_BRANCH
@@ -135,7 +147,7 @@ pub fn fence(
     let (last, last_token) = match lease {
         Some(Fact::Lease { holder, last_token }) => (holder.as_ref(), *last_token),
         // Not a lease: nothing holds the resource.
-        Some(Fact::PrLoop { .. } | Fact::Ship { .. }) | None => (None, 0),
+        Some(Fact::PrLoop { .. } | Fact::Ship { .. } | Fact::WorkNode { .. }) | None => (None, 0),
     };
     match (last.filter(|h| h.live_at(now)), token) {
         (Some(h), Some(t)) if t == h.token => Ok(()),

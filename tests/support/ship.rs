@@ -431,6 +431,7 @@ pub fn command(state: &State, step: &Step, w: &World) -> Command {
         Step::PreMerge(tests) => Command::PreMerge {
             report: json!({"rebase_outcome_3_2": "unchanged", "tests_pass": tests, "lint_clean": true, "squash": "n/a", "open_review_jobs": 0}),
             runs: w.runs(&gates::premerge_plan(&p, root, None)),
+            work_nodes: vec![],
         },
         Step::Merge => {
             if !w.anchor_ok {

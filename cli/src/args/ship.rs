@@ -79,9 +79,9 @@ pub enum ShipCommand {
     Refine(ShipReport),
     /// The phase-3 pre-merge report (re-rebase, tests, lint, squash) and cairn's pre-merge checks
     #[command(
-        after_help = "Reads {rebase_outcome_3_2, tests_pass, lint_clean, squash, pre_squash_sha, rollups, open_review_jobs}.\n\nExample:\n  cairn ship pre-merge --short-id abc < ship-abc.json"
+        after_help = "Reads {rebase_outcome_3_2, tests_pass, lint_clean, squash, pre_squash_sha, rollups, open_review_jobs}.\n\nWith --work-node, each named work node must vouch for the commit shipped (the pre-squash commit a squash kept the tree of, else the tip): its latest verification of exactly that commit passed and it is verified, merged or done. Otherwise the gate work-nodes-verified fails (unknown for a node the journal does not hold) and the run stops for resume.\n\nExample:\n  cairn ship pre-merge --short-id abc < ship-abc.json\n  cairn ship pre-merge --short-id abc --work-node \"$NODE\" < ship-abc.json"
     )]
-    PreMerge(ShipReport),
+    PreMerge(ShipPreMerge),
     /// `git merge --ff-only BRANCH` in REPO_ROOT: one retry after a rejection, a stop on the second
     #[command(
         after_help = "Exit 0 merged, 4 rejected (re-rebase, then one retry) or stopped on the second rejection.\n\nExample:\n  cairn ship merge --short-id abc"
@@ -180,6 +180,17 @@ pub struct ShipReport {
     pub packet: bool,
     #[command(flatten)]
     pub key: Key,
+}
+
+// The phase-3 report, and the work nodes whose verified commit ships.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ShipPreMerge {
+    #[command(flatten)]
+    pub report: ShipReport,
+    /// A work node whose verified commit this run ships (`work-node/<spec>:<address>`,
+    /// repeatable): it must vouch for the commit merged, or the run stops
+    #[arg(long = "work-node", value_name = "STREAM")]
+    pub work_nodes: Vec<String>,
 }
 
 // §preflight-shared gate 3, observed by the caller.

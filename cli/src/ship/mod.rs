@@ -187,7 +187,7 @@ pub fn run_verb(verb: &ShipCommand, db: &Db, options: &Options) -> Result<Done, 
         }
         ShipCommand::Create(s) => steps::step(&rec(&s.key)?, &stream(&s.id)?, Mutation::Create),
         ShipCommand::Verify(r) => {
-            phases::report_verb(&rec(&r.key)?, r, Phase::Verify, &stream(&r.id)?)
+            phases::report_verb(&rec(&r.key)?, r, Phase::Verify, &stream(&r.id)?, &[])
         }
         ShipCommand::AnswerScope {
             id,
@@ -209,10 +209,17 @@ pub fn run_verb(verb: &ShipCommand, db: &Db, options: &Options) -> Result<Done, 
             )
         }
         ShipCommand::Refine(r) => {
-            phases::report_verb(&rec(&r.key)?, r, Phase::Refine, &stream(&r.id)?)
+            phases::report_verb(&rec(&r.key)?, r, Phase::Refine, &stream(&r.id)?, &[])
         }
-        ShipCommand::PreMerge(r) => {
-            phases::report_verb(&rec(&r.key)?, r, Phase::PreMerge, &stream(&r.id)?)
+        ShipCommand::PreMerge(m) => {
+            let r = &m.report;
+            phases::report_verb(
+                &rec(&r.key)?,
+                r,
+                Phase::PreMerge,
+                &stream(&r.id)?,
+                &phases::work_nodes(&m.work_nodes)?,
+            )
         }
         ShipCommand::Merge(s) => steps::step(&rec(&s.key)?, &stream(&s.id)?, Mutation::Merge),
         ShipCommand::Teardown(s) => steps::step(&rec(&s.key)?, &stream(&s.id)?, Mutation::Teardown),

@@ -114,6 +114,7 @@ pub fn report_verb(
     r: &ShipReport,
     phase: Phase,
     stream: &StreamId,
+    work_nodes: &[String],
 ) -> Result<Done, Failure> {
     let (verb, name, packet) = match phase {
         Phase::Verify => (Verb::Verify, "ship verify", "resolve"),
@@ -128,7 +129,13 @@ pub fn report_verb(
         guard => guard,
     };
     let doc = report(r, state.run(), packet)?;
-    let request = Request::new(name, json!({ "report": doc }));
+    // The work nodes are part of the request (a retry naming others is another
+    // request); a request naming none keeps the shape it always had.
+    let request = if work_nodes.is_empty() {
+        Request::new(name, json!({ "report": doc }))
+    } else {
+        Request::new(name, json!({ "report": doc, "work_nodes": work_nodes }))
+    };
     observed(rec, stream, request, || {
         let run = run?;
         let (p, root) = (&run.params, run.repo_root.as_str());
@@ -174,7 +181,11 @@ pub fn report_verb(
                         if squashed { pre } else { None },
                     ))
                 };
-                Command::PreMerge { report: doc, runs }
+                Command::PreMerge {
+                    report: doc,
+                    runs,
+                    work_nodes: work_nodes.to_vec(),
+                }
             }
         })
     })
@@ -203,4 +214,20 @@ fn report(r: &ShipReport, run: Option<&ship::Run>, phase: &str) -> Result<Value,
         return Err(input("packet", "input-size", "the packet is too large"));
     }
     Ok(wire::parse_document(crate::input::keep(text))?)
+}
+
+/// `--work-node` values: each a work node's stream (refused at input otherwise,
+/// naming the flag), as the journal spells it.
+pub fn work_nodes(values: &[String]) -> Result<Vec<String>, Failure> {
+    values
+        .iter()
+        .map(|v| match StreamId::parse(v) {
+            Ok(s) if s.machine() == cairn::machines::reads::WORK_NODE_MACHINE => Ok(s.to_string()),
+            _ => Err(crate::failure::input(
+                "work_node",
+                "work-node-stream",
+                &format!("`{v}` is not a work node's stream: `work-node/<spec>:<address>` (the `stream` the `cairn work` verbs print)"),
+            )),
+        })
+        .collect()
 }

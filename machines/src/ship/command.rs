@@ -74,10 +74,14 @@ pub enum Command {
         report: Value,
         runs: Vec<CommandRun>,
     },
-    /// The phase-3 pre-merge report and checks.
+    /// The phase-3 pre-merge report and checks; `work_nodes` are the work nodes
+    /// whose verified commit this run ships (`work-node/<spec>:<address>`), read
+    /// by the engine: each must vouch for the commit it merges.
     PreMerge {
         report: Value,
         runs: Vec<CommandRun>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        work_nodes: Vec<String>,
     },
     /// The anchor, the primary's readings right before, `git merge --ff-only` of
     /// the checked tip, and the readings after it.

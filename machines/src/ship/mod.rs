@@ -68,8 +68,20 @@ impl Machine for Ship {
         State::Idle
     }
 
-    fn decide(state: &State, command: &Command, _ctx: &Context) -> Result<Vec<Event>, Rejection> {
-        decide::decide(state, command)
+    fn decide(state: &State, command: &Command, ctx: &Context) -> Result<Vec<Event>, Rejection> {
+        decide::decide(state, command, ctx)
+    }
+
+    fn reads(_state: &State, command: &Command) -> Vec<String> {
+        // The work nodes a pre-merge names: each must vouch for the commit shipped.
+        match command {
+            Command::PreMerge { work_nodes, .. } => work_nodes
+                .iter()
+                .filter(|s| decide::is_work_node_stream(s))
+                .cloned()
+                .collect(),
+            _ => Vec::new(),
+        }
     }
 
     fn evolve(state: State, event: &Event) -> State {

@@ -22,11 +22,17 @@ pub use resume::resume_phase;
 use super::command::{Command, Verb};
 use super::event::Event;
 use super::state::State;
-use crate::Rejection;
+use crate::{Context, Rejection};
 use guards::Guard;
 
+pub(super) use pre_merge::is_work_node_stream;
+
 /// The events `command` produces in `state`, or every reason it is refused.
-pub(super) fn decide(state: &State, command: &Command) -> Result<Vec<Event>, Rejection> {
+pub(super) fn decide(
+    state: &State,
+    command: &Command,
+    ctx: &Context,
+) -> Result<Vec<Event>, Rejection> {
     let verb = Verb::of(command);
     admits(state, verb)?;
     let guard = Guard {
@@ -71,7 +77,11 @@ pub(super) fn decide(state: &State, command: &Command) -> Result<Vec<Event>, Rej
             operator::decide_answer_scope(guard, *answer, operator)
         }
         Command::Refine { report, runs } => refine::decide_refine(guard, report, runs),
-        Command::PreMerge { report, runs } => pre_merge::decide_pre_merge(guard, report, runs),
+        Command::PreMerge {
+            report,
+            runs,
+            work_nodes,
+        } => pre_merge::decide_pre_merge(guard, report, runs, work_nodes, ctx),
         Command::Merge {
             anchor,
             before,

@@ -147,6 +147,13 @@ mod tests {
         }
     }
 
+    fn ctx() -> crate::Context {
+        crate::Context::new(
+            crate::Timestamp::parse("2026-12-03T09:00:00Z").expect("a fixed time parses"),
+            vec![],
+        )
+    }
+
     #[test]
     fn open_refuses_an_option_like_branch_target_or_path_naming_the_field() {
         for (field, value) in [
@@ -155,7 +162,7 @@ mod tests {
             ("worktree_path", "--end-of-options"),
         ] {
             let p = Params::sample_with(field, value);
-            let r = decide(&State::Idle, &open(p)).expect_err("refused");
+            let r = decide(&State::Idle, &open(p), &ctx()).expect_err("refused");
             let v = &r.violations[0];
             assert_eq!(
                 (v.predicate.as_str(), v.field.as_deref()),
@@ -164,7 +171,7 @@ mod tests {
             );
         }
         // The same parameters, not option-like, get as far as the preflight runs.
-        let r = decide(&State::Idle, &open(Params::sample())).expect_err("no runs");
+        let r = decide(&State::Idle, &open(Params::sample()), &ctx()).expect_err("no runs");
         assert_eq!(r.violations[0].field.as_deref(), Some("runs"), "{r:?}");
     }
 }

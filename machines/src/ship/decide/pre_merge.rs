@@ -9,7 +9,8 @@ use super::super::recovery::Failure;
 use super::super::report::{PreMergeReport, ReRebase};
 use super::guards::Guard;
 use crate::evidence::{CommandRun, FullCommit};
-use crate::{Outcome, Rejection};
+use crate::reads::{Fact, WORK_NODE_MACHINE};
+use crate::{Context, Outcome, Rejection};
 
 /// `pre-merge`: a squash (or its fall-back) names the full pre-squash commit and a
 /// squash lists its roll-ups; a re-rebase conflict asks the operator (nothing
@@ -20,8 +21,19 @@ pub(super) fn decide_pre_merge(
     guard: Guard<'_>,
     report: &Value,
     runs: &[CommandRun],
+    work_nodes: &[String],
+    ctx: &Context,
 ) -> Result<Vec<Event>, Rejection> {
     let run = guard.opened()?;
+    for (i, node) in work_nodes.iter().enumerate() {
+        if !is_work_node_stream(node) {
+            return Err(guard.bad(
+                &format!("work_nodes[{i}]"),
+                "work-node-stream",
+                "a work node's stream: `work-node/<spec>:<address>`",
+            ));
+        }
+    }
     let p = &run.params;
     let r: PreMergeReport = guard.parse(report)?;
     let pre = r.pre_squash_sha.as_deref();
@@ -86,6 +98,14 @@ pub(super) fn decide_pre_merge(
         },
         detail: format!("{} open review jobs", r.open_review_jobs),
     });
+    if !work_nodes.is_empty() {
+        let shipped = if r.squash == Squash::NotApplicable {
+            gates::premerge_tip(p, runs)
+        } else {
+            pre.and_then(|s| FullCommit::parse(s).ok())
+        };
+        g.push(nodes_vouch(work_nodes, shipped.as_ref(), ctx));
+    }
     let (failure, code) = if !r.tests_pass || !r.lint_clean {
         (Some(Failure::TestLint), "stopped:test_lint_fail".to_owned())
     } else if let Some(f) = g.iter().find(|g| g.outcome != Outcome::Pass) {
@@ -120,4 +140,131 @@ pub(super) fn decide_pre_merge(
             code,
         },
     }])
+}
+
+/// `work-node/<spec>:<address>`: the only streams a pre-merge may name as the work
+/// it ships (and the only ones the engine reads for it).
+pub(in crate::ship) fn is_work_node_stream(stream: &str) -> bool {
+    stream
+        .strip_prefix(WORK_NODE_MACHINE)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .is_some_and(|id| !id.is_empty())
+}
+
+/// The stages in which a node's verification still stands: verified and not
+/// rejected since, merged, or done.
+const VOUCHING_STAGES: [&str; 3] = ["verified", "merged", "done"];
+
+/// `work-nodes-verified`: every named node (read by the engine) vouches for the
+/// commit this run ships — the pre-squash commit a squash kept the tree of, else
+/// the tip — by a passing latest verification of exactly that commit, in a stage
+/// where it stands. A node the journal does not hold, or a commit that could not
+/// be read, is `unknown`; a node that verified another commit (a fix landed after
+/// it, a rebase moved it) or was rejected since is `fail`. Either stops the run.
+fn nodes_vouch(work_nodes: &[String], shipped: Option<&FullCommit>, ctx: &Context) -> Gate {
+    const NAME: &str = "work-nodes-verified";
+    let Some(shipped) = shipped else {
+        return Gate::new(
+            NAME,
+            Outcome::Unknown,
+            "the shipped commit could not be read",
+        );
+    };
+    let mut unknown = vec![];
+    let mut failed = vec![];
+    for node in work_nodes {
+        match ctx.read(node) {
+            Some(read) if read.version > 0 => match &read.fact {
+                Some(Fact::WorkNode { stage, verified }) => {
+                    if !VOUCHING_STAGES.contains(&stage.as_str()) {
+                        failed.push(format!("`{node}` is at `{stage}`"));
+                    } else if !verified.contains(shipped) {
+                        failed.push(format!(
+                            "`{node}` verified {}, not {shipped}",
+                            if verified.is_empty() {
+                                "nothing".to_owned()
+                            } else {
+                                verified
+                                    .iter()
+                                    .map(|c| c.as_str())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            }
+                        ));
+                    }
+                }
+                _ => unknown.push(format!("`{node}` states no work node's verification")),
+            },
+            _ => unknown.push(format!("the journal holds no work node `{node}`")),
+        }
+    }
+    if !failed.is_empty() {
+        failed.extend(unknown);
+        Gate::new(NAME, Outcome::Fail, failed.join("; "))
+    } else if !unknown.is_empty() {
+        Gate::new(NAME, Outcome::Unknown, unknown.join("; "))
+    } else {
+        Gate::new(
+            NAME,
+            Outcome::Pass,
+            match work_nodes.len() {
+                1 => format!("the work node verified {shipped}"),
+                n => format!("{n} work nodes verified {shipped}"),
+            },
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reads::Read;
+
+    fn sha(c: char) -> FullCommit {
+        FullCommit::parse(&c.to_string().repeat(40)).expect("40 hex digits")
+    }
+
+    /// A context that read each `(stream, version, stage, verified)`.
+    fn ctx(reads: &[(&str, u64, &str, &[char])]) -> Context {
+        let at = crate::Timestamp::parse("2026-12-03T09:00:00Z").expect("a fixed time parses");
+        let mut ctx = Context::new(at, vec![]);
+        ctx.reads = reads
+            .iter()
+            .map(|(stream, version, stage, verified)| Read {
+                stream: (*stream).into(),
+                version: *version,
+                state: (*stage).into(),
+                fact: (*version > 0).then(|| Fact::WorkNode {
+                    stage: (*stage).into(),
+                    verified: verified.iter().map(|c| sha(*c)).collect(),
+                }),
+            })
+            .collect();
+        ctx
+    }
+
+    fn outcome(nodes: &[&str], shipped: Option<char>, c: &Context) -> Outcome {
+        let nodes: Vec<String> = nodes.iter().map(|s| (*s).into()).collect();
+        nodes_vouch(&nodes, shipped.map(sha).as_ref(), c).outcome
+    }
+
+    #[test]
+    fn every_node_must_vouch_for_exactly_the_shipped_commit_in_a_standing_stage() {
+        let (a, b) = ("work-node/k:a", "work-node/k:b");
+        let both = ctx(&[(a, 3, "verified", &['1']), (b, 5, "done", &['0', '1'])]);
+        assert_eq!(outcome(&[a, b], Some('1'), &both), Outcome::Pass);
+        // Another commit (a fix after the verification), or no readable commit.
+        assert_eq!(outcome(&[a, b], Some('2'), &both), Outcome::Fail);
+        assert_eq!(outcome(&[a, b], None, &both), Outcome::Unknown);
+        // Rejected since it verified: its verification no longer stands.
+        let rejected = ctx(&[(a, 4, "rejected", &['1'])]);
+        assert_eq!(outcome(&[a], Some('1'), &rejected), Outcome::Fail);
+        // Not in the journal (version 0, or not read at all): unknown, never a pass.
+        let absent = ctx(&[(a, 0, "unplanned", &[])]);
+        assert_eq!(outcome(&[a], Some('1'), &absent), Outcome::Unknown);
+        assert_eq!(outcome(&[b], Some('1'), &absent), Outcome::Unknown);
+        // A failure outranks an unknown.
+        let mixed = ctx(&[(a, 3, "verified", &['2'])]);
+        assert_eq!(outcome(&[a, b], Some('1'), &mixed), Outcome::Fail);
+    }
 }

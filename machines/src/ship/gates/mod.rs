@@ -47,7 +47,7 @@ pub struct Gate {
 }
 
 impl Gate {
-    fn new(name: &str, outcome: Outcome, detail: impl Into<String>) -> Self {
+    pub(in crate::ship) fn new(name: &str, outcome: Outcome, detail: impl Into<String>) -> Self {
         Gate {
             name: name.to_owned(),
             outcome,

@@ -122,6 +122,27 @@ impl Machine for WorkNode {
         command.name()
     }
 
+    fn fact(state: &State) -> Option<crate::reads::Fact> {
+        // The commits this node vouches for: those whose latest verification
+        // (pre-merge or integration) passed. A later failure on a commit withdraws it.
+        let run = state.run()?;
+        let mut latest: Vec<(&crate::evidence::FullCommit, bool)> = vec![];
+        for v in &run.verifications {
+            match latest.iter_mut().find(|(c, _)| **c == v.commit) {
+                Some(entry) => entry.1 = v.passed,
+                None => latest.push((&v.commit, v.passed)),
+            }
+        }
+        Some(crate::reads::Fact::WorkNode {
+            stage: state.name().to_owned(),
+            verified: latest
+                .into_iter()
+                .filter(|(_, passed)| *passed)
+                .map(|(c, _)| c.clone())
+                .collect(),
+        })
+    }
+
     fn recorded_by(command: &Command) -> Option<&'static str> {
         match command {
             // The spec and draft as read (and rewritten), the brief written, the
