@@ -153,6 +153,8 @@ pub fn command(step: &Step) -> Command {
                 landed_commit: None,
                 absence_reason: Some("nothing to deploy".into()),
             },
+            landed: None,
+            from: None,
         },
         Step::Board(boundary, whole) => Command::Board {
             boundary: (*boundary).into(),

@@ -246,6 +246,7 @@ fn a_merge_named_by_its_ship_run_is_the_one_cairn_saw_land() {
         "{show}"
     );
     links_show_the_read(&r, &transition);
+    release_from_the_ship_run(&r, &tip, &later);
     r.audit_ok();
 }
 
@@ -486,4 +487,38 @@ fn a_ship_merges_only_the_commit_its_work_nodes_verified() {
         .collect();
     assert_eq!(readers, ["ship/abc", "ship/abc"], "{links}");
     r.audit_ok();
+}
+
+/// `saga release --from ship/abc`: the landed commit, repository and target come
+/// from the run; the gates upstream still hold it (no review here), and a typed
+/// landed commit the run contradicts is named beside them.
+fn release_from_the_ship_run(r: &Repo, tip: &str, later: &str) {
+    let release = |extra: &[&str]| {
+        let mut args = vec![
+            "release",
+            "--saga-id",
+            "issue-42",
+            "--destination",
+            "merge",
+            "--reviewed-head",
+            tip,
+        ];
+        args.extend_from_slice(extra);
+        let before = r.journal.bytes();
+        let (code, out) = saga(r, &args);
+        assert_eq!(code, 2, "{out}");
+        assert_eq!(r.journal.bytes(), before, "{out}");
+        violations(&out)
+    };
+    let upstream = [
+        ("".to_owned(), "review-gate".to_owned()),
+        ("".to_owned(), "pr-ready".to_owned()),
+    ];
+    assert_eq!(release(&["--from", "ship/abc"]), upstream);
+    let mut contradicted = upstream.to_vec();
+    contradicted.push(("landed_commit".to_owned(), "journal-agrees".to_owned()));
+    assert_eq!(
+        release(&["--from", "ship/abc", "--landed-commit", later]),
+        contradicted
+    );
 }

@@ -98,6 +98,10 @@ fn a_release_waits_for_the_review_gate_and_pr_ready() {
                 &head,
                 "--landed-commit",
                 &head,
+                "--repo",
+                t.repo_str(),
+                "--target",
+                "main",
             ],
         )
     };
@@ -128,7 +132,16 @@ fn a_release_waits_for_the_review_gate_and_pr_ready() {
     // The release names the reviewed head it was bound to.
     let (code, out) = t.s(
         "release",
-        &["--destination", "merge", "--landed-commit", &head],
+        &[
+            "--destination",
+            "merge",
+            "--landed-commit",
+            &head,
+            "--repo",
+            t.repo_str(),
+            "--target",
+            "main",
+        ],
     );
     assert_eq!(
         (code, predicates(&out)),

@@ -403,6 +403,7 @@ fn release_and_the_board_never_fabricate() {
     );
     g.s(&["review", "--outcome", "accepted", "--reviewed-sha", &head]);
     let other = "0".repeat(40);
+    let repo = g.repo.to_str().unwrap().to_owned();
     let (code, out) = g.s(&[
         "release",
         "--destination",
@@ -411,6 +412,10 @@ fn release_and_the_board_never_fabricate() {
         &other,
         "--landed-commit",
         &head,
+        "--repo",
+        &repo,
+        "--target",
+        "main",
     ]);
     assert_eq!(
         (code, predicates(&out)),
@@ -478,20 +483,54 @@ fn release_and_the_board_never_fabricate() {
         (2, vec!["merged-first".to_owned()]),
         "{out}"
     );
-    let landed = "1".repeat(40);
-    assert_eq!(
-        g.s(&[
+    // A landed commit is recorded only as git shows it on the branch it landed on:
+    // not on the caller's word (no reading), not a commit git does not know, not
+    // one that is elsewhere.
+    let release = |landed: &str, place: &[&str]| {
+        let before = g.t.bytes();
+        let mut args = vec![
             "release",
             "--destination",
             "merge",
             "--reviewed-head",
             &head,
             "--landed-commit",
-            &landed
-        ])
-        .0,
-        0
+            landed,
+        ];
+        args.extend_from_slice(place);
+        let out = g.s(&args);
+        if out.0 != 0 {
+            assert_eq!(g.t.bytes(), before, "a refusal writes nothing: {}", out.1);
+        }
+        out
+    };
+    let (code, out) = release(&head, &[]);
+    assert_eq!(
+        (code, &out["error"]["field"], &out["error"]["rule"]),
+        (2, &json!("repo"), &json!("landed-observed")),
+        "{out}"
     );
+    let at_main = ["--repo", repo.as_str(), "--target", "main"];
+    let (code, out) = release(&"1".repeat(40), &at_main);
+    assert_eq!(
+        (code, predicates(&out)),
+        (2, vec!["landed-observed".to_owned()]),
+        "a fabricated commit: {out}"
+    );
+    git(&g.repo, &["checkout", "-q", "-b", "elsewhere"]);
+    std::fs::write(g.repo.join("b.txt"), "b\n").unwrap();
+    git(&g.repo, &["add", "."]);
+    git(&g.repo, &["commit", "-q", "-m", "elsewhere"]);
+    let elsewhere = git(&g.repo, &["rev-parse", "HEAD"]);
+    git(&g.repo, &["checkout", "-q", "main"]);
+    let (code, out) = release(&elsewhere, &at_main);
+    assert_eq!(
+        (code, predicates(&out)),
+        (2, vec!["landed-observed".to_owned()]),
+        "a commit that is not on main: {out}"
+    );
+    let landed = head.clone();
+    assert_eq!(release(&landed, &at_main).0, 0);
     let (code, out) = g.s(&[
         "board",
         "--boundary",

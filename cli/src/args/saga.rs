@@ -204,7 +204,7 @@ pub enum SagaCommand {
     MergeTurn(MergeTurnCommand),
     /// Record the release: reviewed head and landed commit apart; destination `none` with its reason
     #[command(
-        after_help = "Example:\n  cairn saga release --saga-id issue-42 --destination merge --reviewed-head \\\n    \"$(git rev-parse HEAD)\" --landed-commit \"$(git rev-parse HEAD)\"\n  cairn saga release --saga-id issue-42 --destination none \\\n    --absence-reason 'plan-only run'"
+        after_help = "A landed commit is recorded only as cairn reads it: `git -C REPO merge-base --is-ancestor --end-of-options LANDED TARGET` must show it on the branch it landed on (else exit 2, landed-observed). With --from ship/SHORT_ID the commit, repository and target come from that ship run's recorded merge (a value also typed must agree: journal-agrees).\n\nExample:\n  cairn saga release --saga-id issue-42 --destination merge \\\n    --reviewed-head \"$(git rev-parse HEAD)\" \\\n    --landed-commit \"$(git rev-parse HEAD)\" --repo \"$PWD\" --target main\n  cairn saga release --saga-id issue-42 --destination merge \\\n    --reviewed-head \"$(git rev-parse HEAD)\" --from ship/42-u1\n  cairn saga release --saga-id issue-42 --destination none \\\n    --absence-reason 'plan-only run'"
     )]
     Release {
         /// The saga thread: `issue-<N>` or `task-<slug>`
@@ -216,12 +216,23 @@ pub enum SagaCommand {
         /// The reviewed head (full commit id)
         #[arg(long)]
         reviewed_head: Option<String>,
-        /// The commit that landed (full commit id)
+        /// The commit that landed (full commit id); with --from, the ship run's
+        /// merged commit
         #[arg(long)]
         landed_commit: Option<String>,
         /// Why nothing is released (destination `none`)
         #[arg(long)]
         absence_reason: Option<String>,
+        /// The repository the landed commit is read in (absolute); with --from,
+        /// the ship run's
+        #[arg(long, value_name = "DIR")]
+        repo: Option<String>,
+        /// The branch the commit landed on; with --from, the ship run's target
+        #[arg(long)]
+        target: Option<String>,
+        /// The ship run that merged the landed commit (`ship/<SHORT_ID>`)
+        #[arg(long, value_name = "STREAM")]
+        from: Option<String>,
         #[command(flatten)]
         key: Key,
     },

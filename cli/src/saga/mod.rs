@@ -241,36 +241,23 @@ pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<Done, Failu
             reviewed_head,
             landed_commit,
             absence_reason,
+            repo,
+            target,
+            from,
             key,
-        } => {
-            let landed_commit = landed_commit
-                .as_deref()
-                .map(|c| {
-                    full_commit(
-                        "landed_commit",
-                        "landed-commit",
-                        "the full landed commit (and no absence reason)",
-                        c,
-                    )
-                })
-                .transpose()?;
-            let reviewed_head = reviewed_head
-                .as_deref()
-                .map(|h| full_commit("reviewed_head", "full-sha", "the full reviewed head", h))
-                .transpose()?;
-            gate(
-                &rec(key)?,
-                saga_id,
-                Command::Release {
-                    release: gates::Release {
-                        destination: destination.clone(),
-                        reviewed_head,
-                        landed_commit,
-                        absence_reason: absence_reason.clone(),
-                    },
-                },
-            )
-        }
+        } => observed::release(
+            &rec(key)?,
+            saga_id,
+            observed::ReleaseArgs {
+                destination,
+                reviewed_head: reviewed_head.as_deref(),
+                landed_commit: landed_commit.as_deref(),
+                absence_reason: absence_reason.as_deref(),
+                repo: repo.as_deref(),
+                target: target.as_deref(),
+                from: from.as_deref(),
+            },
+        ),
         SagaCommand::Board {
             saga_id,
             boundary,

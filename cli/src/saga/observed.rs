@@ -163,6 +163,74 @@ fn ship_run(rec: &Recorder, from: &str) -> Result<(StreamId, Option<Fact>), Fail
     Ok((s, fact))
 }
 
+/// What the caller left out, from the ship run it names (`--from`): the value it
+/// typed, else the run's, else an error naming `--flag` (`from` when the run
+/// recorded none to take).
+struct FromShip<'a> {
+    from: Option<&'a str>,
+    /// What the run recorded (none: no run, or no `--from`).
+    recorded: Option<ShipRecord>,
+}
+
+/// `(repo, target, merged)` as a ship run recorded them.
+type ShipRecord = (String, String, Option<String>);
+
+impl<'a> FromShip<'a> {
+    fn read(rec: &Recorder, from: Option<&'a str>) -> Result<(Self, Option<String>), Failure> {
+        let ship = from.map(|f| ship_run(rec, f)).transpose()?;
+        let recorded = match ship.as_ref().and_then(|(_, fact)| fact.as_ref()) {
+            Some(Fact::Ship {
+                repo,
+                target,
+                merged,
+                ..
+            }) => Some((
+                repo.clone(),
+                target.clone(),
+                merged.as_ref().map(|c| c.to_string()),
+            )),
+            _ => None,
+        };
+        Ok((
+            FromShip { from, recorded },
+            ship.map(|(s, _)| s.to_string()),
+        ))
+    }
+
+    /// `typed`, else what the run recorded for `field` (`pick` from the triple).
+    fn pick(
+        &self,
+        typed: Option<&str>,
+        field: &str,
+        take: fn(&ShipRecord) -> Option<String>,
+    ) -> Result<Option<String>, Failure> {
+        if let Some(v) = typed {
+            return Ok(Some(v.to_owned()));
+        }
+        let Some(from) = self.from else {
+            return Ok(None);
+        };
+        match &self.recorded {
+            None => Err(input(
+                "from",
+                "journal-agrees",
+                &format!(
+                    "the journal holds no ship run `{from}` to take --{} from",
+                    field.replace('_', "-")
+                ),
+            )),
+            Some(r) => match take(r) {
+                Some(v) => Ok(Some(v)),
+                None => Err(input(
+                    "from",
+                    "journal-agrees",
+                    &format!("`{from}` has not merged: cairn has not seen its merge land (`cairn ship merge`)"),
+                )),
+            },
+        }
+    }
+}
+
 /// `saga merge-turn merged --unit U --holder H (--merged-tip SHA --repo DIR --target T
 /// | --from ship/SHORT_ID)`: the holder's merge, recorded only as cairn's readings
 /// show it (the unit's branch in the tip, the tip on the target) and, with
@@ -174,46 +242,24 @@ pub(super) fn merged(
     saga_id: &str,
     m: MergedArgs<'_>,
 ) -> Result<Done, Failure> {
-    let ship = m.from.map(|from| ship_run(rec, from)).transpose()?;
-    // What the caller left out comes from the ship run; what it typed stays as
-    // typed, and the decision refuses it if the run disagrees.
-    let recorded = match ship.as_ref().and_then(|(_, fact)| fact.as_ref()) {
-        Some(Fact::Ship {
-            repo,
-            target,
-            merged,
-            ..
-        }) => Some((
-            repo.clone(),
-            target.clone(),
-            merged.as_ref().map(|c| c.to_string()),
-        )),
-        _ => None,
-    };
-    let from = m.from.unwrap_or_default();
-    let pick = |typed: Option<&str>, field: &str, from_ship: Option<String>| {
-        if let Some(v) = typed {
-            return Ok(v.to_owned());
-        }
-        from_ship.ok_or_else(|| match &recorded {
-            None => input(
-                "from",
-                "journal-agrees",
-                &format!("the journal holds no ship run `{from}` to take --{} from", field.replace('_', "-")),
-            ),
-            Some(_) => input(
-                "from",
-                "journal-agrees",
-                &format!("`{from}` has not merged: cairn has not seen its merge land (`cairn ship merge`)"),
-            ),
+    let (ship, from) = FromShip::read(rec, m.from)?;
+    let required = |v: Option<String>, field: &str| {
+        v.ok_or_else(|| {
+            input(
+                field,
+                "required",
+                &format!("name --{}", field.replace('_', "-")),
+            )
         })
     };
-    let repo = pick(m.repo, "repo", recorded.as_ref().map(|r| r.0.clone()))?;
-    let target = pick(m.target, "target", recorded.as_ref().map(|r| r.1.clone()))?;
-    let tip = pick(
-        m.merged_tip,
+    let repo = required(ship.pick(m.repo, "repo", |r| Some(r.0.clone()))?, "repo")?;
+    let target = required(
+        ship.pick(m.target, "target", |r| Some(r.1.clone()))?,
+        "target",
+    )?;
+    let tip = required(
+        ship.pick(m.merged_tip, "merged_tip", |r| r.2.clone())?,
         "merged_tip",
-        recorded.as_ref().and_then(|r| r.2.clone()),
     )?;
     let repo = crate::failure::require_abs_path("repo", &repo)?;
     let target = not_option_like("target", &target)?;
@@ -249,7 +295,100 @@ pub(super) fn merged(
         repo,
         target,
         runs,
-        from: ship.map(|(s, _)| s.to_string()),
+        from,
+    };
+    gate_verb(rec, saga_id, Step::new(&s, &command).request(request))
+}
+
+/// What `saga release` names.
+pub(super) struct ReleaseArgs<'a> {
+    pub destination: &'a str,
+    pub reviewed_head: Option<&'a str>,
+    pub landed_commit: Option<&'a str>,
+    pub absence_reason: Option<&'a str>,
+    pub repo: Option<&'a str>,
+    pub target: Option<&'a str>,
+    pub from: Option<&'a str>,
+}
+
+/// `saga release --destination D [--reviewed-head SHA] (--landed-commit SHA --repo
+/// DIR --target T | --from ship/SHORT_ID | --absence-reason R)`: a landed commit is
+/// recorded only as cairn's reading shows it on the branch it landed on.
+pub(super) fn release(rec: &Recorder, saga_id: &str, a: ReleaseArgs<'_>) -> Result<Done, Failure> {
+    let (ship, from) = FromShip::read(rec, a.from)?;
+    let landed_commit = ship
+        .pick(a.landed_commit, "landed_commit", |r| r.2.clone())?
+        .map(|c| {
+            full_commit(
+                "landed_commit",
+                "landed-commit",
+                "the full landed commit (and no absence reason)",
+                &c,
+            )
+        })
+        .transpose()?;
+    let reviewed_head = a
+        .reviewed_head
+        .map(|h| full_commit("reviewed_head", "full-sha", "the full reviewed head", h))
+        .transpose()?;
+    // Where the landed commit is read: typed, else the ship run's; none without one.
+    let place = match &landed_commit {
+        Some(_) => {
+            let repo = ship.pick(a.repo, "repo", |r| Some(r.0.clone()))?;
+            let target = ship.pick(a.target, "target", |r| Some(r.1.clone()))?;
+            let (Some(repo), Some(target)) = (repo, target) else {
+                let field = if a.repo.is_none() { "repo" } else { "target" };
+                return Err(input(
+                    field,
+                    "landed-observed",
+                    "a landed commit is recorded only as cairn reads it: name the repository (--repo) and the branch it landed on (--target), or the ship run that merged it (--from)",
+                ));
+            };
+            Some((
+                crate::failure::require_abs_path("repo", &repo)?,
+                not_option_like("target", &target)?,
+            ))
+        }
+        None => {
+            if let Some(field) = [("repo", a.repo), ("target", a.target)]
+                .iter()
+                .find_map(|(f, v)| v.map(|_| *f))
+            {
+                return Err(input(
+                    field,
+                    "landed-commit",
+                    "nothing landed to read: --repo and --target read a landed commit",
+                ));
+            }
+            None
+        }
+    };
+    let s = stream(saga_id)?;
+    // The key stands for the request; a retry reads git no more.
+    let request = Request::new(
+        "saga release",
+        json!({ "destination": a.destination, "reviewed_head": a.reviewed_head, "landed_commit": a.landed_commit, "absence_reason": a.absence_reason, "repo": a.repo, "target": a.target, "from": a.from }),
+    );
+    if let Some(done) = rec.recall::<Saga>(&s, &request)? {
+        print_gates(saga_id, &done);
+        return Ok(Done::Recorded(done.outcome));
+    }
+    let landed = match (&landed_commit, place) {
+        (Some(commit), Some((repo, target))) => {
+            let run = cairn::observe::run(&gates::ancestor_plan(&repo, commit, &target));
+            Some(Box::new(gates::LandedReading { repo, target, run }))
+        }
+        _ => None,
+    };
+    let command = Command::Release {
+        release: gates::Release {
+            destination: a.destination.to_owned(),
+            reviewed_head,
+            landed_commit,
+            absence_reason: a.absence_reason.map(str::to_owned),
+        },
+        landed,
+        from,
     };
     gate_verb(rec, saga_id, Step::new(&s, &command).request(request))
 }

@@ -145,6 +145,12 @@ pub enum Command {
     },
     Release {
         release: gates::Release,
+        /// Where cairn read the landed commit (rules 3: required with one).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        landed: Option<Box<gates::LandedReading>>,
+        /// The ship run that merged it (`ship/<SHORT_ID>`), when the caller names it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        from: Option<String>,
     },
     Board {
         boundary: String,

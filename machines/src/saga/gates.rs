@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::evidence::git::git;
-use crate::evidence::{CommandRun, FullCommit};
+use crate::evidence::{AbsPath, CommandRun, FullCommit, RefName};
 
 /// Which gate an override waives (one per override, never both).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -303,6 +303,20 @@ pub struct Release {
     pub landed_commit: Option<FullCommit>,
     /// Why nothing landed (destination `none`).
     pub absence_reason: Option<String>,
+}
+
+/// Where cairn read a landed commit: `git -C REPO merge-base --is-ancestor
+/// --end-of-options LANDED TARGET` ([`ancestor_plan`]), run by cairn. A release
+/// records a landed commit only as this reading shows it on the branch it landed on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LandedReading {
+    /// The repository read.
+    pub repo: AbsPath,
+    /// The branch the commit landed on.
+    pub target: RefName,
+    /// The ancestry reading.
+    pub run: CommandRun,
 }
 
 /// Unit rows by id.

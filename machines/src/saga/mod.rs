@@ -49,8 +49,11 @@ impl Machine for Saga {
     // 2: freshness is `evidence::fresh` (ancestry + count; only `Fresh` passes);
     // caller values never reach git as options (refused, and every argv ends
     // options first); the downstream gates of issue #17.
-    const RULES_VERSION: u32 = 2;
-    const RETIRED_RULES: &'static [u32] = &[1];
+    // 3 (#21): a release records a landed commit only as cairn's own reading shows
+    // it on the branch it landed on, and a merge or release that names its ship
+    // run agrees with it.
+    const RULES_VERSION: u32 = 3;
+    const RETIRED_RULES: &'static [u32] = &[1, 2];
     type State = State;
     type Command = Command;
     type Event = Event;
@@ -108,6 +111,9 @@ impl Machine for Saga {
         // merged is checked against this one (`decide::turn`).
         match command {
             Command::MarkMerged {
+                from: Some(ship), ..
+            }
+            | Command::Release {
                 from: Some(ship), ..
             } if decide::is_ship_stream(ship) => vec![ship.clone()],
             _ => Vec::new(),

@@ -7,11 +7,12 @@ mod qa;
 mod release;
 mod review;
 mod save;
+mod ship_link;
 mod turn;
 
 pub use qa::qa_outcome;
 pub use review::{doc_review_blocks, doc_review_passed};
-pub(super) use turn::is_ship_stream;
+pub(super) use ship_link::is_ship_stream;
 
 use super::command::{command_name, Command};
 use super::event::Event;
@@ -99,7 +100,20 @@ pub(super) fn decide(
             },
             ctx,
         ),
-        Command::Release { release } => release::decide_release(&r, r.thread()?, release),
+        Command::Release {
+            release,
+            landed,
+            from,
+        } => release::decide_release(
+            &r,
+            r.thread()?,
+            release,
+            release::Landed {
+                reading: landed.as_deref(),
+                from: from.as_deref(),
+            },
+            ctx,
+        ),
         Command::Board {
             boundary,
             written_field,

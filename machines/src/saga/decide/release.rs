@@ -8,8 +8,67 @@ use super::super::event::Event;
 use super::super::gates;
 use super::super::state::Thread;
 use super::review::review_passes;
-use super::Refuse;
-use crate::{Rejection, Violation};
+use super::{ship_link, Refuse};
+use crate::evidence::FullCommit;
+use crate::{Context, Rejection, Violation};
+
+/// What stands behind a landed commit: cairn's reading of where it landed, and
+/// the ship run that merged it, when named.
+#[derive(Clone, Copy)]
+pub(super) struct Landed<'a> {
+    pub reading: Option<&'a gates::LandedReading>,
+    pub from: Option<&'a str>,
+}
+
+/// The landed commit as cairn's reading shows it: read by exactly the planned
+/// argv, and on the branch it landed on (exit 0); and, with a ship run named, the
+/// run merged exactly it, there. Never a landed commit on the caller's word.
+fn observed(commit: &FullCommit, landed: Landed<'_>, ctx: &Context) -> Vec<Violation> {
+    let Some(reading) = landed.reading else {
+        return vec![Violation::new(
+            "landed-observed",
+            Some("landed_commit"),
+            format!("cairn has not read where `{commit}` landed: name the repository and the branch it landed on"),
+        )];
+    };
+    let plan = gates::ancestor_plan(&reading.repo, commit, &reading.target);
+    if reading.run.argv != plan {
+        return vec![Violation::new(
+            "evidence-bound",
+            Some("landed"),
+            "expected `git -C REPO merge-base --is-ancestor --end-of-options LANDED TARGET`",
+        )];
+    }
+    let mut out = match reading.run.exit_status {
+        Some(0) => vec![],
+        Some(1) => vec![Violation::new(
+            "landed-observed",
+            Some("landed_commit"),
+            format!("git shows `{commit}` is not on `{}`", reading.target),
+        )],
+        _ => vec![Violation::new(
+            "landed-observed",
+            Some("landed_commit"),
+            format!(
+                "git could not read whether `{commit}` is on `{}`: nothing is recorded on trust",
+                reading.target
+            ),
+        )],
+    };
+    if let Some(ship) = landed.from {
+        out.extend(ship_link::agrees(
+            ship,
+            ctx,
+            ship_link::Expect {
+                branch: None,
+                repo: &reading.repo,
+                target: &reading.target,
+                merged: (commit, "landed_commit"),
+            },
+        ));
+    }
+    out
+}
 
 /// `release`: a landed commit or a recorded absence, and a reviewed head (if named)
 /// that is the SHA code review accepted (both full by their types). A landed commit also needs every
@@ -18,6 +77,8 @@ pub(super) fn decide_release(
     r: &Refuse,
     t: &Thread,
     release: &gates::Release,
+    landed: Landed<'_>,
+    ctx: &Context,
 ) -> Result<Vec<Event>, Rejection> {
     match (
         release.destination.as_str(),
@@ -51,6 +112,17 @@ pub(super) fn decide_release(
     }
     let g = &t.gates;
     let mut blocks = vec![];
+    match &release.landed_commit {
+        Some(_) => {}
+        None if landed.reading.is_some() || landed.from.is_some() => {
+            return r.no(
+                "evidence-bound",
+                Some("landed"),
+                "nothing landed: no reading and no ship run stand behind a release without a landed commit",
+            )
+        }
+        None => {}
+    }
     if release.landed_commit.is_some() {
         if t.destination.as_deref() == Some(gates::PLAN_ONLY) {
             blocks.push(Violation::new(
@@ -103,6 +175,10 @@ pub(super) fn decide_release(
                 "the reviewed head is the SHA code review accepted",
             ));
         }
+    }
+    // Last: the upstream gates name what to do first; the reading, what git shows.
+    if let Some(commit) = &release.landed_commit {
+        blocks.extend(observed(commit, landed, ctx));
     }
     r.all(blocks)?;
     Ok(vec![Event::Released {

@@ -5,12 +5,8 @@
 use super::super::event::Event;
 use super::super::gates;
 use super::super::state::Thread;
-use super::Refuse;
-
-/// The predicate of a merge the journal's ship run contradicts.
-const JOURNAL_AGREES: &str = "journal-agrees";
+use super::{ship_link, Refuse};
 use crate::evidence::{AbsPath, CommandRun, FullCommit, RefName};
-use crate::reads::{Fact, SHIP_MACHINE};
 use crate::{Context, Rejection, Violation};
 
 /// `take-turn`: every field named (the branch, which reaches git later through
@@ -195,7 +191,16 @@ pub(super) fn decide_mark_merged(
         )),
     };
     let mut failed: Vec<Violation> = match m.from {
-        Some(ship) => ship_agrees(ship, &row.branch, &m, ctx),
+        Some(ship) => ship_link::agrees(
+            ship,
+            ctx,
+            ship_link::Expect {
+                branch: Some(&row.branch),
+                repo: m.repo,
+                target: m.target,
+                merged: (m.merged_tip, "merged_tip"),
+            },
+        ),
         None => vec![],
     };
     failed.extend(
@@ -212,77 +217,6 @@ pub(super) fn decide_mark_merged(
         merged_tip: m.merged_tip.clone(),
         runs: m.runs.to_vec(),
     }])
-}
-
-/// Where the journal knows the merge, the journal wins: the ship run a merge names
-/// (read by the engine, `Saga::reads`) exists, shipped the unit's branch from this
-/// repository onto this target, and cairn saw it merge exactly this tip. Each
-/// disagreement names the field that differs and the stream that contradicts it.
-fn ship_agrees(ship: &str, branch: &str, m: &Merge<'_>, ctx: &Context) -> Vec<Violation> {
-    let no =
-        |field: &str, message: String| vec![Violation::new(JOURNAL_AGREES, Some(field), message)];
-    if !is_ship_stream(ship) {
-        return no(
-            "from",
-            format!("`{ship}` is not a ship run: name it as `{SHIP_MACHINE}/<SHORT_ID>`"),
-        );
-    }
-    let read = match ctx.read(ship) {
-        Some(read) if read.version > 0 => read,
-        _ => return no("from", format!("the journal holds no ship run `{ship}`")),
-    };
-    let Some(Fact::Ship {
-        repo,
-        branch: shipped,
-        target,
-        merged,
-    }) = &read.fact
-    else {
-        return no("from", format!("`{ship}` states no ship run's merge"));
-    };
-    let mut out = vec![];
-    if shipped != branch {
-        out.extend(no(
-            "from",
-            format!("`{ship}` shipped branch `{shipped}`, but the unit's branch is `{branch}`"),
-        ));
-    }
-    if repo != m.repo.as_str() {
-        out.extend(no(
-            "repo",
-            format!("`{ship}` merged in `{repo}`, not `{}`", m.repo),
-        ));
-    }
-    if target != m.target.as_str() {
-        out.extend(no(
-            "target",
-            format!("`{ship}` merged onto `{target}`, not `{}`", m.target),
-        ));
-    }
-    match merged {
-        Some(sha) if sha == m.merged_tip => {}
-        Some(sha) => out.extend(no(
-            "merged_tip",
-            format!("`{ship}` merged `{sha}`, not `{}`", m.merged_tip),
-        )),
-        None => out.extend(no(
-            "from",
-            format!(
-                "`{ship}` is at `{}`: cairn has not seen its merge land (`cairn ship merge`)",
-                read.state
-            ),
-        )),
-    }
-    out
-}
-
-/// `ship/<SHORT_ID>`: the only streams a merge may name as its ship run (and the
-/// only ones the engine reads for it).
-pub(in crate::saga) fn is_ship_stream(stream: &str) -> bool {
-    stream
-        .strip_prefix(SHIP_MACHINE)
-        .and_then(|rest| rest.strip_prefix('/'))
-        .is_some_and(|id| !id.is_empty())
 }
 
 #[cfg(test)]

@@ -156,3 +156,86 @@ fn an_absent_or_foreign_stream_backs_nothing_and_git_still_speaks() {
         .when(foreign, &ctx)
         .then_rejected_with(&["journal-agrees"]);
 }
+
+/// `release` with a landed commit and the reading behind it (or none).
+fn release(landed: Option<gates::LandedReading>, from: Option<&str>) -> Command {
+    Command::Release {
+        release: gates::Release {
+            destination: "merge".into(),
+            reviewed_head: None,
+            landed_commit: Some(sha('a')),
+            absence_reason: None,
+        },
+        landed: landed.map(Box::new),
+        from: from.map(str::to_owned),
+    }
+}
+
+fn reading(argv: Vec<String>, exit: i32) -> gates::LandedReading {
+    gates::LandedReading {
+        repo: AbsPath::parse(REPO).expect("absolute"),
+        target: RefName::parse("main").expect("not option-like"),
+        run: CommandRun {
+            argv,
+            env: None,
+            exit_status: Some(exit),
+            stdout: String::new(),
+            stderr: String::new(),
+            started_at: at(),
+            finished_at: at(),
+        },
+    }
+}
+
+#[test]
+fn a_landed_commit_stands_only_on_cairns_reading_and_its_ship_run() {
+    let none = read("idle", None);
+    let planned = || gates::ancestor_plan(REPO, sha('a').as_str(), "main");
+    let predicates = |command: Command, ctx: &Context| {
+        let rejection = Scenario::<Saga>::given(turn_taken())
+            .when(command, ctx)
+            .into_result()
+            .expect_err("refused");
+        rejection
+            .violations
+            .iter()
+            .map(|v| v.predicate.clone())
+            .collect::<Vec<_>>()
+    };
+    // No review either: the upstream gates come first, then what git shows.
+    let upstream = ["review-gate", "pr-ready"];
+    let with = |extra: &[&str]| {
+        upstream
+            .iter()
+            .chain(extra)
+            .map(|s| (*s).to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        predicates(release(None, None), &none),
+        with(&["landed-observed"])
+    );
+    assert_eq!(
+        predicates(release(Some(reading(vec!["git".into()], 0)), None), &none),
+        with(&["evidence-bound"])
+    );
+    for exit in [1, 128] {
+        assert_eq!(
+            predicates(release(Some(reading(planned(), exit)), None), &none),
+            with(&["landed-observed"])
+        );
+    }
+    assert_eq!(
+        predicates(release(Some(reading(planned(), 0)), None), &none),
+        with(&[])
+    );
+    // The ship run merged another commit: the journal disagrees.
+    let ship_b = read("merged", ship(REPO, BRANCH, "main", Some(sha('b'))));
+    assert_eq!(
+        predicates(
+            release(Some(reading(planned(), 0)), Some("ship/abc")),
+            &ship_b
+        ),
+        with(&["journal-agrees"])
+    );
+}

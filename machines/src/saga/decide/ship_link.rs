@@ -1,0 +1,92 @@
+//! A saga verb that names the ship run behind it (`--from ship/<SHORT_ID>`): the
+//! engine reads the run (`Saga::reads`), and the run's word on what it merged —
+//! its branch, repository, target and the commit cairn saw land — must be this
+//! command's. Each disagreement names its field and the stream that contradicts.
+
+use crate::evidence::{AbsPath, FullCommit, RefName};
+use crate::reads::{Fact, SHIP_MACHINE};
+use crate::{Context, Violation};
+
+/// The predicate of a value the journal's ship run contradicts.
+pub(super) const JOURNAL_AGREES: &str = "journal-agrees";
+
+/// What the command says the ship run did.
+pub(super) struct Expect<'a> {
+    /// The unit's branch, when the command has one.
+    pub branch: Option<&'a str>,
+    pub repo: &'a AbsPath,
+    pub target: &'a RefName,
+    /// The merged commit and the field that names it.
+    pub merged: (&'a FullCommit, &'static str),
+}
+
+/// `ship/<SHORT_ID>`: the only streams a saga verb may name as its ship run (and
+/// the only ones the engine reads for it).
+pub(in crate::saga) fn is_ship_stream(stream: &str) -> bool {
+    stream
+        .strip_prefix(SHIP_MACHINE)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .is_some_and(|id| !id.is_empty())
+}
+
+/// Every way the ship run `ship` (as read into `ctx`) contradicts `expect`: it is
+/// no ship run's stream, the journal holds no such run, it has not merged, or its
+/// branch, repository, target or merged commit differ.
+pub(super) fn agrees(ship: &str, ctx: &Context, expect: Expect<'_>) -> Vec<Violation> {
+    let no =
+        |field: &str, message: String| vec![Violation::new(JOURNAL_AGREES, Some(field), message)];
+    if !is_ship_stream(ship) {
+        return no(
+            "from",
+            format!("`{ship}` is not a ship run: name it as `{SHIP_MACHINE}/<SHORT_ID>`"),
+        );
+    }
+    let read = match ctx.read(ship) {
+        Some(read) if read.version > 0 => read,
+        _ => return no("from", format!("the journal holds no ship run `{ship}`")),
+    };
+    let Some(Fact::Ship {
+        repo,
+        branch: shipped,
+        target,
+        merged,
+    }) = &read.fact
+    else {
+        return no("from", format!("`{ship}` states no ship run's merge"));
+    };
+    let mut out = vec![];
+    if let Some(branch) = expect.branch.filter(|b| b != shipped) {
+        out.extend(no(
+            "from",
+            format!("`{ship}` shipped branch `{shipped}`, but the unit's branch is `{branch}`"),
+        ));
+    }
+    if repo != expect.repo.as_str() {
+        out.extend(no(
+            "repo",
+            format!("`{ship}` merged in `{repo}`, not `{}`", expect.repo),
+        ));
+    }
+    if target != expect.target.as_str() {
+        out.extend(no(
+            "target",
+            format!("`{ship}` merged onto `{target}`, not `{}`", expect.target),
+        ));
+    }
+    let (commit, field) = expect.merged;
+    match merged {
+        Some(sha) if sha == commit => {}
+        Some(sha) => out.extend(no(
+            field,
+            format!("`{ship}` merged `{sha}`, not `{commit}`"),
+        )),
+        None => out.extend(no(
+            "from",
+            format!(
+                "`{ship}` is at `{}`: cairn has not seen its merge land (`cairn ship merge`)",
+                read.state
+            ),
+        )),
+    }
+    out
+}
