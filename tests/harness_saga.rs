@@ -126,7 +126,7 @@ pub fn command(step: &Step) -> Command {
                 merged_tip: FullCommit::parse(&tip).expect("40 hex"),
                 repo: repo(),
                 target: refname("main"),
-                runs: gates::merged_plan(REPO, "work/U2", &tip, "main")
+                runs: gates::merged_plan(REPO, Some("work/U2"), &tip, "main")
                     .into_iter()
                     .map(|argv| run(argv, 0, ""))
                     .collect(),

@@ -102,13 +102,16 @@ fn a_merge_named_by_its_ship_run_is_the_one_cairn_saw_land() {
     let tip = git(&r.wt(), &["rev-parse", "HEAD"]);
     let root = r.root.to_str().unwrap().to_owned();
 
-    // Not a ship run's stream, or a ship run the journal does not hold.
-    let out = refused(&r, &["--from", "park/ep-1"]);
-    assert_eq!(
-        kind_field_rule(&out),
-        ["input", "from", "ship-stream"],
-        "{out}"
-    );
+    // Not a ship run's stream (or a name no run can have), or a ship run the
+    // journal does not hold.
+    for bad in ["park/ep-1", "ship//abc", "ship/abc/", "ship/./abc", "ship/"] {
+        let out = refused(&r, &["--from", bad]);
+        assert_eq!(
+            kind_field_rule(&out),
+            ["input", "from", "ship-stream"],
+            "{bad}: {out}"
+        );
+    }
     let out = refused(&r, &["--from", "ship/nope"]);
     assert_eq!(
         kind_field_rule(&out)[1..],
@@ -160,6 +163,11 @@ fn a_merge_named_by_its_ship_run_is_the_one_cairn_saw_land() {
     // its readings after confirm).
     let (code, out) = r.verb("merge", "");
     assert_eq!((code, out["state"].as_str()), (0, Some("merged")), "{out}");
+    // Torn down as the seed says (the branch is deleted): the run's record of the
+    // merge still stands behind the saga's.
+    let (code, out) = r.verb("teardown", "");
+    assert_eq!((code, out["state"].as_str()), (0, Some("shipped")), "{out}");
+    assert!(!r.has_branch(BRANCH));
 
     // A later commit on main holds the unit's work and is on main, so git alone
     // would accept it; the ship run merged `tip`, not it.
@@ -239,7 +247,7 @@ fn a_merge_named_by_its_ship_run_is_the_one_cairn_saw_land() {
         ),
         (
             Some("ship/abc"),
-            Some("merged"),
+            Some("shipped"),
             Some("ship"),
             Some(tip.as_str())
         ),
@@ -285,7 +293,7 @@ fn links_show_the_read(r: &Repo, transition: &str) {
                 out["links"][0]["state"].as_str(),
                 out["links"][0]["fact"].as_str()
             ),
-            (Some("merged"), Some("ship")),
+            (Some("shipped"), Some("ship")),
             "{out}"
         );
     }
@@ -435,15 +443,28 @@ fn a_ship_merges_only_the_commit_its_work_nodes_verified() {
     let (code, out) = r.verb("refine", &refine(&fix).to_string());
     assert_eq!((code, out["state"].as_str()), (0, Some("phase-3")), "{out}");
 
-    // Not a work node's stream: refused at input, nothing written.
-    let before = r.journal.bytes();
-    let (code, out) = pre_merge(&r, &["park/ep-1"]);
-    assert_eq!(
-        (code, kind_field_rule(&out)),
-        (2, ["input", "work_node", "work-node-stream"]),
-        "{out}"
-    );
-    assert_eq!(r.journal.bytes(), before);
+    // Not a work node's stream (another machine's, or a name no node can have):
+    // refused at input, nothing written.
+    let key = stream.split_once(':').unwrap().0.to_owned();
+    for bad in [
+        "park/ep-1".to_owned(),
+        "work-node/x".to_owned(),
+        "work-node/:core".to_owned(),
+        format!("{key}:"),
+        key.clone(),
+        format!("{key}:core/../x"),
+        format!("{key}:core:x"),
+        format!("work-node//{}", &key["work-node/".len()..]),
+    ] {
+        let before = r.journal.bytes();
+        let (code, out) = pre_merge(&r, &[&bad]);
+        assert_eq!(
+            (code, kind_field_rule(&out)),
+            (2, ["input", "work_node", "work-node-stream"]),
+            "{bad}: {out}"
+        );
+        assert_eq!(r.journal.bytes(), before, "{bad}");
+    }
 
     // A node the journal does not hold vouches for nothing: unknown, the run stops.
     let (_, out) = pre_merge(&r, &["work-node/0000000000000000:core"]);

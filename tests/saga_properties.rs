@@ -211,19 +211,23 @@ proptest! {
 fn mark_merged(unit: &str) -> Command {
     let tip = FullCommit::parse(&"1".repeat(40)).expect("40 hex digits");
     let at = Timestamp::parse("2026-01-01T00:00:00Z").expect("a fixed timestamp parses");
-    let runs =
-        cairn::machines::saga::gates::merged_plan("/repo", &format!("work/{unit}"), &tip, "main")
-            .into_iter()
-            .map(|argv| CommandRun {
-                argv,
-                env: None,
-                exit_status: Some(0),
-                stdout: String::new(),
-                stderr: String::new(),
-                started_at: at.clone(),
-                finished_at: at.clone(),
-            })
-            .collect();
+    let runs = cairn::machines::saga::gates::merged_plan(
+        "/repo",
+        Some(&format!("work/{unit}")),
+        &tip,
+        "main",
+    )
+    .into_iter()
+    .map(|argv| CommandRun {
+        argv,
+        env: None,
+        exit_status: Some(0),
+        stdout: String::new(),
+        stderr: String::new(),
+        started_at: at.clone(),
+        finished_at: at.clone(),
+    })
+    .collect();
     Command::MarkMerged {
         unit: unit.into(),
         holder: unit.into(),

@@ -645,6 +645,7 @@ fn squash_post_checks_are_observed() {
     report["squash"] = json!("squashed");
     report["pre_squash_sha"] = json!(pre);
     report["rollups"] = json!(["abc1234 fix: the thing"]);
+    git(&r.root, &["config", "diff.external", "/bin/false"]);
     let (code, out) = r.verb("pre-merge", &report.to_string());
     assert_eq!(
         (code, out["state"].as_str()),
@@ -670,11 +671,18 @@ fn a_squash_that_changed_the_tree_stops_and_failing_tests_stop() {
     report["squash"] = json!("squashed");
     report["pre_squash_sha"] = json!(pre);
     report["rollups"] = json!(["abc1234 fix"]);
+    // Whatever the repository configures as its external diff: git's own patch.
+    git(&r.root, &["config", "diff.external", "/bin/false"]);
     let (code, out) = r.verb("pre-merge", &report.to_string());
     assert_eq!(
         (code, out["code"].as_str()),
         (4, Some("stopped:pre-merge:squash-diff-empty")),
         "{out}"
+    );
+    assert_eq!(
+        gate(&out, "squash-diff-empty")["outcome"],
+        "fail",
+        "the patch was read and is not empty: {out}"
     );
 
     let r = Repo::new();

@@ -28,6 +28,63 @@ pub const WORK_NODE_MACHINE: &str = "work-node";
 /// The machine whose streams are ship runs (`ship/<SHORT_ID>`, [`Fact::Ship`]).
 pub const SHIP_MACHINE: &str = "ship";
 
+/// A ship run's short id as `ship open` takes it: 1–64 characters of
+/// `[A-Za-z0-9._-]`, not `.` or `..`.
+pub fn is_short_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 64
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+        && id != "."
+        && id != ".."
+}
+
+/// `ship/<SHORT_ID>`: a stream a ship run can have.
+pub fn is_ship_stream(stream: &str) -> bool {
+    stream
+        .strip_prefix(SHIP_MACHINE)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .is_some_and(is_short_id)
+}
+
+/// `work-node/<spec key>:<address>`: a stream a work node can have — the spec key
+/// 16 lower-case hex digits, the address one or more `/`-separated node ids, each
+/// of `[A-Za-z0-9._-]` with any other byte as `+HH` (as `work::node::stream_instance`
+/// writes them), none empty, `.` or `..`.
+pub fn is_work_node_stream(stream: &str) -> bool {
+    let Some((key, address)) = stream
+        .strip_prefix(WORK_NODE_MACHINE)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .and_then(|rest| rest.split_once(':'))
+    else {
+        return false;
+    };
+    let segment = |s: &str| {
+        let b = s.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            match b[i] {
+                c if c.is_ascii_alphanumeric() || b"._-".contains(&c) => i += 1,
+                b'+' if b.len() >= i + 3
+                    && b[i + 1..i + 3]
+                        .iter()
+                        .all(|c| c.is_ascii_digit() || (b'A'..=b'F').contains(c)) =>
+                {
+                    i += 3
+                }
+                _ => return false,
+            }
+        }
+        !s.is_empty() && s != "." && s != ".."
+    };
+    key.len() == 16
+        && key
+            .bytes()
+            .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c))
+        && address.split('/').all(segment)
+}
+
 /// The lease stream for a resource: `claim/<resource stream>`.
 pub fn claim_stream(resource: &str) -> String {
     format!("{CLAIM_MACHINE}/{resource}")
@@ -396,6 +453,47 @@ mod tests {
             Violation::new("merge-ready", None, "not yet"),
         );
         assert!(!is_fence_refusal(&other));
+    }
+
+    #[test]
+    fn stream_shapes_are_the_ones_their_machines_write() {
+        for good in ["ship/abc", "ship/42-u1.x"] {
+            assert!(is_ship_stream(good), "{good}");
+        }
+        for bad in [
+            "ship/",
+            "ship//s1",
+            "ship/s1/",
+            "ship/./s1",
+            "ship/..",
+            "ship/s 1",
+            "park/x",
+            "shipx/a",
+        ] {
+            assert!(!is_ship_stream(bad), "{bad}");
+        }
+        for good in [
+            "work-node/cce8fcf698764a27:core",
+            "work-node/cce8fcf698764a27:core/sub.1",
+            "work-node/cce8fcf698764a27:caf+C3+A9",
+        ] {
+            assert!(is_work_node_stream(good), "{good}");
+        }
+        for bad in [
+            "work-node/x",
+            "work-node/:core",
+            "work-node//cce8fcf698764a27:core",
+            "work-node/cce8fcf698764a27:",
+            "work-node/cce8fcf698764a27",
+            "work-node/cce8fcf698764a27:core/../x",
+            "work-node/cce8fcf698764a27:core:x",
+            "work-node/cce8fcf698764a27:core/",
+            "work-node/CCE8FCF698764A27:core",
+            "work-node/cce8fcf698764a27:a+zz",
+            "work-node/cce8fcf698764a27:a+c3",
+        ] {
+            assert!(!is_work_node_stream(bad), "{bad}");
+        }
     }
 
     #[test]

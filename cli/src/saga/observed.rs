@@ -147,15 +147,16 @@ pub(super) struct MergedArgs<'a> {
 /// input unless `ship/<SHORT_ID>`) and what it states. The decision reads it again
 /// inside the append; this reading only fills what the caller left out.
 fn ship_run(rec: &Recorder, from: &str) -> Result<(StreamId, Option<Fact>), Failure> {
-    let ship_stream = |message: &str| input("from", "ship-stream", message);
-    let s =
-        StreamId::parse(from).map_err(|_| ship_stream("`ship/<SHORT_ID>`: a ship run's stream"))?;
-    if s.machine() != SHIP_MACHINE {
-        return Err(ship_stream(&format!(
-            "`{from}` is a `{}` stream: name the ship run as `ship/<SHORT_ID>`",
-            s.machine()
-        )));
-    }
+    let s = StreamId::parse(from)
+        .ok()
+        .filter(|s| cairn::machines::reads::is_ship_stream(s.as_str()))
+        .ok_or_else(|| {
+            input(
+                "from",
+                "ship-stream",
+                &format!("`{from}` is not a ship run's stream: `{SHIP_MACHINE}/<SHORT_ID>` (1–64 of [A-Za-z0-9._-])"),
+            )
+        })?;
     let fact = match rec.existing_engine()? {
         Some(engine) => engine.read_stream_at(&s, None)?.fact,
         None => None,
@@ -197,11 +198,10 @@ impl<'a> FromShip<'a> {
         ))
     }
 
-    /// `typed`, else what the run recorded for `field` (`pick` from the triple).
+    /// `typed`, else what the run recorded (`take` from the triple).
     fn pick(
         &self,
         typed: Option<&str>,
-        field: &str,
         take: fn(&ShipRecord) -> Option<String>,
     ) -> Result<Option<String>, Failure> {
         if let Some(v) = typed {
@@ -214,10 +214,7 @@ impl<'a> FromShip<'a> {
             None => Err(input(
                 "from",
                 "journal-agrees",
-                &format!(
-                    "the journal holds no ship run `{from}` to take --{} from",
-                    field.replace('_', "-")
-                ),
+                &format!("the journal holds no ship run `{from}`"),
             )),
             Some(r) => match take(r) {
                 Some(v) => Ok(Some(v)),
@@ -252,15 +249,9 @@ pub(super) fn merged(
             )
         })
     };
-    let repo = required(ship.pick(m.repo, "repo", |r| Some(r.0.clone()))?, "repo")?;
-    let target = required(
-        ship.pick(m.target, "target", |r| Some(r.1.clone()))?,
-        "target",
-    )?;
-    let tip = required(
-        ship.pick(m.merged_tip, "merged_tip", |r| r.2.clone())?,
-        "merged_tip",
-    )?;
+    let repo = required(ship.pick(m.repo, |r| Some(r.0.clone()))?, "repo")?;
+    let target = required(ship.pick(m.target, |r| Some(r.1.clone()))?, "target")?;
+    let tip = required(ship.pick(m.merged_tip, |r| r.2.clone())?, "merged_tip")?;
     let repo = crate::failure::require_abs_path("repo", &repo)?;
     let target = not_option_like("target", &target)?;
     let merged_tip = full_commit(
@@ -282,10 +273,15 @@ pub(super) fn merged(
     let state = load(db, options, &s)?;
     // No row, no branch to read: the machine refuses (`holds-turn`) with nothing run.
     let runs = match state.thread().and_then(|t| t.gates.units.get(m.unit)) {
-        Some(row) => gates::merged_plan(&repo, &row.branch, &merged_tip, &target)
-            .iter()
-            .map(|argv| cairn::observe::run(argv))
-            .collect(),
+        Some(row) => gates::merged_plan(
+            &repo,
+            from.is_none().then_some(row.branch.as_str()),
+            &merged_tip,
+            &target,
+        )
+        .iter()
+        .map(|argv| cairn::observe::run(argv))
+        .collect(),
         None => vec![],
     };
     let command = Command::MarkMerged {
@@ -317,7 +313,7 @@ pub(super) struct ReleaseArgs<'a> {
 pub(super) fn release(rec: &Recorder, saga_id: &str, a: ReleaseArgs<'_>) -> Result<Done, Failure> {
     let (ship, from) = FromShip::read(rec, a.from)?;
     let landed_commit = ship
-        .pick(a.landed_commit, "landed_commit", |r| r.2.clone())?
+        .pick(a.landed_commit, |r| r.2.clone())?
         .map(|c| {
             full_commit(
                 "landed_commit",
@@ -334,8 +330,8 @@ pub(super) fn release(rec: &Recorder, saga_id: &str, a: ReleaseArgs<'_>) -> Resu
     // Where the landed commit is read: typed, else the ship run's; none without one.
     let place = match &landed_commit {
         Some(_) => {
-            let repo = ship.pick(a.repo, "repo", |r| Some(r.0.clone()))?;
-            let target = ship.pick(a.target, "target", |r| Some(r.1.clone()))?;
+            let repo = ship.pick(a.repo, |r| Some(r.0.clone()))?;
+            let target = ship.pick(a.target, |r| Some(r.1.clone()))?;
             let (Some(repo), Some(target)) = (repo, target) else {
                 let field = if a.repo.is_none() { "repo" } else { "target" };
                 return Err(input(

@@ -222,7 +222,7 @@ pub fn work_nodes(values: &[String]) -> Result<Vec<String>, Failure> {
     values
         .iter()
         .map(|v| match StreamId::parse(v) {
-            Ok(s) if s.machine() == cairn::machines::reads::WORK_NODE_MACHINE => Ok(s.to_string()),
+            Ok(s) if cairn::machines::reads::is_work_node_stream(s.as_str()) => Ok(s.to_string()),
             _ => Err(crate::failure::input(
                 "work_node",
                 "work-node-stream",

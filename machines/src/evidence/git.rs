@@ -37,8 +37,10 @@ pub const PINNED_CONFIG: &[(&str, &str)] = &[
     ("color.diff", "never"),
     ("color.status", "never"),
     ("color.branch", "never"),
-    // Diffs are git's own: no external diff or textconv program, full paths.
-    ("diff.external", ""),
+    // Diffs are git's own, with full paths. No external diff or textconv program
+    // runs: the one argv that prints a patch says `--no-ext-diff --no-textconv`
+    // (pinning `diff.external` empty would make git try to run "" and every
+    // patch reading fail: found, a squash that changed the tree read `unknown`).
     ("diff.noprefix", "false"),
     ("diff.relative", "false"),
     ("log.showSignature", "false"),

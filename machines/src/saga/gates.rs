@@ -221,12 +221,21 @@ pub fn merge_head_plan(merge_worktree: &str) -> Vec<String> {
 }
 
 /// The readings that show a unit merged: its branch is in the merged tip, and the
-/// merged tip is in the target (the merge landed where the turn merges onto).
-pub fn merged_plan(repo: &str, branch: &str, merged_tip: &str, target: &str) -> Vec<Vec<String>> {
-    vec![
-        ancestor_plan(repo, branch, merged_tip),
-        ancestor_plan(repo, merged_tip, target),
-    ]
+/// merged tip is in the target (the merge landed where the turn merges onto). With
+/// no branch to read — the merge names its ship run, whose own readings saw that
+/// branch's checked tip land (the branch may be gone after the run's teardown) —
+/// only the second.
+pub fn merged_plan(
+    repo: &str,
+    branch: Option<&str>,
+    merged_tip: &str,
+    target: &str,
+) -> Vec<Vec<String>> {
+    branch
+        .map(|b| ancestor_plan(repo, b, merged_tip))
+        .into_iter()
+        .chain([ancestor_plan(repo, merged_tip, target)])
+        .collect()
 }
 
 /// Reads the release readings: `merge-base --is-ancestor BRANCH TARGET` and

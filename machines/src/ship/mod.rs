@@ -58,8 +58,11 @@ impl Machine for Ship {
     // `merged` only on cairn's own readings that TARGET_BRANCH holds exactly the tip
     // pre-merge checked, with the primary on it and clean; an in-flight step belongs
     // to the process that announced it; every stop has a way on.
-    const RULES_VERSION: u32 = 3;
-    const RETIRED_RULES: &'static [u32] = &[1, 2];
+    // 4 (#21): the squash post-check reads its patch with `--no-ext-diff
+    // --no-textconv` (it could only ever read `unknown` before); a pre-merge may
+    // name the work nodes whose verified commit it ships.
+    const RULES_VERSION: u32 = 4;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3];
     type State = State;
     type Command = Command;
     type Event = Event;

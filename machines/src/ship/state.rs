@@ -48,15 +48,7 @@ impl Params {
     /// The parameter rules: `(field, rule, message)` of the first broken one. Pure:
     /// `open` runs them before any git, and `decide` again.
     pub fn check(&self) -> Result<(), (&'static str, &'static str, String)> {
-        let id_ok = !self.short_id.is_empty()
-            && self.short_id.len() <= 64
-            && self
-                .short_id
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
-            && self.short_id != "."
-            && self.short_id != "..";
-        if !id_ok {
+        if !crate::reads::is_short_id(&self.short_id) {
             return Err((
                 "short_id",
                 "short-id",

@@ -23,10 +23,7 @@ pub(super) struct Expect<'a> {
 /// `ship/<SHORT_ID>`: the only streams a saga verb may name as its ship run (and
 /// the only ones the engine reads for it).
 pub(in crate::saga) fn is_ship_stream(stream: &str) -> bool {
-    stream
-        .strip_prefix(SHIP_MACHINE)
-        .and_then(|rest| rest.strip_prefix('/'))
-        .is_some_and(|id| !id.is_empty())
+    crate::reads::is_ship_stream(stream)
 }
 
 /// Every way the ship run `ship` (as read into `ctx`) contradicts `expect`: it is

@@ -167,12 +167,19 @@ pub(super) fn decide_mark_merged(
         }
     };
     r.nonempty("target", m.target)?;
-    let plan = gates::merged_plan(m.repo, &row.branch, m.merged_tip, m.target);
+    // Named by its ship run, the branch's part is the run's recorded merge of that
+    // branch's checked tip (`ship_link`): only the tip's place is read again.
+    let branch = m.from.is_none().then_some(row.branch.as_str());
+    let plan = gates::merged_plan(m.repo, branch, m.merged_tip, m.target);
     if m.runs.len() != plan.len() || m.runs.iter().zip(&plan).any(|(run, p)| &run.argv != p) {
         return r.no(
             "evidence-bound",
             Some("runs"),
-            "expected `merge-base --is-ancestor --end-of-options BRANCH TIP` then `… TIP TARGET`",
+            if branch.is_some() {
+                "expected `merge-base --is-ancestor --end-of-options BRANCH TIP` then `… TIP TARGET`"
+            } else {
+                "expected `merge-base --is-ancestor --end-of-options TIP TARGET`"
+            },
         );
     }
     // Each reading: exit 0 shows it, exit 1 shows it is not so, anything else
@@ -203,13 +210,15 @@ pub(super) fn decide_mark_merged(
         ),
         None => vec![],
     };
-    failed.extend(
-        [
-            shown(&m.runs[0], format!("`{}` is in the merged tip", row.branch)),
-            shown(&m.runs[1], format!("the merged tip is on `{}`", m.target)),
-        ]
+    let claims = branch
+        .map(|b| format!("`{b}` is in the merged tip"))
         .into_iter()
-        .flatten(),
+        .chain([format!("the merged tip is on `{}`", m.target)]);
+    failed.extend(
+        m.runs
+            .iter()
+            .zip(claims)
+            .filter_map(|(run, claim)| shown(run, claim)),
     );
     r.all(failed)?;
     Ok(vec![Event::UnitMerged {

@@ -9,7 +9,7 @@ use super::super::recovery::Failure;
 use super::super::report::{PreMergeReport, ReRebase};
 use super::guards::Guard;
 use crate::evidence::{CommandRun, FullCommit};
-use crate::reads::{Fact, WORK_NODE_MACHINE};
+use crate::reads::Fact;
 use crate::{Context, Outcome, Rejection};
 
 /// `pre-merge`: a squash (or its fall-back) names the full pre-squash commit and a
@@ -145,10 +145,7 @@ pub(super) fn decide_pre_merge(
 /// `work-node/<spec>:<address>`: the only streams a pre-merge may name as the work
 /// it ships (and the only ones the engine reads for it).
 pub(in crate::ship) fn is_work_node_stream(stream: &str) -> bool {
-    stream
-        .strip_prefix(WORK_NODE_MACHINE)
-        .and_then(|rest| rest.strip_prefix('/'))
-        .is_some_and(|id| !id.is_empty())
+    crate::reads::is_work_node_stream(stream)
 }
 
 /// The stages in which a node's verification still stands: verified and not

@@ -226,7 +226,14 @@ pub fn premerge_plan(p: &Params, root: &str, pre_squash: Option<&str>) -> Vec<Ve
     if let Some(pre) = pre_squash {
         plan.push(git(
             &p.worktree_path,
-            &["diff", EOO, &format!("{pre}..HEAD"), "--"],
+            &[
+                "diff",
+                "--no-ext-diff",
+                "--no-textconv",
+                EOO,
+                &format!("{pre}..HEAD"),
+                "--",
+            ],
         ));
     }
     plan
