@@ -338,10 +338,13 @@ struct Node {
 impl Node {
     fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let spec = dir.path().canonicalize().unwrap().join("ship.yaml");
+        let root = dir.path().canonicalize().unwrap();
+        let spec = root.join("ship.yaml");
+        // The criterion fails while `fail` exists beside the spec.
+        let flag = root.join("fail");
         std::fs::write(
             &spec,
-            "title: Ship check\ndescription: One node.\nintent: Ship it.\nwork:\n  - id: core\n    task: Implement\n    touches: [src.txt]\n    acceptance:\n      - id: C1\n        statement: It works\n        evidence:\n          kind: command\n          run: \"printf 'test result: ok\\\\n'\"\n          expect: { exit: 0, output_includes: \"test result: ok\" }\n          timeout_ms: 20000\n",
+            format!("title: Ship check\ndescription: One node.\nintent: Ship it.\nwork:\n  - id: core\n    task: Implement\n    touches: [src.txt]\n    acceptance:\n      - id: C1\n        statement: It works\n        evidence:\n          kind: command\n          run: \"test ! -e {} && printf 'test result: ok\\\\n'\"\n          expect: {{ exit: 0, output_includes: \"test result: ok\" }}\n          timeout_ms: 20000\n", flag.display()),
         )
         .unwrap();
         Node {
@@ -365,12 +368,18 @@ impl Node {
             .output()
             .unwrap();
         let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(out.status.code(), Some(0), "work {verb}: {v}");
+        // 4: recorded, not green (a failed verification).
+        assert!(matches!(out.status.code(), Some(0 | 4)), "work {verb}: {v}");
         v
     }
 
-    /// `work verify` of the ship's worktree at `commit`, in session `s1`.
+    /// `work verify` of the ship's worktree at `commit`, in session `s1`: the
+    /// node's state after it.
     fn verify(&self, r: &Repo, commit: &str) {
+        assert_eq!(self.verify_to(r, commit), "verified");
+    }
+
+    fn verify_to(&self, r: &Repo, commit: &str) -> String {
         let wt = r.wt().to_str().unwrap().to_owned();
         let v = self.work(
             r,
@@ -384,7 +393,17 @@ impl Node {
                 "s1",
             ],
         );
-        assert_eq!(v["state"], "verified", "{v}");
+        v["state"].as_str().unwrap().to_owned()
+    }
+
+    /// The criterion fails from now on (`true`) or passes again (`false`).
+    fn failing(&self, fail: bool) {
+        let flag = std::path::Path::new(&self.spec).with_file_name("fail");
+        if fail {
+            std::fs::write(flag, "").unwrap();
+        } else {
+            std::fs::remove_file(flag).unwrap();
+        }
     }
 }
 
@@ -495,6 +514,23 @@ fn a_ship_merges_only_the_commit_its_work_nodes_verified() {
         crate::support::ship_repo::gate(&out, "work-nodes-verified")["outcome"],
         "pass"
     );
+    // The node withdraws its word before the merge (a re-verification of the same
+    // commit fails): the merge is not announced and git does not run.
+    node.failing(true);
+    assert_eq!(node.verify_to(&r, &fix), "rejected");
+    let before = r.journal.bytes();
+    let (code, out) = r.verb("merge", "");
+    assert_eq!(
+        (code, kind_field_rule(&out)),
+        (2, ["rejected", "work_node", "work-nodes-verified"]),
+        "{out}"
+    );
+    assert_eq!(r.journal.bytes(), before, "nothing announced");
+    assert_eq!(r.main_head(), base, "nothing merged");
+    // Remediated in the same tree and verified again at the same commit: it vouches.
+    node.failing(false);
+    node.work(&r, "remediate", &["--run-id", "r-2", "--worktree", &wt]);
+    node.verify(&r, &fix);
     let (code, out) = r.verb("merge", "");
     assert_eq!((code, out["state"].as_str()), (0, Some("merged")), "{out}");
     assert_eq!(r.main_head(), fix);
@@ -506,7 +542,15 @@ fn a_ship_merges_only_the_commit_its_work_nodes_verified() {
         .iter()
         .map(|l| l["reader"].as_str().unwrap())
         .collect();
-    assert_eq!(readers, ["ship/abc", "ship/abc"], "{links}");
+    // Two pre-merges named it, and the merge's announcement read it again.
+    let commands: Vec<&str> = links["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["command"].as_str().unwrap())
+        .collect();
+    assert_eq!(readers, ["ship/abc"; 3], "{links}");
+    assert_eq!(commands, ["pre-merge", "pre-merge", "begin"], "{links}");
     r.audit_ok();
 }
 

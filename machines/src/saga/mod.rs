@@ -51,7 +51,7 @@ impl Machine for Saga {
     // options first); the downstream gates of issue #17.
     // 3 (#21): a release records a landed commit only as cairn's own reading shows
     // it on the branch it landed on, and a merge or release that names its ship
-    // run agrees with it.
+    // run agrees with it; a unit takes no branch another unit has.
     const RULES_VERSION: u32 = 3;
     const RETIRED_RULES: &'static [u32] = &[1, 2];
     type State = State;

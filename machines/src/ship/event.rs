@@ -141,6 +141,13 @@ pub enum Event {
         /// The tip the checks read: the one commit `merge` may merge.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tip: Option<FullCommit>,
+        /// The work nodes that vouched for the commit shipped, and that commit (the
+        /// pre-squash commit, else the tip): `merge` is announced only while they
+        /// still vouch for it.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        work_nodes: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        vouched: Option<FullCommit>,
     },
     PreMergeStopped {
         report: PreMergeReport,

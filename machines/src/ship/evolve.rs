@@ -131,7 +131,16 @@ pub(super) fn evolve(state: State, event: &Event) -> State {
         },
         Event::RespawnedPhase2 { .. } => Stage::Phase2,
         Event::RespawnedPhase3 { .. } => Stage::Phase3,
-        Event::PreMergeChecked { tip, .. } => Stage::MergeReady { tip: tip.clone() },
+        Event::PreMergeChecked {
+            tip,
+            work_nodes,
+            vouched,
+            ..
+        } => {
+            run.work_nodes = work_nodes.clone();
+            run.vouched = vouched.clone();
+            Stage::MergeReady { tip: tip.clone() }
+        }
         Event::PreMergeStopped { failure, code, .. } => stop(*failure, code.clone(), 3),
         Event::MergeAccepted {
             attempt,
@@ -222,6 +231,8 @@ fn opened(params: Params, repo_root: AbsPath) -> Run {
         merged_sha: None,
         denials: BTreeMap::new(),
         begun: None,
+        work_nodes: Vec::new(),
+        vouched: None,
     }
 }
 

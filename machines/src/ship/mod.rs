@@ -75,16 +75,23 @@ impl Machine for Ship {
         decide::decide(state, command, ctx)
     }
 
-    fn reads(_state: &State, command: &Command) -> Vec<String> {
-        // The work nodes a pre-merge names: each must vouch for the commit shipped.
-        match command {
-            Command::PreMerge { work_nodes, .. } => work_nodes
-                .iter()
-                .filter(|s| decide::is_work_node_stream(s))
-                .cloned()
-                .collect(),
-            _ => Vec::new(),
-        }
+    fn reads(state: &State, command: &Command) -> Vec<String> {
+        // The work nodes a pre-merge names: each must vouch for the commit shipped;
+        // and again when the merge is announced (a node that withdrew its
+        // verification since stops it before git runs).
+        let nodes = match command {
+            Command::PreMerge { work_nodes, .. } => work_nodes.as_slice(),
+            Command::Begin {
+                step: Mutation::Merge,
+                ..
+            } => state.run().map_or(&[][..], |r| r.work_nodes.as_slice()),
+            _ => &[],
+        };
+        nodes
+            .iter()
+            .filter(|s| decide::is_work_node_stream(s))
+            .cloned()
+            .collect()
     }
 
     fn evolve(state: State, event: &Event) -> State {

@@ -171,6 +171,12 @@ pub struct Run {
     /// A git mutation announced (recorded) before it ran, until its result is recorded.
     #[serde(default)]
     pub begun: Option<InFlight>,
+    /// The work nodes the last passing pre-merge read, and the commit they vouched
+    /// for: `merge` is announced only while they still do.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub work_nodes: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vouched: Option<FullCommit>,
 }
 
 /// A git mutation in flight and the process that announced it.

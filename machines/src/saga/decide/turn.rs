@@ -12,7 +12,7 @@ use crate::{Context, Rejection, Violation};
 /// `take-turn`: every field named (the branch, which reaches git later through
 /// `merge-base`, is one git cannot read as an option, and the merge worktree is
 /// absolute, by their types), a destination that merges, no other unit merging,
-/// this unit not merged yet.
+/// this unit not merged yet, its branch no other unit's.
 pub(super) fn decide_take_turn(
     r: &Refuse,
     t: &Thread,
@@ -52,6 +52,18 @@ pub(super) fn decide_take_turn(
         .is_some_and(|row| row.merge_state == gates::MergeState::Merged)
     {
         return r.no("not-merged", Some("unit"), "the unit is already merged");
+    }
+    // A branch is one unit's work: another unit taking it could record the same
+    // merge (the same ship run's) twice.
+    if let Some((other, _)) = units
+        .iter()
+        .find(|(id, row)| id.as_str() != unit && row.branch == branch.as_str())
+    {
+        return r.no(
+            "branch-taken",
+            Some("branch"),
+            &format!("`{branch}` is unit `{other}`'s branch"),
+        );
     }
     Ok(vec![Event::TurnTaken {
         unit: unit.to_owned(),

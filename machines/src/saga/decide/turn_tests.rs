@@ -239,3 +239,27 @@ fn a_landed_commit_stands_only_on_cairns_reading_and_its_ship_run() {
         with(&["journal-agrees"])
     );
 }
+
+#[test]
+fn a_branch_is_one_units_work() {
+    let mut events = turn_taken();
+    events.push(Event::UnitMerged {
+        unit: "U1".into(),
+        merged_tip: sha('a'),
+        runs: vec![],
+    });
+    let take = |unit: &str, branch: &str| Command::TakeTurn {
+        unit: unit.into(),
+        branch: RefName::parse(branch).expect("not option-like"),
+        merge_worktree: AbsPath::parse("/srv/merge-wt").expect("absolute"),
+        holder: "h2".into(),
+    };
+    let ctx = read("idle", None);
+    Scenario::<Saga>::given(events.clone())
+        .when(take("U2", BRANCH), &ctx)
+        .then_rejected_with(&["branch-taken"]);
+    Scenario::<Saga>::given(events)
+        .when(take("U2", "work/u2"), &ctx)
+        .into_result()
+        .expect("its own branch");
+}

@@ -5,7 +5,7 @@ use super::super::event::Event;
 use super::super::owner::{self, Claim, Owner};
 use super::super::state::Mutation;
 use super::guards::Guard;
-use crate::Rejection;
+use crate::{Context, Outcome, Rejection};
 
 /// `begin`: the claim names this process (its `ps` reading: pid and start time);
 /// with nothing in flight nothing else is read; with a step in flight (`admits`
@@ -15,8 +15,24 @@ pub(super) fn decide_begin(
     guard: Guard<'_>,
     step: Mutation,
     claim: &Option<Claim>,
+    ctx: &Context,
 ) -> Result<Vec<Event>, Rejection> {
     let run = guard.opened()?;
+    if step == Mutation::Merge && !run.work_nodes.is_empty() {
+        // The nodes pre-merge read must still vouch for the commit shipped: one
+        // rejected or re-verified to a failure since stops the merge before git runs.
+        let gate = super::pre_merge::nodes_vouch(&run.work_nodes, run.vouched.as_ref(), ctx);
+        if gate.outcome != Outcome::Pass {
+            return Err(guard.reject(
+                "work-nodes-verified",
+                Some("work_node"),
+                &format!(
+                    "the work nodes no longer vouch for the commit shipped ({}): verify them again, then `cairn ship resume` and `pre-merge`",
+                    gate.detail
+                ),
+            ));
+        }
+    }
     let claim = claim.as_ref().ok_or_else(|| {
         guard.bad(
             "claim",

@@ -43,7 +43,7 @@ pub(super) fn decide(
         },
     };
     match command {
-        Command::Begin { step, claim } => begin::decide_begin(guard, *step, claim),
+        Command::Begin { step, claim } => begin::decide_begin(guard, *step, claim, ctx),
         Command::Open {
             params,
             anchor,

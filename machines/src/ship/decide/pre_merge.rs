@@ -98,12 +98,12 @@ pub(super) fn decide_pre_merge(
         },
         detail: format!("{} open review jobs", r.open_review_jobs),
     });
+    let shipped = if r.squash == Squash::NotApplicable {
+        gates::premerge_tip(p, runs)
+    } else {
+        pre.and_then(|s| FullCommit::parse(s).ok())
+    };
     if !work_nodes.is_empty() {
-        let shipped = if r.squash == Squash::NotApplicable {
-            gates::premerge_tip(p, runs)
-        } else {
-            pre.and_then(|s| FullCommit::parse(s).ok())
-        };
         g.push(nodes_vouch(work_nodes, shipped.as_ref(), ctx));
     }
     let (failure, code) = if !r.tests_pass || !r.lint_clean {
@@ -123,6 +123,8 @@ pub(super) fn decide_pre_merge(
             runs: runs.to_vec(),
             gates: g,
             tip: Some(tip),
+            vouched: shipped.filter(|_| !work_nodes.is_empty()),
+            work_nodes: work_nodes.to_vec(),
         },
         // Not reached: a passing `tip-read` gate read a full commit id.
         (None, None) => Event::PreMergeStopped {
@@ -158,7 +160,11 @@ const VOUCHING_STAGES: [&str; 3] = ["verified", "merged", "done"];
 /// where it stands. A node the journal does not hold, or a commit that could not
 /// be read, is `unknown`; a node that verified another commit (a fix landed after
 /// it, a rebase moved it) or was rejected since is `fail`. Either stops the run.
-fn nodes_vouch(work_nodes: &[String], shipped: Option<&FullCommit>, ctx: &Context) -> Gate {
+pub(super) fn nodes_vouch(
+    work_nodes: &[String],
+    shipped: Option<&FullCommit>,
+    ctx: &Context,
+) -> Gate {
     const NAME: &str = "work-nodes-verified";
     let Some(shipped) = shipped else {
         return Gate::new(
