@@ -97,7 +97,7 @@ fn refused(r: &Repo, extra: &[&str]) -> Value {
 #[test]
 fn a_merge_named_by_its_ship_run_is_the_one_cairn_saw_land() {
     let r = Repo::new();
-    r.to_merge_ready();
+    r.to_merge_ready_with(&["--for", "saga/issue-42"]);
     thread_taking_the_turn(&r);
     let tip = git(&r.wt(), &["rev-parse", "HEAD"]);
     let root = r.root.to_str().unwrap().to_owned();
@@ -199,6 +199,65 @@ fn a_merge_named_by_its_ship_run_is_the_one_cairn_saw_land() {
             .contains(&format!("`ship/abc` merged `{tip}`")),
         "the refusal names the stream that contradicts: {out}"
     );
+
+    // Another thread with a unit on the same branch: the run acts for issue 42
+    // only, so issue 43 cannot credit its merge.
+    assert_eq!(
+        saga(
+            &r,
+            &["save", "--id", "issue-43", "--lifecycle-phase", "work"]
+        )
+        .0,
+        0
+    );
+    let wt43 = r.root.with_file_name("merge-wt-43");
+    let (code, out) = saga(
+        &r,
+        &[
+            "merge-turn",
+            "take",
+            "--saga-id",
+            "issue-43",
+            "--unit",
+            "U1",
+            "--branch",
+            BRANCH,
+            "--merge-worktree",
+            wt43.to_str().unwrap(),
+            "--holder",
+            "h",
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    let before = r.journal.bytes();
+    let (code, out) = saga(
+        &r,
+        &[
+            "merge-turn",
+            "merged",
+            "--saga-id",
+            "issue-43",
+            "--unit",
+            "U1",
+            "--holder",
+            "h",
+            "--from",
+            "ship/abc",
+        ],
+    );
+    assert_eq!(
+        (code, violations(&out)),
+        (2, vec![("from".to_owned(), "journal-agrees".to_owned())]),
+        "{out}"
+    );
+    assert!(
+        out["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("acts for `saga/issue-42`"),
+        "{out}"
+    );
+    assert_eq!(r.journal.bytes(), before);
 
     // By reference: nothing copied by hand. The tip, repository and target come
     // from the ship run; cairn's own readings still show the merge.
@@ -586,4 +645,20 @@ fn release_from_the_ship_run(r: &Repo, tip: &str, later: &str) {
         release(&["--from", "ship/abc", "--landed-commit", later]),
         contradicted
     );
+}
+
+#[test]
+fn a_ship_run_acts_for_a_saga_thread_it_names_by_its_stream() {
+    let r = Repo::new();
+    for bad in ["saga/issue-042", "saga/x", "ship/abc", "issue-42", "saga/"] {
+        let (code, out) = r.open_with(&["--for", bad]);
+        assert_eq!(
+            (code, kind_field_rule(&out)),
+            (2, ["input", "for", "saga-stream"]),
+            "{bad}: {out}"
+        );
+    }
+    assert!(!r.journal.path().exists() || r.events().is_empty());
+    let (code, out) = r.open_with(&["--for", "saga/task-cache"]);
+    assert_eq!(code, 0, "{out}");
 }

@@ -146,6 +146,7 @@ fn only_clean_admits_creation() {
                 repo_root: cairn::machines::evidence::AbsPath::parse(crate::support::ship::ROOT)
                     .expect("a fixed absolute root"),
                 anchor,
+                acts_for: None,
             },
             _ => unreachable!("an open step makes an open command"),
         },

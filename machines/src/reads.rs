@@ -28,6 +28,34 @@ pub const WORK_NODE_MACHINE: &str = "work-node";
 /// The machine whose streams are ship runs (`ship/<SHORT_ID>`, [`Fact::Ship`]).
 pub const SHIP_MACHINE: &str = "ship";
 
+/// The machine whose streams are saga threads (`saga/<saga id>`).
+pub const SAGA_MACHINE: &str = "saga";
+
+/// A saga thread's id: `issue-<N>` (digits, no leading zero: `issue-042` would be a
+/// second thread for issue 42) or `task-<slug>` (`[a-z0-9-]`, not empty).
+pub fn is_saga_id(id: &str) -> bool {
+    let ok_slug = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    };
+    match (id.strip_prefix("issue-"), id.strip_prefix("task-")) {
+        (Some(n), _) => {
+            !n.is_empty() && !n.starts_with('0') && n.chars().all(|c| c.is_ascii_digit())
+        }
+        (_, Some(slug)) => ok_slug(slug),
+        _ => false,
+    }
+}
+
+/// `saga/<saga id>`: a stream a saga thread can have.
+pub fn is_saga_stream(stream: &str) -> bool {
+    stream
+        .strip_prefix(SAGA_MACHINE)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .is_some_and(is_saga_id)
+}
+
 /// A ship run's short id as `ship open` takes it: 1–64 characters of
 /// `[A-Za-z0-9._-]`, not `.` or `..`.
 pub fn is_short_id(id: &str) -> bool {
@@ -149,6 +177,9 @@ pub enum Fact {
         /// The merged commit, once cairn observed the merge.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         merged: Option<FullCommit>,
+        /// The saga thread the run acts for (`saga/<saga id>`), named at open.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        acts_for: Option<String>,
     },
 }
 

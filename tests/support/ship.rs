@@ -327,6 +327,7 @@ pub fn command(state: &State, step: &Step, w: &World) -> Command {
             runs: w.runs(&gates::preflight_plan(&p, root)),
             review_status: review(*ok),
             advisory: w.runs(&[gates::upstream_argv(&p, root)]),
+            acts_for: None,
         },
         Step::Preflight(ok) => Command::Preflight {
             runs: w.runs(&gates::preflight_plan(&p, root)),

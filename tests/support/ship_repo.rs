@@ -244,7 +244,11 @@ impl Repo {
     }
     /// Open, create, one in-scope commit, verify: phase 2.
     pub fn to_phase2(&self) -> String {
-        assert_eq!(self.open_with(&[]).0, 0);
+        self.to_phase2_with(&[])
+    }
+    /// [`Repo::to_phase2`], opened with `open_extra` (`--flag value` pairs).
+    pub fn to_phase2_with(&self, open_extra: &[&str]) -> String {
+        assert_eq!(self.open_with(open_extra).0, 0);
         assert_eq!(self.verb("create", "").0, 0);
         let head = self.commit_in(&self.wt(), &[("src.txt", "fix\n")], "fix: the thing");
         let (code, out) = self.verb("verify", &phase1(&head, Some(&["src.txt"])).to_string());
@@ -253,7 +257,11 @@ impl Repo {
     }
     /// … refine passed, pre-merge checked: merge-ready.
     pub fn to_merge_ready(&self) {
-        self.to_phase2();
+        self.to_merge_ready_with(&[]);
+    }
+    /// [`Repo::to_merge_ready`], opened with `open_extra`.
+    pub fn to_merge_ready_with(&self, open_extra: &[&str]) {
+        self.to_phase2_with(open_extra);
         let tip = git(&self.wt(), &["rev-parse", "HEAD"]);
         let (code, out) = self.verb("refine", &refine(&tip).to_string());
         assert_eq!((code, out["state"].as_str()), (0, Some("phase-3")), "{out}");

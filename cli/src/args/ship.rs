@@ -33,7 +33,7 @@ pub enum ShipCommand {
     #[command(
         after_help = "REPO_ROOT is captured once with `git -C DIR rev-parse --show-toplevel` and asserted against --expected-basename. Exit 0 when the preflight is `clean`, 4 when it is not (recorded). The repository must ignore `.claude/` (and `.run-ship/`): a worktree under `.claude/worktrees/` would otherwise leave the primary tree unclean, and `create` stops at `primary-clean`.\n\nExample:\n  cairn ship open --repo /srv/consumer-repo --short-id abc \\\n    --expected-basename consumer-repo --branch worktree-abc \\\n    --worktree-path /srv/consumer-repo/.claude/worktrees/abc \\\n    --target-branch main --intent-field intent_excerpt --files-max 10 \\\n    --deletions-max 300 --tiebreaker-4 ask-user --close-step echo \\\n    --review-status pass"
     )]
-    Open(ShipOpen),
+    Open(Box<ShipOpen>),
     /// Re-run the recorded preflight (after a blocked outcome was dealt with)
     #[command(
         after_help = "Exit 0 when the outcome is `clean`, 4 when it is not (recorded either way).\n\nExample:\n  cairn ship preflight --short-id abc --review-status pass"
@@ -241,6 +241,11 @@ pub struct ShipOpen {
     /// CLOSE_STEP: the consumer's post-merge work (phase 3b), recorded, not run
     #[arg(long)]
     pub close_step: String,
+    /// The saga thread the run acts for (`saga/issue-<N>` or `saga/task-<slug>`):
+    /// only that thread may credit its merge to a unit (`saga merge-turn merged
+    /// --from`, `saga release --from`)
+    #[arg(long = "for", value_name = "STREAM")]
+    pub acts_for: Option<String>,
     #[command(flatten)]
     pub review: ShipReview,
     #[command(flatten)]

@@ -39,6 +39,17 @@ pub fn open(rec: &Recorder, o: &ShipOpen) -> Result<Done, Failure> {
         close_step: o.close_step.clone(),
     };
     params.check().map_err(|(f, r, m)| input(f, r, &m))?;
+    if let Some(s) = o.acts_for.as_deref() {
+        if !cairn::machines::reads::is_saga_stream(s) {
+            return Err(input(
+                "for",
+                "saga-stream",
+                &format!(
+                    "`{s}` is not a saga thread's stream: `saga/issue-<N>` or `saga/task-<slug>`"
+                ),
+            ));
+        }
+    }
     // REPO_ROOT is `--repo` or a directory above it: refused here, before any git,
     // unless WORKTREE_PATH names one of them (`decide` then requires REPO_ROOT itself).
     let named = params.worktree_root().unwrap_or_default();
@@ -54,10 +65,17 @@ pub fn open(rec: &Recorder, o: &ShipOpen) -> Result<Done, Failure> {
     }
     let stream = &super::stream(&o.id)?;
     let review_status = review(&o.review);
-    let request = Request::new(
-        "ship open",
-        json!({"repo": o.repo, "params": params, "review_status": review_status}),
-    );
+    // A run that acts for no thread keeps the request it always had.
+    let request = match &o.acts_for {
+        None => Request::new(
+            "ship open",
+            json!({"repo": o.repo, "params": params, "review_status": review_status}),
+        ),
+        Some(s) => Request::new(
+            "ship open",
+            json!({"repo": o.repo, "params": params, "review_status": review_status, "for": s}),
+        ),
+    };
     observed(rec, stream, request, || {
         ship::admits(&rec.current::<Ship>(stream)?, Verb::Open).map_err(cairn::Error::Rejected)?;
         let capture = exec(&gates::anchor_argv(&o.repo));
@@ -79,6 +97,7 @@ pub fn open(rec: &Recorder, o: &ShipOpen) -> Result<Done, Failure> {
             runs,
             review_status,
             advisory,
+            acts_for: o.acts_for.clone(),
         })
     })
 }

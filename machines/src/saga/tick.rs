@@ -9,20 +9,7 @@ use crate::evidence::{CommandRun, FullCommit};
 
 /// `issue-<N>` or `task-<slug>` with `[a-z0-9-]` slugs.
 pub fn valid_saga_id(id: &str) -> bool {
-    let ok_slug = |s: &str| {
-        !s.is_empty()
-            && s.chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-    };
-    match (id.strip_prefix("issue-"), id.strip_prefix("task-")) {
-        // An issue number in its one spelling: digits, no leading zero (`issue-042`
-        // would be a second thread, and an unfenced one, for issue 42).
-        (Some(n), _) => {
-            !n.is_empty() && !n.starts_with('0') && n.chars().all(|c| c.is_ascii_digit())
-        }
-        (_, Some(slug)) => ok_slug(slug),
-        _ => false,
-    }
+    crate::reads::is_saga_id(id)
 }
 
 /// Lower-case, the ASCII letter and digit runs joined by `-` (`Cache Warm-up!` →

@@ -33,6 +33,10 @@ pub enum Command {
         review_status: ReviewStatus,
         #[serde(default)]
         advisory: Vec<CommandRun>,
+        /// The saga thread the run acts for (`saga/<saga id>`), when it acts for one:
+        /// only that thread may credit the run's merge to a unit.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        acts_for: Option<String>,
     },
     /// Re-run preflight (after the operator dealt with a blocked outcome).
     Preflight {

@@ -21,6 +21,9 @@ pub enum Event {
         params: Params,
         repo_root: AbsPath,
         anchor: CommandRun,
+        /// The saga thread the run acts for, when named at open.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        acts_for: Option<String>,
     },
     /// Preflight said `clean`.
     PreflightPassed {

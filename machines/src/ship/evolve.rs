@@ -17,10 +17,14 @@ pub(super) fn evolve(state: State, event: &Event) -> State {
         (
             State::Idle,
             Event::Opened {
-                params, repo_root, ..
+                params,
+                repo_root,
+                acts_for,
+                ..
             },
         ) => {
-            let run = opened(params.clone(), repo_root.clone());
+            let mut run = opened(params.clone(), repo_root.clone());
+            run.acts_for = acts_for.clone();
             return State::Active {
                 run: Box::new(run),
                 // Blocked until the preflight event that always follows.
@@ -233,6 +237,7 @@ fn opened(params: Params, repo_root: AbsPath) -> Run {
         begun: None,
         work_nodes: Vec::new(),
         vouched: None,
+        acts_for: None,
     }
 }
 

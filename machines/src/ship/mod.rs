@@ -123,6 +123,7 @@ impl Machine for Ship {
             branch: run.params.branch.clone(),
             target: run.params.target_branch.clone(),
             merged: run.merged_sha.clone(),
+            acts_for: run.acts_for.clone(),
         })
     }
 

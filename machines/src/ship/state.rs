@@ -177,6 +177,9 @@ pub struct Run {
     pub work_nodes: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vouched: Option<FullCommit>,
+    /// The saga thread the run acts for (`saga/<saga id>`), named at open.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acts_for: Option<String>,
 }
 
 /// A git mutation in flight and the process that announced it.

@@ -23,7 +23,12 @@ pub(super) struct Landed<'a> {
 /// The landed commit as cairn's reading shows it: read by exactly the planned
 /// argv, and on the branch it landed on (exit 0); and, with a ship run named, the
 /// run merged exactly it, there. Never a landed commit on the caller's word.
-fn observed(commit: &FullCommit, landed: Landed<'_>, ctx: &Context) -> Vec<Violation> {
+fn observed(
+    commit: &FullCommit,
+    landed: Landed<'_>,
+    saga_stream: &str,
+    ctx: &Context,
+) -> Vec<Violation> {
     let Some(reading) = landed.reading else {
         return vec![Violation::new(
             "landed-observed",
@@ -60,6 +65,7 @@ fn observed(commit: &FullCommit, landed: Landed<'_>, ctx: &Context) -> Vec<Viola
             ship,
             ctx,
             ship_link::Expect {
+                saga: saga_stream,
                 branch: None,
                 repo: &reading.repo,
                 target: &reading.target,
@@ -178,7 +184,8 @@ pub(super) fn decide_release(
     }
     // Last: the upstream gates name what to do first; the reading, what git shows.
     if let Some(commit) = &release.landed_commit {
-        blocks.extend(observed(commit, landed, ctx));
+        let saga_stream = format!("{}/{}", crate::reads::SAGA_MACHINE, t.saga_id);
+        blocks.extend(observed(commit, landed, &saga_stream, ctx));
     }
     r.all(blocks)?;
     Ok(vec![Event::Released {

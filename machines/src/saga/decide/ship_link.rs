@@ -12,6 +12,8 @@ pub(super) const JOURNAL_AGREES: &str = "journal-agrees";
 
 /// What the command says the ship run did.
 pub(super) struct Expect<'a> {
+    /// The thread crediting the run (`saga/<saga id>`): the run must act for it.
+    pub saga: &'a str,
     /// The unit's branch, when the command has one.
     pub branch: Option<&'a str>,
     pub repo: &'a AbsPath,
@@ -47,11 +49,28 @@ pub(super) fn agrees(ship: &str, ctx: &Context, expect: Expect<'_>) -> Vec<Viola
         branch: shipped,
         target,
         merged,
+        acts_for,
     }) = &read.fact
     else {
         return no("from", format!("`{ship}` states no ship run's merge"));
     };
     let mut out = vec![];
+    // The run names the thread it acts for once, at open: another thread can
+    // never credit its merge (nor can this one, for a run that names none).
+    match acts_for.as_deref() {
+        Some(s) if s == expect.saga => {}
+        Some(s) => out.extend(no(
+            "from",
+            format!("`{ship}` acts for `{s}`, not `{}`", expect.saga),
+        )),
+        None => out.extend(no(
+            "from",
+            format!(
+                "`{ship}` acts for no saga thread: open it with `--for {}` to credit its merge here",
+                expect.saga
+            ),
+        )),
+    }
     if let Some(branch) = expect.branch.filter(|b| b != shipped) {
         out.extend(no(
             "from",

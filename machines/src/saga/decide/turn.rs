@@ -209,11 +209,13 @@ pub(super) fn decide_mark_merged(
             format!("git could not read whether {claim}: nothing is recorded on trust"),
         )),
     };
+    let saga_stream = format!("{}/{}", crate::reads::SAGA_MACHINE, t.saga_id);
     let mut failed: Vec<Violation> = match m.from {
         Some(ship) => ship_link::agrees(
             ship,
             ctx,
             ship_link::Expect {
+                saga: &saga_stream,
                 branch: Some(&row.branch),
                 repo: m.repo,
                 target: m.target,

@@ -97,6 +97,7 @@ fn ship(repo: &str, branch: &str, target: &str, merged: Option<FullCommit>) -> O
         branch: branch.into(),
         target: target.into(),
         merged,
+        acts_for: Some("saga/issue-42".into()),
     })
 }
 
@@ -262,4 +263,25 @@ fn a_branch_is_one_units_work() {
         .when(take("U2", "work/u2"), &ctx)
         .into_result()
         .expect("its own branch");
+}
+
+#[test]
+fn only_the_thread_a_ship_run_acts_for_credits_its_merge() {
+    for (acts_for, why) in [
+        (Some("saga/issue-43"), "another thread"),
+        (None, "no thread"),
+    ] {
+        let mut fact = ship(REPO, BRANCH, "main", Some(sha('a')));
+        if let Some(Fact::Ship { acts_for: a, .. }) = &mut fact {
+            *a = acts_for.map(str::to_owned);
+        }
+        let rejection = Scenario::<Saga>::given(turn_taken())
+            .when(mark_merged(&sha('a'), 0), &read("merged", fact))
+            .then_rejected_with(&["journal-agrees"]);
+        assert_eq!(
+            rejection.violations[0].field.as_deref(),
+            Some("from"),
+            "{why}"
+        );
+    }
 }

@@ -50,7 +50,16 @@ pub(super) fn decide(
             runs,
             review_status,
             advisory,
-        } => open::decide_open(guard, params, anchor, runs, review_status, advisory),
+            acts_for,
+        } => open::decide_open(
+            guard,
+            params,
+            anchor,
+            runs,
+            review_status,
+            advisory,
+            acts_for.as_deref(),
+        ),
         Command::Preflight {
             runs,
             review_status,

@@ -19,8 +19,16 @@ pub(super) fn decide_open(
     runs: &[CommandRun],
     review_status: &ReviewStatus,
     advisory: &[CommandRun],
+    acts_for: Option<&str>,
 ) -> Result<Vec<Event>, Rejection> {
     params.check().map_err(|(f, r, m)| guard.bad(f, r, &m))?;
+    if acts_for.is_some_and(|s| !crate::reads::is_saga_stream(s)) {
+        return Err(guard.bad(
+            "acts_for",
+            "saga-stream",
+            "a saga thread's stream: `saga/issue-<N>` or `saga/task-<slug>`",
+        ));
+    }
     let bound = matches!(anchor.argv.as_slice(), [g, c, dir, a, b] if g == "git" && c == "-C" && a == "rev-parse" && b == "--show-toplevel" && AbsPath::parse(dir).is_ok());
     if !bound {
         return Err(guard.bad(
@@ -58,6 +66,7 @@ pub(super) fn decide_open(
             params: params.clone(),
             repo_root: root,
             anchor: anchor.clone(),
+            acts_for: acts_for.map(str::to_owned),
         },
         preflight,
     ])
@@ -144,6 +153,7 @@ mod tests {
                 detail: String::new(),
             },
             advisory: vec![],
+            acts_for: None,
         }
     }
 
