@@ -34,6 +34,7 @@ pub mod rejection;
 pub mod render;
 pub mod saga;
 pub mod ship;
+mod stream_names;
 #[deny(missing_docs)]
 pub mod testing;
 #[deny(missing_docs)]

@@ -15,6 +15,10 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::stream_names::{
+    is_saga_id, is_saga_stream, is_ship_stream, is_short_id, is_work_node_stream,
+};
+
 use crate::evidence::FullCommit;
 use crate::{Context, Rejection, Timestamp, Violation};
 
@@ -31,86 +35,53 @@ pub const SHIP_MACHINE: &str = "ship";
 /// The machine whose streams are saga threads (`saga/<saga id>`).
 pub const SAGA_MACHINE: &str = "saga";
 
-/// A saga thread's id: `issue-<N>` (digits, no leading zero: `issue-042` would be a
-/// second thread for issue 42) or `task-<slug>` (`[a-z0-9-]`, not empty).
-pub fn is_saga_id(id: &str) -> bool {
-    let ok_slug = |s: &str| {
-        !s.is_empty()
-            && s.chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-    };
-    match (id.strip_prefix("issue-"), id.strip_prefix("task-")) {
-        (Some(n), _) => {
-            !n.is_empty() && !n.starts_with('0') && n.chars().all(|c| c.is_ascii_digit())
-        }
-        (_, Some(slug)) => ok_slug(slug),
-        _ => false,
-    }
-}
+/// The work-node stages in which a node's verification still stands: verified and
+/// not rejected since, merged, or done.
+pub const VOUCHING_STAGES: [&str; 3] = ["verified", "merged", "done"];
 
-/// `saga/<saga id>`: a stream a saga thread can have.
-pub fn is_saga_stream(stream: &str) -> bool {
-    stream
-        .strip_prefix(SAGA_MACHINE)
-        .and_then(|rest| rest.strip_prefix('/'))
-        .is_some_and(is_saga_id)
-}
-
-/// A ship run's short id as `ship open` takes it: 1–64 characters of
-/// `[A-Za-z0-9._-]`, not `.` or `..`.
-pub fn is_short_id(id: &str) -> bool {
-    !id.is_empty()
-        && id.len() <= 64
-        && id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
-        && id != "."
-        && id != ".."
-}
-
-/// `ship/<SHORT_ID>`: a stream a ship run can have.
-pub fn is_ship_stream(stream: &str) -> bool {
-    stream
-        .strip_prefix(SHIP_MACHINE)
-        .and_then(|rest| rest.strip_prefix('/'))
-        .is_some_and(is_short_id)
-}
-
-/// `work-node/<spec key>:<address>`: a stream a work node can have — the spec key
-/// 16 lower-case hex digits, the address one or more `/`-separated node ids, each
-/// of `[A-Za-z0-9._-]` with any other byte as `+HH` (as `work::node::stream_instance`
-/// writes them), none empty, `.` or `..`.
-pub fn is_work_node_stream(stream: &str) -> bool {
-    let Some((key, address)) = stream
-        .strip_prefix(WORK_NODE_MACHINE)
-        .and_then(|rest| rest.strip_prefix('/'))
-        .and_then(|rest| rest.split_once(':'))
-    else {
-        return false;
-    };
-    let segment = |s: &str| {
-        let b = s.as_bytes();
-        let mut i = 0;
-        while i < b.len() {
-            match b[i] {
-                c if c.is_ascii_alphanumeric() || b"._-".contains(&c) => i += 1,
-                b'+' if b.len() >= i + 3
-                    && b[i + 1..i + 3]
-                        .iter()
-                        .all(|c| c.is_ascii_digit() || (b'A'..=b'F').contains(c)) =>
-                {
-                    i += 3
-                }
-                _ => return false,
+/// What a decision relied on that the stream's machine has withdrawn since: `then`
+/// is the fact read into the decision, `now` the stream's fact today. A work node
+/// that no longer vouches for a commit it vouched for (a later verification of it
+/// failed) or whose verification no longer stands (rejected since); a ship run or
+/// PR loop that no longer states the merge it stated. `None`: nothing relied on
+/// was withdrawn (a fact that only grew, or one that never spoke for anything).
+pub fn withdrawn(then: &Fact, now: Option<&Fact>) -> Option<String> {
+    match (then, now?) {
+        (
+            Fact::WorkNode {
+                stage: was,
+                verified: vouched,
+            },
+            Fact::WorkNode { stage, verified },
+        ) => {
+            let lost: Vec<&str> = vouched
+                .iter()
+                .filter(|c| !verified.contains(c))
+                .map(|c| c.as_str())
+                .collect();
+            if !lost.is_empty() {
+                Some(format!("it no longer vouches for {}", lost.join(", ")))
+            } else if VOUCHING_STAGES.contains(&was.as_str())
+                && !VOUCHING_STAGES.contains(&stage.as_str())
+            {
+                Some(format!(
+                    "it is at `{stage}`: its verification no longer stands"
+                ))
+            } else {
+                None
             }
         }
-        !s.is_empty() && s != "." && s != ".."
-    };
-    key.len() == 16
-        && key
-            .bytes()
-            .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c))
-        && address.split('/').all(segment)
+        (
+            Fact::Ship {
+                merged: Some(c), ..
+            },
+            Fact::Ship { merged, .. },
+        ) if merged.as_ref() != Some(c) => Some(format!("it no longer states the merge of {c}")),
+        (Fact::PrLoop { merged: true, .. }, Fact::PrLoop { merged: false, .. }) => {
+            Some("it no longer states the PR merged".to_owned())
+        }
+        _ => None,
+    }
 }
 
 /// The lease stream for a resource: `claim/<resource stream>`.
@@ -487,44 +458,24 @@ mod tests {
     }
 
     #[test]
-    fn stream_shapes_are_the_ones_their_machines_write() {
-        for good in ["ship/abc", "ship/42-u1.x"] {
-            assert!(is_ship_stream(good), "{good}");
-        }
-        for bad in [
-            "ship/",
-            "ship//s1",
-            "ship/s1/",
-            "ship/./s1",
-            "ship/..",
-            "ship/s 1",
-            "park/x",
-            "shipx/a",
-        ] {
-            assert!(!is_ship_stream(bad), "{bad}");
-        }
-        for good in [
-            "work-node/cce8fcf698764a27:core",
-            "work-node/cce8fcf698764a27:core/sub.1",
-            "work-node/cce8fcf698764a27:caf+C3+A9",
-        ] {
-            assert!(is_work_node_stream(good), "{good}");
-        }
-        for bad in [
-            "work-node/x",
-            "work-node/:core",
-            "work-node//cce8fcf698764a27:core",
-            "work-node/cce8fcf698764a27:",
-            "work-node/cce8fcf698764a27",
-            "work-node/cce8fcf698764a27:core/../x",
-            "work-node/cce8fcf698764a27:core:x",
-            "work-node/cce8fcf698764a27:core/",
-            "work-node/CCE8FCF698764A27:core",
-            "work-node/cce8fcf698764a27:a+zz",
-            "work-node/cce8fcf698764a27:a+c3",
-        ] {
-            assert!(!is_work_node_stream(bad), "{bad}");
-        }
+    fn a_work_node_withdraws_what_it_no_longer_vouches_for() {
+        let c = |ch: char| FullCommit::parse(&ch.to_string().repeat(40)).expect("40 hex digits");
+        let node = |stage: &str, verified: &[char]| Fact::WorkNode {
+            stage: stage.into(),
+            verified: verified.iter().map(|ch| c(*ch)).collect(),
+        };
+        let then = node("verified", &['a']);
+        // Grown or moved on in a standing stage: nothing withdrawn.
+        assert_eq!(withdrawn(&then, Some(&node("verified", &['a', 'b']))), None);
+        assert_eq!(withdrawn(&then, Some(&node("done", &['a']))), None);
+        // A later failure on the commit, or a rejection since: withdrawn.
+        assert!(withdrawn(&then, Some(&node("rejected", &[]))).is_some());
+        assert!(withdrawn(&then, Some(&node("rejected", &['a']))).is_some());
+        // A node that vouched for nothing in a non-standing stage withdrew nothing.
+        assert_eq!(
+            withdrawn(&node("dispatched", &[]), Some(&node("rejected", &[]))),
+            None
+        );
     }
 
     #[test]

@@ -20,6 +20,7 @@ use cairn_machines::reads::{check_fence, claim_stream, CLAIM_MACHINE};
 use crate::engine::raw;
 use crate::{Engine, Error, StreamId};
 
+mod cross;
 mod diff;
 
 pub use diff::FieldDiff;
@@ -62,12 +63,20 @@ pub enum FindingKind {
     /// The stream's lease (`claim/<stream>`) existed when the transition was
     /// appended, but the decision did not read it: the act was never fenced.
     LeaseUnread,
+    /// Notice, across lifecycles: a fact this decision relied on (read from another
+    /// stream) has been withdrawn since by that stream's machine — a work node
+    /// that vouched for the commit shipped no longer does. The decision was right
+    /// when made; what it rests on no longer holds.
+    RelianceWithdrawn,
 }
 
 impl FindingKind {
     /// True for the kinds that make an audit fail.
     pub fn is_failure(self) -> bool {
-        !matches!(self, FindingKind::RulesChanged)
+        !matches!(
+            self,
+            FindingKind::RulesChanged | FindingKind::RelianceWithdrawn
+        )
     }
 }
 
@@ -179,6 +188,7 @@ impl Engine {
                 redecided: report.redecided - before.2,
             });
         }
+        self.withdrawn_reliance(&streams, &mut report)?;
         report.ok = !report.findings.iter().any(|f| f.kind.is_failure());
         Ok(report)
     }

@@ -150,10 +150,6 @@ pub(in crate::ship) fn is_work_node_stream(stream: &str) -> bool {
     crate::reads::is_work_node_stream(stream)
 }
 
-/// The stages in which a node's verification still stands: verified and not
-/// rejected since, merged, or done.
-const VOUCHING_STAGES: [&str; 3] = ["verified", "merged", "done"];
-
 /// `work-nodes-verified`: every named node (read by the engine) vouches for the
 /// commit this run ships — the pre-squash commit a squash kept the tree of, else
 /// the tip — by a passing latest verification of exactly that commit, in a stage
@@ -179,7 +175,7 @@ pub(super) fn nodes_vouch(
         match ctx.read(node) {
             Some(read) if read.version > 0 => match &read.fact {
                 Some(Fact::WorkNode { stage, verified }) => {
-                    if !VOUCHING_STAGES.contains(&stage.as_str()) {
+                    if !crate::reads::VOUCHING_STAGES.contains(&stage.as_str()) {
                         failed.push(format!("`{node}` is at `{stage}`"));
                     } else if !verified.contains(shipped) {
                         failed.push(format!(

@@ -1,0 +1,272 @@
+//! A ship carries only what its work nodes verified (issue 21): `ship pre-merge
+//! --work-node` reads each node into the decision, the merge's announcement reads
+//! them again, and the audit names every decision that rested on a node's word
+//! the node has since withdrawn. On real parts: a consumer repository shipped by
+//! `cairn ship` and a work node verified in its worktree, on one journal.
+
+use serde_json::Value;
+
+use crate::park::park as cairn;
+use crate::support::git::git;
+use crate::support::kind_field_rule;
+use crate::support::ship_repo::Repo;
+
+/// A workspec outside the consumer repository with one node `core` (one command
+/// criterion), and `cairn work VERB --spec … --node core` on the ship's journal.
+struct Node {
+    _dir: tempfile::TempDir,
+    spec: String,
+}
+
+impl Node {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let spec = root.join("ship.yaml");
+        // The criterion fails while `fail` exists beside the spec.
+        let flag = root.join("fail");
+        std::fs::write(
+            &spec,
+            format!("title: Ship check\ndescription: One node.\nintent: Ship it.\nwork:\n  - id: core\n    task: Implement\n    touches: [src.txt]\n    acceptance:\n      - id: C1\n        statement: It works\n        evidence:\n          kind: command\n          run: \"test ! -e {} && printf 'test result: ok\\\\n'\"\n          expect: {{ exit: 0, output_includes: \"test result: ok\" }}\n          timeout_ms: 20000\n", flag.display()),
+        )
+        .unwrap();
+        Node {
+            spec: spec.to_str().unwrap().to_owned(),
+            _dir: dir,
+        }
+    }
+
+    /// `cairn work VERB --spec SPEC --node core EXTRA…` (no terminal, no session env).
+    fn work(&self, r: &Repo, verb: &str, extra: &[&str]) -> Value {
+        let out = std::process::Command::new("setsid")
+            .arg("-w")
+            .arg(env!("CARGO_BIN_EXE_cairn"))
+            .args(["work", verb, "--spec", &self.spec, "--node", "core"])
+            .args(extra)
+            .arg("--db")
+            .arg(r.journal.path())
+            .env_remove("CAIRN_DB")
+            .env_remove("CAIRN_SESSION")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        // 4: recorded, not green (a failed verification).
+        assert!(matches!(out.status.code(), Some(0 | 4)), "work {verb}: {v}");
+        v
+    }
+
+    /// `work verify` of the ship's worktree at `commit`, in session `s1`: the
+    /// node's state after it.
+    fn verify(&self, r: &Repo, commit: &str) {
+        assert_eq!(self.verify_to(r, commit), "verified");
+    }
+
+    fn verify_to(&self, r: &Repo, commit: &str) -> String {
+        let wt = r.wt().to_str().unwrap().to_owned();
+        let v = self.work(
+            r,
+            "verify",
+            &[
+                "--worktree",
+                &wt,
+                "--expected-commit",
+                commit,
+                "--session",
+                "s1",
+            ],
+        );
+        v["state"].as_str().unwrap().to_owned()
+    }
+
+    /// The criterion fails from now on (`true`) or passes again (`false`).
+    fn failing(&self, fail: bool) {
+        let flag = std::path::Path::new(&self.spec).with_file_name("fail");
+        if fail {
+            std::fs::write(flag, "").unwrap();
+        } else {
+            std::fs::remove_file(flag).unwrap();
+        }
+    }
+}
+
+/// `ship pre-merge --work-node …` of the standard report.
+fn pre_merge(r: &Repo, nodes: &[&str]) -> (i32, Value) {
+    let mut args = vec!["pre-merge", "--short-id", crate::support::ship_repo::ID];
+    for n in nodes {
+        args.extend_from_slice(&["--work-node", n]);
+    }
+    r.run(&args, &crate::support::ship_repo::premerge().to_string())
+}
+
+/// Stopped at pre-merge by the work nodes' gate with `outcome`; resumed to phase 3.
+fn stopped_by_the_nodes(r: &Repo, out: &Value, outcome: &str) {
+    let gate = crate::support::ship_repo::gate(out, "work-nodes-verified");
+    assert_eq!(gate["outcome"], outcome, "{out}");
+    assert_eq!(
+        out["failure_code"].as_str().or(out["code"].as_str()),
+        Some("stopped:pre-merge:work-nodes-verified"),
+        "{out}"
+    );
+    let (code, out) = r.verb("resume", "");
+    assert_eq!((code, out["state"].as_str()), (0, Some("phase-3")), "{out}");
+}
+
+#[test]
+fn a_ship_merges_only_the_commit_its_work_nodes_verified() {
+    use crate::support::ship_repo::{phase1, refine};
+    let r = Repo::new();
+    let node = Node::new();
+    assert_eq!(r.open_with(&[]).0, 0);
+    assert_eq!(r.verb("create", "").0, 0);
+    // The node works in the ship's worktree.
+    node.work(&r, "plan", &[]);
+    let wt = r.wt().to_str().unwrap().to_owned();
+    let base = git(&r.wt(), &["rev-parse", "HEAD"]);
+    let dispatched = node.work(
+        &r,
+        "dispatch",
+        &[
+            "--run-id",
+            "r-1",
+            "--worktree",
+            &wt,
+            "--expected-commit",
+            &base,
+        ],
+    );
+    let stream = dispatched["stream"].as_str().unwrap().to_owned();
+    let verified = r.commit_in(&r.wt(), &[("src.txt", "fix\n")], "fix: the thing");
+    node.verify(&r, &verified);
+    let (code, out) = r.verb("verify", &phase1(&verified, Some(&["src.txt"])).to_string());
+    assert_eq!((code, out["state"].as_str()), (0, Some("phase-2")), "{out}");
+    // A review-round fix lands after the node verified: nobody re-ran its criteria.
+    let fix = r.commit_in(&r.wt(), &[("src.txt", "fix, reviewed\n")], "fix: review");
+    let (code, out) = r.verb("refine", &refine(&fix).to_string());
+    assert_eq!((code, out["state"].as_str()), (0, Some("phase-3")), "{out}");
+
+    // Not a work node's stream (another machine's, or a name no node can have):
+    // refused at input, nothing written.
+    let key = stream.split_once(':').unwrap().0.to_owned();
+    for bad in [
+        "park/ep-1".to_owned(),
+        "work-node/x".to_owned(),
+        "work-node/:core".to_owned(),
+        format!("{key}:"),
+        key.clone(),
+        format!("{key}:core/../x"),
+        format!("{key}:core:x"),
+        format!("work-node//{}", &key["work-node/".len()..]),
+    ] {
+        let before = r.journal.bytes();
+        let (code, out) = pre_merge(&r, &[&bad]);
+        assert_eq!(
+            (code, kind_field_rule(&out)),
+            (2, ["input", "work_node", "work-node-stream"]),
+            "{bad}: {out}"
+        );
+        assert_eq!(r.journal.bytes(), before, "{bad}");
+    }
+
+    // A node the journal does not hold vouches for nothing: unknown, the run stops.
+    let (_, out) = pre_merge(&r, &["work-node/0000000000000000:core"]);
+    stopped_by_the_nodes(&r, &out, "unknown");
+
+    // The node verified `verified`, not the tip `fix`: the run stops, naming both.
+    let (_, out) = pre_merge(&r, &[&stream]);
+    let gate = crate::support::ship_repo::gate(&out, "work-nodes-verified").clone();
+    assert!(
+        gate["detail"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("verified {verified}, not {fix}")),
+        "{gate}"
+    );
+    stopped_by_the_nodes(&r, &out, "fail");
+    assert_eq!(r.main_head(), base, "nothing merged");
+
+    // The node verifies the tip: the ship carries what was verified.
+    node.verify(&r, &fix);
+    let (code, out) = pre_merge(&r, &[&stream]);
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (0, Some("merge-ready")),
+        "{out}"
+    );
+    assert_eq!(
+        crate::support::ship_repo::gate(&out, "work-nodes-verified")["outcome"],
+        "pass"
+    );
+    // The node withdraws its word before the merge (a re-verification of the same
+    // commit fails): the merge is not announced and git does not run.
+    node.failing(true);
+    assert_eq!(node.verify_to(&r, &fix), "rejected");
+    let before = r.journal.bytes();
+    let (code, out) = r.verb("merge", "");
+    assert_eq!(
+        (code, kind_field_rule(&out)),
+        (2, ["rejected", "work_node", "work-nodes-verified"]),
+        "{out}"
+    );
+    assert_eq!(r.journal.bytes(), before, "nothing announced");
+    assert_eq!(r.main_head(), base, "nothing merged");
+    // Remediated in the same tree and verified again at the same commit: it vouches.
+    node.failing(false);
+    node.work(&r, "remediate", &["--run-id", "r-2", "--worktree", &wt]);
+    node.verify(&r, &fix);
+    let (code, out) = r.verb("merge", "");
+    assert_eq!((code, out["state"].as_str()), (0, Some("merged")), "{out}");
+    assert_eq!(r.main_head(), fix);
+    // The read is a link: ship's pre-merge read the node.
+    let (_, links, _) = cairn(&["journal", "links", &stream], "", Some(&r.journal.path()));
+    let readers: Vec<&str> = links["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["reader"].as_str().unwrap())
+        .collect();
+    // Two pre-merges named it, and the merge's announcement read it again.
+    let commands: Vec<&str> = links["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["command"].as_str().unwrap())
+        .collect();
+    assert_eq!(readers, ["ship/abc"; 3], "{links}");
+    assert_eq!(commands, ["pre-merge", "pre-merge", "begin"], "{links}");
+    r.audit_ok();
+
+    // After the merge the node withdraws its word (a re-verification of the merged
+    // commit fails): the audit still passes — each decision was right when made —
+    // and names, as notices, every decision that rested on it.
+    node.failing(true);
+    assert_eq!(node.verify_to(&r, &fix), "rejected");
+    let (code, audit, _) = cairn(&["journal", "audit"], "", Some(&r.journal.path()));
+    assert_eq!((code, audit["ok"].as_bool()), (0, Some(true)), "{audit}");
+    let notices: Vec<(&str, String)> = audit["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "reliance-withdrawn")
+        .map(|f| {
+            (
+                f["stream"].as_str().unwrap(),
+                f["detail"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(notices.len(), 3, "{audit}");
+    for (reader, detail) in &notices {
+        assert_eq!(*reader, "ship/abc");
+        assert!(
+            detail.contains(&format!("relied on `{stream}`")),
+            "{detail}"
+        );
+    }
+    assert!(
+        notices[1]
+            .1
+            .contains(&format!("no longer vouches for {fix}")),
+        "the passing pre-merge rested on the verification of {fix}: {notices:?}"
+    );
+}
