@@ -189,3 +189,18 @@ fn a_negative_number_is_the_flags_invalid_value() {
         "{v}"
     );
 }
+
+#[test]
+fn help_on_help_is_the_top_level_page() {
+    for flag in ["--help", "-h"] {
+        let (code, stdout, _) = run(&["help", flag], None);
+        assert_eq!(code, 0, "help {flag}: {stdout}");
+        assert!(
+            stdout.starts_with("Usage: cairn") || stdout.contains("\nUsage: cairn"),
+            "{stdout}"
+        );
+        assert!(stdout.contains("help "), "the page lists `help`: {stdout}");
+    }
+    // Anything else after `help` is still a verb's name.
+    usage(&["help", "--nope"]);
+}
