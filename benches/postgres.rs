@@ -92,11 +92,19 @@ fn main() {
 
     // 1. A durable transition through the binary vs a minimal insert, whole processes.
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    // The smoke proves the path runs, on the test build's artifacts (no second,
+    // release build in CI); the full run measures the release binaries.
+    let (profile, dir) = if smoke {
+        ("dev", "debug")
+    } else {
+        ("release", "release")
+    };
     let status = Command::new("cargo")
         .args([
             "build",
             "-q",
-            "--release",
+            "--profile",
+            profile,
             "-p",
             "cairn-cli",
             "--bin",
@@ -111,9 +119,14 @@ fn main() {
     let target = std::env::var("CARGO_TARGET_DIR")
         .map(std::path::PathBuf::from)
         .unwrap_or(root.join("target"));
-    let cairn = target.join("release/cairn").to_string_lossy().into_owned();
+    let cairn = target
+        .join(dir)
+        .join("cairn")
+        .to_string_lossy()
+        .into_owned();
     let floor = target
-        .join("release/examples/pg_floor")
+        .join(dir)
+        .join("examples/pg_floor")
         .to_string_lossy()
         .into_owned();
     let url = server.fresh_url();

@@ -210,10 +210,23 @@ fn a_ship_merges_only_the_commit_its_work_nodes_verified() {
     );
     assert_eq!(r.journal.bytes(), before, "nothing announced");
     assert_eq!(r.main_head(), base, "nothing merged");
-    // Remediated in the same tree and verified again at the same commit: it vouches.
+    // A retry that leaves the node out does not drop it: once named, every later
+    // pre-merge of the run checks it.
+    let (code, out) = r.verb("resume", "");
+    assert_eq!((code, out["state"].as_str()), (0, Some("phase-3")), "{out}");
+    let (_, out) = pre_merge(&r, &[]);
+    stopped_by_the_nodes(&r, &out, "fail");
+    // Remediated in the same tree and verified again at the same commit: it vouches
+    // (checked again without being named).
     node.failing(false);
     node.work(&r, "remediate", &["--run-id", "r-2", "--worktree", &wt]);
     node.verify(&r, &fix);
+    let (code, out) = pre_merge(&r, &[]);
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (0, Some("merge-ready")),
+        "{out}"
+    );
     let (code, out) = r.verb("merge", "");
     assert_eq!((code, out["state"].as_str()), (0, Some("merged")), "{out}");
     assert_eq!(r.main_head(), fix);
@@ -232,8 +245,14 @@ fn a_ship_merges_only_the_commit_its_work_nodes_verified() {
         .iter()
         .map(|l| l["command"].as_str().unwrap())
         .collect();
-    assert_eq!(readers, ["ship/abc"; 3], "{links}");
-    assert_eq!(commands, ["pre-merge", "pre-merge", "begin"], "{links}");
+    // Four pre-merges read it (two named it, two kept it), and the announcement of
+    // the merge that went through (the refused one recorded nothing).
+    assert_eq!(readers, ["ship/abc"; 5], "{links}");
+    assert_eq!(
+        commands,
+        ["pre-merge", "pre-merge", "pre-merge", "pre-merge", "begin"],
+        "{links}"
+    );
     r.audit_ok();
 
     // After the merge the node withdraws its word (a re-verification of the merged
@@ -255,7 +274,7 @@ fn a_ship_merges_only_the_commit_its_work_nodes_verified() {
             )
         })
         .collect();
-    assert_eq!(notices.len(), 3, "{audit}");
+    assert_eq!(notices.len(), 4, "{audit}");
     for (reader, detail) in &notices {
         assert_eq!(*reader, "ship/abc");
         assert!(

@@ -158,6 +158,9 @@ pub enum Event {
         gates: Vec<Gate>,
         failure: Failure,
         code: String,
+        /// The work nodes this pre-merge checked (kept for every later one).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        work_nodes: Vec<String>,
     },
     /// `merge --ff-only` of the checked tip succeeded, and cairn's readings after it
     /// show the primary on TARGET_BRANCH and TARGET_BRANCH holding the tip.

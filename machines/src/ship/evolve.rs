@@ -145,7 +145,15 @@ pub(super) fn evolve(state: State, event: &Event) -> State {
             run.vouched = vouched.clone();
             Stage::MergeReady { tip: tip.clone() }
         }
-        Event::PreMergeStopped { failure, code, .. } => stop(*failure, code.clone(), 3),
+        Event::PreMergeStopped {
+            failure,
+            code,
+            work_nodes,
+            ..
+        } => {
+            run.work_nodes = work_nodes.clone();
+            stop(*failure, code.clone(), 3)
+        }
         Event::MergeAccepted {
             attempt,
             merged_sha,

@@ -79,13 +79,14 @@ impl Machine for Ship {
         // The work nodes a pre-merge names: each must vouch for the commit shipped;
         // and again when the merge is announced (a node that withdrew its
         // verification since stops it before git runs).
+        let kept = state.run().map_or(&[][..], |r| r.work_nodes.as_slice());
         let nodes = match command {
-            Command::PreMerge { work_nodes, .. } => work_nodes.as_slice(),
+            Command::PreMerge { work_nodes, .. } => decide::kept_nodes(kept, work_nodes),
             Command::Begin {
                 step: Mutation::Merge,
                 ..
-            } => state.run().map_or(&[][..], |r| r.work_nodes.as_slice()),
-            _ => &[],
+            } => kept.to_vec(),
+            _ => Vec::new(),
         };
         nodes
             .iter()

@@ -103,9 +103,18 @@ pub(super) fn decide_pre_merge(
     } else {
         pre.and_then(|s| FullCommit::parse(s).ok())
     };
+    // Once named, a node the journal holds is checked by every later pre-merge of
+    // the run: a retry that leaves it out cannot drop the guard. (A name the journal
+    // does not hold vouches for nothing and stops this one; it is not kept.)
+    let work_nodes = &kept_nodes(&run.work_nodes, work_nodes);
     if !work_nodes.is_empty() {
         g.push(nodes_vouch(work_nodes, shipped.as_ref(), ctx));
     }
+    let kept: Vec<String> = work_nodes
+        .iter()
+        .filter(|n| run.work_nodes.contains(n) || ctx.read(n).is_some_and(|r| r.version > 0))
+        .cloned()
+        .collect();
     let (failure, code) = if !r.tests_pass || !r.lint_clean {
         (Some(Failure::TestLint), "stopped:test_lint_fail".to_owned())
     } else if let Some(f) = g.iter().find(|g| g.outcome != Outcome::Pass) {
@@ -124,7 +133,7 @@ pub(super) fn decide_pre_merge(
             gates: g,
             tip: Some(tip),
             vouched: shipped.filter(|_| !work_nodes.is_empty()),
-            work_nodes: work_nodes.to_vec(),
+            work_nodes: kept.clone(),
         },
         // Not reached: a passing `tip-read` gate read a full commit id.
         (None, None) => Event::PreMergeStopped {
@@ -133,6 +142,7 @@ pub(super) fn decide_pre_merge(
             gates: g,
             failure: Failure::PreMerge,
             code: "stopped:pre-merge:tip-read".into(),
+            work_nodes: kept.clone(),
         },
         (Some(failure), _) => Event::PreMergeStopped {
             report: r,
@@ -140,8 +150,21 @@ pub(super) fn decide_pre_merge(
             gates: g,
             failure,
             code,
+            work_nodes: kept.clone(),
         },
     }])
+}
+
+/// The nodes a pre-merge checks: every node an earlier pre-merge of the run named,
+/// then the new ones this one names (each once).
+pub(in crate::ship) fn kept_nodes(kept: &[String], named: &[String]) -> Vec<String> {
+    let mut out = kept.to_vec();
+    for n in named {
+        if !out.contains(n) {
+            out.push(n.clone());
+        }
+    }
+    out
 }
 
 /// `work-node/<spec>:<address>`: the only streams a pre-merge may name as the work
