@@ -115,7 +115,11 @@ pub fn command(step: &Step) -> Command {
             unit: "U2".into(),
             repo: repo(),
             target: refname("main"),
-            ancestor: Box::new(run(gates::ancestor_plan(REPO, "work/U2", "main"), 1, "")),
+            ancestor: Box::new(run(
+                gates::ancestor_plan(REPO, &gates::branch_ref("work/U2"), "main"),
+                1,
+                "",
+            )),
             merge_head: Some(Box::new(run(gates::merge_head_plan("/wt2"), 1, ""))),
         },
         Step::MergedU2 => {

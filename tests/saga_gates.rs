@@ -529,6 +529,17 @@ fn release_and_the_board_never_fabricate() {
         (2, vec!["landed-observed".to_owned()]),
         "a commit that is not on main: {out}"
     );
+    // The target is a branch: the commit itself, a tag on it or `HEAD` named as
+    // the target shows nothing (git reads `refs/heads/<target>`).
+    git(&g.repo, &["tag", "tx", &elsewhere]);
+    for target in [elsewhere.as_str(), "tx", "HEAD"] {
+        let (code, out) = release(&elsewhere, &["--repo", repo.as_str(), "--target", target]);
+        assert_eq!(
+            (code, predicates(&out)),
+            (2, vec!["landed-observed".to_owned()]),
+            "--target {target}: {out}"
+        );
+    }
     let landed = head.clone();
     assert_eq!(release(&landed, &at_main).0, 0);
     let (code, out) = g.s(&[

@@ -198,8 +198,8 @@ fn caller_values_never_reach_git_as_options() {
             "merge-base",
             "--is-ancestor",
             "--end-of-options",
-            "work/u1",
-            "main"
+            "refs/heads/work/u1",
+            "refs/heads/main"
         ]
     );
     t.audit_clean();
@@ -320,7 +320,7 @@ fn a_merge_is_recorded_only_as_git_shows_it() {
                 "merge-base",
                 "--is-ancestor",
                 "--end-of-options",
-                "work/u1",
+                "refs/heads/work/u1",
                 &tip
             ],
             vec![
@@ -331,7 +331,7 @@ fn a_merge_is_recorded_only_as_git_shows_it() {
                 "--is-ancestor",
                 "--end-of-options",
                 &tip,
-                "main"
+                "refs/heads/main"
             ],
         ]
     );

@@ -117,7 +117,11 @@ pub(super) fn release_turn(
         .thread()
         .and_then(|t| t.gates.units.get(unit).cloned())
         .ok_or_else(|| input("unit", "merging", "the unit does not hold the merge turn"))?;
-    let ancestor = cairn::observe::run(&gates::ancestor_plan(&repo, &row.branch, &target));
+    let ancestor = cairn::observe::run(&gates::ancestor_plan(
+        &repo,
+        &gates::branch_ref(&row.branch),
+        &target,
+    ));
     let merge_head = row
         .merge_worktree
         .as_ref()

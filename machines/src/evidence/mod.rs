@@ -6,6 +6,7 @@
 pub mod fresh;
 pub mod git;
 pub mod ids;
+pub mod names;
 pub mod pr;
 pub mod run;
 pub mod text;

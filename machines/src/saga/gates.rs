@@ -190,19 +190,26 @@ pub enum TurnEvidence {
     Unknown,
 }
 
-/// `git -C REPO merge-base --is-ancestor --end-of-options BRANCH TARGET`: exit 0
-/// when the unit's branch is in the target (the merge happened).
-pub fn ancestor_plan(repo: &str, branch: &str, target: &str) -> Vec<String> {
+/// `git -C REPO merge-base --is-ancestor --end-of-options A B`.
+fn is_ancestor(repo: &str, a: &str, b: &str) -> Vec<String> {
     git(
         repo,
-        &[
-            "merge-base",
-            "--is-ancestor",
-            "--end-of-options",
-            branch,
-            target,
-        ],
+        &["merge-base", "--is-ancestor", "--end-of-options", a, b],
     )
+}
+
+/// A branch by its full ref: a tag, a commit id, `HEAD` or `main~1` given as a
+/// branch names no `refs/heads/…` and git reads nothing (found: `--target <the
+/// landed commit itself>` made "is the commit on the target" trivially true).
+pub fn branch_ref(branch: &str) -> String {
+    format!("refs/heads/{branch}")
+}
+
+/// `git -C REPO merge-base --is-ancestor --end-of-options COMMITISH
+/// refs/heads/TARGET`: exit 0 when `commitish` (a unit's branch, as
+/// `refs/heads/BRANCH` when it is one, or a commit) is on the target branch.
+pub fn ancestor_plan(repo: &str, commitish: &str, target: &str) -> Vec<String> {
+    is_ancestor(repo, commitish, &branch_ref(target))
 }
 
 /// `git -C MERGE_WORKTREE rev-parse -q --verify --end-of-options MERGE_HEAD`: exit 0
@@ -232,7 +239,7 @@ pub fn merged_plan(
     target: &str,
 ) -> Vec<Vec<String>> {
     branch
-        .map(|b| ancestor_plan(repo, b, merged_tip))
+        .map(|b| is_ancestor(repo, &branch_ref(b), merged_tip))
         .into_iter()
         .chain([ancestor_plan(repo, merged_tip, target)])
         .collect()

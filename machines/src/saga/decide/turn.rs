@@ -29,6 +29,11 @@ pub(super) fn decide_take_turn(
     ] {
         r.nonempty(f, v)?;
     }
+    // A branch git takes, that a person can see: one that git cannot read would
+    // hold the turn for good (no reading could ever release it).
+    if let Err((rule, message)) = crate::evidence::names::branch(branch.as_str()) {
+        return r.no(rule, Some("branch"), &message);
+    }
     if t.destination.as_deref() == Some(gates::PLAN_ONLY) {
         return r.no(
             "destination",
@@ -104,7 +109,7 @@ pub(super) fn decide_release_turn(
         );
     };
     r.nonempty("target", k.target)?;
-    if k.ancestor.argv != gates::ancestor_plan(k.repo, &row.branch, k.target) {
+    if k.ancestor.argv != gates::ancestor_plan(k.repo, &gates::branch_ref(&row.branch), k.target) {
         return r.no(
             "evidence-bound",
             Some("ancestor"),

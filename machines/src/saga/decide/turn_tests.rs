@@ -285,3 +285,33 @@ fn only_the_thread_a_ship_run_acts_for_credits_its_merge() {
         );
     }
 }
+
+#[test]
+fn a_branch_git_cannot_read_is_never_taken() {
+    for bad in [
+        "b\u{1}\u{1b}[31m",
+        "work/s1^0",
+        "work/s1@{0}",
+        "work//s1",
+        "work/s1/",
+        " work/s1",
+    ] {
+        let take = Command::TakeTurn {
+            unit: "U2".into(),
+            branch: RefName::parse(bad).expect("not option-like"),
+            merge_worktree: AbsPath::parse("/srv/merge-wt").expect("absolute"),
+            holder: "h2".into(),
+        };
+        let mut events = turn_taken();
+        events.pop();
+        let rejection = Scenario::<Saga>::given(events)
+            .when(take, &read("idle", None))
+            .into_result()
+            .expect_err(bad);
+        assert_eq!(
+            rejection.violations[0].field.as_deref(),
+            Some("branch"),
+            "{bad:?}"
+        );
+    }
+}

@@ -1,0 +1,178 @@
+//! What a name must be before git ever sees it: visible (no control, format,
+//! bidirectional or otherwise invisible character a person cannot see), a branch
+//! `git check-ref-format --branch` takes, and within git's and the filesystem's
+//! length limits. Shared: ship's parameters and the saga's merge-turn branches.
+//!
+//! Pure checks: `open` (and `classify`) run them before any git, and `decide`
+//! runs them again, so the audit re-derives every refusal.
+
+/// The longest file name (`NAME_MAX`) most filesystems take, in bytes.
+pub const NAME_MAX: usize = 255;
+/// The longest path (`PATH_MAX`), in bytes.
+pub const PATH_MAX: usize = 4096;
+/// A branch's longest `/`-separated component, in bytes: a loose ref is a file,
+/// and git writes `<component>.lock` beside it first.
+pub const REF_COMPONENT_MAX: usize = NAME_MAX - ".lock".len();
+/// A branch's longest name, in bytes: `<git dir>/logs/refs/heads/<branch>.lock`
+/// must stay well inside `PATH_MAX` wherever the repository lives.
+pub const REF_MAX: usize = 1024;
+/// `WORKTREE_PATH`'s longest, in bytes: room below `PATH_MAX` for one more
+/// full-length name inside it.
+pub const WORKTREE_PATH_MAX: usize = PATH_MAX - 1 - NAME_MAX;
+/// The longest free text (`TIEBREAKER_4`, `CLOSE_STEP`), in bytes.
+pub const TEXT_MAX: usize = 1024;
+
+/// A refused value: the rule and a lower-case sentence.
+pub type Refused = (&'static str, String);
+
+pub use super::text::{first_invisible, is_invisible};
+
+/// `s` holds only characters a person can see.
+pub fn visible(s: &str) -> Result<(), Refused> {
+    match first_invisible(s) {
+        None => Ok(()),
+        Some((i, c)) => Err((
+            "invisible-character",
+            format!(
+                "character {i} is U+{:04X}, a control, format, bidirectional or invisible character a person cannot see",
+                u32::from(c)
+            ),
+        )),
+    }
+}
+
+/// `s` is at most `max` bytes, and each `/`-separated component at most `component`.
+pub fn within(s: &str, max: usize, component: usize) -> Result<(), Refused> {
+    if s.len() > max {
+        return Err((
+            "length",
+            format!("{} bytes, past the limit of {max}", s.len()),
+        ));
+    }
+    match s.split('/').find(|c| c.len() > component) {
+        Some(c) => Err((
+            "length",
+            format!(
+                "a component of {} bytes, past the limit of {component}",
+                c.len()
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// What `git check-ref-format --branch` refuses (git's `check_refname_format` on
+/// `refs/heads/<name>`, and `HEAD`), plus the lone `@` git reads as `HEAD`.
+pub fn ref_format(name: &str) -> Result<(), Refused> {
+    let refuse = |why: &str| Err(("ref-format", format!("git refuses it as a branch: {why}")));
+    if name.is_empty() {
+        return refuse("it is empty");
+    }
+    if name == "HEAD" || name == "@" {
+        return refuse("it names HEAD");
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|c| u32::from(*c) < 0x20 || " ~^:?*[\\\u{7f}".contains(*c))
+    {
+        return refuse(&format!("it holds `{}`", c.escape_default()));
+    }
+    if name.contains("..") {
+        return refuse("it holds `..`");
+    }
+    if name.contains("@{") {
+        return refuse("it holds `@{`");
+    }
+    if name.ends_with('.') {
+        return refuse("it ends with `.`");
+    }
+    for component in name.split('/') {
+        if component.is_empty() {
+            return refuse("it has an empty component (a leading, trailing or double `/`)");
+        }
+        if component.starts_with('.') {
+            return refuse("a component starts with `.`");
+        }
+        if component.ends_with(".lock") {
+            return refuse("a component ends with `.lock`");
+        }
+    }
+    Ok(())
+}
+
+/// A branch name: visible, within the ref limits, and one git takes. (Option-like
+/// names are refused before this, with their own rule.)
+pub fn branch(name: &str) -> Result<(), Refused> {
+    visible(name)?;
+    within(name, REF_MAX, REF_COMPONENT_MAX)?;
+    ref_format(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invisible_characters_are_found_and_visible_ones_are_not() {
+        for c in [
+            '\u{202E}',
+            '\u{200B}',
+            '\u{7}',
+            '\n',
+            '\u{A0}',
+            '\u{2066}',
+            '\u{FEFF}',
+            '\u{E0041}',
+            '\u{FFFF}',
+            '\u{3164}',
+        ] {
+            assert!(is_invisible(c), "U+{:04X}", u32::from(c));
+        }
+        for c in ['a', ' ', 'é', '漢', '-', '/', '😀'] {
+            assert!(!is_invisible(c), "{c}");
+        }
+        assert_eq!(first_invisible("ab\u{200B}c"), Some((2, '\u{200B}')));
+    }
+
+    #[test]
+    fn git_ref_rules() {
+        for bad in [
+            "HEAD",
+            "@",
+            "a..b",
+            "a.lock",
+            "a//b",
+            "a/.b",
+            "a b",
+            "x~1",
+            "a@{1}",
+            "a.",
+            "/a",
+            "a/",
+            "a\\b",
+            "a:b",
+            "a?b",
+            "a*b",
+            "a[b",
+            ".a",
+            "a/b.lock/c",
+            "a^b",
+            "",
+        ] {
+            assert!(ref_format(bad).is_err(), "{bad:?}");
+        }
+        for good in ["feature/x", "worktree-abc", "café", "a@b", "refs/heads/x"] {
+            assert_eq!(ref_format(good), Ok(()), "{good:?}");
+        }
+    }
+
+    #[test]
+    fn lengths() {
+        assert!(branch(&"a".repeat(REF_COMPONENT_MAX)).is_ok());
+        assert_eq!(
+            branch(&"a".repeat(REF_COMPONENT_MAX + 1)).unwrap_err().0,
+            "length"
+        );
+        assert_eq!(branch(&"ab/".repeat(400)).unwrap_err().0, "length");
+    }
+}
