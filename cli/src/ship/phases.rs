@@ -238,8 +238,11 @@ fn report(r: &ShipReport, run: Option<&ship::Run>, phase: &str) -> Result<Value,
 /// `--work-node` values: each a work node's stream (refused at input otherwise,
 /// naming the flag), as the journal spells it.
 pub fn work_nodes(values: &[String]) -> Result<Vec<String>, Failure> {
+    let mut seen = std::collections::BTreeSet::new();
     values
         .iter()
+        // A node named twice is checked once.
+        .filter(|v| seen.insert(v.as_str()))
         .map(|v| match StreamId::parse(v) {
             Ok(s) if cairn::machines::reads::is_work_node_stream(s.as_str()) => Ok(s.to_string()),
             _ => Err(crate::failure::input(

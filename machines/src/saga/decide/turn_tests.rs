@@ -50,19 +50,24 @@ fn turn_taken() -> Vec<Event> {
     ]
 }
 
+/// A git reading that exited `exit`, with no output.
+fn run(argv: Vec<String>, exit: i32) -> CommandRun {
+    CommandRun {
+        argv,
+        env: None,
+        exit_status: Some(exit),
+        stdout: String::new(),
+        stderr: String::new(),
+        started_at: at(),
+        finished_at: at(),
+    }
+}
+
 /// `mark-merged` of `tip` onto `main`, both readings exiting `exit`, naming `ship/abc`.
 fn mark_merged(tip: &FullCommit, exit: i32) -> Command {
     let runs = gates::merged_plan(REPO, None, tip, "main")
         .into_iter()
-        .map(|argv| CommandRun {
-            argv,
-            env: None,
-            exit_status: Some(exit),
-            stdout: String::new(),
-            stderr: String::new(),
-            started_at: at(),
-            finished_at: at(),
-        })
+        .map(|argv| run(argv, exit))
         .collect();
     Command::MarkMerged {
         unit: "U1".into(),
@@ -176,15 +181,7 @@ fn reading(argv: Vec<String>, exit: i32) -> gates::LandedReading {
     gates::LandedReading {
         repo: AbsPath::parse(REPO).expect("absolute"),
         target: RefName::parse("main").expect("not option-like"),
-        run: CommandRun {
-            argv,
-            env: None,
-            exit_status: Some(exit),
-            stdout: String::new(),
-            stderr: String::new(),
-            started_at: at(),
-            finished_at: at(),
-        },
+        run: run(argv, exit),
     }
 }
 
