@@ -78,6 +78,7 @@ pub fn command(step: &Step) -> Command {
                 },
                 reviewed_sha: sha(),
             },
+            from: None,
         },
         Step::Override(doc) => Command::Override {
             gate: if *doc {

@@ -436,3 +436,62 @@ fn a_ship_run_acts_for_a_saga_thread_it_names_by_its_stream() {
     let (code, out) = r.open_with(&["--for", "saga/task-cache"]);
     assert_eq!(code, 0, "{out}");
 }
+
+/// `saga review --from build-loop/issue-42:U1`: the reviewed SHA is the revision
+/// the unit's build loop handed to code review, read from the journal; a loop of
+/// another thread, one that handed nothing, or a typed SHA it did not hand is
+/// refused with nothing written.
+#[test]
+fn a_review_names_the_revision_its_build_loop_handed() {
+    use crate::support::saga::{predicates, Thread};
+    let t = Thread::new();
+    let head = t.reviewed("accepted");
+    let refused = |rest: &[&str]| {
+        let before = t.bytes();
+        let (code, out) = t.s("review", rest);
+        assert_eq!(code, 2, "{out}");
+        assert_eq!(t.bytes(), before, "{out}");
+        out
+    };
+    let out = refused(&["--outcome", "accepted", "--from", "ship/abc"]);
+    assert_eq!(
+        kind_field_rule(&out),
+        ["input", "from", "build-loop-stream"],
+        "{out}"
+    );
+    let out = refused(&["--outcome", "accepted", "--from", "build-loop/issue-42:U9"]);
+    assert_eq!(
+        kind_field_rule(&out)[1..],
+        ["from", "journal-agrees"],
+        "{out}"
+    );
+    let other = "0".repeat(40);
+    for (rest, field) in [
+        (
+            vec![
+                "--reviewed-sha",
+                other.as_str(),
+                "--from",
+                "build-loop/issue-42:U1",
+            ],
+            "reviewed_sha",
+        ),
+        (
+            vec![
+                "--reviewed-sha",
+                head.as_str(),
+                "--from",
+                "build-loop/issue-43:U1",
+            ],
+            "from",
+        ),
+    ] {
+        let mut args = vec!["--outcome", "accepted"];
+        args.extend(rest);
+        let out = refused(&args);
+        assert_eq!(predicates(&out), ["journal-agrees"], "{out}");
+        assert_eq!(out["error"]["violations"][0]["field"], field, "{out}");
+    }
+    assert_eq!(t.pr_ready().0, 0, "the review by reference passes PR-ready");
+    t.audit_clean();
+}

@@ -16,7 +16,7 @@
 use serde::{Deserialize, Serialize};
 
 pub use crate::stream_names::{
-    is_saga_id, is_saga_stream, is_ship_stream, is_short_id, is_work_node_stream,
+    build_loop_thread, is_saga_id, is_saga_stream, is_ship_stream, is_short_id, is_work_node_stream,
 };
 
 use crate::evidence::FullCommit;
@@ -31,6 +31,9 @@ pub const WORK_NODE_MACHINE: &str = "work-node";
 
 /// The machine whose streams are ship runs (`ship/<SHORT_ID>`, [`Fact::Ship`]).
 pub const SHIP_MACHINE: &str = "ship";
+
+/// The machine whose streams are a unit's build loop (`build-loop/<saga id>:<unit>`).
+pub const BUILD_LOOP_MACHINE: &str = "build-loop";
 
 /// The machine whose streams are saga threads (`saga/<saga id>`).
 pub const SAGA_MACHINE: &str = "saga";
@@ -127,6 +130,13 @@ pub enum Fact {
         /// The loop still speaks for the PR (not `abandoned`).
         live: bool,
     },
+    /// A unit's build loop's word (`build-loop/<saga id>:<unit>`): the revision it
+    /// last handed to code review (its last green iteration's), if any.
+    BuildLoop {
+        /// The handed revision.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        handed: Option<FullCommit>,
+    },
     /// A work node's word on what it verified (`work-node/<spec>:<address>`).
     WorkNode {
         /// The node's stage (`verified`, `rejected`, `done`, …).
@@ -206,7 +216,13 @@ pub fn fence(
     let (last, last_token) = match lease {
         Some(Fact::Lease { holder, last_token }) => (holder.as_ref(), *last_token),
         // Not a lease: nothing holds the resource.
-        Some(Fact::PrLoop { .. } | Fact::Ship { .. } | Fact::WorkNode { .. }) | None => (None, 0),
+        Some(
+            Fact::PrLoop { .. }
+            | Fact::Ship { .. }
+            | Fact::WorkNode { .. }
+            | Fact::BuildLoop { .. },
+        )
+        | None => (None, 0),
     };
     match (last.filter(|h| h.live_at(now)), token) {
         (Some(h), Some(t)) if t == h.token => Ok(()),

@@ -3,7 +3,7 @@
 //! have is refused at input (never read, never a link). Re-exported by
 //! [`crate::reads`].
 
-use crate::reads::{SAGA_MACHINE, SHIP_MACHINE, WORK_NODE_MACHINE};
+use crate::reads::{BUILD_LOOP_MACHINE, SAGA_MACHINE, SHIP_MACHINE, WORK_NODE_MACHINE};
 
 /// A saga thread's id: `issue-<N>` (digits, no leading zero: `issue-042` would be a
 /// second thread for issue 42) or `task-<slug>` (`[a-z0-9-]`, not empty).
@@ -87,6 +87,20 @@ pub fn is_work_node_stream(stream: &str) -> bool {
         && address.split('/').all(segment)
 }
 
+/// `build-loop/<saga id>:<unit>`: the saga thread whose unit's build loop the
+/// stream is (`None` for a name no build loop can have).
+pub fn build_loop_thread(stream: &str) -> Option<&str> {
+    let (thread, unit) = stream
+        .strip_prefix(BUILD_LOOP_MACHINE)?
+        .strip_prefix('/')?
+        .split_once(':')?;
+    let unit_ok = !unit.is_empty()
+        && unit
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._@+-".contains(c));
+    (is_saga_id(thread) && unit_ok).then_some(thread)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,6 +121,19 @@ mod tests {
             "shipx/a",
         ] {
             assert!(!is_ship_stream(bad), "{bad}");
+        }
+        assert_eq!(
+            build_loop_thread("build-loop/issue-42:U1"),
+            Some("issue-42")
+        );
+        for bad in [
+            "build-loop/issue-42",
+            "build-loop/issue-042:U1",
+            "build-loop/issue-42:",
+            "build-loop/issue-42:a/b",
+            "ship/issue-42:U1",
+        ] {
+            assert_eq!(build_loop_thread(bad), None, "{bad}");
         }
         for good in [
             "work-node/cce8fcf698764a27:core",

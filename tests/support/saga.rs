@@ -142,7 +142,8 @@ impl Thread {
     }
 
     /// A thread at `work` with a clean plan review, the build loop green at `HEAD`
-    /// and code review's `outcome` recorded for that revision: what PR-ready reads.
+    /// and code review's `outcome` recorded for that revision — named by reference,
+    /// the revision U1's build loop handed (no SHA typed): what PR-ready reads.
     pub fn reviewed(&self, outcome: &str) -> String {
         let save = self.cairn(&[
             "saga",
@@ -161,8 +162,12 @@ impl Thread {
         let (code, out) = self.build_loop(&[]);
         assert_eq!(code, 0, "the build loop goes green: {out}");
         let head = self.head();
-        let review = self.s("review", &["--outcome", outcome, "--reviewed-sha", &head]);
+        let review = self.s(
+            "review",
+            &["--outcome", outcome, "--from", "build-loop/issue-42:U1"],
+        );
         assert_eq!(review.0, 0, "{}", review.1);
+        assert_eq!(review.1["gates"]["review"]["reviewed_sha"], head.as_str());
         head
     }
 

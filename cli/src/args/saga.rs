@@ -116,7 +116,7 @@ pub enum SagaCommand {
     },
     /// Record code review's typed outcome for the full reviewed SHA
     #[command(
-        after_help = "Example:\n  cairn saga review --saga-id issue-42 --outcome accepted --reviewed-sha \\\n    \"$(git rev-parse HEAD)\""
+        after_help = "With --from build-loop/ID:UNIT the reviewed SHA is the revision that unit's build loop handed to code review (its last green iteration), read from the journal: a typed --reviewed-sha that differs, a loop of another thread or one that handed nothing is refused (exit 2, journal-agrees).\n\nExample:\n  cairn saga review --saga-id issue-42 --outcome accepted --reviewed-sha \\\n    \"$(git rev-parse HEAD)\"\n  cairn saga review --saga-id issue-42 --outcome accepted \\\n    --from build-loop/issue-42:U1"
     )]
     Review {
         /// The saga thread: `issue-<N>` or `task-<slug>`
@@ -125,9 +125,14 @@ pub enum SagaCommand {
         /// Code review's typed outcome
         #[arg(long, value_parser = ["accepted", "cycle_cap_best_available", "repairs_requested", "review_incomplete"])]
         outcome: String,
-        /// The full commit id (40 hex) that was reviewed
-        #[arg(long)]
-        reviewed_sha: String,
+        /// The full commit id (40 hex) that was reviewed; with --from, the build
+        /// loop's handed revision
+        #[arg(long, required_unless_present = "from")]
+        reviewed_sha: Option<String>,
+        /// The unit's build loop whose handed revision was reviewed
+        /// (`build-loop/<saga id>:<unit>`)
+        #[arg(long, value_name = "STREAM")]
+        from: Option<String>,
         #[command(flatten)]
         key: Key,
     },

@@ -115,24 +115,45 @@ pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<Done, Failu
             saga_id,
             outcome,
             reviewed_sha,
+            from,
             key,
         } => {
             let outcome: gates::ReviewOutcome = serde_json::from_value(json!(outcome))
                 .map_err(|_| input("outcome", "enum", "an outcome"))?;
+            let rec = rec(key)?;
+            let handed = from
+                .as_deref()
+                .map(|f| observed::handed_by(&rec, f))
+                .transpose()?;
+            let reviewed_sha = match (reviewed_sha.as_deref(), handed) {
+                (Some(typed), _) => typed.to_owned(),
+                (None, Some(Some(handed))) => handed,
+                _ => {
+                    return Err(input(
+                        "from",
+                        "journal-agrees",
+                        &format!(
+                            "`{}` has handed nothing to code review: name --reviewed-sha",
+                            from.as_deref().unwrap_or_default()
+                        ),
+                    ))
+                }
+            };
             let reviewed_sha = full_commit(
                 "reviewed_sha",
                 "full-sha",
                 "the full reviewed SHA",
-                reviewed_sha,
+                &reviewed_sha,
             )?;
             gate(
-                &rec(key)?,
+                &rec,
                 saga_id,
                 Command::Review {
                     review: gates::Review {
                         outcome,
                         reviewed_sha,
                     },
+                    from: from.clone(),
                 },
             )
         }

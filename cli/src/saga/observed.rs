@@ -42,6 +42,30 @@ fn handed(rec: &Recorder, issue: &str) -> Result<Vec<gates::Handed>, Failure> {
     Ok(out)
 }
 
+/// The revision the build loop `from` (`build-loop/<saga id>:<unit>`, refused at
+/// input otherwise) handed to code review, as the journal holds it now (`None`:
+/// nothing handed, or no such loop). The decision reads the loop again inside the
+/// append; this only fills a reviewed SHA the caller left out.
+pub(super) fn handed_by(rec: &Recorder, from: &str) -> Result<Option<String>, Failure> {
+    let s = StreamId::parse(from)
+        .ok()
+        .filter(|s| cairn::machines::reads::build_loop_thread(s.as_str()).is_some())
+        .ok_or_else(|| {
+            input(
+                "from",
+                "build-loop-stream",
+                &format!("`{from}` is not a build loop's stream: `build-loop/<saga id>:<unit>`"),
+            )
+        })?;
+    let Some(engine) = rec.existing_engine()? else {
+        return Ok(None);
+    };
+    Ok(match engine.read_stream_at(&s, None)?.fact {
+        Some(Fact::BuildLoop { handed }) => handed.map(|c| c.to_string()),
+        _ => None,
+    })
+}
+
 /// `saga pr-ready --repo DIR [--issue N]`.
 pub(super) fn pr_ready(
     rec: &Recorder,

@@ -47,6 +47,13 @@ impl Machine for BuildLoop {
     fn verdict(_state: &LoopState, events: &[Event]) -> crate::Verdict {
         verdict::verdict(events)
     }
+
+    fn fact(state: &LoopState) -> Option<crate::reads::Fact> {
+        // The revision a saga's review may name by reference.
+        Some(crate::reads::Fact::BuildLoop {
+            handed: state.handed_to_code_review.clone(),
+        })
+    }
     type State = LoopState;
     type Command = Command;
     type Event = Event;

@@ -92,6 +92,11 @@ pub enum Command {
     },
     Review {
         review: gates::Review,
+        /// The unit's build loop whose handed revision this review is of
+        /// (`build-loop/<saga id>:<unit>`), when the caller names it: the engine
+        /// reads it, and the reviewed SHA must be the revision it handed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        from: Option<String>,
     },
     Override {
         gate: gates::Gate,

@@ -116,6 +116,12 @@ impl Machine for Saga {
             | Command::Release {
                 from: Some(ship), ..
             } if decide::is_ship_stream(ship) => vec![ship.clone()],
+            Command::Review {
+                from: Some(build_loop),
+                ..
+            } if crate::reads::build_loop_thread(build_loop).is_some() => {
+                vec![build_loop.clone()]
+            }
             _ => Vec::new(),
         }
     }

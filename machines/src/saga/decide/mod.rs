@@ -41,9 +41,8 @@ pub(super) fn decide(
             r.thread()?;
             review::decide_doc_review(&r, review)
         }
-        Command::Review { review } => {
-            r.thread()?;
-            review::decide_review(review)
+        Command::Review { review, from } => {
+            review::decide_review(&r, r.thread()?, review, from.as_deref(), ctx)
         }
         Command::Override {
             gate,

@@ -9,7 +9,8 @@ use super::super::state::{GateRecord, Thread};
 use super::Refuse;
 use crate::evidence::fresh::{self, Freshness};
 use crate::evidence::{AbsPath, CommandRun, FullCommit};
-use crate::{Rejection, Violation};
+use crate::reads::Fact;
+use crate::{Context, Rejection, Violation};
 
 /// A recorded plan review with unresolved P0/P1 findings and no doc-review override.
 pub fn doc_review_blocks(g: &GateRecord) -> bool {
@@ -54,10 +55,70 @@ pub(super) fn decide_doc_review(
 
 /// `review`: the code review names the full SHA it reviewed (by its type: the
 /// CLI refuses a short one at input, rule `full-sha`).
-pub(super) fn decide_review(review: &gates::Review) -> Result<Vec<Event>, Rejection> {
+pub(super) fn decide_review(
+    r: &Refuse,
+    t: &Thread,
+    review: &gates::Review,
+    from: Option<&str>,
+    ctx: &Context,
+) -> Result<Vec<Event>, Rejection> {
+    if let Some(stream) = from {
+        r.all(handed_agrees(stream, t, review, ctx))?;
+    }
     Ok(vec![Event::ReviewRecorded {
         review: review.clone(),
     }])
+}
+
+/// A review that names its unit's build loop reviews what that loop handed: the
+/// loop is this thread's, the journal holds it, and its handed revision is the
+/// reviewed SHA (never a SHA copied by hand from elsewhere).
+fn handed_agrees(
+    stream: &str,
+    t: &Thread,
+    review: &gates::Review,
+    ctx: &Context,
+) -> Vec<Violation> {
+    let no =
+        |field: &str, message: String| vec![Violation::new("journal-agrees", Some(field), message)];
+    match crate::reads::build_loop_thread(stream) {
+        Some(thread) if thread == t.saga_id => {}
+        Some(thread) => {
+            return no(
+                "from",
+                format!(
+                    "`{stream}` is a build loop of `{thread}`, not of `{}`",
+                    t.saga_id
+                ),
+            )
+        }
+        None => {
+            return no(
+                "from",
+                format!("`{stream}` is not a build loop: `build-loop/<saga id>:<unit>`"),
+            )
+        }
+    }
+    match ctx.read(stream) {
+        Some(read) if read.version > 0 => match &read.fact {
+            Some(Fact::BuildLoop { handed: Some(c) }) if *c == review.reviewed_sha => vec![],
+            Some(Fact::BuildLoop { handed: Some(c) }) => no(
+                "reviewed_sha",
+                format!(
+                    "`{stream}` handed {c} to code review, not {}",
+                    review.reviewed_sha
+                ),
+            ),
+            _ => no(
+                "from",
+                format!("`{stream}` has handed nothing to code review (no green iteration)"),
+            ),
+        },
+        _ => no(
+            "from",
+            format!("the journal holds no build loop `{stream}`"),
+        ),
+    }
 }
 
 /// `override`: a rationale and an operator; a review-gate override waives the
