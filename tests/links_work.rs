@@ -13,13 +13,13 @@ use crate::support::ship_repo::Repo;
 
 /// A workspec outside the consumer repository with one node `core` (one command
 /// criterion), and `cairn work VERB --spec … --node core` on the ship's journal.
-struct Node {
+pub(crate) struct Node {
     _dir: tempfile::TempDir,
     spec: String,
 }
 
 impl Node {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         let spec = root.join("ship.yaml");
@@ -37,7 +37,7 @@ impl Node {
     }
 
     /// `cairn work VERB --spec SPEC --node core EXTRA…` (no terminal, no session env).
-    fn work(&self, r: &Repo, verb: &str, extra: &[&str]) -> Value {
+    pub(crate) fn work(&self, r: &Repo, verb: &str, extra: &[&str]) -> Value {
         let out = std::process::Command::new("setsid")
             .arg("-w")
             .arg(env!("CARGO_BIN_EXE_cairn"))
@@ -58,7 +58,7 @@ impl Node {
 
     /// `work verify` of the ship's worktree at `commit`, in session `s1`: the
     /// node's state after it.
-    fn verify(&self, r: &Repo, commit: &str) {
+    pub(crate) fn verify(&self, r: &Repo, commit: &str) {
         assert_eq!(self.verify_to(r, commit), "verified");
     }
 
@@ -91,7 +91,7 @@ impl Node {
 }
 
 /// `ship pre-merge --work-node …` of the standard report.
-fn pre_merge(r: &Repo, nodes: &[&str]) -> (i32, Value) {
+pub(crate) fn pre_merge(r: &Repo, nodes: &[&str]) -> (i32, Value) {
     let mut args = vec!["pre-merge", "--short-id", crate::support::ship_repo::ID];
     for n in nodes {
         args.extend_from_slice(&["--work-node", n]);

@@ -44,6 +44,7 @@ mod links;
 mod links_work;
 mod names;
 mod observer;
+mod one_day;
 mod park;
 mod park_git;
 mod park_helper;

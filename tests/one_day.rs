@@ -1,0 +1,232 @@
+//! One unit's day on one journal and one repository (issue 21), with every fact
+//! that passes between lifecycles named by reference, never copied by hand: the
+//! saga thread, the unit's build loop, a work node verified in the ship's
+//! worktree, the ship run that acts for the thread, the merge turn and the
+//! release. The SHAs that remain typed are the caller's own evidence — a leaf's
+//! phase report, the commit a verification is bound to — not one lifecycle's fact
+//! retyped into another. At the end the links form one graph and the audit passes.
+
+use serde_json::Value;
+
+use crate::links_work::{pre_merge, Node};
+use crate::park::park as cairn;
+use crate::support::git::git;
+use crate::support::ship_repo::{phase1, refine, Repo};
+
+fn run(r: &Repo, args: &[&str]) -> Value {
+    let (code, out, _) = cairn(args, "", Some(&r.journal.path()));
+    assert!(matches!(code, 0 | 4), "{args:?}: {out}");
+    out
+}
+
+#[test]
+fn a_unit_is_built_verified_reviewed_shipped_merged_and_released_by_reference() {
+    let r = Repo::new();
+    let node = Node::new();
+    let wt = r.wt().to_str().unwrap().to_owned();
+    // The thread, its plan review clean.
+    run(
+        &r,
+        &[
+            "saga",
+            "save",
+            "--id",
+            "issue-42",
+            "--lifecycle-phase",
+            "work",
+        ],
+    );
+    run(
+        &r,
+        &[
+            "saga",
+            "doc-review",
+            "--saga-id",
+            "issue-42",
+            "--unresolved-p0-p1",
+            "0",
+            "--source",
+            "review_cycles",
+        ],
+    );
+    // The ship run acts for the thread; the node works in its worktree.
+    assert_eq!(r.open_with(&["--for", "saga/issue-42"]).0, 0);
+    assert_eq!(r.verb("create", "").0, 0);
+    node.work(&r, "plan", &[]);
+    let base = git(&r.wt(), &["rev-parse", "HEAD"]);
+    let stream = node.work(
+        &r,
+        "dispatch",
+        &[
+            "--run-id",
+            "r-1",
+            "--worktree",
+            &wt,
+            "--expected-commit",
+            &base,
+        ],
+    )["stream"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let head = r.commit_in(&r.wt(), &[("src.txt", "fix\n")], "fix: the thing");
+    node.verify(&r, &head);
+    // The unit's build loop goes green in the worktree and hands its revision on.
+    let record = r.root.with_file_name("issue-42.json");
+    let units = serde_json::json!([{"id": "U1", "branch": "worktree-abc", "merge_state": "ready"}]);
+    std::fs::write(
+        &record,
+        crate::support::saga::run_record(serde_json::json!(["true"]), units).to_string(),
+    )
+    .unwrap();
+    let green = run(
+        &r,
+        &[
+            "build-loop",
+            "--record",
+            record.to_str().unwrap(),
+            "--repo",
+            &wt,
+            "--unit",
+            "U1",
+        ],
+    );
+    assert_eq!(
+        (green["green"].as_bool(), green["handed_to_code_review"].as_str()),
+        (Some(true), Some(head.as_str())),
+        "{green}"
+    );
+    // Code review of what the loop handed, by reference; PR-ready reads it.
+    let reviewed = run(
+        &r,
+        &[
+            "saga",
+            "review",
+            "--saga-id",
+            "issue-42",
+            "--outcome",
+            "accepted",
+            "--from",
+            "build-loop/issue-42:U1",
+        ],
+    );
+    assert_eq!(reviewed["gates"]["review"]["reviewed_sha"], head.as_str());
+    run(
+        &r,
+        &[
+            "saga",
+            "pr-ready",
+            "--saga-id",
+            "issue-42",
+            "--repo",
+            &wt,
+            "--issue",
+            "42",
+        ],
+    );
+    // The ship carries what the node verified.
+    let (code, out) = r.verb("verify", &phase1(&head, Some(&["src.txt"])).to_string());
+    assert_eq!((code, out["state"].as_str()), (0, Some("phase-2")), "{out}");
+    let (code, out) = r.verb("refine", &refine(&head).to_string());
+    assert_eq!((code, out["state"].as_str()), (0, Some("phase-3")), "{out}");
+    let (code, out) = pre_merge(&r, &[&stream]);
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (0, Some("merge-ready")),
+        "{out}"
+    );
+    assert_eq!(r.verb("merge", "").1["state"], "merged");
+    assert_eq!(r.verb("teardown", "").1["state"], "shipped");
+    // The merge turn and the release take the merge from the ship run.
+    let merge_wt = r.root.with_file_name("merge-wt");
+    run(
+        &r,
+        &[
+            "saga",
+            "merge-turn",
+            "take",
+            "--saga-id",
+            "issue-42",
+            "--unit",
+            "U1",
+            "--branch",
+            "worktree-abc",
+            "--merge-worktree",
+            merge_wt.to_str().unwrap(),
+            "--holder",
+            "h",
+        ],
+    );
+    let merged = run(
+        &r,
+        &[
+            "saga",
+            "merge-turn",
+            "merged",
+            "--saga-id",
+            "issue-42",
+            "--unit",
+            "U1",
+            "--holder",
+            "h",
+            "--from",
+            "ship/abc",
+        ],
+    );
+    assert_eq!(
+        merged["gates"]["units"]["U1"]["merge_state"], "merged",
+        "{merged}"
+    );
+    let reviewed_head = reviewed["gates"]["review"]["reviewed_sha"]
+        .as_str()
+        .unwrap();
+    let released = run(
+        &r,
+        &[
+            "saga",
+            "release",
+            "--saga-id",
+            "issue-42",
+            "--destination",
+            "merge",
+            "--reviewed-head",
+            reviewed_head,
+            "--from",
+            "ship/abc",
+        ],
+    );
+    assert_eq!(
+        released["gates"]["release"]["landed_commit"],
+        head.as_str(),
+        "{released}"
+    );
+    // One graph of streams: the thread read its loop and its ship run; the ship
+    // read its node.
+    let links = run(&r, &["journal", "links"]);
+    let mut edges: Vec<(String, String)> = links["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            (
+                l["reader"].as_str().unwrap().to_owned(),
+                l["read"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    edges.sort();
+    edges.dedup();
+    assert_eq!(
+        edges,
+        [
+            (
+                "saga/issue-42".to_owned(),
+                "build-loop/issue-42:U1".to_owned()
+            ),
+            ("saga/issue-42".to_owned(), "ship/abc".to_owned()),
+            ("ship/abc".to_owned(), stream.clone()),
+        ],
+        "{links}"
+    );
+    r.audit_ok();
+}
