@@ -92,7 +92,10 @@ fn a_unit_is_built_verified_reviewed_shipped_merged_and_released_by_reference() 
         ],
     );
     assert_eq!(
-        (green["green"].as_bool(), green["handed_to_code_review"].as_str()),
+        (
+            green["green"].as_bool(),
+            green["handed_to_code_review"].as_str()
+        ),
         (Some(true), Some(head.as_str())),
         "{green}"
     );
