@@ -58,6 +58,26 @@ impl Node {
 
     /// `work verify` of the ship's worktree at `commit`, in session `s1`: the
     /// node's state after it.
+    /// `plan`, then `dispatch` into the ship's worktree at its HEAD: the node's stream.
+    pub(crate) fn dispatched_in(&self, r: &Repo) -> String {
+        self.work(r, "plan", &[]);
+        let wt = r.wt().to_str().unwrap().to_owned();
+        let base = git(&r.wt(), &["rev-parse", "HEAD"]);
+        let dispatched = self.work(
+            r,
+            "dispatch",
+            &[
+                "--run-id",
+                "r-1",
+                "--worktree",
+                &wt,
+                "--expected-commit",
+                &base,
+            ],
+        );
+        dispatched["stream"].as_str().unwrap().to_owned()
+    }
+
     pub(crate) fn verify(&self, r: &Repo, commit: &str) {
         assert_eq!(self.verify_to(r, commit), "verified");
     }
@@ -120,22 +140,9 @@ fn a_ship_merges_only_the_commit_its_work_nodes_verified() {
     assert_eq!(r.open_with(&[]).0, 0);
     assert_eq!(r.verb("create", "").0, 0);
     // The node works in the ship's worktree.
-    node.work(&r, "plan", &[]);
+    let stream = node.dispatched_in(&r);
     let wt = r.wt().to_str().unwrap().to_owned();
     let base = git(&r.wt(), &["rev-parse", "HEAD"]);
-    let dispatched = node.work(
-        &r,
-        "dispatch",
-        &[
-            "--run-id",
-            "r-1",
-            "--worktree",
-            &wt,
-            "--expected-commit",
-            &base,
-        ],
-    );
-    let stream = dispatched["stream"].as_str().unwrap().to_owned();
     let verified = r.commit_in(&r.wt(), &[("src.txt", "fix\n")], "fix: the thing");
     node.verify(&r, &verified);
     let (code, out) = r.verb("verify", &phase1(&verified, Some(&["src.txt"])).to_string());

@@ -10,7 +10,6 @@ use serde_json::Value;
 
 use crate::links_work::{pre_merge, Node};
 use crate::park::park as cairn;
-use crate::support::git::git;
 use crate::support::ship_repo::{phase1, refine, Repo};
 
 fn run(r: &Repo, args: &[&str]) -> Value {
@@ -52,23 +51,7 @@ fn a_unit_is_built_verified_reviewed_shipped_merged_and_released_by_reference() 
     // The ship run acts for the thread; the node works in its worktree.
     assert_eq!(r.open_with(&["--for", "saga/issue-42"]).0, 0);
     assert_eq!(r.verb("create", "").0, 0);
-    node.work(&r, "plan", &[]);
-    let base = git(&r.wt(), &["rev-parse", "HEAD"]);
-    let stream = node.work(
-        &r,
-        "dispatch",
-        &[
-            "--run-id",
-            "r-1",
-            "--worktree",
-            &wt,
-            "--expected-commit",
-            &base,
-        ],
-    )["stream"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let stream = node.dispatched_in(&r);
     let head = r.commit_in(&r.wt(), &[("src.txt", "fix\n")], "fix: the thing");
     node.verify(&r, &head);
     // The unit's build loop goes green in the worktree and hands its revision on.
