@@ -494,4 +494,24 @@ fn a_review_names_the_revision_its_build_loop_handed() {
     }
     assert_eq!(t.pr_ready().0, 0, "the review by reference passes PR-ready");
     t.audit_clean();
+    // The loop goes green again at a later commit: the review is of an older
+    // revision now, and the audit names the decision that rested on the old one.
+    let later = t.commit("later.txt");
+    assert_eq!(t.build_loop(&[]).0, 0);
+    let (code, audit) = t.cairn(&["journal", "audit"]);
+    assert_eq!((code, audit["ok"].as_bool()), (0, Some(true)), "{audit}");
+    let notices: Vec<&str> = audit["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "reliance-withdrawn" && f["stream"] == "saga/issue-42")
+        .map(|f| f["detail"].as_str().unwrap())
+        .collect();
+    assert_eq!(notices.len(), 1, "{audit}");
+    assert!(
+        notices[0].contains(&format!(
+            "has handed {later} to code review since, not {head}"
+        )),
+        "{notices:?}"
+    );
 }

@@ -46,7 +46,8 @@ pub const VOUCHING_STAGES: [&str; 3] = ["verified", "merged", "done"];
 /// is the fact read into the decision, `now` the stream's fact today. A work node
 /// that no longer vouches for a commit it vouched for (a later verification of it
 /// failed) or whose verification no longer stands (rejected since); a ship run or
-/// PR loop that no longer states the merge it stated. `None`: nothing relied on
+/// PR loop that no longer states the merge it stated; a build loop that has handed
+/// another revision to code review since. `None`: nothing relied on
 /// was withdrawn (a fact that only grew, or one that never spoke for anything).
 pub fn withdrawn(then: &Fact, now: Option<&Fact>) -> Option<String> {
     match (then, now?) {
@@ -82,6 +83,16 @@ pub fn withdrawn(then: &Fact, now: Option<&Fact>) -> Option<String> {
         ) if merged.as_ref() != Some(c) => Some(format!("it no longer states the merge of {c}")),
         (Fact::PrLoop { merged: true, .. }, Fact::PrLoop { merged: false, .. }) => {
             Some("it no longer states the PR merged".to_owned())
+        }
+        // A review of what the loop handed is of an older revision once the loop
+        // has handed another.
+        (Fact::BuildLoop { handed: Some(was) }, Fact::BuildLoop { handed })
+            if handed.as_ref() != Some(was) =>
+        {
+            Some(match handed {
+                Some(now) => format!("it has handed {now} to code review since, not {was}"),
+                None => format!("it no longer hands {was} to code review"),
+            })
         }
         _ => None,
     }
@@ -487,6 +498,14 @@ mod tests {
         // A later failure on the commit, or a rejection since: withdrawn.
         assert!(withdrawn(&then, Some(&node("rejected", &[]))).is_some());
         assert!(withdrawn(&then, Some(&node("rejected", &['a']))).is_some());
+        // A build loop that handed another revision since.
+        let handed = |ch: Option<char>| Fact::BuildLoop { handed: ch.map(c) };
+        assert_eq!(
+            withdrawn(&handed(Some('a')), Some(&handed(Some('a')))),
+            None
+        );
+        assert!(withdrawn(&handed(Some('a')), Some(&handed(Some('b')))).is_some());
+        assert_eq!(withdrawn(&handed(None), Some(&handed(Some('b')))), None);
         // A node that vouched for nothing in a non-standing stage withdrew nothing.
         assert_eq!(
             withdrawn(&node("dispatched", &[]), Some(&node("rejected", &[]))),
