@@ -514,4 +514,34 @@ fn a_review_names_the_revision_its_build_loop_handed() {
         )),
         "{notices:?}"
     );
+    // Another issue's loop never vouches for this thread's PR-ready.
+    let repo = t.repo_str().to_owned();
+    let before = t.bytes();
+    let (code, out) = t.s("pr-ready", &["--repo", &repo, "--issue", "43"]);
+    assert_eq!(
+        (code, kind_field_rule(&out)),
+        (2, ["input", "issue", "thread-issue"]),
+        "{out}"
+    );
+    assert_eq!(t.bytes(), before);
+    // A keyed review by reference, retried after the loop moved on, replays the
+    // first answer: the request is what was typed, not what the loop said.
+    let keyed = [
+        "--outcome",
+        "accepted",
+        "--from",
+        "build-loop/issue-42:U1",
+        "--idempotency-key",
+        "k1",
+    ];
+    let (code, first) = t.s("review", &keyed);
+    assert_eq!(code, 0, "{first}");
+    assert_eq!(first["gates"]["review"]["reviewed_sha"], later.as_str());
+    t.commit("later2.txt");
+    assert_eq!(t.build_loop(&[]).0, 0);
+    let before = t.bytes();
+    let (code, again) = t.s("review", &keyed);
+    assert_eq!(code, 0, "{again}");
+    assert_eq!(again["gates"]["review"]["reviewed_sha"], later.as_str());
+    assert_eq!(t.bytes(), before, "a replay writes nothing");
 }

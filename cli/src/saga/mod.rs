@@ -19,7 +19,7 @@ use serde_json::json;
 use crate::args::{MergeTurnCommand, SagaCommand};
 use crate::failure::{input, Done, Failure};
 use crate::output;
-use crate::record::{Db, Recorded, Recorder, Step};
+use crate::record::{Db, Recorded, Recorder, Request, Step};
 
 /// A caller's name that git will read (a branch, a target) must not look like an
 /// option: refused at input, before anything is recorded or run.
@@ -121,6 +121,17 @@ pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<Done, Failu
             let outcome: gates::ReviewOutcome = serde_json::from_value(json!(outcome))
                 .map_err(|_| input("outcome", "enum", "an outcome"))?;
             let rec = rec(key)?;
+            let s = stream(saga_id)?;
+            // The key stands for the request as typed: a retry of `--from` after the
+            // loop moved replays the first answer, it is not another request.
+            let request = Request::new(
+                "saga review",
+                json!({ "outcome": outcome, "reviewed_sha": reviewed_sha, "from": from }),
+            );
+            if let Some(done) = rec.recall::<Saga>(&s, &request)? {
+                print_gates(saga_id, &done);
+                return Ok(Done::Recorded(done.outcome));
+            }
             let handed = from
                 .as_deref()
                 .map(|f| observed::handed_by(&rec, f))
@@ -145,17 +156,14 @@ pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<Done, Failu
                 "the full reviewed SHA",
                 &reviewed_sha,
             )?;
-            gate(
-                &rec,
-                saga_id,
-                Command::Review {
-                    review: gates::Review {
-                        outcome,
-                        reviewed_sha,
-                    },
-                    from: from.clone(),
+            let command = Command::Review {
+                review: gates::Review {
+                    outcome,
+                    reviewed_sha,
                 },
-            )
+                from: from.clone(),
+            };
+            gate_verb(&rec, saga_id, Step::new(&s, &command).request(request))
         }
         SagaCommand::Override {
             saga_id,

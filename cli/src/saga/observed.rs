@@ -77,6 +77,18 @@ pub(super) fn pr_ready(
 ) -> Result<Done, Failure> {
     let repo = crate::failure::require_abs_path("repo", repo)?;
     let s = stream(saga_id)?;
+    // An issue thread's build loop is its own issue's: another issue's loop never
+    // vouches for it (found: `--issue 43` gave issue 42 PR-ready on a loop it
+    // never ran).
+    if let (Some(own), Some(n)) = (saga_id.strip_prefix("issue-"), issue) {
+        if own != n.to_string() {
+            return Err(input(
+                "issue",
+                "thread-issue",
+                &format!("`{saga_id}`'s build loop is issue {own}'s, not issue {n}'s"),
+            ));
+        }
+    }
     // Whose build loop: `--issue`, else the thread's own issue number.
     let issue = issue
         .map(|n| n.to_string())
