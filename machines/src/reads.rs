@@ -38,6 +38,10 @@ pub const BUILD_LOOP_MACHINE: &str = "build-loop";
 /// The machine whose streams are saga threads (`saga/<saga id>`).
 pub const SAGA_MACHINE: &str = "saga";
 
+/// The predicate of a caller's value (or claim) that a stream the decision read
+/// contradicts: where the journal knows better, the journal wins.
+pub const JOURNAL_AGREES: &str = "journal-agrees";
+
 /// The work-node stages in which a node's verification still stands: verified and
 /// not rejected since, merged, or done.
 pub const VOUCHING_STAGES: [&str; 3] = ["verified", "merged", "done"];

@@ -177,9 +177,11 @@ impl Engine {
                 diff: None,
             });
         }
+        // Each stream read by a decision, as it stands now (for `reliance-withdrawn`).
+        let mut now = cross::Now::new();
         for s in &streams {
             let before = (report.events, report.transitions, report.redecided);
-            let machine = self.audit_stream(s, &mut report, progress)?;
+            let machine = self.audit_stream(s, &mut report, progress, &mut now)?;
             report.by_stream.push(StreamAudit {
                 stream: s.clone(),
                 machine,
@@ -188,7 +190,6 @@ impl Engine {
                 redecided: report.redecided - before.2,
             });
         }
-        self.withdrawn_reliance(&streams, &mut report)?;
         report.ok = !report.findings.iter().any(|f| f.kind.is_failure());
         Ok(report)
     }
@@ -199,6 +200,7 @@ impl Engine {
         stream: &str,
         report: &mut AuditReport,
         progress: &mut dyn FnMut(u64),
+        now: &mut cross::Now,
     ) -> Result<String, Error> {
         let Some(machine_name) = self.journal().stream_machine(stream)? else {
             return Err(Error::NoSuchStream {
@@ -254,7 +256,7 @@ impl Engine {
                     Some(t) if t.first_version == e.version && t.stream == stream => {
                         started += 1;
                         let decided = redecide(machine, fold.as_ref(), &t, report, stream);
-                        self.check_reads(&t, e.seq, lease_since, report);
+                        self.check_reads(&t, e.seq, lease_since, report, now);
                         current = Some((t, decided, Vec::new()));
                     }
                     _ => report.findings.push(finding(
@@ -340,6 +342,7 @@ impl Engine {
         seq: i64,
         lease_since: Option<i64>,
         report: &mut AuditReport,
+        now: &mut cross::Now,
     ) {
         let mut push = |kind, detail: String| {
             report.findings.push(Finding {
@@ -365,6 +368,9 @@ impl Engine {
             }
         }
         for read in &context.reads {
+            if let Some(detail) = self.withdrawn(&t.command_name, read, now) {
+                push(FindingKind::RelianceWithdrawn, detail);
+            }
             let found = StreamId::parse(&read.stream)
                 .and_then(|id| self.read_stream_at(&id, Some(read.version)));
             match found {

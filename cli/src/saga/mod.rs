@@ -142,7 +142,7 @@ pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<Done, Failu
                 _ => {
                     return Err(input(
                         "from",
-                        "journal-agrees",
+                        cairn::machines::reads::JOURNAL_AGREES,
                         &format!(
                             "`{}` has handed nothing to code review: name --reviewed-sha",
                             from.as_deref().unwrap_or_default()

@@ -253,14 +253,14 @@ impl<'a> FromShip<'a> {
         match &self.recorded {
             None => Err(input(
                 "from",
-                "journal-agrees",
+                cairn::machines::reads::JOURNAL_AGREES,
                 &format!("the journal holds no ship run `{from}`"),
             )),
             Some(r) => match take(r) {
                 Some(v) => Ok(Some(v)),
                 None => Err(input(
                     "from",
-                    "journal-agrees",
+                    cairn::machines::reads::JOURNAL_AGREES,
                     &format!("`{from}` has not merged: cairn has not seen its merge land (`cairn ship merge`)"),
                 )),
             },

@@ -115,7 +115,7 @@ impl Machine for Saga {
             }
             | Command::Release {
                 from: Some(ship), ..
-            } if decide::is_ship_stream(ship) => vec![ship.clone()],
+            } if crate::reads::is_ship_stream(ship) => vec![ship.clone()],
             Command::Review {
                 from: Some(build_loop),
                 ..

@@ -90,7 +90,7 @@ impl Machine for Ship {
         };
         nodes
             .iter()
-            .filter(|s| decide::is_work_node_stream(s))
+            .filter(|s| crate::reads::is_work_node_stream(s))
             .cloned()
             .collect()
     }

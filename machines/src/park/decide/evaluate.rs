@@ -113,7 +113,7 @@ fn journal_agrees(
                 ) =>
         {
             Err(r.rejection(
-                "journal-agrees",
+                crate::reads::JOURNAL_AGREES,
                 Some("checks.pr_merged"),
                 &format!(
                     "pr_merged is pass, but the journal's `{stream}` is at `{}` and has not seen the merge: record it with `cairn pr observe` first",

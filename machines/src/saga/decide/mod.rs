@@ -12,7 +12,6 @@ mod turn;
 
 pub use qa::qa_outcome;
 pub use review::{doc_review_blocks, doc_review_passed};
-pub(super) use ship_link::is_ship_stream;
 
 use super::command::{command_name, Command};
 use super::event::Event;

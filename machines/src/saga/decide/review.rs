@@ -9,7 +9,7 @@ use super::super::state::{GateRecord, Thread};
 use super::Refuse;
 use crate::evidence::fresh::{self, Freshness};
 use crate::evidence::{AbsPath, CommandRun, FullCommit};
-use crate::reads::Fact;
+use crate::reads::{Fact, JOURNAL_AGREES};
 use crate::{Context, Rejection, Violation};
 
 /// A recorded plan review with unresolved P0/P1 findings and no doc-review override.
@@ -80,7 +80,7 @@ fn handed_agrees(
     ctx: &Context,
 ) -> Vec<Violation> {
     let no =
-        |field: &str, message: String| vec![Violation::new("journal-agrees", Some(field), message)];
+        |field: &str, message: String| vec![Violation::new(JOURNAL_AGREES, Some(field), message)];
     match crate::reads::build_loop_thread(stream) {
         Some(thread) if thread == t.saga_id => {}
         Some(thread) => {

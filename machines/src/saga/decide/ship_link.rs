@@ -4,11 +4,8 @@
 //! command's. Each disagreement names its field and the stream that contradicts.
 
 use crate::evidence::{AbsPath, FullCommit, RefName};
-use crate::reads::{Fact, SHIP_MACHINE};
+use crate::reads::{Fact, JOURNAL_AGREES, SHIP_MACHINE};
 use crate::{Context, Violation};
-
-/// The predicate of a value the journal's ship run contradicts.
-pub(super) const JOURNAL_AGREES: &str = "journal-agrees";
 
 /// What the command says the ship run did.
 pub(super) struct Expect<'a> {
@@ -22,19 +19,13 @@ pub(super) struct Expect<'a> {
     pub merged: (&'a FullCommit, &'static str),
 }
 
-/// `ship/<SHORT_ID>`: the only streams a saga verb may name as its ship run (and
-/// the only ones the engine reads for it).
-pub(in crate::saga) fn is_ship_stream(stream: &str) -> bool {
-    crate::reads::is_ship_stream(stream)
-}
-
 /// Every way the ship run `ship` (as read into `ctx`) contradicts `expect`: it is
 /// no ship run's stream, the journal holds no such run, it has not merged, or its
 /// branch, repository, target or merged commit differ.
 pub(super) fn agrees(ship: &str, ctx: &Context, expect: Expect<'_>) -> Vec<Violation> {
     let no =
         |field: &str, message: String| vec![Violation::new(JOURNAL_AGREES, Some(field), message)];
-    if !is_ship_stream(ship) {
+    if !crate::reads::is_ship_stream(ship) {
         return no(
             "from",
             format!("`{ship}` is not a ship run: name it as `{SHIP_MACHINE}/<SHORT_ID>`"),

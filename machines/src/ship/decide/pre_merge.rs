@@ -26,7 +26,7 @@ pub(super) fn decide_pre_merge(
 ) -> Result<Vec<Event>, Rejection> {
     let run = guard.opened()?;
     for (i, node) in work_nodes.iter().enumerate() {
-        if !is_work_node_stream(node) {
+        if !crate::reads::is_work_node_stream(node) {
             return Err(guard.bad(
                 &format!("work_nodes[{i}]"),
                 "work-node-stream",
@@ -165,12 +165,6 @@ pub(in crate::ship) fn kept_nodes(kept: &[String], named: &[String]) -> Vec<Stri
         }
     }
     out
-}
-
-/// `work-node/<spec>:<address>`: the only streams a pre-merge may name as the work
-/// it ships (and the only ones the engine reads for it).
-pub(in crate::ship) fn is_work_node_stream(stream: &str) -> bool {
-    crate::reads::is_work_node_stream(stream)
 }
 
 /// `work-nodes-verified`: every named node (read by the engine) vouches for the
