@@ -144,7 +144,7 @@ pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<Done, Failu
                         "from",
                         cairn::machines::reads::JOURNAL_AGREES,
                         &format!(
-                            "`{}` has handed nothing to code review: name --reviewed-sha",
+                            "`{}` has handed nothing to code review (the journal holds no green iteration of it)",
                             from.as_deref().unwrap_or_default()
                         ),
                     ))
