@@ -39,6 +39,7 @@ fn append(stream: &str, expected: u64, events: usize) -> Append {
         idempotency: None,
         recorded_at: "2026-12-01T00:00:00.000000Z".into(),
         reads: Vec::new(),
+        scans: Vec::new(),
     }
 }
 

@@ -136,6 +136,7 @@ impl Engine {
             fresh_ids: (0..M::FRESH_IDS).map(|_| uuid::Uuid::new_v4()).collect(),
             session: request.session.clone(),
             reads: Vec::new(),
+            scans: Vec::new(),
             fencing_token: request.fencing_token,
         };
         self.execute_with_context::<M>(
@@ -217,7 +218,7 @@ impl Engine {
         // What the decision reads of other streams is the engine's reading, never
         // the caller's: any reads the given context carries are replaced.
         let mut context = context.clone();
-        context.reads = self.read_for::<M>(stream, &state, command)?;
+        (context.reads, context.scans) = self.read_for::<M>(stream, &state, command)?;
         Pending::decide_encoded(
             stream,
             state,
@@ -538,6 +539,7 @@ impl<M: Machine> Pending<M> {
                 idempotency,
                 recorded_at: context.now.to_string(),
                 reads: crate::reads::occ_reads::<M>(stream, &state, command, context),
+                scans: crate::reads::occ_scans::<M>(&state, command, context),
             }))
         };
         let state = events.iter().fold(state, |s, e| M::evolve(s, e));

@@ -1,22 +1,23 @@
 //! What a decision reads of other streams (see [`cairn_machines::reads`]): the
 //! engine reads them for `decide`, and the append requires them unmoved.
 
-use cairn_machines::reads::{claim_stream, fence, CLAIM_MACHINE};
+use cairn_machines::reads::{claim_stream, fence, Scan, Sieve, CLAIM_MACHINE};
 use cairn_machines::{Context, Machine, Read, Timestamp};
 
 use crate::{Engine, Error, StreamId};
 
 impl Engine {
     /// Reads the streams a decision of `command` on `stream` depends on: the ones
-    /// [`Machine::reads`] names, and the stream's lease (`claim/<stream>`) when it
-    /// exists. A lease stream that does not exist is not recorded (the append still
-    /// requires it not to exist).
+    /// [`Machine::reads`] names, the stream's lease (`claim/<stream>`) when it
+    /// exists, and every stream of each machine [`Machine::scans`] sieves, keeping
+    /// the ones its sieve keeps. A lease stream that does not exist is not recorded
+    /// (the append still requires it not to exist).
     pub(crate) fn read_for<M: Machine>(
         &self,
         stream: &StreamId,
         state: &M::State,
         command: &M::Command,
-    ) -> Result<Vec<Read>, Error> {
+    ) -> Result<(Vec<Read>, Vec<Scan>), Error> {
         let mut names = M::reads(state, command);
         if M::NAME != CLAIM_MACHINE {
             let lease = claim_stream(stream.as_str());
@@ -31,7 +32,58 @@ impl Engine {
             }
             reads.push(self.read_stream_now(&StreamId::parse(&name)?)?);
         }
-        Ok(reads)
+        let mut scans = Vec::new();
+        for sieve in M::scans(state, command) {
+            if scans.iter().any(|s: &Scan| s.sieve == sieve) {
+                continue;
+            }
+            // The tip first: a stream that moves after it makes the append conflict.
+            let through = self.journal().machine_tip(sieve.machine())?;
+            for (name, read) in self.sieved(sieve, None)? {
+                if name != stream.as_str() && !reads.iter().any(|r| r.stream == name) {
+                    reads.push(read);
+                }
+            }
+            scans.push(Scan { sieve, through });
+        }
+        Ok((reads, scans))
+    }
+
+    /// Every stream of the sieve's machine that it keeps, as read now, or (with
+    /// `through`) as it stood after transition `through`: what a decision that
+    /// recorded that scan must have read.
+    pub(crate) fn sieved(
+        &self,
+        sieve: Sieve,
+        through: Option<i64>,
+    ) -> Result<Vec<(String, Read)>, Error> {
+        let mut kept = Vec::new();
+        for info in self.journal().streams()? {
+            if info.machine != sieve.machine() {
+                continue;
+            }
+            let version = match through {
+                None => None,
+                Some(t) => {
+                    let before = self.journal().transitions(&info.stream)?;
+                    match before
+                        .iter()
+                        .filter(|x| x.id <= t)
+                        .map(|x| x.last_version)
+                        .max()
+                    {
+                        Some(v) => Some(v),
+                        // The stream did not exist yet.
+                        None => continue,
+                    }
+                }
+            };
+            let read = self.read_stream_at(&StreamId::parse(&info.stream)?, version)?;
+            if sieve.keeps(&read) {
+                kept.push((info.stream, read));
+            }
+        }
+        Ok(kept)
     }
 
     /// Whether an act `act` on `stream` presenting `token` passes the stream's
@@ -102,6 +154,27 @@ impl Engine {
     fn read_stream_now(&self, stream: &StreamId) -> Result<Read, Error> {
         self.read_stream_at(stream, None)
     }
+}
+
+/// The machines the append requires unmoved: each scan recorded, through the
+/// transition recorded; a scan [`Machine::scans`] names that was not read (no
+/// journal yet), through 0: the machine must still have no stream.
+pub(crate) fn occ_scans<M: Machine>(
+    state: &M::State,
+    command: &M::Command,
+    context: &Context,
+) -> Vec<(String, i64)> {
+    let mut scans: Vec<(String, i64)> = context
+        .scans
+        .iter()
+        .map(|s| (s.sieve.machine().to_owned(), s.through))
+        .collect();
+    for sieve in M::scans(state, command) {
+        if !context.scans.iter().any(|s| s.sieve == sieve) {
+            scans.push((sieve.machine().to_owned(), 0));
+        }
+    }
+    scans
 }
 
 /// The versions the append requires unchanged: every recorded read; every stream

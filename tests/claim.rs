@@ -462,6 +462,7 @@ fn forge_a_second_holder(db: &Path) {
         idempotency: None,
         recorded_at: now.into(),
         reads: Vec::new(),
+        scans: Vec::new(),
     })
     .unwrap();
 }

@@ -300,6 +300,7 @@ fn a_park_episode_is_fenced_and_a_transition_forged_in_after_its_lease_is_lease_
         idempotency: None,
         recorded_at: record.recorded_at.clone(),
         reads: Vec::new(),
+        scans: Vec::new(),
     })
     .unwrap();
     let (code, audit, _) = cairn(&["journal", "audit"], "", Some(&forged.path()));

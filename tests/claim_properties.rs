@@ -180,6 +180,7 @@ fn ctx(secs: u64) -> Context {
         fresh_ids: vec![],
         session: None,
         reads: Vec::new(),
+        scans: Vec::new(),
         fencing_token: None,
     }
 }

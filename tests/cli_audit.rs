@@ -39,6 +39,7 @@ fn acquire(db: &Path, resource: &str, owner: &str) {
         idempotency: None,
         recorded_at: "2026-11-30T04:00:00Z".into(),
         reads: Vec::new(),
+        scans: Vec::new(),
     })
     .unwrap();
 }

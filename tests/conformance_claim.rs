@@ -108,6 +108,7 @@ fn copy_unfenced(from: &Path, to: &Store, stream: &str) {
             idempotency: None,
             recorded_at: record.recorded_at,
             reads: Vec::new(),
+            scans: Vec::new(),
         })
         .unwrap();
 }

@@ -88,6 +88,7 @@ fn time_travel_says_when_it_lands_inside_a_transition_alike() {
                 idempotency: None,
                 recorded_at: "2026-11-30T09:00:00Z".into(),
                 reads: Vec::new(),
+                scans: Vec::new(),
             })
             .unwrap();
         let m = e
@@ -131,4 +132,72 @@ fn journal_show_prints_a_transition_and_its_events_alike() {
         assert_eq!(e["error"]["field"], "transition", "{b:?}");
     }
     assert_eq!(shown[0], shown[1]);
+}
+
+/// A scan (a decision that read every stream of one machine) commits only if no
+/// stream of that machine has had a transition since it read the machine's tip:
+/// a new stream of the machine conflicts as a moved one does, naming
+/// `machine/*`; a stream of a machine whose name merely shares a prefix does not.
+#[test]
+fn a_scan_conflicts_when_any_stream_of_its_machine_moves_alike() {
+    for b in backends() {
+        let s = b.fresh();
+        populate(&s);
+        let mut e = s.engine(ticket_registry());
+        let append = |stream: &str, expected: u64, scans: Vec<(String, i64)>| Append {
+            stream: stream.into(),
+            machine: stream.split('/').next().unwrap().into(),
+            expected_version: expected,
+            events: vec![NewEvent {
+                event_type: "commented".into(),
+                schema_version: 1,
+                payload: r#"{"type":"commented","text":"x"}"#.into(),
+            }],
+            transition: TransitionRecord {
+                command_name: "comment".into(),
+                command: r#"{"type":"comment","text":"x"}"#.into(),
+                context: serde_json::to_string(&ctx(2)).unwrap(),
+                rules_version: Ticket::RULES_VERSION,
+            },
+            idempotency: None,
+            recorded_at: "2026-11-30T09:00:00Z".into(),
+            reads: Vec::new(),
+            scans,
+        };
+        let tip = e.journal().machine_tip("ticket").unwrap();
+        let last = e
+            .journal()
+            .streams()
+            .unwrap()
+            .iter()
+            .filter(|i| i.machine == "ticket")
+            .flat_map(|i| e.journal().transitions(&i.stream).unwrap())
+            .map(|t| t.id)
+            .max()
+            .unwrap();
+        assert_eq!(tip, last, "{b:?}");
+        assert_eq!(e.journal().machine_tip("ticke").unwrap(), 0, "{b:?}");
+        // Neighbours by name are other machines: the scan holds.
+        for other in ["ticket-b/1", "ticketb/1", "ticket.b/1"] {
+            e.journal_mut().append(&append(other, 0, vec![])).unwrap();
+        }
+        assert_eq!(e.journal().machine_tip("ticket").unwrap(), tip, "{b:?}");
+        e.journal_mut()
+            .append(&append("scanner/1", 0, vec![("ticket".into(), tip)]))
+            .unwrap();
+        // A new stream of the machine appears: the same scan is stale.
+        e.journal_mut()
+            .append(&append("ticket/new", 0, vec![]))
+            .unwrap();
+        match e
+            .journal_mut()
+            .append(&append("scanner/1", 1, vec![("ticket".into(), tip)]))
+        {
+            Err(cairn::journal::Error::Conflict { stream, .. }) => {
+                assert_eq!(stream, "ticket/*", "{b:?}")
+            }
+            other => panic!("{b:?}: a moved machine must conflict: {other:?}"),
+        }
+        assert_eq!(e.journal().stream_version("scanner/1").unwrap(), 1, "{b:?}");
+    }
 }

@@ -216,6 +216,7 @@ fn forge(e: &mut Engine, version: u64, command: &str, event_type: &str, payload:
             idempotency: None,
             recorded_at: "2026-11-30T09:00:00Z".into(),
             reads: Vec::new(),
+            scans: Vec::new(),
         })
         .unwrap();
 }
@@ -491,6 +492,7 @@ fn time_travel_says_when_it_lands_inside_a_transition() {
             idempotency: None,
             recorded_at: "2026-11-30T09:00:00Z".into(),
             reads: Vec::new(),
+            scans: Vec::new(),
         })
         .unwrap();
     let mid = e.state_view(&stream("t1"), Some(2)).unwrap();

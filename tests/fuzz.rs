@@ -174,6 +174,7 @@ pub fn ctx() -> Context {
         fresh_ids: (0..3).map(|i| uuid::Uuid::from_u128(i + 1)).collect(),
         session: None,
         reads: Vec::new(),
+        scans: Vec::new(),
         fencing_token: None,
     }
 }

@@ -33,6 +33,7 @@ pub fn append(stream: &str, expected: u64, payloads: &[&str], key: Option<(&str,
         }),
         recorded_at: "2026-11-30T04:00:00Z".into(),
         reads: Vec::new(),
+        scans: Vec::new(),
     }
 }
 

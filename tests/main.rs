@@ -46,6 +46,7 @@ mod names;
 mod observer;
 mod one_day;
 mod park;
+mod park_dispatch;
 mod park_git;
 mod park_helper;
 mod park_helper_fold;

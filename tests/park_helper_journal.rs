@@ -94,6 +94,7 @@ fn v1_transition(expected: u64, command: Value, event: Value) -> cairn::journal:
         idempotency: None,
         recorded_at: "2026-11-30T04:00:00Z".into(),
         reads: Vec::new(),
+        scans: Vec::new(),
     }
 }
 

@@ -162,6 +162,7 @@ fn ctx(n: u128) -> Context {
         fresh_ids: (0..3).map(|i| uuid::Uuid::from_u128(n * 10 + i)).collect(),
         session: None,
         reads: Vec::new(),
+        scans: Vec::new(),
         fencing_token: None,
     }
 }

@@ -39,6 +39,7 @@ fn forge(db: &Path, version: u64, command: &Value, events: &[Value]) {
         idempotency: None,
         recorded_at: "2026-11-30T09:00:00Z".into(),
         reads: Vec::new(),
+        scans: Vec::new(),
     })
     .unwrap();
 }
@@ -225,6 +226,7 @@ fn a_rules_v1_journal_still_replays_and_audits_with_a_notice() {
             idempotency: None,
             recorded_at: "2026-11-30T00:01:00Z".into(),
             reads: Vec::new(),
+            scans: Vec::new(),
         })
         .unwrap();
         version += events.len() as u64;

@@ -142,6 +142,7 @@ fn forge_gate(e: &mut Engine, read: Read) {
             idempotency: None,
             recorded_at: context.now.to_string(),
             reads: Vec::new(),
+            scans: Vec::new(),
         })
         .unwrap();
 }

@@ -25,6 +25,7 @@ fn ctx() -> Context {
         fresh_ids: vec![],
         session: None,
         reads: Vec::new(),
+        scans: Vec::new(),
         fencing_token: None,
     }
 }

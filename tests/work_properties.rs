@@ -29,6 +29,7 @@ fn ctx(session: &str) -> Context {
         fresh_ids: vec![],
         session: Some(session.to_owned()),
         reads: Vec::new(),
+        scans: Vec::new(),
         fencing_token: None,
     }
 }

@@ -101,6 +101,7 @@ pub fn append(stream: &str, expected: u64, events: Vec<NewEvent>) -> Append {
         idempotency: None,
         recorded_at: cairn::journal::now_rfc3339(),
         reads: Vec::new(),
+        scans: Vec::new(),
     }
 }
 

@@ -324,6 +324,7 @@ impl<'a> Recorder<'a> {
             fresh_ids: (0..fresh_ids).map(|_| uuid::Uuid::new_v4()).collect(),
             session: None,
             reads: Vec::new(),
+            scans: Vec::new(),
             fencing_token: None,
         })
     }

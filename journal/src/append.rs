@@ -53,6 +53,12 @@ pub struct Append {
     /// append commits only if every one is still at that version (0: the stream
     /// must still not exist). A moved stream is a [`Error::Conflict`] naming it.
     pub reads: Vec<(String, u64)>,
+    /// Machines every stream of which the decision read, with the last
+    /// transition id among them then ([`Journal::machine_tip`](crate::Journal::machine_tip)):
+    /// the append commits only if no stream of the machine has had a transition
+    /// since (a new stream included). A moved machine is a [`Error::Conflict`]
+    /// naming `machine/*`.
+    pub scans: Vec<(String, i64)>,
 }
 
 /// Where an appended (or previously appended) transition landed.
@@ -222,6 +228,17 @@ fn append_one(tx: &mut dyn AppendTx, a: &Append, head: &mut Head) -> Result<Appe
                 stream: stream.clone(),
                 expected: *expected,
                 actual,
+            });
+        }
+    }
+
+    for (machine, through) in &a.scans {
+        let actual = tx.machine_tip(machine)?;
+        if actual != *through {
+            return Err(Error::Conflict {
+                stream: format!("{machine}/*"),
+                expected: (*through).max(0) as u64,
+                actual: actual.max(0) as u64,
             });
         }
     }

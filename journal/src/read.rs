@@ -71,6 +71,13 @@ impl Journal {
         self.store.stream_version(stream)
     }
 
+    /// The id of the last transition recorded on any stream of `machine` (0:
+    /// none): a decision that read every stream of a machine requires it
+    /// unchanged at its append ([`Append::scans`](crate::Append::scans)).
+    pub fn machine_tip(&self, machine: &str) -> Result<i64, Error> {
+        self.store.machine_tip(machine)
+    }
+
     /// The machine that owns a stream, if the stream exists.
     pub fn stream_machine(&self, stream: &str) -> Result<Option<String>, Error> {
         self.store.stream_machine(stream)

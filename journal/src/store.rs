@@ -25,6 +25,8 @@ pub(crate) trait Store: Send {
     /// file, the server's for a database server.
     fn now(&self) -> Result<String, Error>;
     fn stream_version(&self, stream: &str) -> Result<u64, Error>;
+    /// The last transition id of any stream of `machine` (0: none).
+    fn machine_tip(&self, machine: &str) -> Result<i64, Error>;
     fn stream_machine(&self, stream: &str) -> Result<Option<String>, Error>;
     /// A stream's events in version order up to `up_to`. `f` may call back into
     /// the journal (the audit fetches transition records from inside it).
@@ -92,6 +94,8 @@ pub(crate) trait AppendTx {
         -> Result<(i64, i64), Error>;
     /// A stream's last version and its machine.
     fn stream_tip(&mut self, stream: &str) -> Result<Option<(i64, String)>, Error>;
+    /// The last transition id of any stream of `machine` (0: none).
+    fn machine_tip(&mut self, machine: &str) -> Result<i64, Error>;
     /// Inserts a transition row (its id is the next one); returns the id.
     fn insert_transition(&mut self, t: &NewTransitionRow<'_>) -> Result<i64, Error>;
     /// Inserts an event row; `Ok(false)` when `(stream, version)` is taken.
@@ -193,4 +197,10 @@ pub(crate) trait Sink {
     fn transition(&mut self, t: &StoredTransition) -> Result<(), Error>;
     fn event(&mut self, e: &StoredEvent) -> Result<(), Error>;
     fn signature(&mut self, s: &SignatureRow) -> Result<(), Error>;
+}
+
+/// The stream-name range `[machine/, machine0)` that holds exactly the streams of
+/// `machine` (`/` and `0` are adjacent bytes; names compare bytewise).
+pub(crate) fn machine_range(machine: &str) -> (String, String) {
+    (format!("{machine}/"), format!("{machine}0"))
 }

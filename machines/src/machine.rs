@@ -27,6 +27,10 @@ pub struct Context {
     /// [`crate::reads`]); the append commits only if none of them moved.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reads: Vec<Read>,
+    /// The machines whose every stream the engine read for this decision, through
+    /// which transition ([`crate::reads::Scan`]); the streams kept are in `reads`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scans: Vec<crate::reads::Scan>,
     /// The fencing token the caller presented for the stream's lease
     /// ([`crate::reads::fence`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -46,6 +50,7 @@ impl Context {
             fresh_ids,
             session: None,
             reads: Vec::new(),
+            scans: Vec::new(),
             fencing_token: None,
         }
     }
@@ -164,6 +169,15 @@ pub trait Machine: 'static {
     /// [`Context::reads`] before deciding and appends only if none moved. The
     /// default reads nothing.
     fn reads(_state: &Self::State, _command: &Self::Command) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// The machines whose *every* stream `command` depends on in `state`, each
+    /// with the sieve that keeps the streams that matter
+    /// ([`crate::reads::Sieve`]): the engine reads them all, records the kept ones
+    /// in [`Context::reads`] and the scan in [`Context::scans`], and appends only
+    /// if no stream of the machine moved (or appeared). The default scans nothing.
+    fn scans(_state: &Self::State, _command: &Self::Command) -> Vec<crate::reads::Sieve> {
         Vec::new()
     }
 

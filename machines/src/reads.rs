@@ -59,8 +59,11 @@ pub fn withdrawn(then: &Fact, now: Option<&Fact>) -> Option<String> {
             Fact::WorkNode {
                 stage: was,
                 verified: vouched,
+                ..
             },
-            Fact::WorkNode { stage, verified },
+            Fact::WorkNode {
+                stage, verified, ..
+            },
         ) => {
             let lost: Vec<&str> = vouched
                 .iter()
@@ -100,6 +103,49 @@ pub fn withdrawn(then: &Fact, now: Option<&Fact>) -> Option<String> {
         }
         _ => None,
     }
+}
+
+/// A read of *every* stream of one machine, keeping those the sieve names: what a
+/// decision needs when the journal may hold a contradicting stream the caller did
+/// not name (a work node dispatched in the repository a park episode binds). The
+/// kept streams are recorded as [`Read`]s; the [`Scan`] records the machine's last
+/// transition id when read, and the append commits only if no stream of the
+/// machine has had a transition since, a new stream included.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Sieve {
+    /// Work nodes dispatched to a worker (stage `dispatched`): a worker may be
+    /// writing in its tree.
+    LiveDispatch,
+}
+
+impl Sieve {
+    /// The machine whose streams it reads.
+    pub fn machine(self) -> &'static str {
+        match self {
+            Sieve::LiveDispatch => WORK_NODE_MACHINE,
+        }
+    }
+
+    /// Whether a stream of the machine, as read, is one the decision keeps.
+    pub fn keeps(self, read: &Read) -> bool {
+        match self {
+            Sieve::LiveDispatch => {
+                crate::stream_names::is_work_node_stream(&read.stream) && read.state == "dispatched"
+            }
+        }
+    }
+}
+
+/// One [`Sieve`] as a decision applied it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scan {
+    /// What was kept.
+    pub sieve: Sieve,
+    /// The id of the last transition on any stream of the machine when read (0:
+    /// none). The kept streams are recorded in [`Context::reads`](crate::Context).
+    pub through: i64,
 }
 
 /// The lease stream for a resource: `claim/<resource stream>`.
@@ -159,6 +205,10 @@ pub enum Fact {
         /// Every commit whose latest verification passed, in the order first
         /// verified: the commits the node vouches for.
         verified: Vec<FullCommit>,
+        /// While dispatched: the worker tree and the repository cairn saw it in
+        /// at dispatch (none for a dispatch cairn did not observe).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        worker: Option<Worker>,
     },
     /// A ship run's word on what it merged (`ship/<SHORT_ID>`): the repository,
     /// branch and target it was opened for, and the commit cairn saw TARGET_BRANCH
@@ -177,6 +227,17 @@ pub enum Fact {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         acts_for: Option<String>,
     },
+}
+
+/// Where a dispatched work node's worker writes ([`Fact::WorkNode`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Worker {
+    /// The persistent worker tree.
+    pub tree: String,
+    /// Its repository: the git common dir cairn read at dispatch
+    /// (`git -C TREE rev-parse --path-format=absolute --git-common-dir`).
+    pub repository: String,
 }
 
 /// One grant of a lease.
@@ -494,6 +555,7 @@ mod tests {
         let node = |stage: &str, verified: &[char]| Fact::WorkNode {
             stage: stage.into(),
             verified: verified.iter().map(|ch| c(*ch)).collect(),
+            worker: None,
         };
         let then = node("verified", &['a']);
         // Grown or moved on in a standing stage: nothing withdrawn.

@@ -12,10 +12,11 @@
 
 use std::collections::HashMap;
 
-use cairn_machines::reads::withdrawn;
-use cairn_machines::Read;
+use cairn_machines::reads::{withdrawn, Scan};
+use cairn_machines::{Context, Read};
 
-use crate::{Engine, StreamId};
+use super::FindingKind;
+use crate::{Engine, Error, StreamId};
 
 /// Each stream a decision read, folded to its head once (`None`: it cannot be
 /// read, which the read check reports).
@@ -39,5 +40,55 @@ impl Engine {
             "`{command}` relied on `{}` at version {} (`{}`); at version {} (`{}`) {why}",
             read.stream, read.version, read.state, current.version, current.state
         ))
+    }
+}
+
+impl Engine {
+    /// What is wrong with the scans transition `id` recorded (each machine it read
+    /// whole, see [`cairn_machines::reads::Sieve`]): a stream of the machine that
+    /// had a transition after the recorded one but before this transition (the
+    /// append's check was bypassed: `read-stale`), or one the sieve keeps at the
+    /// recorded point that the context does not carry (a dispatch left out of
+    /// the reading: `read-mismatch`).
+    pub(super) fn scan_findings(
+        &self,
+        id: i64,
+        context: &Context,
+    ) -> Result<Vec<(FindingKind, String)>, Error> {
+        let mut out = vec![];
+        for Scan { sieve, through } in &context.scans {
+            let machine = sieve.machine();
+            for info in self.journal().streams()? {
+                if info.machine != machine {
+                    continue;
+                }
+                let moved = self
+                    .journal()
+                    .transitions(&info.stream)?
+                    .into_iter()
+                    .find(|x| x.id > *through && x.id < id);
+                if let Some(x) = moved {
+                    out.push((
+                        FindingKind::ReadStale,
+                        format!(
+                            "scanned every `{machine}` stream through transition {through}, but `{}` had transition {} before this one was appended",
+                            info.stream, x.id
+                        ),
+                    ));
+                }
+            }
+            for (stream, read) in self.sieved(*sieve, Some(*through))? {
+                if context.read(&stream) != Some(&read) {
+                    out.push((
+                        FindingKind::ReadMismatch,
+                        format!(
+                            "scanned every `{machine}` stream through transition {through}, but did not carry `{stream}` at version {} (`{}`), which its sieve keeps",
+                            read.version, read.state
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(out)
     }
 }

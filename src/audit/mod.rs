@@ -367,6 +367,15 @@ impl Engine {
                 );
             }
         }
+        match self.scan_findings(t.id, &context) {
+            Ok(found) => found
+                .into_iter()
+                .for_each(|(kind, detail)| push(kind, detail)),
+            Err(e) => push(
+                FindingKind::ReadMismatch,
+                format!("cannot re-read a scan: {e}"),
+            ),
+        }
         for read in &context.reads {
             if let Some(detail) = self.withdrawn(&t.command_name, read, now) {
                 push(FindingKind::RelianceWithdrawn, detail);

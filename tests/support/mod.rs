@@ -114,6 +114,7 @@ pub fn ctx(n: u32) -> Context {
         )],
         session: Some("test-session".into()),
         reads: Vec::new(),
+        scans: Vec::new(),
         fencing_token: None,
     }
 }

@@ -141,6 +141,7 @@ pub fn command(state: &State, step: &Step) -> Command {
             expected_commit: C_LANE.into(),
             budget: Some(*budget),
             finding: None,
+            repository: None,
         },
         Step::NotDispatched => Command::Dispatch {
             run_id: None,
@@ -148,6 +149,7 @@ pub fn command(state: &State, step: &Step) -> Command {
             expected_commit: String::new(),
             budget: None,
             finding: Some("delegate-client-unavailable".into()),
+            repository: None,
         },
         Step::Verify {
             tree,

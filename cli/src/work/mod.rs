@@ -230,6 +230,11 @@ pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<Done, Failu
                 expected_commit: expected_commit.clone(),
                 budget: *budget,
                 finding: not_dispatched.clone(),
+                // The worker tree's repository, read only for a receipt (a
+                // not-dispatched finding names no tree that holds work).
+                repository: run_id
+                    .as_ref()
+                    .map(|_| cairn::observe::run(&node::dispatch_plan(worktree))),
             };
             let done = rec.record(Step::new(&stream(&f, &n.address)?, &command))?;
             let mut out = out_of(&done);

@@ -145,6 +145,9 @@ pub(crate) const TRANSITION_SEQS: &str =
 pub(crate) const STREAM_TIP: &str =
     "SELECT version, machine FROM events WHERE stream = $1 ORDER BY version DESC LIMIT 1";
 pub(crate) const STREAM_VERSION: &str = "SELECT max(version) FROM events WHERE stream = $1";
+/// The last transition id of any stream in a name range (`COLLATE "C"`: bytewise).
+pub(crate) const FAMILY_TIP: &str =
+    "SELECT max(id) FROM transitions WHERE stream >= $1 AND stream < $2";
 pub(crate) const STREAM_MACHINE: &str =
     "SELECT machine FROM events WHERE stream = $1 ORDER BY version LIMIT 1";
 /// A page of a stream, by version.

@@ -154,6 +154,12 @@ impl Store for PgStore {
         Ok(v.unwrap_or(0).max(0) as u64)
     }
 
+    fn machine_tip(&self, machine: &str) -> Result<i64, Error> {
+        let (from, to) = crate::store::machine_range(machine);
+        let v: Option<i64> = self.query(sql::FAMILY_TIP, &[&from, &to])?[0].get(0);
+        Ok(v.unwrap_or(0))
+    }
+
     fn stream_machine(&self, stream: &str) -> Result<Option<String>, Error> {
         Ok(self
             .query_opt(sql::STREAM_MACHINE, &[&stream])?
@@ -392,6 +398,12 @@ impl AppendTx for PgTx<'_, '_> {
         let rows = self.query(sql::TRANSITION_SEQS, &[&stream, &first, &last])?;
         let (min, max): (Option<i64>, Option<i64>) = (rows[0].get(0), rows[0].get(1));
         Ok((min.unwrap_or(0), max.unwrap_or(0)))
+    }
+
+    fn machine_tip(&mut self, machine: &str) -> Result<i64, Error> {
+        let (from, to) = crate::store::machine_range(machine);
+        let v: Option<i64> = self.query(sql::FAMILY_TIP, &[&from, &to])?[0].get(0);
+        Ok(v.unwrap_or(0))
     }
 
     fn stream_tip(&mut self, stream: &str) -> Result<Option<(i64, String)>, Error> {

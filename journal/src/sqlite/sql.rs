@@ -14,6 +14,10 @@ pub(crate) const STREAM_TIP: &str =
     "SELECT version, machine FROM events WHERE stream = ?1 ORDER BY version DESC LIMIT 1";
 /// A stream's version.
 pub(crate) const STREAM_VERSION: &str = "SELECT max(version) FROM events WHERE stream = ?1";
+/// The last transition id of any stream in a name range (`machine/` up to
+/// `machine0`: every stream of one machine), by the transitions' stream index.
+pub(crate) const FAMILY_TIP: &str =
+    "SELECT max(id) FROM transitions WHERE stream >= ?1 AND stream < ?2";
 /// A stream's machine.
 pub(crate) const STREAM_MACHINE: &str =
     "SELECT machine FROM events WHERE stream = ?1 ORDER BY version LIMIT 1";
@@ -62,6 +66,7 @@ mod tests {
             TRANSITION_SEQS,
             STREAM_TIP,
             STREAM_VERSION,
+            FAMILY_TIP,
             STREAM_MACHINE,
             REPLAY,
             TRANSITION_COUNT,

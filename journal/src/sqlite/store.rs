@@ -126,6 +126,16 @@ impl Store for SqliteStore {
         Ok(v.unwrap_or(0).max(0) as u64)
     }
 
+    fn machine_tip(&self, machine: &str) -> Result<i64, Error> {
+        let (from, to) = crate::store::machine_range(machine);
+        let v: Option<i64> = self
+            .conn
+            .prepare_cached(sql::FAMILY_TIP)
+            .and_then(|mut s| s.query_row([from, to], |r| r.get(0)))
+            .map_err(self.sql_err())?;
+        Ok(v.unwrap_or(0))
+    }
+
     fn stream_machine(&self, stream: &str) -> Result<Option<String>, Error> {
         self.conn
             .prepare_cached(sql::STREAM_MACHINE)

@@ -61,6 +61,16 @@ impl AppendTx for Tx<'_, '_> {
             .map_err(self.err())
     }
 
+    fn machine_tip(&mut self, machine: &str) -> Result<i64, Error> {
+        let (from, to) = crate::store::machine_range(machine);
+        let v: Option<i64> = self
+            .tx
+            .prepare_cached(sql::FAMILY_TIP)
+            .and_then(|mut s| s.query_row([from, to], |r| r.get(0)))
+            .map_err(self.err())?;
+        Ok(v.unwrap_or(0))
+    }
+
     fn stream_tip(&mut self, stream: &str) -> Result<Option<(i64, String)>, Error> {
         self.tx
             .prepare_cached(sql::STREAM_TIP)

@@ -17,6 +17,7 @@ fn ctx(secs: u32) -> Context {
         fresh_ids: vec![],
         session: None,
         reads: Vec::new(),
+        scans: Vec::new(),
         fencing_token: None,
     }
 }

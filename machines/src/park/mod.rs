@@ -58,7 +58,9 @@ impl Machine for Park {
     /// helper's reasons and read-back, preservation evidence of its phase, heads
     /// that agree, a malformed prior refused, an empty branch or short head unbound.
     // 3: evaluate reads the bead's PR loop (journal-agrees, pr-identity).
-    const RULES_VERSION: u32 = 3;
+    // 4: evaluate reads every live work-node dispatch: one in the bound repository
+    //    (or one cairn cannot place) contradicts `no_active_dispatch: pass`.
+    const RULES_VERSION: u32 = 4;
     const RETIRED_RULES: &'static [u32] = &[1, 2];
     const FRESH_IDS: usize = 3;
     type State = State;
@@ -111,6 +113,17 @@ impl Machine for Park {
                 .and_then(crate::evidence::pr::loop_stream)
                 .into_iter()
                 .collect(),
+            Command::PrepareAttempt { .. }
+            | Command::ValidateReceipt { .. }
+            | Command::ConfirmReadback { .. } => Vec::new(),
+        }
+    }
+
+    fn scans(_state: &State, command: &Command) -> Vec<crate::reads::Sieve> {
+        // Every live work-node dispatch: the journal's word on active dispatch
+        // outranks the observation's (`decide::evaluate`).
+        match command {
+            Command::Evaluate { .. } => vec![crate::reads::Sieve::LiveDispatch],
             Command::PrepareAttempt { .. }
             | Command::ValidateReceipt { .. }
             | Command::ConfirmReadback { .. } => Vec::new(),

@@ -32,6 +32,7 @@ pub fn context(step: usize, fresh_ids: usize, session: Option<&str>) -> Context 
             .collect(),
         session: session.map(str::to_owned),
         reads: Vec::new(),
+        scans: Vec::new(),
         fencing_token: None,
     }
 }

@@ -21,6 +21,7 @@
 //!     fresh_ids: vec![],
 //!     session: Some("s1".into()),
 //!     reads: Vec::new(),
+//!     scans: Vec::new(),
 //!     fencing_token: None,
 //! };
 //! let plan = PlanReceipt {
@@ -39,6 +40,7 @@
 //!     expected_commit: String::new(),
 //!     budget: None,
 //!     finding: Some("delegate-client-unavailable".into()),
+//!     repository: None,
 //! };
 //!
 //! // Accepted: exactly these events (`then` returns the state they lead to).
@@ -199,6 +201,7 @@ mod tests {
             fresh_ids: vec![],
             session: Some("s1".into()),
             reads: Vec::new(),
+            scans: Vec::new(),
             fencing_token: None,
         }
     }
@@ -252,6 +255,7 @@ mod tests {
                     expected_commit: String::new(),
                     budget: None,
                     finding: Some("offline".into()),
+                    repository: None,
                 },
                 &ctx(),
             )

@@ -10,7 +10,7 @@ use super::super::state::{AttemptId, EpisodeId, IntentId, State};
 use super::Refuse;
 use crate::evidence::Outcome;
 use crate::park::observation::CheckName;
-use crate::reads::Fact;
+use crate::reads::{Fact, Sieve};
 use crate::{Context, Rejection};
 
 /// `evaluate`: the identity correlates, the attempt is not past evaluation, the
@@ -47,6 +47,7 @@ pub(super) fn decide_evaluate(
         ));
     }
     journal_agrees(r, &obs, ctx)?;
+    no_live_dispatch(r, &obs, ctx)?;
     let evaluation = fold::evaluate(&obs);
     Ok(match evaluation.action {
         Some(Action::Checkpoint) if !matches!(state, State::ReceiptAuthorized { .. }) => {
@@ -123,4 +124,50 @@ fn journal_agrees(
         }
         _ => Ok(()),
     }
+}
+
+/// Where the journal knows better, the journal wins: `no_active_dispatch: pass`
+/// is refused while a work node in this journal is dispatched to a worker tree in
+/// the bound repository (the same git common dir), naming the node's stream; and
+/// while one is dispatched where cairn cannot tell (a dispatch it did not observe,
+/// or no binding to compare with). A node in another repository says nothing.
+fn no_live_dispatch(
+    r: &Refuse,
+    obs: &observation::Observation,
+    ctx: &Context,
+) -> Result<(), Rejection> {
+    if obs.outcome(CheckName::NoActiveDispatch) != Outcome::Pass {
+        return Ok(());
+    }
+    let bound = obs.binding().map(|b| b.common_dir.as_str());
+    for read in &ctx.reads {
+        if !Sieve::LiveDispatch.keeps(read) {
+            continue;
+        }
+        let worker = match &read.fact {
+            Some(Fact::WorkNode { worker, .. }) => worker.as_ref(),
+            _ => None,
+        };
+        let why = match (worker, bound) {
+            (Some(w), Some(b)) if w.repository != b => continue,
+            (Some(w), Some(_)) => format!(
+                "is dispatched to the worker tree `{}` in this repository",
+                w.tree
+            ),
+            (Some(w), None) => format!(
+                "is dispatched to `{}` (repository `{}`), and no binding names the bound repository to compare",
+                w.tree, w.repository
+            ),
+            (None, _) => "is dispatched, and cairn did not observe where its worker writes".to_owned(),
+        };
+        return Err(r.rejection(
+            crate::reads::JOURNAL_AGREES,
+            Some("checks.no_active_dispatch"),
+            &format!(
+                "no_active_dispatch is pass, but the journal's `{}` {why}: record its verification (`cairn work verify`) or its escalation first",
+                read.stream
+            ),
+        ));
+    }
+    Ok(())
 }

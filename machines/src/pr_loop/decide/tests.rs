@@ -25,6 +25,7 @@ fn ctx() -> Context {
         fresh_ids: vec![uuid::Uuid::nil()],
         session: None,
         reads: Vec::new(),
+        scans: Vec::new(),
         fencing_token: None,
     }
 }

@@ -92,6 +92,7 @@ fn read(state: &str, fact: Option<Fact>) -> Context {
             state: state.into(),
             fact,
         }],
+        scans: Vec::new(),
         fencing_token: None,
     }
 }

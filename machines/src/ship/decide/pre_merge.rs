@@ -191,7 +191,9 @@ pub(super) fn nodes_vouch(
     for node in work_nodes {
         match ctx.read(node) {
             Some(read) if read.version > 0 => match &read.fact {
-                Some(Fact::WorkNode { stage, verified }) => {
+                Some(Fact::WorkNode {
+                    stage, verified, ..
+                }) => {
                     if !crate::reads::VOUCHING_STAGES.contains(&stage.as_str()) {
                         failed.push(format!("`{node}` is at `{stage}`"));
                     } else if !verified.contains(shipped) {
@@ -253,6 +255,7 @@ mod tests {
                 fact: (*version > 0).then(|| Fact::WorkNode {
                     stage: (*stage).into(),
                     verified: verified.iter().map(|c| sha(*c)).collect(),
+                    worker: None,
                 }),
             })
             .collect();

@@ -55,6 +55,10 @@ pub enum Command {
         expected_commit: String,
         budget: Option<u32>,
         finding: Option<String>,
+        /// cairn's reading of the worker tree's repository
+        /// ([`dispatch_plan`](super::dispatch_plan)).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        repository: Option<CommandRun>,
     },
     /// The spec and its draft as read, the tree before the criteria ran, each
     /// criterion's run, the checklist reports, the tree read again after the last

@@ -53,6 +53,9 @@ pub enum Event {
         expected_commit: FullCommit,
         budget: u32,
         session: Option<String>,
+        /// The worker tree's repository (git common dir), as cairn read it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        repository: Option<AbsPath>,
     },
     /// A degraded `not-dispatched` result: carries the plan back, advances nothing.
     NotDispatched {

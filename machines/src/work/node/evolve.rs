@@ -12,6 +12,7 @@ pub(super) fn evolve(state: State, event: &Event) -> State {
                     address: address.clone(),
                     plan: Some(receipt.clone()),
                     worktree: None,
+                    repository: None,
                     remediation_rounds: 0,
                     budget: DEFAULT_BUDGET,
                     verifications: vec![],
@@ -66,9 +67,11 @@ pub(super) fn evolve(state: State, event: &Event) -> State {
         Event::Dispatched {
             worktree_path,
             budget,
+            repository,
             ..
         } => {
             run.worktree = Some(worktree_path.clone());
+            run.repository = repository.clone();
             run.budget = *budget;
             State::Dispatched { run }
         }

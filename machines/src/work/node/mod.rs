@@ -35,7 +35,9 @@ pub use command::{
     ChecklistReport, Command, Containment, CriterionRun, PlanReceipt, ReviewVerdict, TreeWatch,
     CONTROLLING_TERMINAL,
 };
-pub use decide::{merge_admits, reverify_plan, verified_worker_commit, verify_admits};
+pub use decide::{
+    dispatch_plan, merge_admits, reverify_plan, verified_worker_commit, verify_admits,
+};
 pub use event::{Event, REVIEW_NAMES};
 pub use judge::{contract_hash, is_challenge, judge, CriterionResult, Observed, Verification};
 pub use provenance::{provenance, satisfies_dependents, Provenance};
@@ -86,7 +88,10 @@ impl Machine for WorkNode {
     /// unwatched run are never green; a merge contains the verified worker
     /// commit; user criteria need the terminal's confirmation of a one-time
     /// challenge.
-    const RULES_VERSION: u32 = 2;
+    /// v3: `work dispatch` reads the worker tree's repository (git common dir) and
+    /// refuses a tree git cannot read; a dispatch without that reading (v2 and
+    /// before) decides as it did.
+    const RULES_VERSION: u32 = 3;
     const RETIRED_RULES: &'static [u32] = &[1];
 
     fn verdict(_state: &State, events: &[Event]) -> crate::Verdict {
@@ -140,6 +145,17 @@ impl Machine for WorkNode {
                 .filter(|(_, passed)| *passed)
                 .map(|(c, _)| c.clone())
                 .collect(),
+            // Only a dispatch cairn observed names its repository (an older
+            // record's fact is unchanged: no `worker`).
+            worker: match (state, &run.worktree, &run.repository) {
+                (State::Dispatched { .. }, Some(tree), Some(repository)) => {
+                    Some(crate::reads::Worker {
+                        tree: tree.to_string(),
+                        repository: repository.to_string(),
+                    })
+                }
+                _ => None,
+            },
         })
     }
 
@@ -153,9 +169,11 @@ impl Machine for WorkNode {
             Command::Verify { .. } => Some("work verify"),
             Command::Merge { .. } => Some("work merge"),
             Command::Done { .. } => Some("work done"),
+            // The worker tree's repository, read by cairn (a park episode's
+            // journal check trusts it).
+            Command::Dispatch { .. } => Some("work dispatch"),
             Command::RaiseScope { .. }
             | Command::PassUp { .. }
-            | Command::Dispatch { .. }
             | Command::Review { .. }
             | Command::Remediate { .. }
             | Command::Escalate { .. } => None,

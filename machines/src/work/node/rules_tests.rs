@@ -45,6 +45,7 @@ fn ctx(session: &str) -> Context {
         fresh_ids: vec![Uuid::from_u128(7)],
         session: Some(session.into()),
         reads: Vec::new(),
+        scans: Vec::new(),
         fencing_token: None,
     }
 }
@@ -160,6 +161,7 @@ fn core_after(budget: u32, steps: &[Command]) -> Vec<Event> {
             expected_commit: FullCommit::parse(C_LANE).expect("a full commit"),
             budget,
             session: Some("s1".into()),
+            repository: None,
         },
     ];
     for c in steps {

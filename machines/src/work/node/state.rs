@@ -16,6 +16,9 @@ pub struct NodeRun {
     pub plan: Option<PlanReceipt>,
     /// The persistent worker tree (fixed by the first dispatch).
     pub worktree: Option<AbsPath>,
+    /// Its repository (git common dir) as cairn read it at dispatch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository: Option<AbsPath>,
     /// Remediation rounds dispatched.
     pub remediation_rounds: u32,
     /// The budget (from the last dispatch).

@@ -36,6 +36,7 @@ fn ctx() -> Context {
         fresh_ids: vec![Uuid::from_u128(7)],
         session: Some("s1".into()),
         reads: Vec::new(),
+        scans: Vec::new(),
         fencing_token: None,
     }
 }
@@ -70,6 +71,7 @@ fn dispatched(budget: u32) -> Event {
         expected_commit: FullCommit::parse(C_LANE).expect("a full commit"),
         budget,
         session: Some("s1".into()),
+        repository: None,
     }
 }
 
@@ -118,6 +120,7 @@ fn dispatch(run_id: Option<&str>, tree: &str, commit: &str, budget: Option<u32>)
         expected_commit: commit.into(),
         budget,
         finding: None,
+        repository: None,
     }
 }
 
@@ -221,6 +224,7 @@ fn dispatch_needs_a_plan_an_absolute_tree_a_full_commit_and_a_budget() {
         expected_commit: C_LANE.into(),
         budget: None,
         finding: Some("delegate-client-unavailable".into()),
+        repository: None,
     };
     for (given, command, predicates) in [
         (

@@ -3,22 +3,47 @@
 
 use super::super::{Event, State, DEFAULT_BUDGET};
 use super::guards::Guard;
-use crate::evidence::{AbsPath, FullCommit};
+use crate::evidence::{git, AbsPath, CommandRun, FullCommit};
 use crate::{Context, Rejection};
+
+/// What `work dispatch` records: `work_dispatch`'s outcome, and cairn's reading of
+/// the worker tree's repository.
+pub(in super::super) struct Receipt<'a> {
+    pub run_id: Option<&'a str>,
+    pub worktree_path: &'a str,
+    pub expected_commit: &'a str,
+    pub budget: Option<u32>,
+    pub finding: Option<&'a str>,
+    pub repository: Option<&'a CommandRun>,
+}
+
+/// The reading `work dispatch` takes of the worker tree: its repository, as the
+/// git common dir (the same for every worktree of one repository).
+pub fn dispatch_plan(worktree_path: &str) -> Vec<String> {
+    git::git(
+        worktree_path,
+        &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+    )
+}
 
 /// A planned node; a redispatch in the same persistent worktree; then exactly one
 /// of a finding (the plan comes back) or a run id with an absolute worker tree, its
 /// full starting commit and a budget of at least one round (a redispatch keeps its
-/// budget and may not raise it).
+/// budget and may not raise it). A dispatch cairn observed names the worker
+/// tree's repository: a tree git cannot read as a worktree is refused.
 pub(super) fn decide_dispatch(
     g: Guard<'_>,
-    run_id: Option<&str>,
-    worktree_path: &str,
-    expected_commit: &str,
-    budget: Option<u32>,
-    finding: Option<&str>,
+    receipt: Receipt<'_>,
     ctx: &Context,
 ) -> Result<Vec<Event>, Rejection> {
+    let Receipt {
+        run_id,
+        worktree_path,
+        expected_commit,
+        budget,
+        finding,
+        repository,
+    } = receipt;
     let State::Planned { run } = g.state else {
         return g.no(
             "planned",
@@ -78,6 +103,10 @@ pub(super) fn decide_dispatch(
                     "a redispatch does not raise the remediation budget",
                 );
             }
+            let repository = match repository {
+                None => None,
+                Some(run) => Some(worker_repository(&g, run, &worktree_path)?),
+            };
             Ok(vec![Event::Dispatched {
                 run_id: id.to_owned(),
                 worktree_path,
@@ -88,6 +117,7 @@ pub(super) fn decide_dispatch(
                     DEFAULT_BUDGET
                 }),
                 session: ctx.session.clone(),
+                repository,
             }])
         }
         _ => g.no(
@@ -96,4 +126,38 @@ pub(super) fn decide_dispatch(
             "a dispatch receipt (run id) or a not-dispatched finding, exactly one",
         ),
     }
+}
+
+/// The worker tree's repository as cairn's reading shows it: the planned argv,
+/// exit 0, an absolute path. Anything else refuses the dispatch: a worker tree
+/// that git cannot read is no persistent worktree to verify later.
+fn worker_repository(
+    g: &Guard<'_>,
+    run: &CommandRun,
+    worktree_path: &AbsPath,
+) -> Result<AbsPath, Rejection> {
+    if run.argv != dispatch_plan(worktree_path.as_str()) {
+        return Err(g.reject(
+            "evidence-bound",
+            Some("repository"),
+            "expected `git -C WORKTREE rev-parse --path-format=absolute --git-common-dir`",
+        ));
+    }
+    let found = run
+        .ok()
+        .then(|| AbsPath::parse(run.stdout.trim_end_matches('\n')).ok())
+        .flatten();
+    found.ok_or_else(|| {
+        g.reject(
+            "git-worktree",
+            Some("worktree_path"),
+            &format!(
+                "git cannot read `{worktree_path}` as a worktree ({}): dispatch into a persistent git worktree",
+                match run.exit_status {
+                    Some(code) => format!("exit {code}: {}", run.stderr.trim()),
+                    None => "it did not run".to_owned(),
+                }
+            ),
+        )
+    })
 }

@@ -13,6 +13,7 @@ mod remediation;
 mod scope;
 mod verify;
 
+pub use dispatch::dispatch_plan;
 pub use done::{merge_admits, verified_worker_commit};
 pub use verify::{reverify_plan, verify_admits};
 
@@ -83,13 +84,17 @@ pub(super) fn decide(
             expected_commit,
             budget,
             finding,
+            repository,
         } => decide_dispatch(
             g,
-            run_id.as_deref(),
-            worktree_path,
-            expected_commit,
-            *budget,
-            finding.as_deref(),
+            dispatch::Receipt {
+                run_id: run_id.as_deref(),
+                worktree_path,
+                expected_commit,
+                budget: *budget,
+                finding: finding.as_deref(),
+                repository: repository.as_ref(),
+            },
             ctx,
         ),
         Command::Verify {

@@ -1,0 +1,267 @@
+//! Park trusts no `no_active_dispatch: pass` the journal contradicts (issue 21):
+//! `park evaluate` reads every live work-node dispatch in the journal (a scan:
+//! the append commits only if no work-node stream moved or appeared meanwhile),
+//! and one whose worker tree is in the bound repository refuses the pass, naming
+//! the node's stream. On real parts: a repository with a worker lane (a linked
+//! worktree), a work node dispatched into it by `cairn work dispatch` (which
+//! reads the lane's repository itself), and park episodes on the same journal.
+
+use serde_json::{json, Value};
+
+use crate::park::park;
+use crate::support::park::*;
+use crate::support::work_repo::{spec_text, Work, CHECKLIST, OK};
+
+/// The fixture observation, bound to `root` instead of the fixture's root: the
+/// binding, every bound argv and the bound common dir (`root/.git`) follow.
+fn bound_to(root: &str) -> Value {
+    serde_json::from_str(&observation().to_string().replace(ROOT, root))
+        .expect("a path substitution keeps the JSON valid")
+}
+
+/// Prepares an attempt of `episode` on the work journal; `evaluate(v)` runs
+/// `park evaluate` on it.
+struct Episode<'a> {
+    w: &'a Work,
+    episode: String,
+    attempt: String,
+}
+
+impl<'a> Episode<'a> {
+    fn new(w: &'a Work, episode: &str) -> Self {
+        let prepare = json!({"mode": "park", "anchor_bead": ANCHOR, "episode_id": episode,
+            "intent_id": INTENT, "prior_receipts": []});
+        let db = w.journal.path();
+        let (code, out, _) = park(
+            &["park", "prepare-attempt"],
+            &prepare.to_string(),
+            Some(&db),
+        );
+        assert_eq!(code, 0, "{out}");
+        Episode {
+            w,
+            episode: episode.to_owned(),
+            attempt: out["attempt_id"].as_str().unwrap().to_owned(),
+        }
+    }
+
+    fn evaluate(&self, v: &Value) -> (i32, Value) {
+        let db = self.w.journal.path();
+        let (code, out, _) = park(
+            &[
+                "park",
+                "evaluate",
+                "--episode-id",
+                &self.episode,
+                "--intent-id",
+                INTENT,
+                "--attempt-id",
+                &self.attempt,
+            ],
+            &v.to_string(),
+            Some(&db),
+        );
+        (code, out)
+    }
+}
+
+#[test]
+fn a_live_dispatch_in_the_bound_repository_outranks_no_active_dispatch() {
+    let w = Work::new(&spec_text(OK, "test result: ok", 30_000));
+    let root = w.root.to_str().unwrap().to_owned();
+    w.dispatched("core");
+    let ep = Episode::new(&w, EPISODE);
+    let here = bound_to(&root);
+
+    // The worker is writing in a worktree of the bound repository: refused,
+    // naming the node's stream and its tree, with nothing written.
+    let before = w.journal.bytes();
+    let (code, out) = ep.evaluate(&here);
+    let v = &out["error"]["violations"][0];
+    assert_eq!(
+        (code, &v["predicate"], &v["field"]),
+        (
+            2,
+            &json!("journal-agrees"),
+            &json!("checks.no_active_dispatch")
+        ),
+        "{out}"
+    );
+    let message = v["message"].as_str().unwrap();
+    assert!(
+        message.contains("`work-node/") && message.contains(w.lane.to_str().unwrap()),
+        "{message}"
+    );
+    assert_eq!(w.journal.bytes(), before, "a refusal wrote");
+
+    // An episode bound to another repository: the dispatch says nothing there.
+    let (code, out) = ep.evaluate(&observation());
+    assert_eq!((code, &out["eligible"]), (0, &json!(true)), "{out}");
+
+    // A `fail` (or `unknown`) is never contradicted: it opens nothing.
+    let mut failing = here.clone();
+    let item = failing["checks"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|c| c["name"] == "no_active_dispatch")
+        .unwrap();
+    item["outcome"] = json!("fail");
+    item["evidence"]["active_records"] = json!([{"id": "dispatch-1"}]);
+    let (code, out) = ep.evaluate(&failing);
+    assert_eq!((code, &out["eligible"]), (0, &json!(false)), "{out}");
+
+    // The worker's result verified: the dispatch is over, and the same pass holds.
+    let commit = w.commit_lane();
+    let (code, out) = w.verify("core", &w.lane, &commit, &["--checklist", CHECKLIST]);
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (0, Some("verified")),
+        "{out}"
+    );
+    let second = Episode::new(&w, "ep-7c1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b");
+    let (code, out) = second.evaluate(&here);
+    assert_eq!((code, &out["eligible"]), (0, &json!(true)), "{out}");
+
+    // Every evaluation recorded its scan, and the audit re-checks each against
+    // the work-node streams as they stood.
+    let j =
+        cairn::journal::Journal::open_read_only(&w.journal.path(), &Default::default()).unwrap();
+    for episode in [EPISODE, second.episode.as_str()] {
+        let evaluated = j.transitions(&format!("park/{episode}")).unwrap().remove(1);
+        let context: Value = serde_json::from_str(&evaluated.context).unwrap();
+        assert_eq!(
+            context["scans"][0]["sieve"],
+            json!("live-dispatch"),
+            "{context}"
+        );
+    }
+    let (code, out, _) = park(&["journal", "audit"], "", Some(&w.journal.path()));
+    assert_eq!(code, 0, "{out}");
+}
+
+/// A dispatch into a tree git cannot read as a worktree is refused: it names no
+/// repository a park episode could be checked against (nor a tree to verify).
+#[test]
+fn a_dispatch_names_a_git_worktree() {
+    let w = Work::new(&spec_text(OK, "test result: ok", 30_000));
+    let (code, out) = w.node("plan", "core", &[]);
+    assert_eq!(code, 0, "{out}");
+    let plain = w.scratch("plain");
+    std::fs::create_dir_all(&plain).unwrap();
+    let base = w.head(&w.lane);
+    let before = w.journal.bytes();
+    let (code, out) = w.node(
+        "dispatch",
+        "core",
+        &[
+            "--run-id",
+            "r-1",
+            "--worktree",
+            plain.to_str().unwrap(),
+            "--expected-commit",
+            &base,
+        ],
+    );
+    let v = &out["error"]["violations"][0];
+    assert_eq!(
+        (code, &v["predicate"], &v["field"]),
+        (2, &json!("git-worktree"), &json!("worktree_path")),
+        "{out}"
+    );
+    assert_eq!(w.journal.bytes(), before, "a refusal wrote");
+}
+
+/// Copies every transition of `stream` from the journal at `from` into the one
+/// at `to` raw (reading nothing), each context passed through `edit`.
+fn copy_raw(from: &std::path::Path, to: &std::path::Path, stream: &str, edit: impl Fn(&mut Value)) {
+    use cairn::journal::{Append, Journal, NewEvent, Options, TransitionRecord};
+    let src = Journal::open_read_only(from, &Options::default()).unwrap();
+    let mut dst = Journal::open(to, &Options::default()).unwrap();
+    for t in src.transitions(stream).unwrap() {
+        let events = src.read_stream(stream, Some(t.last_version)).unwrap();
+        let mut context: Value = serde_json::from_str(&t.context).unwrap();
+        edit(&mut context);
+        dst.append(&Append {
+            stream: stream.to_owned(),
+            machine: t.machine.clone(),
+            expected_version: t.first_version - 1,
+            events: events[(t.first_version - 1) as usize..]
+                .iter()
+                .map(|e| NewEvent {
+                    event_type: e.event_type.clone(),
+                    schema_version: e.schema_version,
+                    payload: e.payload.clone(),
+                })
+                .collect(),
+            transition: TransitionRecord {
+                command_name: t.command_name.clone(),
+                command: t.command.clone(),
+                context: context.to_string(),
+                rules_version: t.rules_version,
+            },
+            idempotency: None,
+            recorded_at: t.recorded_at.clone(),
+            reads: Vec::new(),
+            scans: Vec::new(),
+        })
+        .unwrap();
+    }
+}
+
+/// The audit re-checks a scan against the journal: an evaluation that recorded
+/// its scan of the work nodes but left a live dispatch out of what it carried
+/// (a forged reading, appended around the engine) is a `read-mismatch`; the
+/// same evaluation carrying the dispatch it read audits clean.
+#[test]
+fn the_audit_finds_a_scan_that_left_a_live_dispatch_out() {
+    // The source: a node dispatched, an episode bound elsewhere evaluated (its
+    // context carries the dispatch it read, which does not contradict it).
+    let a = Work::new(&spec_text(OK, "test result: ok", 30_000));
+    a.dispatched("core");
+    let ep = Episode::new(&a, EPISODE);
+    let (code, out) = ep.evaluate(&observation());
+    assert_eq!((code, &out["eligible"]), (0, &json!(true)), "{out}");
+    let stream = format!("park/{EPISODE}");
+    for (forge, clean) in [(false, true), (true, false)] {
+        // The same history on a second journal: a node dispatched, then the
+        // episode's transitions copied raw.
+        let b = Work::new(&spec_text(OK, "test result: ok", 30_000));
+        b.dispatched("core");
+        copy_raw(&a.journal.path(), &b.journal.path(), &stream, |context| {
+            if let Some(reads) = context.get_mut("reads").and_then(Value::as_array_mut) {
+                let node = reads
+                    .pop()
+                    .expect("the evaluation read the dispatched node");
+                if !forge {
+                    // b's node: the same shape under b's spec key.
+                    let j = cairn::journal::Journal::open_read_only(
+                        &b.journal.path(),
+                        &Default::default(),
+                    )
+                    .unwrap();
+                    let name = j
+                        .streams()
+                        .unwrap()
+                        .into_iter()
+                        .find(|i| i.machine == "work-node")
+                        .unwrap()
+                        .stream;
+                    let mut own = node.clone();
+                    own["stream"] = json!(name);
+                    own["fact"]["worker"]["tree"] = json!(b.lane.to_str().unwrap());
+                    own["fact"]["worker"]["repository"] =
+                        json!(format!("{}/.git", b.root.to_str().unwrap()));
+                    reads.push(own);
+                }
+            }
+        });
+        let (code, audit, _) = park(&["journal", "audit"], "", Some(&b.journal.path()));
+        let mismatch = audit["findings"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{audit}"))
+            .iter()
+            .any(|f| f["kind"] == "read-mismatch" && f["stream"] == json!(stream));
+        assert_eq!((code == 0, mismatch), (clean, forge), "{audit}");
+    }
+}
