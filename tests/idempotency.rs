@@ -183,47 +183,9 @@ fn a_retried_saga_qa_with_the_same_key_spends_one_qa_cycle() {
         "",
     );
     assert_eq!(code, 0, "{out}");
-    // QA runs on a merged thread only: take the merge turn and record the merge
-    // (as git shows it, in a repository where work/u1 is merged into main).
-    let (_tmp, repo, tip) = crate::support::saga::merged_branch();
-    let repo = repo.to_str().unwrap();
-    for args in [
-        &[
-            "saga",
-            "merge-turn",
-            "take",
-            "--saga-id",
-            "issue-9",
-            "--unit",
-            "U1",
-            "--branch",
-            "work/u1",
-            "--merge-worktree",
-            "/nonexistent/wt",
-            "--holder",
-            "h",
-        ][..],
-        &[
-            "saga",
-            "merge-turn",
-            "merged",
-            "--saga-id",
-            "issue-9",
-            "--unit",
-            "U1",
-            "--holder",
-            "h",
-            "--merged-tip",
-            &tip,
-            "--repo",
-            repo,
-            "--target",
-            "main",
-        ],
-    ] {
-        let (code, out) = run(&t, args, "");
-        assert_eq!(code, 0, "{out}");
-    }
+    // QA runs on a merged thread only: the gates, the merge turn and the merge
+    // as git shows it.
+    let _repo = crate::support::saga::merged_in(&t.path(), "issue-9");
     let (code, first) = qa(&t, "checkout=failed", Some("qa-1"));
     assert_eq!(
         (code, first["post_merge_cycles"].clone()),

@@ -20,12 +20,9 @@ struct G {
 impl G {
     fn new() -> Self {
         let tmp = tempfile::tempdir().unwrap();
-        let repo = tmp.path().canonicalize().unwrap().join("widgets");
-        std::fs::create_dir_all(&repo).unwrap();
-        git(&repo, &["init", "-q", "-b", "main"]);
-        std::fs::write(repo.join("a.txt"), "a\n").unwrap();
-        git(&repo, &["add", "."]);
-        git(&repo, &["commit", "-q", "-m", "init"]);
+        let units = serde_json::json!([{"id": "U1", "branch": "work/u1", "merge_state": "ready"}]);
+        let record = crate::support::saga::run_record(serde_json::json!(["true"]), units);
+        let (repo, _) = crate::support::saga::record_repo(tmp.path(), "issue-42", &record);
         let g = G {
             _tmp: tmp,
             repo,
@@ -37,6 +34,11 @@ impl G {
             0
         );
         g
+    }
+    /// The gates the merge turn follows: plan review, U1's build loop, code
+    /// review, PR-ready.
+    fn ready(&self) {
+        crate::support::saga::ready_in(&self.t.path(), "issue-42", &self.repo);
     }
     fn run(&self, args: &[&str]) -> (i32, Value) {
         let mut full = vec!["saga"];
@@ -246,6 +248,7 @@ fn the_adjustment_envelope_holds_pauses_and_fails_closed() {
 fn one_unit_holds_the_merge_turn_even_with_racing_writers() {
     for _ in 0..3 {
         let g = G::new();
+        g.ready();
         let children: Vec<_> = ["U1", "U2", "U3"]
             .iter()
             .map(|u| {
@@ -293,6 +296,7 @@ fn one_unit_holds_the_merge_turn_even_with_racing_writers() {
 #[test]
 fn a_dead_turn_is_released_only_from_what_git_shows() {
     let g = G::new();
+    g.ready();
     let repo = g.repo.to_str().unwrap().to_owned();
     git(&g.repo, &["branch", "work/u1"]);
     let wt = g.repo.with_file_name("merge-wt");
@@ -619,4 +623,35 @@ fn a_short_commit_id_is_refused_at_input_under_its_rule() {
         (Some(&Value::Null), Some(&Value::Null)),
         "{shown}"
     );
+}
+
+/// The merge turn follows PR-ready (issue 21): a take before it is refused with
+/// nothing written; after code review and PR-ready it is taken.
+#[test]
+fn the_merge_turn_is_taken_only_after_pr_ready() {
+    let g = G::new();
+    let take = |unit: &str| {
+        g.mt(&[
+            "take",
+            "--unit",
+            unit,
+            "--branch",
+            &format!("work/{unit}"),
+            "--merge-worktree",
+            "/nonexistent/wt",
+            "--holder",
+            "h",
+        ])
+    };
+    let before = g.t.bytes();
+    let (code, out) = take("u1");
+    assert_eq!(
+        (code, out["error"]["violations"][0]["predicate"].as_str()),
+        (2, Some("pr-ready-first")),
+        "{out}"
+    );
+    assert_eq!(g.t.bytes(), before, "a refusal wrote");
+    g.ready();
+    let (code, out) = take("u1");
+    assert_eq!(code, 0, "{out}");
 }

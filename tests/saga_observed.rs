@@ -118,6 +118,7 @@ fn caller_values_never_reach_git_as_options() {
         .0,
         0
     );
+    t.ready();
     let wt = t.repo.with_file_name("merge-wt");
     let wt = wt.to_str().unwrap();
     let before = t.bytes();
@@ -220,6 +221,7 @@ fn a_merge_is_recorded_only_as_git_shows_it() {
         .0,
         0
     );
+    t.ready();
     git(&t.repo, &["checkout", "-q", "-b", "work/u1"]);
     let unit_tip = t.commit("u1.txt");
     git(&t.repo, &["checkout", "-q", "main"]);

@@ -59,6 +59,9 @@ fn result() -> impl Strategy<Value = ScenarioResult> {
 /// A generated step: a save or a QA cycle (and, to open QA, the merge of `U1`).
 #[derive(Debug, Clone)]
 pub enum Step {
+    /// Given: PR-ready passed for the thread's review (its event, not a
+    /// command: the gate's git readings are not what these properties are about).
+    Ready,
     /// `U1` takes the merge turn.
     Take,
     /// `U1`'s holder records its merge.
@@ -97,8 +100,28 @@ pub fn step() -> impl Strategy<Value = Step> {
     ]
 }
 
+/// The event PR-ready records for a review of `2222…`.
+pub fn ready_for_pr() -> Event {
+    serde_json::from_value(serde_json::json!({"type": "ready-for-pr",
+        "reviewed_sha": "2".repeat(40), "commits_since_review": 0}))
+    .expect("a PR-ready event")
+}
+
+/// The events `step` yields in `state`: [`Step::Ready`]'s given event, else
+/// what `decide` accepts of its command.
+pub fn events_of(
+    state: &<Saga as Machine>::State,
+    step: &Step,
+) -> Result<Vec<Event>, cairn::Rejection> {
+    match step {
+        Step::Ready => Ok(vec![ready_for_pr()]),
+        other => Saga::decide(state, &command(other), &ctx()),
+    }
+}
+
 pub fn command(step: &Step) -> Command {
     match step {
+        Step::Ready => unreachable!("Step::Ready is a given event, not a command"),
         Step::Take => take("U1"),
         Step::Merged => mark_merged("U1"),
         Step::Save {
@@ -142,7 +165,7 @@ pub fn sequence() -> impl Strategy<Value = Vec<Step>> {
     };
     // QA runs on merged threads only: the thread is minted at `work` and `U1` merged.
     proptest::collection::vec(step(), 0..40).prop_map(move |rest| {
-        [work.clone(), Step::Take, Step::Merged]
+        [work.clone(), Step::Ready, Step::Take, Step::Merged]
             .into_iter()
             .chain(rest)
             .collect()
@@ -160,8 +183,7 @@ proptest! {
         let mut state = Saga::initial_state();
         let mut extensions = 0;
         for step in &seq {
-            let c = command(step);
-            let decided = Saga::decide(&state, &c, &ctx());
+            let decided = events_of(&state, step);
             if let Step::Save { verdicts, next_round, .. } = step {
                 let bad = verdicts.iter().any(|v| cairn::machines::saga::parse_gate_verdict(v).is_err());
                 if bad || next_round.is_some() {
@@ -281,6 +303,7 @@ fn two_writers(schedule: &[(usize, bool, usize, bool)]) -> usize {
     )
     .expect("a work-phase save mints the thread");
     log.extend(minted);
+    log.push(ready_for_pr());
     let mut snapshot: [Option<usize>; 2] = [None, None];
     let mut most = 0;
     for &(w, read, u, merged) in schedule {
@@ -322,7 +345,7 @@ fn generated_sagas_reach_qa_and_merging() {
         let mut state = Saga::initial_state();
         let (mut reached, mut granted) = (false, false);
         for step in &seq {
-            let Ok(events) = Saga::decide(&state, &command(step), &ctx()) else {
+            let Ok(events) = events_of(&state, step) else {
                 continue;
             };
             reached |= events.iter().any(|e| matches!(e, Event::AdvancedToQa));

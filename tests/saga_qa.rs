@@ -20,6 +20,7 @@ fn merged() -> Thread {
         "work",
     ]);
     assert_eq!(save.0, 0, "{}", save.1);
+    t.ready();
     let take = t.mt(
         "take",
         &[

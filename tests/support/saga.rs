@@ -43,22 +43,7 @@ impl Thread {
 
     pub fn with_record(record: Value) -> Self {
         let tmp = tempfile::tempdir().expect("a temp dir");
-        let repo = tmp
-            .path()
-            .canonicalize()
-            .expect("the temp dir resolves")
-            .join("widgets");
-        std::fs::create_dir_all(&repo).expect("the repo dir");
-        git(&repo, &["init", "-q", "-b", "main"]);
-        std::fs::write(repo.join(".gitignore"), ".claude/\n").expect("a file");
-        std::fs::write(repo.join("a.txt"), "a\n").expect("a file");
-        git(&repo, &["add", "."]);
-        git(&repo, &["commit", "-q", "-m", "init"]);
-        let dir = repo.join(".claude/saga/runs");
-        std::fs::create_dir_all(&dir).expect("the record dir");
-        let path = dir.join("issue-42.json");
-        std::fs::write(&path, serde_json::to_string_pretty(&record).expect("JSON"))
-            .expect("the record");
+        let (repo, path) = record_repo(tmp.path(), "issue-42", &record);
         Thread {
             _tmp: tmp,
             repo,
@@ -154,21 +139,14 @@ impl Thread {
             "work",
         ]);
         assert_eq!(save.0, 0, "{}", save.1);
-        let doc = self.s(
-            "doc-review",
-            &["--unresolved-p0-p1", "0", "--source", "review_cycles"],
-        );
-        assert_eq!(doc.0, 0, "{}", doc.1);
-        let (code, out) = self.build_loop(&[]);
-        assert_eq!(code, 0, "the build loop goes green: {out}");
-        let head = self.head();
-        let review = self.s(
-            "review",
-            &["--outcome", outcome, "--from", "build-loop/issue-42:U1"],
-        );
-        assert_eq!(review.0, 0, "{}", review.1);
-        assert_eq!(review.1["gates"]["review"]["reviewed_sha"], head.as_str());
-        head
+        reviewed_in(&self.journal.path(), "issue-42", &self.repo, outcome)
+    }
+
+    /// The gates before the merge turn on this thread (already at `work`): a
+    /// clean plan review, the build loop green at `HEAD`, code review accepted
+    /// by reference, PR-ready ([`ready_in`]).
+    pub fn ready(&self) {
+        ready_in(&self.journal.path(), "issue-42", &self.repo);
     }
 
     /// `saga pr-ready --repo REPO`.
@@ -193,24 +171,6 @@ impl Default for Thread {
     fn default() -> Self {
         Self::new()
     }
-}
-
-/// A repository where branch `work/u1` (one commit of its own) is merged into
-/// `main`: the temp dir (kept alive by the caller), the repository and `main`'s tip —
-/// what `saga merge-turn merged` reads before it records a merge.
-pub fn merged_branch() -> (tempfile::TempDir, PathBuf, String) {
-    let tmp = tempfile::tempdir().expect("a temp dir");
-    let repo = tmp
-        .path()
-        .canonicalize()
-        .expect("the temp dir resolves")
-        .join("merged");
-    std::fs::create_dir_all(&repo).expect("the repo dir");
-    git(&repo, &["init", "-q", "-b", "main"]);
-    git(&repo, &["commit", "-q", "--allow-empty", "-m", "init"]);
-    merge_branch(&repo, "work/u1");
-    let tip = git(&repo, &["rev-parse", "HEAD"]);
-    (tmp, repo, tip)
 }
 
 /// Makes `branch` with one commit of its own and merges it into the current branch.
@@ -243,4 +203,168 @@ pub fn messages(out: &Value) -> String {
                 .collect::<Vec<_>>()
                 .join(" | ")
         })
+}
+
+/// A repository `widgets` under `dir` (branch `main`, one commit) holding the run
+/// record `record` for thread `id` (`issue-<N>`) at `.claude/saga/runs/<id>.json`,
+/// its `issue` set to N: the repository and the record's path.
+pub fn record_repo(dir: &Path, id: &str, record: &Value) -> (PathBuf, PathBuf) {
+    let repo = dir
+        .canonicalize()
+        .expect("the temp dir resolves")
+        .join("widgets");
+    std::fs::create_dir_all(&repo).expect("the repo dir");
+    git(&repo, &["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join(".gitignore"), ".claude/\n").expect("a file");
+    std::fs::write(repo.join("a.txt"), "a\n").expect("a file");
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "init"]);
+    let dir = repo.join(".claude/saga/runs");
+    std::fs::create_dir_all(&dir).expect("the record dir");
+    let path = dir.join(format!("{id}.json"));
+    let mut record = record.clone();
+    record["issue"] = json!(issue_number(id));
+    std::fs::write(&path, serde_json::to_string_pretty(&record).expect("JSON"))
+        .expect("the record");
+    (repo, path)
+}
+
+fn issue_number(id: &str) -> u64 {
+    id.strip_prefix("issue-")
+        .and_then(|n| n.parse().ok())
+        .expect("an issue thread: issue-<N>")
+}
+
+/// `cairn ARGS --db DB`, run from a fresh scratch directory: exit code and JSON.
+fn cairn_at(db: &Path, args: &[&str]) -> (i32, Value) {
+    let scratch = tempfile::tempdir().expect("a temp dir");
+    let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .current_dir(scratch.path())
+        .env_remove("CAIRN_DB")
+        .output()
+        .expect("cairn runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let v = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    (out.status.code().unwrap_or(-1), v)
+}
+
+/// On the journal `db`, thread `id` (at `work`) whose run record `repo` holds: a
+/// clean plan review, U1's build loop green at `HEAD`, and code review's
+/// `outcome` for the revision the loop handed (by reference): `HEAD`.
+pub fn reviewed_in(db: &Path, id: &str, repo: &Path, outcome: &str) -> String {
+    let doc = cairn_at(
+        db,
+        &[
+            "saga",
+            "doc-review",
+            "--saga-id",
+            id,
+            "--unresolved-p0-p1",
+            "0",
+            "--source",
+            "review_cycles",
+        ],
+    );
+    assert_eq!(doc.0, 0, "{}", doc.1);
+    let issue = issue_number(id).to_string();
+    let repo_str = repo.to_str().expect("a UTF-8 path");
+    let (code, out) = cairn_at(
+        db,
+        &["build-loop", "--issue", &issue, "--repo-root", repo_str],
+    );
+    assert_eq!(code, 0, "the build loop goes green: {out}");
+    let head = git(repo, &["rev-parse", "HEAD"]);
+    let from = format!("build-loop/{id}:U1");
+    let review = cairn_at(
+        db,
+        &[
+            "saga",
+            "review",
+            "--saga-id",
+            id,
+            "--outcome",
+            outcome,
+            "--from",
+            &from,
+        ],
+    );
+    assert_eq!(review.0, 0, "{}", review.1);
+    assert_eq!(review.1["gates"]["review"]["reviewed_sha"], head.as_str());
+    head
+}
+
+/// [`reviewed_in`] with `accepted`, then PR-ready: the gates the merge turn follows.
+pub fn ready_in(db: &Path, id: &str, repo: &Path) {
+    reviewed_in(db, id, repo, "accepted");
+    let repo_str = repo.to_str().expect("a UTF-8 path");
+    let (code, out) = cairn_at(
+        db,
+        &["saga", "pr-ready", "--saga-id", id, "--repo", repo_str],
+    );
+    assert_eq!(code, 0, "PR-ready passes: {out}");
+}
+
+/// [`ready_in`] in a fresh repository holding thread `id`'s run record (one unit
+/// `U1` on `work/u1`), for a test about what follows PR-ready; the repository's
+/// temp dir, kept alive by the caller.
+pub fn ready_elsewhere(db: &Path, id: &str) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().expect("a temp dir");
+    let units = json!([{"id": "U1", "branch": "work/u1", "merge_state": "ready"}]);
+    let (repo, _) = record_repo(tmp.path(), id, &run_record(json!(["true"]), units));
+    ready_in(db, id, &repo);
+    (tmp, repo)
+}
+
+/// On the journal `db`, thread `id` (at `work`): the gates the merge turn follows
+/// ([`ready_in`], in a fresh repository holding the thread's run record), the
+/// turn taken for `U1`, `work/u1` merged into `main`, and the merge recorded as
+/// git shows it. The repository's temp dir, kept alive by the caller.
+pub fn merged_in(db: &Path, id: &str) -> tempfile::TempDir {
+    let (tmp, repo) = ready_elsewhere(db, id);
+    let take = cairn_at(
+        db,
+        &[
+            "saga",
+            "merge-turn",
+            "take",
+            "--saga-id",
+            id,
+            "--unit",
+            "U1",
+            "--branch",
+            "work/u1",
+            "--merge-worktree",
+            "/nonexistent/wt",
+            "--holder",
+            "h",
+        ],
+    );
+    assert_eq!(take.0, 0, "{}", take.1);
+    merge_branch(&repo, "work/u1");
+    let tip = git(&repo, &["rev-parse", "HEAD"]);
+    let merged = cairn_at(
+        db,
+        &[
+            "saga",
+            "merge-turn",
+            "merged",
+            "--saga-id",
+            id,
+            "--unit",
+            "U1",
+            "--holder",
+            "h",
+            "--merged-tip",
+            &tip,
+            "--repo",
+            repo.to_str().expect("a UTF-8 path"),
+            "--target",
+            "main",
+        ],
+    );
+    assert_eq!(merged.0, 0, "{}", merged.1);
+    tmp
 }

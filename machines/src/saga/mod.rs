@@ -52,8 +52,9 @@ impl Machine for Saga {
     // 3 (#21): a release records a landed commit only as cairn's own reading shows
     // it on the branch it landed on, and a merge or release that names its ship
     // run agrees with it; a unit takes no branch another unit has.
-    const RULES_VERSION: u32 = 3;
-    const RETIRED_RULES: &'static [u32] = &[1, 2];
+    // 4 (#21): the merge turn is taken only after PR-ready passed.
+    const RULES_VERSION: u32 = 4;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3];
     type State = State;
     type Command = Command;
     type Event = Event;

@@ -41,6 +41,15 @@ pub(super) fn decide_take_turn(
             "the thread's destination is `plan-only`: it merges nothing",
         );
     }
+    // The merge turn follows PR-ready (the seed's 5.4 after 5.3): a unit's work is
+    // merged only once code review passed and PR-ready held for that review.
+    if t.gates.ready_for_pr.is_none() {
+        return r.no(
+            "pr-ready-first",
+            Some("unit"),
+            "PR-ready has not passed for the thread's current review: run `cairn saga pr-ready` first",
+        );
+    }
     let units = &t.gates.units;
     if let Some((other, _)) = units
         .iter()
