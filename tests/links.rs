@@ -320,8 +320,9 @@ fn a_merge_named_by_its_ship_run_is_the_one_cairn_saw_land() {
     r.audit_ok();
 }
 
-/// `journal links` lists the recorded read from both sides, draws it, and names a
-/// stream nothing recorded or read as no-such-stream.
+/// `journal links` lists the recorded reads from both sides (the run's merge read
+/// the thread's merge turn; the thread's merge read the run), draws them, and
+/// names a stream nothing recorded or read as no-such-stream.
 fn links_show_the_read(r: &Repo, transition: &str) {
     let db = r.journal.path();
     let links = |args: &[&str]| {
@@ -329,12 +330,11 @@ fn links_show_the_read(r: &Repo, transition: &str) {
         full.extend_from_slice(args);
         cairn(&full, "", Some(&db))
     };
-    let expected = serde_json::json!([{
-        "reader": "saga/issue-42",
-        "command": "mark-merged",
-        "transition_id": transition.parse::<i64>().unwrap(),
-        "read": "ship/abc",
-    }]);
+    let merged_at = transition.parse::<i64>().unwrap();
+    let expected = serde_json::json!([
+        {"reader": "ship/abc", "command": "begin", "read": "saga/issue-42"},
+        {"reader": "saga/issue-42", "command": "mark-merged", "read": "ship/abc"},
+    ]);
     for side in ["ship/abc", "saga/issue-42"] {
         let (code, out, _) = links(&[side]);
         assert_eq!(code, 0, "{out}");
@@ -347,8 +347,7 @@ fn links_show_the_read(r: &Repo, transition: &str) {
             .filter(|l| l["command"] != "review")
             .map(|l| {
                 serde_json::json!({
-                    "reader": l["reader"], "command": l["command"],
-                    "transition_id": l["transition_id"], "read": l["read"],
+                    "reader": l["reader"], "command": l["command"], "read": l["read"],
                 })
             })
             .collect();
@@ -360,13 +359,17 @@ fn links_show_the_read(r: &Repo, transition: &str) {
             .find(|l| l["command"] == "mark-merged")
             .unwrap();
         assert_eq!(
-            (merge["state"].as_str(), merge["fact"].as_str()),
-            (Some("shipped"), Some("ship")),
+            (
+                merge["state"].as_str(),
+                merge["fact"].as_str(),
+                merge["transition_id"].as_i64()
+            ),
+            (Some("shipped"), Some("ship"), Some(merged_at)),
             "{out}"
         );
     }
-    // The whole journal: the merge's read, beside the reviews' reads of the
-    // build loops (no other verb here read a stream).
+    // The whole journal: the two merges' reads, beside the reviews' reads of
+    // the build loops (no other verb here read a stream).
     let (code, out, _) = links(&[]);
     let commands: Vec<&str> = out["links"]
         .as_array()
@@ -376,7 +379,7 @@ fn links_show_the_read(r: &Repo, transition: &str) {
         .collect();
     assert_eq!(
         (code, commands.iter().filter(|c| **c != "review").count()),
-        (0, 1),
+        (0, 2),
         "{out}"
     );
     let (code, out, _) = links(&["ship/abd"]);

@@ -121,9 +121,16 @@ fn a_unit_is_built_verified_reviewed_shipped_merged_and_released_by_reference() 
         (0, Some("merge-ready")),
         "{out}"
     );
-    assert_eq!(r.verb("merge", "").1["state"], "merged");
-    assert_eq!(r.verb("teardown", "").1["state"], "shipped");
-    // The merge turn and the release take the merge from the ship run.
+    // The run acts for the thread: it merges only under the thread's merge turn
+    // (refused before git runs, nothing written), taken after PR-ready.
+    let before = r.journal.bytes();
+    let (code, out) = r.verb("merge", "");
+    assert_eq!(
+        (code, out["error"]["violations"][0]["predicate"].as_str()),
+        (2, Some("merge-turn-held")),
+        "{out}"
+    );
+    assert_eq!(r.journal.bytes(), before, "a refusal wrote");
     let merge_wt = r.root.with_file_name("merge-wt");
     run(
         &r,
@@ -143,6 +150,9 @@ fn a_unit_is_built_verified_reviewed_shipped_merged_and_released_by_reference() 
             "h",
         ],
     );
+    assert_eq!(r.verb("merge", "").1["state"], "merged");
+    assert_eq!(r.verb("teardown", "").1["state"], "shipped");
+    // The merge and the release take the merge from the ship run.
     let merged = run(
         &r,
         &[
@@ -187,7 +197,7 @@ fn a_unit_is_built_verified_reviewed_shipped_merged_and_released_by_reference() 
         "{released}"
     );
     // One graph of streams: the thread read its loop and its ship run; the ship
-    // read its node.
+    // read its node and the thread's merge turn.
     let links = run(&r, &["journal", "links"]);
     let mut edges: Vec<(String, String)> = links["links"]
         .as_array()
@@ -210,6 +220,7 @@ fn a_unit_is_built_verified_reviewed_shipped_merged_and_released_by_reference() 
                 "build-loop/issue-42:U1".to_owned()
             ),
             ("saga/issue-42".to_owned(), "ship/abc".to_owned()),
+            ("ship/abc".to_owned(), "saga/issue-42".to_owned()),
             ("ship/abc".to_owned(), stream.clone()),
         ],
         "{links}"

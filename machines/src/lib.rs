@@ -33,6 +33,7 @@ pub mod rejection;
 #[deny(missing_docs)]
 pub mod render;
 pub mod saga;
+mod scan;
 pub mod ship;
 mod stream_names;
 #[deny(missing_docs)]

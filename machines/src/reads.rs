@@ -19,6 +19,8 @@ pub use crate::stream_names::{
     build_loop_thread, is_saga_id, is_saga_stream, is_ship_stream, is_short_id, is_work_node_stream,
 };
 
+pub use crate::scan::{Scan, Sieve};
+
 use crate::evidence::FullCommit;
 use crate::{Context, Rejection, Timestamp, Violation};
 
@@ -105,49 +107,6 @@ pub fn withdrawn(then: &Fact, now: Option<&Fact>) -> Option<String> {
     }
 }
 
-/// A read of *every* stream of one machine, keeping those the sieve names: what a
-/// decision needs when the journal may hold a contradicting stream the caller did
-/// not name (a work node dispatched in the repository a park episode binds). The
-/// kept streams are recorded as [`Read`]s; the [`Scan`] records the machine's last
-/// transition id when read, and the append commits only if no stream of the
-/// machine has had a transition since, a new stream included.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Sieve {
-    /// Work nodes dispatched to a worker (stage `dispatched`): a worker may be
-    /// writing in its tree.
-    LiveDispatch,
-}
-
-impl Sieve {
-    /// The machine whose streams it reads.
-    pub fn machine(self) -> &'static str {
-        match self {
-            Sieve::LiveDispatch => WORK_NODE_MACHINE,
-        }
-    }
-
-    /// Whether a stream of the machine, as read, is one the decision keeps.
-    pub fn keeps(self, read: &Read) -> bool {
-        match self {
-            Sieve::LiveDispatch => {
-                crate::stream_names::is_work_node_stream(&read.stream) && read.state == "dispatched"
-            }
-        }
-    }
-}
-
-/// One [`Sieve`] as a decision applied it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Scan {
-    /// What was kept.
-    pub sieve: Sieve,
-    /// The id of the last transition on any stream of the machine when read (0:
-    /// none). The kept streams are recorded in [`Context::reads`](crate::Context).
-    pub through: i64,
-}
-
 /// The lease stream for a resource: `claim/<resource stream>`.
 pub fn claim_stream(resource: &str) -> String {
     format!("{CLAIM_MACHINE}/{resource}")
@@ -210,6 +169,14 @@ pub enum Fact {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         worker: Option<Worker>,
     },
+    /// A saga thread's word on its merge authority (`saga/<saga id>`): the unit
+    /// holding the merge turn, if one does, and its branch. Exactly one worker
+    /// merges at a time; a ship run acting for the thread merges only under it.
+    Saga {
+        /// The turn held (`merging`), if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        turn: Option<Turn>,
+    },
     /// A ship run's word on what it merged (`ship/<SHORT_ID>`): the repository,
     /// branch and target it was opened for, and the commit cairn saw TARGET_BRANCH
     /// hold after its own `merge --ff-only` (none until then).
@@ -227,6 +194,18 @@ pub enum Fact {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         acts_for: Option<String>,
     },
+}
+
+/// A saga thread's merge turn ([`Fact::Saga`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Turn {
+    /// The unit holding it.
+    pub unit: String,
+    /// The unit's branch.
+    pub branch: String,
+    /// Who holds it.
+    pub holder: String,
 }
 
 /// Where a dispatched work node's worker writes ([`Fact::WorkNode`]).
@@ -296,7 +275,8 @@ pub fn fence(
             Fact::PrLoop { .. }
             | Fact::Ship { .. }
             | Fact::WorkNode { .. }
-            | Fact::BuildLoop { .. },
+            | Fact::BuildLoop { .. }
+            | Fact::Saga { .. },
         )
         | None => (None, 0),
     };

@@ -107,6 +107,23 @@ impl Machine for Saga {
         }
     }
 
+    fn fact(state: &State) -> Option<crate::reads::Fact> {
+        // The merge authority: the unit holding the turn (a ship run acting for
+        // the thread merges only under it, `ship merge`).
+        let t = state.thread()?;
+        let turn = t
+            .gates
+            .units
+            .iter()
+            .find(|(_, row)| row.merge_state == gates::MergeState::Merging)
+            .map(|(unit, row)| crate::reads::Turn {
+                unit: unit.clone(),
+                branch: row.branch.clone(),
+                holder: row.holder.clone().unwrap_or_default(),
+            });
+        Some(crate::reads::Fact::Saga { turn })
+    }
+
     fn reads(_state: &State, command: &Command) -> Vec<String> {
         // A merge that names the ship run it came from: the run's word on what it
         // merged is checked against this one (`decide::turn`).

@@ -61,8 +61,10 @@ impl Machine for Ship {
     // 4 (#21): the squash post-check reads its patch with `--no-ext-diff
     // --no-textconv` (it could only ever read `unknown` before); a pre-merge may
     // name the work nodes whose verified commit it ships.
-    const RULES_VERSION: u32 = 4;
-    const RETIRED_RULES: &'static [u32] = &[1, 2, 3];
+    // 5 (#21): a run acting for a saga thread merges only while that thread's unit
+    // on the run's branch holds the merge turn (the thread's merge authority).
+    const RULES_VERSION: u32 = 5;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4];
     type State = State;
     type Command = Command;
     type Event = Event;
@@ -79,19 +81,22 @@ impl Machine for Ship {
         // The work nodes a pre-merge names: each must vouch for the commit shipped;
         // and again when the merge is announced (a node that withdrew its
         // verification since stops it before git runs).
+        // A merge also reads the thread the run acts for: its merge turn is the
+        // authority the merge runs under.
         let kept = state.run().map_or(&[][..], |r| r.work_nodes.as_slice());
-        let nodes = match command {
-            Command::PreMerge { work_nodes, .. } => decide::kept_nodes(kept, work_nodes),
+        let (nodes, thread) = match command {
+            Command::PreMerge { work_nodes, .. } => (decide::kept_nodes(kept, work_nodes), None),
             Command::Begin {
                 step: Mutation::Merge,
                 ..
-            } => kept.to_vec(),
-            _ => Vec::new(),
+            } => (kept.to_vec(), state.run().and_then(|r| r.acts_for.clone())),
+            _ => (Vec::new(), None),
         };
         nodes
             .iter()
             .filter(|s| crate::reads::is_work_node_stream(s))
             .cloned()
+            .chain(thread.filter(|t| crate::reads::is_saga_stream(t)))
             .collect()
     }
 

@@ -5,6 +5,7 @@ use super::super::event::Event;
 use super::super::owner::{self, Claim, Owner};
 use super::super::state::Mutation;
 use super::guards::Guard;
+use crate::reads::Fact;
 use crate::{Context, Outcome, Rejection};
 
 /// `begin`: the claim names this process (its `ps` reading: pid and start time);
@@ -31,6 +32,11 @@ pub(super) fn decide_begin(
                     gate.detail
                 ),
             ));
+        }
+    }
+    if step == Mutation::Merge {
+        if let Some(thread) = &run.acts_for {
+            merge_turn_held(guard, thread, &run.params.branch, ctx)?;
         }
     }
     let claim = claim.as_ref().ok_or_else(|| {
@@ -113,4 +119,34 @@ pub(super) fn decide_begin(
         owner: Some(me),
         taken_from,
     }])
+}
+
+/// A run acting for a saga thread merges only under the thread's merge authority:
+/// the unit on the run's branch holds the thread's merge turn (`cairn saga
+/// merge-turn take`), as the engine read the thread for this decision. A thread
+/// not in the journal, or whose turn is free or another branch's, refuses the
+/// merge before git runs.
+fn merge_turn_held(
+    guard: Guard<'_>,
+    thread: &str,
+    branch: &str,
+    ctx: &Context,
+) -> Result<(), Rejection> {
+    let read = ctx.read(thread).filter(|r| r.version > 0);
+    let why = match read.and_then(|r| r.fact.as_ref()) {
+        Some(Fact::Saga { turn: Some(turn) }) if turn.branch == branch => return Ok(()),
+        Some(Fact::Saga { turn: Some(turn) }) => format!(
+            "its merge turn is held by unit `{}` on `{}`, not on `{branch}`",
+            turn.unit, turn.branch
+        ),
+        Some(_) => "no unit holds its merge turn".to_owned(),
+        None => "it is not in the journal".to_owned(),
+    };
+    Err(guard.reject(
+        "merge-turn-held",
+        Some("acts_for"),
+        &format!(
+            "the run acts for `{thread}`, and {why}: the thread's unit on `{branch}` takes the turn (`cairn saga merge-turn take`) before the run merges"
+        ),
+    ))
 }

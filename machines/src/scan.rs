@@ -1,0 +1,54 @@
+//! Scans: a decision that reads *every* stream of one machine through a sieve
+//! (see [`crate::reads`]), for a contradiction the caller never names.
+
+use serde::{Deserialize, Serialize};
+
+use crate::reads::{Read, WORK_NODE_MACHINE};
+
+/// A read of *every* stream of one machine, keeping those the sieve names: what a
+/// decision needs when the journal may hold a contradicting stream the caller did
+/// not name (a work node dispatched in the repository a park episode binds). The
+/// kept streams are recorded as [`Read`]s; the [`Scan`] records the machine's last
+/// transition id when read, and the append commits only if no stream of the
+/// machine has had a transition since, a new stream included.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Sieve {
+    /// Work nodes dispatched to a worker (stage `dispatched`): a worker may be
+    /// writing in its tree.
+    LiveDispatch,
+}
+
+impl Sieve {
+    /// The machine whose streams it reads.
+    pub fn machine(self) -> &'static str {
+        match self {
+            Sieve::LiveDispatch => WORK_NODE_MACHINE,
+        }
+    }
+
+    /// Whether a stream of the machine, as read, is one the decision keeps. By the
+    /// machine's name only, never the instance's shape: a stream the journal
+    /// holds is kept whatever its name (found: a node with id `.` recorded
+    /// `work-node/<key>:.`, which the shape check of names a caller types
+    /// refuses, and slipped past the scan).
+    pub fn keeps(self, read: &Read) -> bool {
+        match self {
+            Sieve::LiveDispatch => {
+                read.stream.starts_with(&format!("{WORK_NODE_MACHINE}/"))
+                    && read.state == "dispatched"
+            }
+        }
+    }
+}
+
+/// One [`Sieve`] as a decision applied it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scan {
+    /// What was kept.
+    pub sieve: Sieve,
+    /// The id of the last transition on any stream of the machine when read (0:
+    /// none). The kept streams are recorded in [`Context::reads`](crate::Context).
+    pub through: i64,
+}
