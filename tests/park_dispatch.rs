@@ -223,12 +223,22 @@ fn the_audit_finds_a_scan_that_left_a_live_dispatch_out() {
     let (code, out) = ep.evaluate(&observation());
     assert_eq!((code, &out["eligible"]), (0, &json!(true)), "{out}");
     let stream = format!("park/{EPISODE}");
-    for (forge, clean) in [(false, true), (true, false)] {
+    // (leave the dispatch out of the reads, leave the scan out as well, audits clean)
+    for (forge, unscanned, clean) in [
+        (false, false, true),
+        (true, false, false),
+        (true, true, false),
+    ] {
         // The same history on a second journal: a node dispatched, then the
         // episode's transitions copied raw.
         let b = Work::new(&spec_text(OK, "test result: ok", 30_000));
         b.dispatched("core");
         copy_raw(&a.journal.path(), &b.journal.path(), &stream, |context| {
+            if unscanned {
+                // No scan recorded at all: the audit requires the scan the
+                // command names (found by the hostile pass: it passed before).
+                context.as_object_mut().unwrap().remove("scans");
+            }
             if let Some(reads) = context.get_mut("reads").and_then(Value::as_array_mut) {
                 let node = reads
                     .pop()
@@ -264,4 +274,55 @@ fn the_audit_finds_a_scan_that_left_a_live_dispatch_out() {
             .any(|f| f["kind"] == "read-mismatch" && f["stream"] == json!(stream));
         assert_eq!((code == 0, mismatch), (clean, forge), "{audit}");
     }
+}
+
+/// A worker inside the bound root writes in the bound working tree even when its
+/// tree is another repository (a nested repository, a submodule): refused too.
+#[test]
+fn a_dispatch_inside_the_bound_root_outranks_no_active_dispatch_too() {
+    use crate::support::git::git;
+    let w = Work::new(&spec_text(OK, "test result: ok", 30_000));
+    let (code, out) = w.node("plan", "core", &[]);
+    assert_eq!(code, 0, "{out}");
+    let nested = w.root.join("vendor/nested");
+    std::fs::create_dir_all(&nested).unwrap();
+    git(&nested, &["init", "-q", "-b", "main"]);
+    git(&nested, &["commit", "-q", "--allow-empty", "-m", "init"]);
+    let head = git(&nested, &["rev-parse", "HEAD"]);
+    let (code, out) = w.node(
+        "dispatch",
+        "core",
+        &[
+            "--run-id",
+            "r-1",
+            "--worktree",
+            nested.to_str().unwrap(),
+            "--expected-commit",
+            &head,
+        ],
+    );
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (0, Some("dispatched")),
+        "{out}"
+    );
+    let ep = Episode::new(&w, EPISODE);
+    let (code, out) = ep.evaluate(&bound_to(w.root.to_str().unwrap()));
+    let v = &out["error"]["violations"][0];
+    assert_eq!(
+        (code, &v["predicate"], &v["field"]),
+        (
+            2,
+            &json!("journal-agrees"),
+            &json!("checks.no_active_dispatch")
+        ),
+        "{out}"
+    );
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap()
+            .contains("inside the bound root"),
+        "{out}"
+    );
 }

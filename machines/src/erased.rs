@@ -82,6 +82,9 @@ pub trait DynFold {
     fn fact(&self) -> Option<crate::reads::Fact>;
     /// Decides a JSON command against the current state.
     fn decide(&self, command: &Value, context: &Context) -> Result<Vec<RawEvent>, DecideFailure>;
+    /// [`Machine::scans`] of a JSON command in the current state (none for a
+    /// command that does not read as the machine's).
+    fn scans(&self, command: &Value) -> Vec<crate::reads::Sieve>;
 }
 
 /// A machine, type-erased.
@@ -164,6 +167,12 @@ impl<M: Machine> DynFold for Fold<M> {
 
     fn fact(&self) -> Option<crate::reads::Fact> {
         M::fact(&self.state)
+    }
+
+    fn scans(&self, command: &Value) -> Vec<crate::reads::Sieve> {
+        serde_json::from_value::<M::Command>(command.clone())
+            .map(|c| M::scans(&self.state, &c))
+            .unwrap_or_default()
     }
 
     fn decide(&self, command: &Value, context: &Context) -> Result<Vec<RawEvent>, DecideFailure> {

@@ -52,3 +52,40 @@ pub struct Scan {
     /// none). The kept streams are recorded in [`Context::reads`](crate::Context).
     pub through: i64,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_live_dispatch_is_kept_whatever_its_instance_is_called() {
+        let read = |stream: &str, state: &str| Read {
+            stream: stream.into(),
+            version: 2,
+            state: state.into(),
+            fact: None,
+        };
+        for stream in [
+            "work-node/abc:core",
+            "work-node/abc:.",
+            "work-node/abc:..",
+            "work-node/x",
+        ] {
+            assert!(
+                Sieve::LiveDispatch.keeps(&read(stream, "dispatched")),
+                "{stream}"
+            );
+            assert!(
+                !Sieve::LiveDispatch.keeps(&read(stream, "verified")),
+                "{stream}"
+            );
+        }
+        // Another machine's stream in a state of the same name is not a dispatch.
+        for stream in ["work-nodes/abc:core", "ship/dispatched", "work-node"] {
+            assert!(
+                !Sieve::LiveDispatch.keeps(&read(stream, "dispatched")),
+                "{stream}"
+            );
+        }
+    }
+}

@@ -45,7 +45,8 @@ impl Engine {
 
 impl Engine {
     /// What is wrong with the scans transition `id` recorded (each machine it read
-    /// whole, see [`cairn_machines::reads::Sieve`]): a stream of the machine that
+    /// whole, see [`cairn_machines::reads::Sieve`]): one of `sieves` (the scans
+    /// its machine names for the command) it did not record; a stream of the machine that
     /// had a transition after the recorded one but before this transition (the
     /// append's check was bypassed: `read-stale`), or one the sieve keeps at the
     /// recorded point that the context does not carry (a dispatch left out of
@@ -54,8 +55,23 @@ impl Engine {
         &self,
         id: i64,
         context: &Context,
+        sieves: &[cairn_machines::reads::Sieve],
     ) -> Result<Vec<(FindingKind, String)>, Error> {
         let mut out = vec![];
+        // A scan the machine names for the command that the context does not
+        // carry: the decision never looked (a forged context, or one appended
+        // around the engine).
+        for sieve in sieves {
+            if !context.scans.iter().any(|s| s.sieve == *sieve) {
+                out.push((
+                    FindingKind::ReadMismatch,
+                    format!(
+                        "the command reads every `{}` stream ({sieve:?}), but the transition recorded no such scan",
+                        sieve.machine()
+                    ),
+                ));
+            }
+        }
         for Scan { sieve, through } in &context.scans {
             let machine = sieve.machine();
             for info in self.journal().streams()? {

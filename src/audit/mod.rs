@@ -256,7 +256,14 @@ impl Engine {
                     Some(t) if t.first_version == e.version && t.stream == stream => {
                         started += 1;
                         let decided = redecide(machine, fold.as_ref(), &t, report, stream);
-                        self.check_reads(&t, e.seq, lease_since, report, now);
+                        // The scans the machine names for the command: required
+                        // of a transition decided under this build's rules (a
+                        // machine that adds a scan bumps its rules version).
+                        let sieves = match serde_json::from_str(&t.command) {
+                            Ok(c) if t.rules_version == machine.rules_version() => fold.scans(&c),
+                            _ => Vec::new(),
+                        };
+                        self.check_reads(&t, e.seq, lease_since, &sieves, report, now);
                         current = Some((t, decided, Vec::new()));
                     }
                     _ => report.findings.push(finding(
@@ -341,6 +348,7 @@ impl Engine {
         t: &StoredTransition,
         seq: i64,
         lease_since: Option<i64>,
+        sieves: &[cairn_machines::reads::Sieve],
         report: &mut AuditReport,
         now: &mut cross::Now,
     ) {
@@ -367,7 +375,7 @@ impl Engine {
                 );
             }
         }
-        match self.scan_findings(t.id, &context) {
+        match self.scan_findings(t.id, &context, sieves) {
             Ok(found) => found
                 .into_iter()
                 .for_each(|(kind, detail)| push(kind, detail)),

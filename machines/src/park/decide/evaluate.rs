@@ -128,7 +128,8 @@ fn journal_agrees(
 
 /// Where the journal knows better, the journal wins: `no_active_dispatch: pass`
 /// is refused while a work node in this journal is dispatched to a worker tree in
-/// the bound repository (the same git common dir), naming the node's stream; and
+/// the bound repository (the same git common dir) or inside the bound root (a
+/// nested repository, a submodule), naming the node's stream; and
 /// while one is dispatched where cairn cannot tell (a dispatch it did not observe,
 /// or no binding to compare with). A node in another repository says nothing.
 fn no_live_dispatch(
@@ -139,7 +140,7 @@ fn no_live_dispatch(
     if obs.outcome(CheckName::NoActiveDispatch) != Outcome::Pass {
         return Ok(());
     }
-    let bound = obs.binding().map(|b| b.common_dir.as_str());
+    let bound = obs.binding();
     for read in &ctx.reads {
         if !Sieve::LiveDispatch.keeps(read) {
             continue;
@@ -149,7 +150,16 @@ fn no_live_dispatch(
             _ => None,
         };
         let why = match (worker, bound) {
-            (Some(w), Some(b)) if w.repository != b => continue,
+            // Another repository, outside the bound root: nothing to say. A
+            // nested repository or submodule inside the bound root writes in the
+            // bound working tree all the same.
+            (Some(w), Some(b)) if w.repository != b.common_dir && !inside(&w.tree, &b.bound_root) => {
+                continue
+            }
+            (Some(w), Some(b)) if w.repository != b.common_dir => format!(
+                "is dispatched to the worker tree `{}` inside the bound root `{}`",
+                w.tree, b.bound_root
+            ),
             (Some(w), Some(_)) => format!(
                 "is dispatched to the worker tree `{}` in this repository",
                 w.tree
@@ -170,4 +180,12 @@ fn no_live_dispatch(
         ));
     }
     Ok(())
+}
+
+/// Whether the absolute path `path` is `root` or under it, segment-wise.
+fn inside(path: &str, root: &str) -> bool {
+    path == root
+        || path
+            .strip_prefix(root)
+            .is_some_and(|rest| rest.starts_with('/') || root.ends_with('/'))
 }

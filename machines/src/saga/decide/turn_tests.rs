@@ -41,6 +41,10 @@ fn turn_taken() -> Vec<Event> {
         Event::TickSaved {
             thread: Box::new(thread),
         },
+        // PR-ready passed: the turn follows it.
+        serde_json::from_value(json!({"type": "ready-for-pr",
+            "reviewed_sha": "2".repeat(40), "commits_since_review": 0}))
+        .expect("a PR-ready event"),
         Event::TurnTaken {
             unit: "U1".into(),
             branch: BRANCH.into(),
@@ -254,6 +258,10 @@ fn a_branch_is_one_units_work() {
         holder: "h2".into(),
     };
     let ctx = read("idle", None);
+    // Before PR-ready, no unit takes the turn (the merge turn follows PR-ready).
+    Scenario::<Saga>::given(events[..1].to_vec())
+        .when(take("U2", "work/u2"), &ctx)
+        .then_rejected_with(&["pr-ready-first"]);
     Scenario::<Saga>::given(events.clone())
         .when(take("U2", BRANCH), &ctx)
         .then_rejected_with(&["branch-taken"]);
