@@ -1,8 +1,9 @@
 //! One unit's day on one journal and one repository (issue 21), with every fact
 //! that passes between lifecycles named by reference, never copied by hand: the
 //! saga thread, the unit's build loop, a work node verified in the ship's
-//! worktree, the ship run that acts for the thread, the merge turn and the
-//! release. The SHAs that remain typed are the caller's own evidence — a leaf's
+//! worktree, the ship run that acts for the thread, the PR continuation loop to
+//! a confirmed merge, the merge turn, the release, and the agent's episode parked
+//! at the end. The SHAs that remain typed are the caller's own evidence — a leaf's
 //! phase report, the commit a verification is bound to — not one lifecycle's fact
 //! retyped into another. At the end the links form one graph and the audit passes.
 
@@ -10,6 +11,8 @@ use serde_json::Value;
 
 use crate::links_work::{pre_merge, Node};
 use crate::park::park as cairn;
+use crate::support::park::{pr_backed, ANCHOR, EPISODE, INTENT};
+use crate::support::pr::PR;
 use crate::support::ship_repo::{phase1, refine, Repo};
 
 fn run(r: &Repo, args: &[&str]) -> Value {
@@ -121,6 +124,71 @@ fn a_unit_is_built_verified_reviewed_shipped_merged_and_released_by_reference() 
         (0, Some("merge-ready")),
         "{out}"
     );
+    // The PR continuation loop: cairn reads the approved PR fresh at the reviewed
+    // head, offers the merge, and the operator confirms it.
+    let (code, out, _) = cairn(
+        &["pr", "observe", "--repo", &wt],
+        &crate::pr_findings::fresh_doc(&head, "merge").to_string(),
+        Some(&r.journal.path()),
+    );
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (0, Some("merge-offered")),
+        "{out}"
+    );
+    let confirmed = run(
+        &r,
+        &[
+            "pr",
+            "confirm",
+            "--pr",
+            PR,
+            "--what",
+            "merge",
+            "--operator",
+            "alice",
+        ],
+    );
+    assert_eq!(confirmed["state"], "merge-confirmed", "{confirmed}");
+    // The agent parks its episode: not while the journal's loop has not seen the
+    // merge the observation calls passed.
+    let (code, prepared, _) = cairn(
+        &["park", "prepare-attempt"],
+        &serde_json::json!({"mode": "park", "anchor_bead": ANCHOR, "episode_id": EPISODE,
+            "intent_id": INTENT, "prior_receipts": []})
+        .to_string(),
+        Some(&r.journal.path()),
+    );
+    assert_eq!(code, 0, "{prepared}");
+    let attempt = prepared["attempt_id"].as_str().unwrap().to_owned();
+    let evaluate = || {
+        let mut v = crate::park_dispatch::bound_to(r.root.to_str().unwrap());
+        let merged =
+            serde_json::json!({"state": "MERGED", "mergedAt": "2026-11-30T05:00:00Z", "url": PR});
+        pr_backed(&mut v, "pass", merged);
+        cairn(
+            &[
+                "park",
+                "evaluate",
+                "--episode-id",
+                EPISODE,
+                "--intent-id",
+                INTENT,
+                "--attempt-id",
+                &attempt,
+            ],
+            &v.to_string(),
+            Some(&r.journal.path()),
+        )
+    };
+    let before = r.journal.bytes();
+    let (code, out, _) = evaluate();
+    assert_eq!(
+        (code, out["error"]["violations"][0]["field"].as_str()),
+        (2, Some("checks.pr_merged")),
+        "{out}"
+    );
+    assert_eq!(r.journal.bytes(), before, "a refusal wrote");
     // The run acts for the thread: it merges only under the thread's merge turn
     // (refused before git runs, nothing written), taken after PR-ready.
     let before = r.journal.bytes();
@@ -151,6 +219,9 @@ fn a_unit_is_built_verified_reviewed_shipped_merged_and_released_by_reference() 
         ],
     );
     assert_eq!(r.verb("merge", "").1["state"], "merged");
+    // The loop records the merge from git: the target holds the reviewed head.
+    let recorded = run(&r, &["pr", "record-merge", "--pr", PR, "--target", "main"]);
+    assert_eq!(recorded["state"], "complete", "{recorded}");
     assert_eq!(r.verb("teardown", "").1["state"], "shipped");
     // The merge and the release take the merge from the ship run.
     let merged = run(
@@ -196,8 +267,15 @@ fn a_unit_is_built_verified_reviewed_shipped_merged_and_released_by_reference() 
         head.as_str(),
         "{released}"
     );
+    // The episode parks: the loop saw the merge, and no node is dispatched.
+    let (code, out, _) = evaluate();
+    assert_eq!(
+        (code, &out["eligible"]),
+        (0, &serde_json::json!(true)),
+        "{out}"
+    );
     // One graph of streams: the thread read its loop and its ship run; the ship
-    // read its node and the thread's merge turn.
+    // read its node and the thread's merge turn; the episode read the PR loop.
     let links = run(&r, &["journal", "links"]);
     let mut edges: Vec<(String, String)> = links["links"]
         .as_array()
@@ -212,9 +290,17 @@ fn a_unit_is_built_verified_reviewed_shipped_merged_and_released_by_reference() 
         .collect();
     edges.sort();
     edges.dedup();
+    let episode = format!("park/{EPISODE}");
+    let pr_loop = edges
+        .iter()
+        .find(|(reader, _)| *reader == episode)
+        .map(|(_, read)| read.clone())
+        .unwrap_or_else(|| panic!("the episode read its PR loop: {links}"));
+    assert!(pr_loop.starts_with("pr-loop/"), "{pr_loop}");
     assert_eq!(
         edges,
         [
+            (episode.clone(), pr_loop.clone()),
             (
                 "saga/issue-42".to_owned(),
                 "build-loop/issue-42:U1".to_owned()

@@ -14,7 +14,7 @@ use crate::support::work_repo::{spec_text, Work, CHECKLIST, OK};
 
 /// The fixture observation, bound to `root` instead of the fixture's root: the
 /// binding, every bound argv and the bound common dir (`root/.git`) follow.
-fn bound_to(root: &str) -> Value {
+pub(crate) fn bound_to(root: &str) -> Value {
     serde_json::from_str(&observation().to_string().replace(ROOT, root))
         .expect("a path substitution keeps the JSON valid")
 }
