@@ -130,12 +130,16 @@ fn a_release_waits_for_the_review_gate_and_pr_ready() {
         "{out}"
     );
     assert_eq!(t.pr_ready().0, 0);
-    // The release names the reviewed head it was bound to.
+    // The release is bound to the reviewed head: a typed one the recorded
+    // review contradicts is refused (left out, it is the review's own).
+    let other = "0".repeat(40);
     let (code, out) = t.s(
         "release",
         &[
             "--destination",
             "merge",
+            "--reviewed-head",
+            &other,
             "--landed-commit",
             &head,
             "--repo",

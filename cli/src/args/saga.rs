@@ -209,7 +209,7 @@ pub enum SagaCommand {
     MergeTurn(MergeTurnCommand),
     /// Record the release: reviewed head and landed commit apart; destination `none` with its reason
     #[command(
-        after_help = "A landed commit is recorded only as cairn reads it: `git -C REPO merge-base --is-ancestor --end-of-options LANDED TARGET` must show it on the branch it landed on (else exit 2, landed-observed). With --from ship/SHORT_ID the commit, repository and target come from that ship run's recorded merge (a value also typed must agree: journal-agrees).\n\nExample:\n  cairn saga release --saga-id issue-42 --destination merge \\\n    --reviewed-head \"$(git rev-parse HEAD)\" \\\n    --landed-commit \"$(git rev-parse HEAD)\" --repo \"$PWD\" --target main\n  cairn saga release --saga-id issue-42 --destination merge \\\n    --reviewed-head \"$(git rev-parse HEAD)\" --from ship/42-u1\n  cairn saga release --saga-id issue-42 --destination none \\\n    --absence-reason 'plan-only run'"
+        after_help = "A landed commit is recorded only as cairn reads it: `git -C REPO merge-base --is-ancestor --end-of-options LANDED TARGET` must show it on the branch it landed on (else exit 2, landed-observed). With --from ship/SHORT_ID the commit, repository and target come from that ship run's recorded merge (a value also typed must agree: journal-agrees). The reviewed head defaults to the thread's recorded code review.\n\nExample:\n  cairn saga release --saga-id issue-42 --destination merge \\\n    --reviewed-head \"$(git rev-parse HEAD)\" \\\n    --landed-commit \"$(git rev-parse HEAD)\" --repo \"$PWD\" --target main\n  cairn saga release --saga-id issue-42 --destination merge \\\n    --from ship/42-u1\n  cairn saga release --saga-id issue-42 --destination none \\\n    --absence-reason 'plan-only run'"
     )]
     Release {
         /// The saga thread: `issue-<N>` or `task-<slug>`
@@ -218,7 +218,8 @@ pub enum SagaCommand {
         /// `merge`, `pr`, `nonprod-deploy` or `none`
         #[arg(long)]
         destination: String,
-        /// The reviewed head (full commit id)
+        /// The reviewed head (full commit id); default: the thread's recorded
+        /// code review's
         #[arg(long)]
         reviewed_head: Option<String>,
         /// The commit that landed (full commit id); with --from, the ship run's

@@ -363,10 +363,23 @@ pub(super) fn release(rec: &Recorder, saga_id: &str, a: ReleaseArgs<'_>) -> Resu
             )
         })
         .transpose()?;
-    let reviewed_head = a
-        .reviewed_head
-        .map(|h| full_commit("reviewed_head", "full-sha", "the full reviewed head", h))
-        .transpose()?;
+    let s = stream(saga_id)?;
+    // The reviewed head is the thread's own recorded review unless typed (a
+    // typed one the review contradicts is refused by the machine): nothing is
+    // copied by hand from one verb's output into the next.
+    let reviewed_head = match a.reviewed_head {
+        Some(h) => Some(full_commit(
+            "reviewed_head",
+            "full-sha",
+            "the full reviewed head",
+            h,
+        )?),
+        None => rec
+            .current::<Saga>(&s)?
+            .thread()
+            .and_then(|t| t.gates.review.as_ref())
+            .map(|review| review.reviewed_sha.clone()),
+    };
     // Where the landed commit is read: typed, else the ship run's; none without one.
     let place = match &landed_commit {
         Some(_) => {
@@ -399,7 +412,6 @@ pub(super) fn release(rec: &Recorder, saga_id: &str, a: ReleaseArgs<'_>) -> Resu
             None
         }
     };
-    let s = stream(saga_id)?;
     // The key stands for the request; a retry reads git no more.
     let request = Request::new(
         "saga release",
