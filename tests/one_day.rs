@@ -223,6 +223,22 @@ fn a_unit_is_built_verified_reviewed_shipped_merged_and_released_by_reference() 
     let recorded = run(&r, &["pr", "record-merge", "--pr", PR, "--target", "main"]);
     assert_eq!(recorded["state"], "complete", "{recorded}");
     assert_eq!(r.verb("teardown", "").1["state"], "shipped");
+    // Until the thread records the unit's merge, the run's merge is one the
+    // thread has not credited: a cross-lifecycle notice, not a failure.
+    let audit = run(&r, &["journal", "audit"]);
+    let uncredited = |audit: &Value| {
+        audit["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["kind"] == "cross-invariant" && f["stream"] == "ship/abc")
+            .count()
+    };
+    assert_eq!(
+        (audit["ok"].as_bool(), uncredited(&audit)),
+        (Some(true), 1),
+        "{audit}"
+    );
     // The merge and the release take the merge from the ship run; the release's
     // reviewed head is the thread's own recorded review.
     let merged = run(
@@ -308,4 +324,12 @@ fn a_unit_is_built_verified_reviewed_shipped_merged_and_released_by_reference() 
         "{links}"
     );
     r.audit_ok();
+    let audit = run(&r, &["journal", "audit"]);
+    let notices: Vec<&Value> = audit["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "cross-invariant")
+        .collect();
+    assert!(notices.is_empty(), "the day's lifecycles agree: {audit}");
 }

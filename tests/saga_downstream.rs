@@ -82,7 +82,24 @@ fn qa_never_runs_on_an_unmerged_thread() {
         (0, Some("qa")),
         "{out}"
     );
-    t.audit_clean();
+    // QA ran on a merge with no release recorded: admitted, and the audit's
+    // cross-lifecycle invariants say the story skipped the release (a notice).
+    let (code, audit) = t.cairn(&["journal", "audit"]);
+    let notices: Vec<&serde_json::Value> = audit["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "cross-invariant")
+        .collect();
+    assert_eq!((code, notices.len()), (0, 1), "{audit}");
+    assert_eq!(notices[0]["stream"], "saga/issue-42", "{audit}");
+    assert!(
+        notices[0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("no release recorded"),
+        "{audit}"
+    );
 }
 
 #[test]

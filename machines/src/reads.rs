@@ -169,13 +169,21 @@ pub enum Fact {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         worker: Option<Worker>,
     },
-    /// A saga thread's word on its merge authority (`saga/<saga id>`): the unit
-    /// holding the merge turn, if one does, and its branch. Exactly one worker
-    /// merges at a time; a ship run acting for the thread merges only under it.
+    /// A saga thread's word (`saga/<saga id>`): its merge authority — the unit
+    /// holding the merge turn, if one does, and its branch (exactly one worker
+    /// merges at a time; a ship run acting for the thread merges only under it)
+    /// — and what it records of what landed, for the audit's invariants.
     Saga {
+        /// The thread's lifecycle phase (`work`, `qa`, …).
+        phase: String,
         /// The turn held (`merging`), if any.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         turn: Option<Turn>,
+        /// The merged tip of every unit recorded merged.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        merged: Vec<FullCommit>,
+        /// A release is recorded (a landed commit, or an absence with its reason).
+        released: bool,
     },
     /// A ship run's word on what it merged (`ship/<SHORT_ID>`): the repository,
     /// branch and target it was opened for, and the commit cairn saw TARGET_BRANCH

@@ -9,13 +9,18 @@
 //! what counts as withdrawn is the machines' (`cairn_machines::reads::withdrawn`).
 //! Checked transition by transition as the audit meets them (memory: one folded
 //! read per stream read, not a stream's records).
+//!
+//! Then the journal's invariants between lifecycles, held on each audited
+//! stream's fact as it stands (`cross-invariant`, a notice): a ship run that
+//! merged for a saga thread is credited by that thread (a unit's merge of that
+//! commit); a thread at `qa` or `retro` recorded its release first.
 
 use std::collections::HashMap;
 
-use cairn_machines::reads::{withdrawn, Scan};
+use cairn_machines::reads::{withdrawn, Fact, Scan};
 use cairn_machines::{Context, Read};
 
-use super::FindingKind;
+use super::{Finding, FindingKind};
 use crate::{Engine, Error, StreamId};
 
 /// Each stream a decision read, folded to its head once (`None`: it cannot be
@@ -107,4 +112,81 @@ impl Engine {
         }
         Ok(out)
     }
+}
+
+impl Engine {
+    /// The `cross-invariant` notices for `streams` (see the module header).
+    pub(super) fn cross_invariants(&self, streams: &[String]) -> Result<Vec<Finding>, Error> {
+        let mut out = vec![];
+        let notice = |stream: &str, detail: String| Finding {
+            kind: FindingKind::CrossInvariant,
+            stream: stream.to_owned(),
+            transition_id: None,
+            seq: None,
+            detail,
+            diff: None,
+        };
+        let fact_of = |stream: &str| -> Result<Option<Fact>, Error> {
+            let Ok(id) = StreamId::parse(stream) else {
+                return Ok(None);
+            };
+            if self.registry().get(id.machine()).is_none() {
+                return Ok(None);
+            }
+            Ok(self.read_stream_at(&id, None)?.fact)
+        };
+        for stream in streams {
+            match fact_of(stream)? {
+                Some(Fact::Ship {
+                    merged: Some(commit),
+                    acts_for: Some(thread),
+                    ..
+                }) => {
+                    let credited = match fact_of(&thread)? {
+                        Some(Fact::Saga { merged, .. }) => merged.contains(&commit),
+                        _ => false,
+                    };
+                    if !credited {
+                        out.push(notice(
+                            stream,
+                            format!(
+                                "merged {commit} acting for `{thread}`, which records no unit's merge of it (`cairn saga merge-turn merged --from {stream}`)"
+                            ),
+                        ));
+                    }
+                }
+                Some(Fact::Saga {
+                    phase, released, ..
+                }) if (phase == "qa" || phase == "retro") && !released => {
+                    out.push(notice(
+                        stream,
+                        format!("the thread is at `{phase}` with no release recorded: QA runs after the release (`cairn saga release`)"),
+                    ));
+                }
+                _ => {}
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The seq of `stream`'s first event, if it has one.
+pub(super) fn first_seq(
+    journal: &cairn_journal::Journal,
+    stream: &str,
+) -> Result<Option<i64>, Error> {
+    Ok(seq_at(journal, stream, 1)?)
+}
+
+/// The seq of `stream`'s event at `version`, if it has one.
+pub(super) fn seq_at(
+    journal: &cairn_journal::Journal,
+    stream: &str,
+    version: u64,
+) -> Result<Option<i64>, cairn_journal::Error> {
+    Ok(journal
+        .read_stream(stream, Some(version))?
+        .into_iter()
+        .find(|e| e.version == version)
+        .map(|e| e.seq))
 }

@@ -21,6 +21,7 @@ use crate::engine::raw;
 use crate::{Engine, Error, StreamId};
 
 mod cross;
+use cross::{first_seq, seq_at};
 mod diff;
 
 pub use diff::FieldDiff;
@@ -68,6 +69,12 @@ pub enum FindingKind {
     /// that vouched for the commit shipped no longer does. The decision was right
     /// when made; what it rests on no longer holds.
     RelianceWithdrawn,
+    /// Notice, across lifecycles: the journal's streams, as they stand, disagree
+    /// on what happened — a ship run merged for a saga thread that records no
+    /// merge of that commit; a thread at `qa` with no release recorded. Each
+    /// decision was admitted; the story they tell together is unfinished or
+    /// inconsistent.
+    CrossInvariant,
 }
 
 impl FindingKind {
@@ -75,7 +82,9 @@ impl FindingKind {
     pub fn is_failure(self) -> bool {
         !matches!(
             self,
-            FindingKind::RulesChanged | FindingKind::RelianceWithdrawn
+            FindingKind::RulesChanged
+                | FindingKind::RelianceWithdrawn
+                | FindingKind::CrossInvariant
         )
     }
 }
@@ -190,6 +199,7 @@ impl Engine {
                 redecided: report.redecided - before.2,
             });
         }
+        report.findings.extend(self.cross_invariants(&streams)?);
         report.ok = !report.findings.iter().any(|f| f.kind.is_failure());
         Ok(report)
     }
@@ -431,24 +441,6 @@ impl Engine {
             }
         }
     }
-}
-
-/// The seq of `stream`'s first event, if it has one.
-fn first_seq(journal: &cairn_journal::Journal, stream: &str) -> Result<Option<i64>, Error> {
-    Ok(seq_at(journal, stream, 1)?)
-}
-
-/// The seq of `stream`'s event at `version`, if it has one.
-fn seq_at(
-    journal: &cairn_journal::Journal,
-    stream: &str,
-    version: u64,
-) -> Result<Option<i64>, cairn_journal::Error> {
-    Ok(journal
-        .read_stream(stream, Some(version))?
-        .into_iter()
-        .find(|e| e.version == version)
-        .map(|e| e.seq))
 }
 
 /// Re-decides a transition; `None` when it could not be (a finding says why).

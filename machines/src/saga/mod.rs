@@ -121,7 +121,21 @@ impl Machine for Saga {
                 branch: row.branch.clone(),
                 holder: row.holder.clone().unwrap_or_default(),
             });
-        Some(crate::reads::Fact::Saga { turn })
+        let phase = serde_json::to_value(t.lifecycle_phase)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        Some(crate::reads::Fact::Saga {
+            phase,
+            turn,
+            merged: t
+                .gates
+                .units
+                .values()
+                .filter_map(|row| row.merged_tip.clone())
+                .collect(),
+            released: t.gates.release.is_some(),
+        })
     }
 
     fn reads(_state: &State, command: &Command) -> Vec<String> {

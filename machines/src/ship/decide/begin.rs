@@ -134,8 +134,12 @@ fn merge_turn_held(
 ) -> Result<(), Rejection> {
     let read = ctx.read(thread).filter(|r| r.version > 0);
     let why = match read.and_then(|r| r.fact.as_ref()) {
-        Some(Fact::Saga { turn: Some(turn) }) if turn.branch == branch => return Ok(()),
-        Some(Fact::Saga { turn: Some(turn) }) => format!(
+        Some(Fact::Saga {
+            turn: Some(turn), ..
+        }) if turn.branch == branch => return Ok(()),
+        Some(Fact::Saga {
+            turn: Some(turn), ..
+        }) => format!(
             "its merge turn is held by unit `{}` on `{}`, not on `{branch}`",
             turn.unit, turn.branch
         ),
