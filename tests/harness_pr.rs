@@ -68,7 +68,8 @@ pub fn command(state: &State, step: &Step) -> Command {
                 input: Box::new(
                     serde_json::from_value::<ObserveInput>(d).expect("the fixture parses"),
                 ),
-                observed,
+                observed: Box::new(observed),
+                from: None,
             }
         }
         Step::ObserveMergedByGh => {
@@ -78,10 +79,11 @@ pub fn command(state: &State, step: &Step) -> Command {
                 input: Box::new(
                     serde_json::from_value::<ObserveInput>(d).expect("the fixture parses"),
                 ),
-                observed: Observed {
+                observed: Box::new(Observed {
                     gh: Some(run),
                     freshness: None,
-                },
+                }),
+                from: None,
             }
         }
         Step::Kind(k) => pr_command(*k, "approved-fresh"),

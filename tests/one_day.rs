@@ -124,13 +124,31 @@ fn a_unit_is_built_verified_reviewed_shipped_merged_and_released_by_reference() 
         (0, Some("merge-ready")),
         "{out}"
     );
-    // The PR continuation loop: cairn reads the approved PR fresh at the reviewed
-    // head, offers the merge, and the operator confirms it.
-    let (code, out, _) = cairn(
-        &["pr", "observe", "--repo", &wt],
-        &crate::pr_findings::fresh_doc(&head, "merge").to_string(),
-        Some(&r.journal.path()),
+    // The PR continuation loop names its thread: the reviewed SHA (and the
+    // thread's rounds) come from the thread's recorded review, never retyped; a
+    // typed one the review contradicts is refused, nothing written. cairn reads
+    // the approved PR fresh at it, offers the merge, the operator confirms it.
+    let observe = |doc: &Value| {
+        cairn(
+            &["pr", "observe", "--repo", &wt, "--from", "saga/issue-42"],
+            &doc.to_string(),
+            Some(&r.journal.path()),
+        )
+    };
+    let mut doc = crate::pr_findings::fresh_doc(&head, "merge");
+    let older = crate::support::git::git(&r.wt(), &["rev-parse", "HEAD~1"]);
+    doc["reviewed_sha"] = Value::from(older);
+    let before = r.journal.bytes();
+    let (code, out, _) = observe(&doc);
+    let v = &out["error"]["violations"][0];
+    assert_eq!(
+        (code, v["predicate"].as_str(), v["field"].as_str()),
+        (2, Some("journal-agrees"), Some("reviewed_sha")),
+        "{out}"
     );
+    assert_eq!(r.journal.bytes(), before, "a refusal wrote");
+    doc.as_object_mut().unwrap().remove("reviewed_sha");
+    let (code, out, _) = observe(&doc);
     assert_eq!(
         (code, out["state"].as_str()),
         (0, Some("merge-offered")),
@@ -287,7 +305,8 @@ fn a_unit_is_built_verified_reviewed_shipped_merged_and_released_by_reference() 
         "{out}"
     );
     // One graph of streams: the thread read its loop and its ship run; the ship
-    // read its node and the thread's merge turn; the episode read the PR loop.
+    // read its node and the thread's merge turn; the PR loop read the thread's
+    // review; the episode read the PR loop.
     let links = run(&r, &["journal", "links"]);
     let mut edges: Vec<(String, String)> = links["links"]
         .as_array()
@@ -313,6 +332,7 @@ fn a_unit_is_built_verified_reviewed_shipped_merged_and_released_by_reference() 
         edges,
         [
             (episode.clone(), pr_loop.clone()),
+            (pr_loop.clone(), "saga/issue-42".to_owned()),
             (
                 "saga/issue-42".to_owned(),
                 "build-loop/issue-42:U1".to_owned()

@@ -135,7 +135,8 @@ pub fn pr_command(kind: u8, pr_state: &str) -> Command {
             };
             Command::Observe {
                 input: Box::new(serde_json::from_value(d).unwrap()),
-                observed,
+                observed: Box::new(observed),
+                from: None,
             }
         }
         5 => Command::Confirm {

@@ -4,9 +4,7 @@
 //! rounds increase only on a new head or a new verdict — and always on one. Seeds:
 //! proptest-regressions/pr-loop-sequences.txt.
 
-use cairn::machines::pr_loop::{
-    self, Command, Decision, Event, Mode, ObserveInput, Observed, PrLoop, State,
-};
+use cairn::machines::pr_loop::{self, Command, Decision, Event, Mode, ObserveInput, PrLoop, State};
 use cairn::Machine;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence};
@@ -78,7 +76,8 @@ fn observe(
     let input: ObserveInput = serde_json::from_value(d).expect("a valid document");
     Command::Observe {
         input: Box::new(input),
-        observed: Observed::default(),
+        observed: Box::default(),
+        from: None,
     }
 }
 

@@ -205,9 +205,13 @@ fn observe(
     rec: &Recorder,
     repo: &Option<String>,
     pr: &Option<String>,
+    from: &Option<String>,
 ) -> Result<Recorded<PrLoop>, Failure> {
-    let v = document()?;
-    let request = Request::new("pr observe", json!({"document": v, "repo": repo, "pr": pr}));
+    let mut v = document()?;
+    let request = Request::new(
+        "pr observe",
+        json!({"document": v, "repo": repo, "pr": pr, "from": from}),
+    );
     let named = pr
         .clone()
         .or_else(|| v.get("pr").and_then(Value::as_str).map(str::to_owned));
@@ -216,6 +220,9 @@ fn observe(
             return Ok(r);
         }
     }
+    if let Some(thread) = from {
+        from_thread(rec, thread, &mut v)?;
+    }
     let (doc, observed) = observe_input(v, repo, pr)?;
     // Classify first: a reading the table cannot place is an input error, and
     // writes nothing.
@@ -223,7 +230,8 @@ fn observe(
     let s = stream(&placed.pr)?;
     let command = Command::Observe {
         input: Box::new(doc),
-        observed,
+        observed: Box::new(observed),
+        from: from.clone(),
     };
     rec.record(Step::new(&s, &command).request(request))
 }
@@ -314,9 +322,12 @@ pub fn run(verb: &PrCommand, db: &Db, options: &Options) -> Result<Done, Failure
             });
             return Ok(Done::Ok);
         }
-        PrCommand::Observe { repo, pr, key } => {
-            observe(&Recorder::new(db, options, key)?, repo, pr)?
-        }
+        PrCommand::Observe {
+            repo,
+            pr,
+            from,
+            key,
+        } => observe(&Recorder::new(db, options, key)?, repo, pr, from)?,
         PrCommand::OfferReviewRequest { pr, key } => record(
             &Recorder::new(db, options, key)?,
             &pr.pr,
@@ -397,4 +408,40 @@ pub fn run(verb: &PrCommand, db: &Db, options: &Options) -> Result<Done, Failure
     };
     output::json(&view(&recorded));
     Ok(Done::Recorded(recorded.outcome))
+}
+
+/// Fills what the document leaves out from the saga thread it names: the reviewed
+/// SHA from its recorded code review, its rounds. A value the document types is
+/// left as typed (the machine refuses one the thread contradicts, having read it).
+fn from_thread(rec: &Recorder, thread: &str, v: &mut Value) -> Result<(), Failure> {
+    let saga_id = thread
+        .strip_prefix("saga/")
+        .filter(|_| cairn::machines::reads::is_saga_stream(thread))
+        .ok_or_else(|| {
+            input(
+                "from",
+                "saga-stream",
+                &format!("`{thread}` is not a saga thread's stream: `saga/<saga id>`"),
+            )
+        })?;
+    let s = StreamId::new(cairn::machines::saga::NAME, saga_id)?;
+    let state = rec.current::<cairn::machines::saga::Saga>(&s)?;
+    let Some(t) = state.thread() else {
+        return Err(input(
+            "from",
+            cairn::machines::reads::JOURNAL_AGREES,
+            &format!("`{thread}` is not in the journal"),
+        ));
+    };
+    if let Some(obj) = v.as_object_mut() {
+        if !obj.contains_key("reviewed_sha") {
+            if let Some(review) = &t.gates.review {
+                obj.insert("reviewed_sha".into(), json!(review.reviewed_sha));
+            }
+        }
+        if !obj.contains_key("saga_rounds_seen") && !t.rounds_seen.is_empty() {
+            obj.insert("saga_rounds_seen".into(), json!(t.rounds_seen));
+        }
+    }
+    Ok(())
 }

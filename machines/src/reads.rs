@@ -184,6 +184,12 @@ pub enum Fact {
         merged: Vec<FullCommit>,
         /// A release is recorded (a landed commit, or an absence with its reason).
         released: bool,
+        /// The SHA the thread's recorded code review reviewed, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reviewed: Option<FullCommit>,
+        /// The thread's `rounds_seen`.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        rounds_seen: Vec<u32>,
     },
     /// A ship run's word on what it merged (`ship/<SHORT_ID>`): the repository,
     /// branch and target it was opened for, and the commit cairn saw TARGET_BRANCH

@@ -35,6 +35,11 @@ pub enum PrCommand {
         /// Read the PR at this URL with gh instead of taking `reading` on stdin
         #[arg(long, value_name = "URL")]
         pr: Option<String>,
+        /// The saga thread the PR is for (`saga/<saga id>`): its recorded code
+        /// review gives `reviewed_sha` and its rounds `saga_rounds_seen` (a value
+        /// also typed must agree: journal-agrees)
+        #[arg(long, value_name = "STREAM")]
+        from: Option<String>,
         #[command(flatten)]
         key: Key,
     },

@@ -62,7 +62,12 @@ pub enum Command {
         input: Box<ObserveInput>,
         /// What cairn observed while serving it (absent in rules-v1 commands).
         #[serde(default, skip_serializing_if = "Observed::is_empty")]
-        observed: Observed,
+        observed: Box<Observed>,
+        /// The saga thread whose review and rounds the observation carries
+        /// (`saga/<saga id>`), when the caller names it: the engine reads it, and
+        /// a reviewed SHA or rounds it contradicts are refused.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        from: Option<String>,
     },
     OfferReviewRequest,
     Confirm {

@@ -55,7 +55,9 @@ pub struct PrLoop;
 
 impl Machine for PrLoop {
     const NAME: &'static str = NAME;
-    const RULES_VERSION: u32 = 2;
+    // 3 (#21): an observation may name its saga thread (`from`): the engine reads
+    // it, and a reviewed SHA or rounds it contradicts are refused.
+    const RULES_VERSION: u32 = 3;
     const RETIRED_RULES: &'static [u32] = &[1];
     /// The approval token of an escalation proposal.
     const FRESH_IDS: usize = 1;
@@ -95,6 +97,17 @@ impl Machine for PrLoop {
             merged: matches!(state, State::Complete { .. }),
             live: !matches!(state, State::Abandoned { .. }),
         })
+    }
+
+    fn reads(_state: &State, command: &Command) -> Vec<String> {
+        // The saga thread an observation names: its review and rounds outrank
+        // the document's (`decide::observe`).
+        match command {
+            Command::Observe {
+                from: Some(thread), ..
+            } if crate::reads::is_saga_stream(thread) => vec![thread.clone()],
+            _ => Vec::new(),
+        }
     }
 
     fn recorded_by(command: &Command) -> Option<&'static str> {

@@ -135,6 +135,8 @@ impl Machine for Saga {
                 .filter_map(|row| row.merged_tip.clone())
                 .collect(),
             released: t.gates.release.is_some(),
+            reviewed: t.gates.review.as_ref().map(|r| r.reviewed_sha.clone()),
+            rounds_seen: t.rounds_seen.clone(),
         })
     }
 

@@ -35,7 +35,11 @@ pub(super) fn decide(
         ));
     }
     match command {
-        Command::Observe { input, observed } => observe::decide_observe(&r, input, observed, ctx),
+        Command::Observe {
+            input,
+            observed,
+            from,
+        } => observe::decide_observe(&r, input, observed, from.as_deref(), ctx),
         Command::OfferReviewRequest => offer_review_request::decide_offer_review_request(&r),
         Command::Confirm { what, operator } => confirm::decide_confirm(&r, *what, operator),
         Command::ResolveEscalation {

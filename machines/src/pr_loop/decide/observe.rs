@@ -13,6 +13,7 @@ use super::super::input::{classify_input, FailureShape, ObserveInput, Observed, 
 use super::super::state::RoundBasis;
 use super::{tiers, Refuse};
 use crate::evidence::next_round;
+use crate::reads::Fact;
 use crate::{Context, Rejection, Violation};
 
 /// `observe`: the input classifies and follows this stream's PR; the events are the
@@ -21,12 +22,13 @@ pub(super) fn decide_observe(
     r: &Refuse,
     input: &ObserveInput,
     observed: &Observed,
+    from: Option<&str>,
     ctx: &Context,
 ) -> Result<Vec<Event>, Rejection> {
     let placed = classify_input(input, observed).map_err(|e| r.input(e))?;
     let l = r.state.looped();
     let c = &placed.classification;
-    let mut v = Vec::new();
+    let mut v = from.map_or_else(Vec::new, |thread| thread_agrees(input, thread, ctx));
     if let Some(l) = l {
         // Loops recorded under rules v1 kept the URL as given: compare identities.
         if canonical_pr(&l.pr).map_or(true, |pr| pr != placed.pr) {
@@ -126,4 +128,64 @@ pub(super) fn decide_observe(
         | PrState::ApprovedFresh => {}
     }
     Ok(events)
+}
+
+/// Where the observation names its saga thread, the thread's word outranks the
+/// document's: the reviewed SHA is the one its recorded code review reviewed, and
+/// the saga rounds are its own (`journal-agrees`, naming the thread). A thread not
+/// in the journal, or one with no review, gives no reviewed SHA to carry.
+fn thread_agrees(input: &ObserveInput, thread: &str, ctx: &Context) -> Vec<Violation> {
+    let agrees = crate::reads::JOURNAL_AGREES;
+    if !crate::reads::is_saga_stream(thread) {
+        return vec![Violation::new(
+            "saga-stream",
+            Some("from"),
+            format!("`{thread}` is not a saga thread's stream: `saga/<saga id>`"),
+        )];
+    }
+    let fact = ctx
+        .read(thread)
+        .filter(|r| r.version > 0)
+        .and_then(|r| r.fact.as_ref());
+    let Some(Fact::Saga {
+        reviewed,
+        rounds_seen,
+        ..
+    }) = fact
+    else {
+        return vec![Violation::new(
+            agrees,
+            Some("from"),
+            format!("`{thread}` is not in the journal"),
+        )];
+    };
+    let mut v = vec![];
+    match (reviewed, input.reviewed_sha.as_deref()) {
+        (Some(want), Some(got)) if want.as_str() == got => {}
+        (Some(want), got) => v.push(Violation::new(
+            agrees,
+            Some("reviewed_sha"),
+            format!(
+                "`{thread}`'s code review reviewed {want}, not {}",
+                got.unwrap_or("nothing")
+            ),
+        )),
+        (None, _) => v.push(Violation::new(
+            agrees,
+            Some("reviewed_sha"),
+            format!("`{thread}` records no code review: nothing was reviewed to observe"),
+        )),
+    }
+    let mut got = input.saga_rounds_seen.clone().unwrap_or_default();
+    let mut want = rounds_seen.clone();
+    got.sort_unstable();
+    want.sort_unstable();
+    if got != want {
+        v.push(Violation::new(
+            agrees,
+            Some("saga_rounds_seen"),
+            format!("`{thread}`'s rounds are {want:?}, not {got:?}"),
+        ));
+    }
+    v
 }
