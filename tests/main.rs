@@ -80,6 +80,7 @@ mod tidy;
 mod trust;
 mod trust_cli;
 mod work_confirm;
+mod work_keys;
 mod work_node;
 mod work_properties;
 mod work_rules;

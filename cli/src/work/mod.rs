@@ -39,7 +39,53 @@ struct SpecFile {
     key: String,
 }
 
-fn read_spec(path: &str) -> Result<SpecFile, Failure> {
+/// The spec's key, the part of its nodes' streams that names the spec. One that
+/// survives a clone: inside a git repository, the repository's identity (its root
+/// commits, the same in every clone and fork) and the spec's path in it; outside
+/// one (or in a repository with no commit), the absolute path. A journal that
+/// already holds nodes under the absolute-path key (recorded before clone-stable
+/// keys) keeps using it, so no recorded node is lost.
+fn spec_key(abs: &std::path::Path, rec: Option<&Recorder>) -> Result<String, Failure> {
+    use cairn::machines::evidence::git::git;
+    let legacy = node::sha256_hex(abs.to_string_lossy().as_bytes())[..16].to_owned();
+    let Some(dir) = abs.parent().and_then(|d| d.to_str()) else {
+        return Ok(legacy);
+    };
+    let line = |argv: Vec<String>| {
+        let run = cairn::observe::run(&argv);
+        run.ok().then(|| run.stdout.trim().to_owned())
+    };
+    let Some(top) = line(git(dir, &["rev-parse", "--show-toplevel"])) else {
+        return Ok(legacy);
+    };
+    let roots = line(git(&top, &["rev-list", "--max-parents=0", "HEAD"]))
+        .map(|out| {
+            let mut r: Vec<&str> = out.lines().collect();
+            r.sort_unstable();
+            r.join(",")
+        })
+        .filter(|r| !r.is_empty());
+    let top = std::fs::canonicalize(&top).ok();
+    let rel = top.as_deref().and_then(|t| abs.strip_prefix(t).ok());
+    let (Some(roots), Some(rel)) = (roots, rel) else {
+        return Ok(legacy);
+    };
+    if let Some(engine) = rec.map(Recorder::existing_engine).transpose()?.flatten() {
+        let prefix = format!("{}/{legacy}:", node::NAME);
+        if engine
+            .journal()
+            .streams()?
+            .iter()
+            .any(|s| s.stream.starts_with(&prefix))
+        {
+            return Ok(legacy);
+        }
+    }
+    let identity = format!("git\0{roots}\0{}", rel.to_string_lossy());
+    Ok(node::sha256_hex(identity.as_bytes())[..16].to_owned())
+}
+
+fn read_spec(path: &str, rec: Option<&Recorder>) -> Result<SpecFile, Failure> {
     let abs = std::fs::canonicalize(path)
         .map_err(|e| input("spec", "read-error", &format!("`{path}`: {e}")))?;
     let meta = std::fs::metadata(&abs).map_err(|e| input("spec", "read-error", &e.to_string()))?;
@@ -48,7 +94,7 @@ fn read_spec(path: &str) -> Result<SpecFile, Failure> {
     }
     let text = std::fs::read_to_string(&abs)
         .map_err(|e| input("spec", "read-error", &format!("`{}`: {e}", abs.display())))?;
-    let key = node::sha256_hex(abs.to_string_lossy().as_bytes())[..16].to_owned();
+    let key = spec_key(&abs, rec)?;
     Ok(SpecFile {
         path: abs,
         text,
@@ -151,8 +197,8 @@ fn out_of(done: &Recorded<WorkNode>) -> NodeView {
 }
 
 /// The spec and the node a verb names.
-fn target(r: &WorkNodeRef) -> Result<(SpecFile, Node), Failure> {
-    let f = read_spec(&r.spec)?;
+fn target(rec: &Recorder, r: &WorkNodeRef) -> Result<(SpecFile, Node), Failure> {
+    let f = read_spec(&r.spec, Some(rec))?;
     let s = valid_spec(&f)?;
     let n = resolve(&s, &r.node)?.clone();
     Ok((f, n))
@@ -160,7 +206,7 @@ fn target(r: &WorkNodeRef) -> Result<(SpecFile, Node), Failure> {
 
 /// A node verb whose command is exactly its flags: record it, print it with both axes.
 fn node_verb(rec: &Recorder, r: &WorkNodeRef, command: Command) -> Result<Done, Failure> {
-    let (f, n) = target(r)?;
+    let (f, n) = target(rec, r)?;
     let done = rec.record(Step::new(&stream(&f, &n.address)?, &command))?;
     finish(out_of(&done), rec, &r.spec, &n.address, None)?;
     Ok(Done::Recorded(done.outcome))
@@ -184,7 +230,7 @@ fn finish(
         output::json(&out);
         return Ok(());
     };
-    let f = read_spec(spec)?;
+    let f = read_spec(spec, Some(rec))?;
     let s = valid_spec(&f)?;
     let e = rec.existing_engine()?;
     let (done, satisfied) = standing(&e, &f, &s, session)?;
@@ -223,7 +269,7 @@ pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<Done, Failu
             key,
         } => {
             let rec = rec(key)?;
-            let (f, n) = target(r)?;
+            let (f, n) = target(&rec, r)?;
             let command = Command::Dispatch {
                 run_id: run_id.clone(),
                 worktree_path: worktree.clone(),
@@ -341,7 +387,7 @@ pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<Done, Failu
             key,
         } => {
             let rec = rec(key)?;
-            let (f, n) = target(r)?;
+            let (f, n) = target(&rec, r)?;
             let command = Command::RaiseScope {
                 target: t.clone(),
                 add_touches: add_touches.clone(),

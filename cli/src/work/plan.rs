@@ -14,7 +14,7 @@ use crate::record::{Recorded, Recorder, Request, Step};
 
 /// Plans one node: the brief is written only once the plan is accepted.
 pub fn plan(rec: &Recorder, r: &WorkNodeRef, with: &[String]) -> Result<Done, Failure> {
-    let f = read_spec(&r.spec)?;
+    let f = read_spec(&r.spec, Some(rec))?;
     let s = valid_spec(&f)?;
     let n = resolve(&s, &r.node)?.clone();
     let st = stream(&f, &n.address)?;

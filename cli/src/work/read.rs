@@ -15,7 +15,7 @@ use crate::record::Recorder;
 
 /// Every finding with its stable code and path; exit 2 when the spec has an error.
 pub fn validate(spec: &str) -> Result<Done, Failure> {
-    let f = read_spec(spec)?;
+    let f = read_spec(spec, None)?;
     let v = validate_with_draft(&f.text, &read_draft(&f));
     let findings: Vec<SpecFinding> = v
         .findings
@@ -57,7 +57,7 @@ pub fn validate(spec: &str) -> Result<Done, Failure> {
 
 /// The ready set, and every other node's lifecycle and blockers.
 pub fn ready(rec: &Recorder, spec: &str, session: &str) -> Result<Done, Failure> {
-    let f = read_spec(spec)?;
+    let f = read_spec(spec, Some(rec))?;
     let s = valid_spec(&f)?;
     let e = rec.existing_engine()?;
     let (done, satisfied) = standing(&e, &f, &s, session)?;
@@ -87,7 +87,7 @@ pub fn ready(rec: &Recorder, spec: &str, session: &str) -> Result<Done, Failure>
 
 /// Every node's lifecycle, blockers and verification provenance.
 pub fn status(rec: &Recorder, spec: &str, session: &str) -> Result<Done, Failure> {
-    let f = read_spec(spec)?;
+    let f = read_spec(spec, Some(rec))?;
     let s = valid_spec(&f)?;
     let e = rec.existing_engine()?;
     let (done, satisfied) = standing(&e, &f, &s, session)?;

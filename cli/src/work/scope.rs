@@ -18,7 +18,7 @@ use crate::record::{Recorded, Recorder, Request, Step};
 
 /// Amends one criterion's accepted text: a chain entry in the spec.
 pub fn amend_criterion(rec: &Recorder, spec: &str, request: AmendRequest) -> Result<Done, Failure> {
-    let f = read_spec(spec)?;
+    let f = read_spec(spec, Some(rec))?;
     let s = valid_spec(&f)?;
     let owner = s
         .nodes
@@ -70,7 +70,7 @@ pub fn amend_criterion(rec: &Recorder, spec: &str, request: AmendRequest) -> Res
 
 /// Resolves a scope amendment; an approval adds its touches to the spec.
 pub fn resolve_scope(rec: &Recorder, r: &WorkNodeRef, command: Command) -> Result<Done, Failure> {
-    let (f, n) = target(r)?;
+    let (f, n) = target(rec, r)?;
     let st = stream(&f, &n.address)?;
     let rewritten = Cell::new(false);
     let step = Step::new(&st, &command).effect(

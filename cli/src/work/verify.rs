@@ -52,7 +52,7 @@ fn checklist(text: &str) -> Result<Vec<ChecklistReport>, Failure> {
 /// cairn, then the tree again; a failed verification is recorded and not green yet.
 pub fn verify(rec: &Recorder, r: &WorkNodeRef, a: &Flags) -> Result<Done, Failure> {
     require_abs_path("worktree", a.worktree)?;
-    let (f, n) = target(r)?;
+    let (f, n) = target(rec, r)?;
     let checklist = checklist(a.checklist)?;
     // A report of an item the node does not have, or a second report of one, is
     // the caller's mistake: refused before anything runs, nothing written (a
@@ -178,7 +178,7 @@ pub fn merge(
     merged_tree: &str,
     commit: &str,
 ) -> Result<Done, Failure> {
-    let (f, n) = target(r)?;
+    let (f, n) = target(rec, r)?;
     let st = stream(&f, &n.address)?;
     let request = Request::new(
         "work merge",
@@ -208,7 +208,7 @@ pub fn merge(
 /// dependency this session satisfies the node's); prints which containment its
 /// integration evidence ran under.
 pub fn done(rec: &Recorder, r: &WorkNodeRef, session: &str) -> Result<Done, Failure> {
-    let (f, n) = target(r)?;
+    let (f, n) = target(rec, r)?;
     let st = stream(&f, &n.address)?;
     let request = Request::new(
         "work done",

@@ -1,0 +1,133 @@
+//! A spec's nodes keep their streams across clones (issue 21): the spec key is
+//! the repository's identity (its root commits) and the spec's path in it, not
+//! the absolute path, so the same spec in another clone finds the nodes planned
+//! in the first; a journal holding nodes under the absolute-path key (recorded
+//! before) keeps finding them there. On real parts: a repository, a clone of it,
+//! and one journal.
+
+use serde_json::Value;
+
+use crate::support::git::git;
+use crate::support::work_repo::{spec_text, Work, OK};
+
+/// `cairn work status --spec SPEC --session s1` on `w`'s journal: node `core`'s
+/// stage.
+fn core_in(w: &Work, spec: &std::path::Path) -> String {
+    let (code, out) = w.run(&[
+        "status",
+        "--spec",
+        spec.to_str().unwrap(),
+        "--session",
+        "s1",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let nodes = out["nodes"].as_array().unwrap_or_else(|| panic!("{out}"));
+    let core = nodes
+        .iter()
+        .find(|n| n["address"] == serde_json::json!(["core"]))
+        .unwrap_or_else(|| panic!("{out}"));
+    core["stage"].as_str().unwrap_or_default().to_owned()
+}
+
+#[test]
+fn a_spec_in_another_clone_finds_its_nodes() {
+    let w = Work::new(&spec_text(OK, "test result: ok", 30_000));
+    let (code, out) = w.node("plan", "core", &[]);
+    assert_eq!(code, 0, "{out}");
+    let clone = w.scratch("clone");
+    git(
+        w.root.parent().unwrap(),
+        &[
+            "clone",
+            "-q",
+            w.root.to_str().unwrap(),
+            clone.to_str().unwrap(),
+        ],
+    );
+    let there = clone.join(".work/specs/cache.yaml");
+    // Another absolute path, the same repository and spec: the node planned in
+    // the first clone (the absolute-path key made it `unplanned` here).
+    assert_eq!(core_in(&w, &there), "planned");
+    assert_eq!(core_in(&w, &w.spec), "planned");
+}
+
+#[test]
+fn a_journal_with_nodes_under_the_absolute_path_key_keeps_them() {
+    let w = Work::new(&spec_text(OK, "test result: ok", 30_000));
+    let (code, out) = w.node("plan", "core", &[]);
+    assert_eq!(code, 0, "{out}");
+    let planned = out["stream"].as_str().unwrap().to_owned();
+    // The same plan, recorded (raw) under the key older builds used: the
+    // absolute path's hash, in a fresh journal.
+    let legacy = cairn::machines::work::node::sha256_hex(w.spec.to_string_lossy().as_bytes())[..16]
+        .to_owned();
+    let old = format!("work-node/{legacy}:core");
+    let older = Work::new(&spec_text(OK, "test result: ok", 30_000));
+    {
+        use cairn::journal::{Append, Journal, NewEvent, Options, TransitionRecord};
+        let src = Journal::open_read_only(&w.journal.path(), &Options::default()).unwrap();
+        let mut dst = Journal::open(&older.journal.path(), &Options::default()).unwrap();
+        let t = src.transitions(&planned).unwrap().remove(0);
+        let events = src.read_stream(&planned, None).unwrap();
+        dst.append(&Append {
+            stream: old.clone(),
+            machine: t.machine.clone(),
+            expected_version: 0,
+            events: events
+                .iter()
+                .map(|e| NewEvent {
+                    event_type: e.event_type.clone(),
+                    schema_version: e.schema_version,
+                    payload: e.payload.clone(),
+                })
+                .collect(),
+            transition: TransitionRecord {
+                command_name: t.command_name.clone(),
+                command: t.command.clone(),
+                context: t.context.clone(),
+                rules_version: t.rules_version,
+            },
+            idempotency: None,
+            recorded_at: t.recorded_at.clone(),
+            reads: Vec::new(),
+            scans: Vec::new(),
+        })
+        .unwrap();
+    }
+    // `older`'s journal, `w`'s spec: the node is found under the old key.
+    let (code, out) = older.run(&[
+        "status",
+        "--spec",
+        w.spec.to_str().unwrap(),
+        "--session",
+        "s1",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let core: Vec<&Value> = out["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["address"] == serde_json::json!(["core"]))
+        .collect();
+    assert_eq!(core[0]["stage"], "planned", "{out}");
+    // A node verb names the stream it recorded on: the old key's.
+    let base = older.head(&older.lane);
+    let (code, out) = older.run(&[
+        "dispatch",
+        "--spec",
+        w.spec.to_str().unwrap(),
+        "--node",
+        "core",
+        "--run-id",
+        "r-1",
+        "--worktree",
+        older.lane.to_str().unwrap(),
+        "--expected-commit",
+        &base,
+    ]);
+    assert_eq!(
+        (code, out["stream"].as_str()),
+        (0, Some(old.as_str())),
+        "{out}"
+    );
+}
