@@ -318,6 +318,51 @@ fn a_merge_named_by_its_ship_run_is_the_one_cairn_saw_land() {
     links_show_the_read(&r, &transition);
     release_from_the_ship_run(&r, &tip, &later);
     r.audit_ok();
+    a_merge_credited_twice_is_a_cross_invariant(&r, &tip);
+}
+
+/// Issue 43 credits the run's merge by typing it (no `--from`): git shows the
+/// merge, so the thread cannot refuse it alone; the audit names both sides — the
+/// thread that records a merge another thread records, and the run whose merge
+/// a thread it did not act for took.
+fn a_merge_credited_twice_is_a_cross_invariant(r: &Repo, tip: &str) {
+    let root = r.root.to_str().unwrap().to_owned();
+    // The run's teardown deleted the branch; the caller puts it back at the tip.
+    git(&r.root, &["branch", BRANCH, tip]);
+    let (code, out) = saga(
+        r,
+        &[
+            "merge-turn",
+            "merged",
+            "--saga-id",
+            "issue-43",
+            "--unit",
+            "U1",
+            "--holder",
+            "h",
+            "--merged-tip",
+            tip,
+            "--repo",
+            &root,
+            "--target",
+            "main",
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    let (code, audit, _) = cairn(&["journal", "audit"], "", Some(&r.journal.path()));
+    let mut flagged: Vec<&str> = audit["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "cross-invariant")
+        .filter_map(|f| f["stream"].as_str())
+        .collect();
+    flagged.sort_unstable();
+    assert_eq!(
+        (code, flagged),
+        (0, vec!["saga/issue-42", "saga/issue-43", "ship/abc"]),
+        "{audit}"
+    );
 }
 
 /// `journal links` lists the recorded reads from both sides (the run's merge read

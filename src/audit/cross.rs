@@ -13,7 +13,8 @@
 //! Then the journal's invariants between lifecycles, held on each audited
 //! stream's fact as it stands (`cross-invariant`, a notice): a ship run that
 //! merged for a saga thread is credited by that thread (a unit's merge of that
-//! commit); a thread at `qa` or `retro` recorded its release first.
+//! commit) and by no other; one merge is credited by one thread; a thread at `qa`
+//! or `retro` recorded its release first.
 
 use std::collections::HashMap;
 
@@ -135,17 +136,58 @@ impl Engine {
             }
             Ok(self.read_stream_at(&id, None)?.fact)
         };
+        // Every thread's merged tips (the whole journal: a merge credited twice is
+        // found whichever of its threads is audited).
+        let mut credits: Vec<(String, Vec<cairn_machines::evidence::FullCommit>)> = vec![];
+        for info in self.journal().streams()? {
+            if info.machine == cairn_machines::reads::SAGA_MACHINE {
+                if let Some(Fact::Saga { merged, .. }) = fact_of(&info.stream)? {
+                    credits.push((info.stream, merged));
+                }
+            }
+        }
+        let crediting = |commit: &cairn_machines::evidence::FullCommit| -> Vec<&str> {
+            credits
+                .iter()
+                .filter(|(_, merged)| merged.contains(commit))
+                .map(|(s, _)| s.as_str())
+                .collect()
+        };
         for stream in streams {
-            match fact_of(stream)? {
+            let fact = fact_of(stream)?;
+            // One merge is one unit's work: credited by two threads, one of them
+            // took another's merge (a typed merge without `--from`).
+            if let Some(Fact::Saga { merged, .. }) = &fact {
+                for commit in merged {
+                    let others: Vec<&str> = crediting(commit)
+                        .into_iter()
+                        .filter(|s| *s != stream.as_str())
+                        .collect();
+                    if !others.is_empty() {
+                        out.push(notice(
+                            stream,
+                            format!(
+                                "records the merge of {commit}, which `{}` records too: one merge is one unit's work",
+                                others.join("`, `")
+                            ),
+                        ));
+                    }
+                }
+            }
+            match fact {
                 Some(Fact::Ship {
                     merged: Some(commit),
                     acts_for: Some(thread),
                     ..
                 }) => {
-                    let credited = match fact_of(&thread)? {
-                        Some(Fact::Saga { merged, .. }) => merged.contains(&commit),
-                        _ => false,
-                    };
+                    let by = crediting(&commit);
+                    let credited = by.contains(&thread.as_str());
+                    if let Some(other) = by.iter().find(|s| **s != thread.as_str()) {
+                        out.push(notice(
+                            stream,
+                            format!("merged {commit} acting for `{thread}`, and `{other}` records it as its own merge"),
+                        ));
+                    }
                     if !credited {
                         out.push(notice(
                             stream,
