@@ -172,43 +172,6 @@ fn a_dispatch_names_a_git_worktree() {
     assert_eq!(w.journal.bytes(), before, "a refusal wrote");
 }
 
-/// Copies every transition of `stream` from the journal at `from` into the one
-/// at `to` raw (reading nothing), each context passed through `edit`.
-fn copy_raw(from: &std::path::Path, to: &std::path::Path, stream: &str, edit: impl Fn(&mut Value)) {
-    use cairn::journal::{Append, Journal, NewEvent, Options, TransitionRecord};
-    let src = Journal::open_read_only(from, &Options::default()).unwrap();
-    let mut dst = Journal::open(to, &Options::default()).unwrap();
-    for t in src.transitions(stream).unwrap() {
-        let events = src.read_stream(stream, Some(t.last_version)).unwrap();
-        let mut context: Value = serde_json::from_str(&t.context).unwrap();
-        edit(&mut context);
-        dst.append(&Append {
-            stream: stream.to_owned(),
-            machine: t.machine.clone(),
-            expected_version: t.first_version - 1,
-            events: events[(t.first_version - 1) as usize..]
-                .iter()
-                .map(|e| NewEvent {
-                    event_type: e.event_type.clone(),
-                    schema_version: e.schema_version,
-                    payload: e.payload.clone(),
-                })
-                .collect(),
-            transition: TransitionRecord {
-                command_name: t.command_name.clone(),
-                command: t.command.clone(),
-                context: context.to_string(),
-                rules_version: t.rules_version,
-            },
-            idempotency: None,
-            recorded_at: t.recorded_at.clone(),
-            reads: Vec::new(),
-            scans: Vec::new(),
-        })
-        .unwrap();
-    }
-}
-
 /// The audit re-checks a scan against the journal: an evaluation that recorded
 /// its scan of the work nodes but left a live dispatch out of what it carried
 /// (a forged reading, appended around the engine) is a `read-mismatch`; the
@@ -233,39 +196,45 @@ fn the_audit_finds_a_scan_that_left_a_live_dispatch_out() {
         // episode's transitions copied raw.
         let b = Work::new(&spec_text(OK, "test result: ok", 30_000));
         b.dispatched("core");
-        copy_raw(&a.journal.path(), &b.journal.path(), &stream, |context| {
-            if unscanned {
-                // No scan recorded at all: the audit requires the scan the
-                // command names (found by the hostile pass: it passed before).
-                context.as_object_mut().unwrap().remove("scans");
-            }
-            if let Some(reads) = context.get_mut("reads").and_then(Value::as_array_mut) {
-                let node = reads
-                    .pop()
-                    .expect("the evaluation read the dispatched node");
-                if !forge {
-                    // b's node: the same shape under b's spec key.
-                    let j = cairn::journal::Journal::open_read_only(
-                        &b.journal.path(),
-                        &Default::default(),
-                    )
-                    .unwrap();
-                    let name = j
-                        .streams()
-                        .unwrap()
-                        .into_iter()
-                        .find(|i| i.machine == "work-node")
-                        .unwrap()
-                        .stream;
-                    let mut own = node.clone();
-                    own["stream"] = json!(name);
-                    own["fact"]["worker"]["tree"] = json!(b.lane.to_str().unwrap());
-                    own["fact"]["worker"]["repository"] =
-                        json!(format!("{}/.git", b.root.to_str().unwrap()));
-                    reads.push(own);
+        crate::support::copy_raw(
+            &a.journal.path(),
+            &b.journal.path(),
+            &stream,
+            &stream,
+            |context| {
+                if unscanned {
+                    // No scan recorded at all: the audit requires the scan the
+                    // command names (found by the hostile pass: it passed before).
+                    context.as_object_mut().unwrap().remove("scans");
                 }
-            }
-        });
+                if let Some(reads) = context.get_mut("reads").and_then(Value::as_array_mut) {
+                    let node = reads
+                        .pop()
+                        .expect("the evaluation read the dispatched node");
+                    if !forge {
+                        // b's node: the same shape under b's spec key.
+                        let j = cairn::journal::Journal::open_read_only(
+                            &b.journal.path(),
+                            &Default::default(),
+                        )
+                        .unwrap();
+                        let name = j
+                            .streams()
+                            .unwrap()
+                            .into_iter()
+                            .find(|i| i.machine == "work-node")
+                            .unwrap()
+                            .stream;
+                        let mut own = node.clone();
+                        own["stream"] = json!(name);
+                        own["fact"]["worker"]["tree"] = json!(b.lane.to_str().unwrap());
+                        own["fact"]["worker"]["repository"] =
+                            json!(format!("{}/.git", b.root.to_str().unwrap()));
+                        reads.push(own);
+                    }
+                }
+            },
+        );
         let (code, audit, _) = park(&["journal", "audit"], "", Some(&b.journal.path()));
         let mismatch = audit["findings"]
             .as_array()

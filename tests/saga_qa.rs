@@ -21,39 +21,7 @@ fn merged() -> Thread {
     ]);
     assert_eq!(save.0, 0, "{}", save.1);
     t.ready();
-    let take = t.mt(
-        "take",
-        &[
-            "--unit",
-            "U1",
-            "--branch",
-            "work/u1",
-            "--merge-worktree",
-            "/nonexistent/wt",
-            "--holder",
-            "h",
-        ],
-    );
-    assert_eq!(take.0, 0, "{}", take.1);
-    crate::support::saga::merge_branch(&t.repo, "work/u1");
-    let tip = t.head();
-    let repo = t.repo_str().to_owned();
-    let done = t.mt(
-        "merged",
-        &[
-            "--unit",
-            "U1",
-            "--holder",
-            "h",
-            "--merged-tip",
-            &tip,
-            "--repo",
-            &repo,
-            "--target",
-            "main",
-        ],
-    );
-    assert_eq!(done.0, 0, "{}", done.1);
+    crate::support::saga::merge_in(&t.journal.path(), "issue-42", &t.repo);
     t
 }
 

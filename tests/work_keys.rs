@@ -63,37 +63,13 @@ fn a_journal_with_nodes_under_the_absolute_path_key_keeps_them() {
         .to_owned();
     let old = format!("work-node/{legacy}:core");
     let older = Work::new(&spec_text(OK, "test result: ok", 30_000));
-    {
-        use cairn::journal::{Append, Journal, NewEvent, Options, TransitionRecord};
-        let src = Journal::open_read_only(&w.journal.path(), &Options::default()).unwrap();
-        let mut dst = Journal::open(&older.journal.path(), &Options::default()).unwrap();
-        let t = src.transitions(&planned).unwrap().remove(0);
-        let events = src.read_stream(&planned, None).unwrap();
-        dst.append(&Append {
-            stream: old.clone(),
-            machine: t.machine.clone(),
-            expected_version: 0,
-            events: events
-                .iter()
-                .map(|e| NewEvent {
-                    event_type: e.event_type.clone(),
-                    schema_version: e.schema_version,
-                    payload: e.payload.clone(),
-                })
-                .collect(),
-            transition: TransitionRecord {
-                command_name: t.command_name.clone(),
-                command: t.command.clone(),
-                context: t.context.clone(),
-                rules_version: t.rules_version,
-            },
-            idempotency: None,
-            recorded_at: t.recorded_at.clone(),
-            reads: Vec::new(),
-            scans: Vec::new(),
-        })
-        .unwrap();
-    }
+    crate::support::copy_raw(
+        &w.journal.path(),
+        &older.journal.path(),
+        &planned,
+        &old,
+        |_| {},
+    );
     // `older`'s journal, `w`'s spec: the node is found under the old key.
     let (code, out) = older.run(&[
         "status",

@@ -130,3 +130,50 @@ pub fn tamper(conn: &rusqlite::Connection, sql: &str) {
     .expect("drop triggers");
     conn.execute_batch(sql).expect("tamper sql");
 }
+
+/// Copies every transition of `stream` in the journal at `from` into the journal
+/// at `to` as stream `into`, raw (reading nothing, deciding nothing), each
+/// context passed through `edit`: how a test writes what an older build or a
+/// forger would have, around the engine.
+pub fn copy_raw(
+    from: &Path,
+    to: &Path,
+    stream: &str,
+    into: &str,
+    edit: impl Fn(&mut serde_json::Value),
+) {
+    use cairn::journal::{Append, Journal, NewEvent, Options, TransitionRecord};
+    let src = Journal::open_read_only(from, &Options::default()).expect("the source opens");
+    let mut dst = Journal::open(to, &Options::default()).expect("the target opens");
+    let events = src.read_stream(stream, None).expect("the stream reads");
+    for t in src.transitions(stream).expect("its transitions read") {
+        let mut context: serde_json::Value =
+            serde_json::from_str(&t.context).expect("a recorded context is JSON");
+        edit(&mut context);
+        dst.append(&Append {
+            stream: into.to_owned(),
+            machine: t.machine.clone(),
+            expected_version: t.first_version - 1,
+            events: events
+                .iter()
+                .filter(|e| (t.first_version..=t.last_version).contains(&e.version))
+                .map(|e| NewEvent {
+                    event_type: e.event_type.clone(),
+                    schema_version: e.schema_version,
+                    payload: e.payload.clone(),
+                })
+                .collect(),
+            transition: TransitionRecord {
+                command_name: t.command_name.clone(),
+                command: t.command.clone(),
+                context: context.to_string(),
+                rules_version: t.rules_version,
+            },
+            idempotency: None,
+            recorded_at: t.recorded_at.clone(),
+            reads: Vec::new(),
+            scans: Vec::new(),
+        })
+        .expect("the copy appends");
+    }
+}

@@ -319,11 +319,17 @@ pub fn ready_elsewhere(db: &Path, id: &str) -> (tempfile::TempDir, PathBuf) {
 }
 
 /// On the journal `db`, thread `id` (at `work`): the gates the merge turn follows
-/// ([`ready_in`], in a fresh repository holding the thread's run record), the
-/// turn taken for `U1`, `work/u1` merged into `main`, and the merge recorded as
-/// git shows it. The repository's temp dir, kept alive by the caller.
+/// ([`ready_in`], in a fresh repository holding the thread's run record), then
+/// [`merge_in`] there. The repository's temp dir, kept alive by the caller.
 pub fn merged_in(db: &Path, id: &str) -> tempfile::TempDir {
     let (tmp, repo) = ready_elsewhere(db, id);
+    merge_in(db, id, &repo);
+    tmp
+}
+
+/// On the journal `db`, thread `id` (PR-ready passed): the turn taken for `U1`,
+/// `work/u1` merged into `main` in `repo`, and the merge recorded as git shows it.
+pub fn merge_in(db: &Path, id: &str, repo: &Path) {
     let take = cairn_at(
         db,
         &[
@@ -343,8 +349,8 @@ pub fn merged_in(db: &Path, id: &str) -> tempfile::TempDir {
         ],
     );
     assert_eq!(take.0, 0, "{}", take.1);
-    merge_branch(&repo, "work/u1");
-    let tip = git(&repo, &["rev-parse", "HEAD"]);
+    merge_branch(repo, "work/u1");
+    let tip = git(repo, &["rev-parse", "HEAD"]);
     let merged = cairn_at(
         db,
         &[
@@ -366,5 +372,4 @@ pub fn merged_in(db: &Path, id: &str) -> tempfile::TempDir {
         ],
     );
     assert_eq!(merged.0, 0, "{}", merged.1);
-    tmp
 }
