@@ -255,6 +255,21 @@ fn a_hostile_caller_cannot_record_what_cairn_observes() {
             serde_json::to_value(&pr).unwrap(),
             "pr record-merge",
         ),
+        // A release whose landed commit "git showed" (found: a forged exit 0 for
+        // a commit git says is elsewhere was recorded through exec).
+        (
+            "saga/issue-42",
+            json!({"command": "release", "release": {"destination": "merge",
+                "reviewed_head": "1".repeat(40), "landed_commit": "1".repeat(40),
+                "absence_reason": null},
+                "landed": {"repo": "/srv/r", "target": "main", "run": {
+                    "argv": ["git", "-C", "/srv/r", "merge-base", "--is-ancestor",
+                        "--end-of-options", "1".repeat(40), "refs/heads/main"],
+                    "exit_status": 0, "stdout": "", "stderr": "",
+                    "started_at": "2026-12-04T00:00:00Z",
+                    "finished_at": "2026-12-04T00:00:00Z"}}}),
+            "saga release",
+        ),
     ] {
         let (code, out) = exec(j, stream, &command, None);
         assert_eq!(

@@ -33,6 +33,8 @@ pub enum Step {
     Review(bool),
     Override(bool),
     PrReady,
+    /// PR-ready for U2's handed revision: the unit PR-ready names takes the turn.
+    PrReadyU2,
     Adjust(&'static str),
     Boundary,
     /// `U2` takes the turn; its dead turn is released, or its merge recorded.
@@ -89,12 +91,17 @@ pub fn command(step: &Step) -> Command {
             rationale: "accepted risk".into(),
             operator: "ana".into(),
         },
-        Step::PrReady => {
+        Step::PrReady | Step::PrReadyU2 => {
             let plan = fresh::plan(&repo(), &sha());
+            let unit = if matches!(step, Step::PrReadyU2) {
+                "U2"
+            } else {
+                "U1"
+            };
             Command::PrReady {
                 repo: repo(),
                 handed: vec![Handed {
-                    unit: "U1".into(),
+                    unit: unit.into(),
                     revision: sha(),
                 }],
                 runs: vec![run(plan[0].clone(), 0, ""), run(plan[1].clone(), 0, "0\n")],
@@ -202,6 +209,7 @@ fn alphabet() -> Vec<Step> {
         Step::Override(true),
         Step::Override(false),
         Step::PrReady,
+        Step::PrReadyU2,
         Step::Adjust("drain"),
         Step::Adjust("pause_after:b1"),
         Step::Adjust("continue"),

@@ -236,6 +236,54 @@ fn a_unit_is_built_verified_reviewed_shipped_merged_and_released_by_reference() 
             "h",
         ],
     );
+    // A later review withdraws PR-ready: the held turn no longer lets the run
+    // merge (refused before git runs) until PR-ready passes again.
+    let review = |outcome: &str| {
+        run(
+            &r,
+            &[
+                "saga",
+                "review",
+                "--saga-id",
+                "issue-42",
+                "--outcome",
+                outcome,
+                "--from",
+                "build-loop/issue-42:U1",
+            ],
+        )
+    };
+    review("repairs_requested");
+    let before = r.journal.bytes();
+    let (code, out) = r.verb("merge", "");
+    let v = &out["error"]["violations"][0];
+    assert_eq!(
+        (code, v["predicate"].as_str()),
+        (2, Some("merge-turn-held")),
+        "{out}"
+    );
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap()
+            .contains("PR-ready no longer stands"),
+        "{out}"
+    );
+    assert_eq!(r.journal.bytes(), before, "a refusal wrote");
+    review("accepted");
+    run(
+        &r,
+        &[
+            "saga",
+            "pr-ready",
+            "--saga-id",
+            "issue-42",
+            "--repo",
+            &wt,
+            "--issue",
+            "42",
+        ],
+    );
     assert_eq!(r.verb("merge", "").1["state"], "merged");
     // The loop records the merge from git: the target holds the reviewed head.
     let recorded = run(&r, &["pr", "record-merge", "--pr", PR, "--target", "main"]);

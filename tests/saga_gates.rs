@@ -644,7 +644,7 @@ fn the_merge_turn_is_taken_only_after_pr_ready() {
         ])
     };
     let before = g.t.bytes();
-    let (code, out) = take("u1");
+    let (code, out) = take("U1");
     assert_eq!(
         (code, out["error"]["violations"][0]["predicate"].as_str()),
         (2, Some("pr-ready-first")),
@@ -652,6 +652,29 @@ fn the_merge_turn_is_taken_only_after_pr_ready() {
     );
     assert_eq!(g.t.bytes(), before, "a refusal wrote");
     g.ready();
-    let (code, out) = take("u1");
+    // PR-ready passed for U1's revision: no other unit takes the turn on it, and a
+    // branch named as a ref path is refused (no reading could release it).
+    for (unit, branch, rule) in [
+        ("U9", "work/U9", "pr-ready-unit"),
+        ("U1", "refs/heads/work/U1", "branch-name"),
+    ] {
+        let (code, out) = g.mt(&[
+            "take",
+            "--unit",
+            unit,
+            "--branch",
+            branch,
+            "--merge-worktree",
+            "/nonexistent/wt",
+            "--holder",
+            "h",
+        ]);
+        assert_eq!(
+            (code, out["error"]["violations"][0]["predicate"].as_str()),
+            (2, Some(rule)),
+            "{out}"
+        );
+    }
+    let (code, out) = take("U1");
     assert_eq!(code, 0, "{out}");
 }

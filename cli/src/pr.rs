@@ -440,7 +440,11 @@ fn from_thread(rec: &Recorder, thread: &str, v: &mut Value) -> Result<(), Failur
             }
         }
         if !obj.contains_key("saga_rounds_seen") && !t.rounds_seen.is_empty() {
-            obj.insert("saga_rounds_seen".into(), json!(t.rounds_seen));
+            // The thread's set (a save may repeat a round: `2|1|2`).
+            let mut rounds = t.rounds_seen.clone();
+            rounds.sort_unstable();
+            rounds.dedup();
+            obj.insert("saga_rounds_seen".into(), json!(rounds));
         }
     }
     Ok(())

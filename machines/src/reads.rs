@@ -184,6 +184,8 @@ pub enum Fact {
         merged: Vec<FullCommit>,
         /// A release is recorded (a landed commit, or an absence with its reason).
         released: bool,
+        /// PR-ready stands for the thread's current code review.
+        ready: bool,
         /// The SHA the thread's recorded code review reviewed, if any.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reviewed: Option<FullCommit>,

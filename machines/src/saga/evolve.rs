@@ -51,9 +51,15 @@ fn evolve_gate(g: &mut GateRecord, e: &Event) {
         Event::ReviewRecorded { review } => {
             g.review = Some(review.clone());
             g.ready_for_pr = None;
+            g.ready_unit = None;
         }
         Event::OverrideRecorded { r#override } => g.overrides.push(r#override.clone()),
-        Event::ReadyForPr { reviewed_sha, .. } => g.ready_for_pr = Some(reviewed_sha.clone()),
+        Event::ReadyForPr {
+            reviewed_sha, unit, ..
+        } => {
+            g.ready_for_pr = Some(reviewed_sha.clone());
+            g.ready_unit = unit.clone();
+        }
         Event::DirectiveSet { directive } => {
             if *directive == gates::Directive::Continue {
                 g.paused_at = None;

@@ -96,13 +96,15 @@ impl Machine for Saga {
             Command::PrReady { .. } => Some("saga pr-ready"),
             Command::ReleaseTurn { .. } => Some("saga merge-turn release"),
             Command::MarkMerged { .. } => Some("saga merge-turn merged"),
+            // cairn's ancestry reading of the landed commit (found: a release sent
+            // through `cairn exec` carried a forged `exit_status: 0`).
+            Command::Release { .. } => Some("saga release"),
             Command::DocReview { .. }
             | Command::Review { .. }
             | Command::Override { .. }
             | Command::Adjust { .. }
             | Command::Boundary { .. }
             | Command::TakeTurn { .. }
-            | Command::Release { .. }
             | Command::Board { .. } => None,
         }
     }
@@ -135,6 +137,11 @@ impl Machine for Saga {
                 .filter_map(|row| row.merged_tip.clone())
                 .collect(),
             released: t.gates.release.is_some(),
+            ready: t
+                .gates
+                .review
+                .as_ref()
+                .is_some_and(|r| t.gates.ready_for_pr.as_ref() == Some(&r.reviewed_sha)),
             reviewed: t.gates.review.as_ref().map(|r| r.reviewed_sha.clone()),
             rounds_seen: t.rounds_seen.clone(),
         })

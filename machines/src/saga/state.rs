@@ -165,6 +165,10 @@ pub struct GateRecord {
     pub review: Option<gates::Review>,
     pub overrides: Vec<gates::Override>,
     pub ready_for_pr: Option<FullCommit>,
+    /// The unit whose green iteration handed the revision PR-ready passed for
+    /// (none for a PR-ready recorded before it named one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_unit: Option<String>,
     pub directive: Option<gates::Directive>,
     pub paused_at: Option<String>,
     pub units: gates::Units,

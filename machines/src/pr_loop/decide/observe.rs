@@ -178,8 +178,11 @@ fn thread_agrees(input: &ObserveInput, thread: &str, ctx: &Context) -> Vec<Viola
     }
     let mut got = input.saga_rounds_seen.clone().unwrap_or_default();
     let mut want = rounds_seen.clone();
+    // As sets: a thread's save may repeat a round.
     got.sort_unstable();
+    got.dedup();
     want.sort_unstable();
+    want.dedup();
     if got != want {
         v.push(Violation::new(
             agrees,

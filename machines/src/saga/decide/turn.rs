@@ -50,6 +50,24 @@ pub(super) fn decide_take_turn(
             "PR-ready has not passed for the thread's current review: run `cairn saga pr-ready` first",
         );
     }
+    // PR-ready passed for one unit's revision: that unit takes the turn (found:
+    // after U1 merged, a unit never built or reviewed took it on PR-ready's word).
+    if let Some(ready) = t.gates.ready_unit.as_deref().filter(|u| *u != unit) {
+        return r.no(
+            "pr-ready-unit",
+            Some("unit"),
+            &format!("PR-ready passed for unit `{ready}`'s revision, not `{unit}`'s"),
+        );
+    }
+    // A branch as the unit names it, never a ref path (found: `refs/heads/x` was
+    // taken, and no reading could release the turn: it read `refs/heads/refs/…`).
+    if branch.as_str().starts_with("refs/") {
+        return r.no(
+            "branch-name",
+            Some("branch"),
+            "name the branch as `x`, not `refs/heads/x`",
+        );
+    }
     let units = &t.gates.units;
     if let Some((other, _)) = units
         .iter()

@@ -135,6 +135,14 @@ fn merge_turn_held(
     let read = ctx.read(thread).filter(|r| r.version > 0);
     let why = match read.and_then(|r| r.fact.as_ref()) {
         Some(Fact::Saga {
+            turn: Some(turn),
+            ready: false,
+            ..
+        }) if turn.branch == branch => format!(
+            "unit `{}` holds its merge turn, but PR-ready no longer stands for its current review",
+            turn.unit
+        ),
+        Some(Fact::Saga {
             turn: Some(turn), ..
         }) if turn.branch == branch => return Ok(()),
         Some(Fact::Saga {
