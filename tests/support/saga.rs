@@ -373,3 +373,74 @@ pub fn merge_in(db: &Path, id: &str, repo: &Path) {
     );
     assert_eq!(merged.0, 0, "{}", merged.1);
 }
+
+/// On the journal `db`, thread `id` (at `work`): the gates the merge turn follows,
+/// run on `tree` — a clean plan review, U1's build loop (`branch` in its run
+/// record) green at the tree's `HEAD`, code review accepted by reference, PR-ready
+/// read in the tree: what a ship run merging that `HEAD` for the thread needs.
+pub fn ready_in_tree(db: &Path, id: &str, tree: &Path, branch: &str) {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let record = dir.path().join(format!("{id}.json"));
+    let units = json!([{"id": "U1", "branch": branch, "merge_state": "ready"}]);
+    let mut doc = run_record(json!(["true"]), units);
+    doc["issue"] = json!(issue_number(id));
+    std::fs::write(&record, doc.to_string()).expect("the run record");
+    let doc = cairn_at(
+        db,
+        &[
+            "saga",
+            "doc-review",
+            "--saga-id",
+            id,
+            "--unresolved-p0-p1",
+            "0",
+            "--source",
+            "review_cycles",
+        ],
+    );
+    assert_eq!(doc.0, 0, "{}", doc.1);
+    let tree_str = tree.to_str().expect("a UTF-8 path");
+    let (code, out) = cairn_at(
+        db,
+        &[
+            "build-loop",
+            "--record",
+            record.to_str().expect("a UTF-8 path"),
+            "--repo",
+            tree_str,
+            "--unit",
+            "U1",
+        ],
+    );
+    assert_eq!(code, 0, "the build loop goes green: {out}");
+    let from = format!("build-loop/{id}:U1");
+    let review = cairn_at(
+        db,
+        &[
+            "saga",
+            "review",
+            "--saga-id",
+            id,
+            "--outcome",
+            "accepted",
+            "--from",
+            &from,
+        ],
+    );
+    assert_eq!(review.0, 0, "{}", review.1);
+    let issue = issue_number(id).to_string();
+    let (code, out) = cairn_at(
+        db,
+        &[
+            "saga",
+            "pr-ready",
+            "--saga-id",
+            id,
+            "--repo",
+            tree_str,
+            "--issue",
+            &issue,
+        ],
+    );
+    assert_eq!(code, 0, "PR-ready passes: {out}");
+}

@@ -144,6 +144,10 @@ pub enum Event {
         /// The tip the checks read: the one commit `merge` may merge.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tip: Option<FullCommit>,
+        /// The commit the run ships: the pre-squash commit after a squash, else
+        /// the tip (what a work node verified and what code review reviewed).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        shipped: Option<FullCommit>,
         /// The work nodes that vouched for the commit shipped, and that commit (the
         /// pre-squash commit, else the tip): `merge` is announced only while they
         /// still vouch for it.

@@ -139,10 +139,12 @@ pub(super) fn evolve(state: State, event: &Event) -> State {
             tip,
             work_nodes,
             vouched,
+            shipped,
             ..
         } => {
             run.work_nodes = work_nodes.clone();
             run.vouched = vouched.clone();
+            run.shipped = shipped.clone();
             Stage::MergeReady { tip: tip.clone() }
         }
         Event::PreMergeStopped {
@@ -245,6 +247,7 @@ fn opened(params: Params, repo_root: AbsPath) -> Run {
         begun: None,
         work_nodes: Vec::new(),
         vouched: None,
+        shipped: None,
         acts_for: None,
     }
 }

@@ -177,6 +177,10 @@ pub struct Run {
     pub work_nodes: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vouched: Option<FullCommit>,
+    /// The commit the last passing pre-merge found the run ships (the pre-squash
+    /// commit after a squash, else the tip).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shipped: Option<FullCommit>,
     /// The saga thread the run acts for (`saga/<saga id>`), named at open.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub acts_for: Option<String>,

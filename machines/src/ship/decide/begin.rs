@@ -5,6 +5,7 @@ use super::super::event::Event;
 use super::super::owner::{self, Claim, Owner};
 use super::super::state::Mutation;
 use super::guards::Guard;
+use crate::evidence::FullCommit;
 use crate::reads::Fact;
 use crate::{Context, Outcome, Rejection};
 
@@ -36,7 +37,7 @@ pub(super) fn decide_begin(
     }
     if step == Mutation::Merge {
         if let Some(thread) = &run.acts_for {
-            merge_turn_held(guard, thread, &run.params.branch, ctx)?;
+            merge_turn_held(guard, thread, &run.params.branch, run.shipped.as_ref(), ctx)?;
         }
     }
     let claim = claim.as_ref().ok_or_else(|| {
@@ -130,6 +131,7 @@ fn merge_turn_held(
     guard: Guard<'_>,
     thread: &str,
     branch: &str,
+    shipped: Option<&FullCommit>,
     ctx: &Context,
 ) -> Result<(), Rejection> {
     let read = ctx.read(thread).filter(|r| r.version > 0);
@@ -142,6 +144,22 @@ fn merge_turn_held(
             "unit `{}` holds its merge turn, but PR-ready no longer stands for its current review",
             turn.unit
         ),
+        // The run ships what code review reviewed (found: a commit made after
+        // PR-ready merged under the turn, released beside the older reviewed head).
+        Some(Fact::Saga {
+            turn: Some(turn),
+            reviewed: Some(reviewed),
+            ..
+        }) if turn.branch == branch && shipped.is_some_and(|s| s != reviewed) => {
+            return Err(guard.reject(
+                "reviewed-shipped",
+                Some("acts_for"),
+                &format!(
+                    "the run ships {}, but `{thread}`'s code review reviewed {reviewed}: review what ships (and pass PR-ready) before the run merges",
+                    shipped.map(FullCommit::as_str).unwrap_or_default()
+                ),
+            ))
+        }
         Some(Fact::Saga {
             turn: Some(turn), ..
         }) if turn.branch == branch => return Ok(()),

@@ -132,6 +132,7 @@ pub(super) fn decide_pre_merge(
             runs: runs.to_vec(),
             gates: g,
             tip: Some(tip),
+            shipped: shipped.clone(),
             vouched: shipped.filter(|_| !work_nodes.is_empty()),
             work_nodes: kept.clone(),
         },
