@@ -126,3 +126,67 @@ fn a_step_whose_owner_died_is_taken_over_once() {
     assert_eq!(out["next"], json!(["teardown", "resume"]));
     r.audit_ok();
 }
+
+/// A turn is released as dead only while no ship run is merging for it (issue
+/// 21, found by a hostile pass): with `ship merge` held inside its `merge
+/// --ff-only`, git shows the branch not merged yet, and `saga merge-turn release`
+/// is refused (`merge-in-flight`, nothing written) — it scanned every run with a
+/// merge in flight. The run then merges under the turn it still holds.
+#[test]
+fn a_turn_is_not_released_while_its_ship_run_merges() {
+    let r = Repo::spied();
+    r.to_merge_ready_with(&["--for", "saga/issue-42"]);
+    let db = r.journal.path();
+    let saga = |args: &[&str]| {
+        let mut full = vec!["saga"];
+        full.extend_from_slice(args);
+        let (code, out, _) = crate::park::park(&full, "", Some(&db));
+        (code, out)
+    };
+    let (code, out) = saga(&["save", "--id", "issue-42", "--lifecycle-phase", "work"]);
+    assert_eq!(code, 0, "{out}");
+    crate::support::saga::ready_in_tree(&db, "issue-42", &r.wt(), "worktree-abc");
+    let wt = r.root.with_file_name("merge-wt");
+    let (code, out) = saga(&[
+        "merge-turn",
+        "take",
+        "--saga-id",
+        "issue-42",
+        "--unit",
+        "U1",
+        "--branch",
+        "worktree-abc",
+        "--merge-worktree",
+        wt.to_str().unwrap(),
+        "--holder",
+        "h",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let needle = "merge --ff-only";
+    r.spy().slow(needle);
+    let seen = r.spy().count(needle);
+    let holder = r.spawn(&["merge", "--short-id", ID]);
+    r.spy().wait_for(needle, seen);
+    let before = r.journal.bytes();
+    let root = r.root.to_str().unwrap().to_owned();
+    let (code, out) = saga(&[
+        "merge-turn",
+        "release",
+        "--saga-id",
+        "issue-42",
+        "--unit",
+        "U1",
+        "--repo",
+        &root,
+        "--target",
+        "main",
+    ]);
+    assert_eq!(
+        (code, out["error"]["violations"][0]["predicate"].as_str()),
+        (2, Some("merge-in-flight")),
+        "{out}"
+    );
+    assert_eq!(r.journal.bytes(), before, "a refusal wrote");
+    let (code, out, _) = finished(holder);
+    assert_eq!((code, out["state"].as_str()), (0, Some("merged")), "{out}");
+}

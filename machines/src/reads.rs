@@ -209,6 +209,10 @@ pub enum Fact {
         /// The saga thread the run acts for (`saga/<saga id>`), named at open.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         acts_for: Option<String>,
+        /// A merge is announced and its result not yet recorded: git may be
+        /// merging now.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        merging: bool,
     },
 }
 

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::reads::{Read, WORK_NODE_MACHINE};
+use crate::reads::{Fact, Read, SHIP_MACHINE, WORK_NODE_MACHINE};
 
 /// A read of *every* stream of one machine, keeping those the sieve names: what a
 /// decision needs when the journal may hold a contradicting stream the caller did
@@ -17,6 +17,9 @@ pub enum Sieve {
     /// Work nodes dispatched to a worker (stage `dispatched`): a worker may be
     /// writing in its tree.
     LiveDispatch,
+    /// Ship runs with a merge announced and not yet recorded: git may be merging
+    /// a branch now.
+    MergeInFlight,
 }
 
 impl Sieve {
@@ -24,6 +27,7 @@ impl Sieve {
     pub fn machine(self) -> &'static str {
         match self {
             Sieve::LiveDispatch => WORK_NODE_MACHINE,
+            Sieve::MergeInFlight => SHIP_MACHINE,
         }
     }
 
@@ -37,6 +41,10 @@ impl Sieve {
             Sieve::LiveDispatch => {
                 read.stream.starts_with(&format!("{WORK_NODE_MACHINE}/"))
                     && read.state == "dispatched"
+            }
+            Sieve::MergeInFlight => {
+                read.stream.starts_with(&format!("{SHIP_MACHINE}/"))
+                    && matches!(read.fact, Some(Fact::Ship { merging: true, .. }))
             }
         }
     }

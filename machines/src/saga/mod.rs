@@ -147,6 +147,15 @@ impl Machine for Saga {
         })
     }
 
+    fn scans(_state: &State, command: &Command) -> Vec<crate::reads::Sieve> {
+        // A turn is released as dead only while no ship run is merging for it
+        // (`decide::turn`): git's "not merged yet" is no death certificate then.
+        match command {
+            Command::ReleaseTurn { .. } => vec![crate::reads::Sieve::MergeInFlight],
+            _ => Vec::new(),
+        }
+    }
+
     fn reads(_state: &State, command: &Command) -> Vec<String> {
         // A merge that names the ship run it came from: the run's word on what it
         // merged is checked against this one (`decide::turn`).

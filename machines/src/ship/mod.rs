@@ -130,6 +130,10 @@ impl Machine for Ship {
             target: run.params.target_branch.clone(),
             merged: run.merged_sha.clone(),
             acts_for: run.acts_for.clone(),
+            merging: run
+                .begun
+                .as_ref()
+                .is_some_and(|b| b.step == Mutation::Merge),
         })
     }
 

@@ -75,6 +75,7 @@ pub(super) fn decide(
                 ancestor,
                 merge_head: merge_head.as_deref(),
             },
+            ctx,
         ),
         Command::MarkMerged {
             unit,

@@ -41,6 +41,7 @@ pub(super) fn agrees(ship: &str, ctx: &Context, expect: Expect<'_>) -> Vec<Viola
         target,
         merged,
         acts_for,
+        ..
     }) = &read.fact
     else {
         return no("from", format!("`{ship}` states no ship run's merge"));

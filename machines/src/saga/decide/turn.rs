@@ -122,6 +122,7 @@ pub(super) fn decide_release_turn(
     r: &Refuse,
     t: &Thread,
     k: Readings<'_>,
+    ctx: &Context,
 ) -> Result<Vec<Event>, Rejection> {
     let Some(row) = t
         .gates
@@ -135,6 +136,25 @@ pub(super) fn decide_release_turn(
             "the unit does not hold the merge turn",
         );
     };
+    // A ship run merging the branch for this thread right now: git's "not merged
+    // yet" is no sign the turn died (found: the turn was released mid-merge and
+    // the run still merged). The engine scanned every run with a merge in flight.
+    let thread = format!("{}/{}", crate::reads::SAGA_MACHINE, t.saga_id);
+    let merging = ctx.reads.iter().find(|read| {
+        crate::reads::Sieve::MergeInFlight.keeps(read)
+            && matches!(&read.fact, Some(crate::reads::Fact::Ship { branch, acts_for: Some(a), .. })
+                if *branch == row.branch && *a == thread)
+    });
+    if let Some(run) = merging {
+        return r.no(
+            "merge-in-flight",
+            Some("unit"),
+            &format!(
+                "`{}` is merging `{}` for this thread now: the turn's holder is not dead",
+                run.stream, row.branch
+            ),
+        );
+    }
     r.nonempty("target", k.target)?;
     if k.ancestor.argv != gates::ancestor_plan(k.repo, &gates::branch_ref(&row.branch), k.target) {
         return r.no(

@@ -108,6 +108,7 @@ fn ship(repo: &str, branch: &str, target: &str, merged: Option<FullCommit>) -> O
         target: target.into(),
         merged,
         acts_for: Some("saga/issue-42".into()),
+        merging: false,
     })
 }
 
