@@ -626,7 +626,8 @@ fn a_short_commit_id_is_refused_at_input_under_its_rule() {
 }
 
 /// The merge turn follows PR-ready (issue 21): a take before it is refused with
-/// nothing written; after code review and PR-ready it is taken.
+/// nothing written; after code review and PR-ready it is taken, and while it is
+/// held nothing is released as absent.
 #[test]
 fn the_merge_turn_is_taken_only_after_pr_ready() {
     let g = G::new();
@@ -677,4 +678,19 @@ fn the_merge_turn_is_taken_only_after_pr_ready() {
     }
     let (code, out) = take("U1");
     assert_eq!(code, 0, "{out}");
+    // Nothing is released as absent while the turn's merge may land yet.
+    let before = g.t.bytes();
+    let (code, out) = g.s(&[
+        "release",
+        "--destination",
+        "none",
+        "--absence-reason",
+        "plan-only run",
+    ]);
+    assert_eq!(
+        (code, out["error"]["violations"][0]["predicate"].as_str()),
+        (2, Some("turn-held")),
+        "{out}"
+    );
+    assert_eq!(g.t.bytes(), before, "a refusal wrote");
 }

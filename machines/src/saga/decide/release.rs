@@ -129,6 +129,21 @@ pub(super) fn decide_release(
         }
         None => {}
     }
+    // Nothing released while a unit is merging: the turn's merge may land yet
+    // (found: `--destination none` was recorded under a held turn).
+    if release.landed_commit.is_none() {
+        if let Some((unit, _)) = g
+            .units
+            .iter()
+            .find(|(_, row)| row.merge_state == gates::MergeState::Merging)
+        {
+            blocks.push(Violation::new(
+                "turn-held",
+                Some("destination"),
+                format!("unit `{unit}` holds the merge turn: its merge may land yet, so nothing is released as absent"),
+            ));
+        }
+    }
     if release.landed_commit.is_some() {
         if t.destination.as_deref() == Some(gates::PLAN_ONLY) {
             blocks.push(Violation::new(
