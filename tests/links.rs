@@ -33,14 +33,20 @@ fn thread_taking_the_turn(r: &Repo) {
     assert_eq!(code, 0, "{out}");
     // The gates the merge turn follows, on the commit the run ships.
     crate::support::saga::ready_in_tree(&r.journal.path(), "issue-42", &r.wt(), BRANCH);
-    let wt = r.root.with_file_name("merge-wt");
+    take_turn(r, "issue-42", "merge-wt");
+}
+
+/// `thread`'s unit U1 takes the merge turn on the run's branch (merging in the
+/// merge worktree `wt`, beside the repository).
+fn take_turn(r: &Repo, thread: &str, wt: &str) {
+    let wt = r.root.with_file_name(wt);
     let (code, out) = saga(
         r,
         &[
             "merge-turn",
             "take",
             "--saga-id",
-            "issue-42",
+            thread,
             "--unit",
             "U1",
             "--branch",
@@ -213,25 +219,7 @@ fn a_merge_named_by_its_ship_run_is_the_one_cairn_saw_land() {
         0
     );
     let _gates = crate::support::saga::ready_elsewhere(&r.journal.path(), "issue-43");
-    let wt43 = r.root.with_file_name("merge-wt-43");
-    let (code, out) = saga(
-        &r,
-        &[
-            "merge-turn",
-            "take",
-            "--saga-id",
-            "issue-43",
-            "--unit",
-            "U1",
-            "--branch",
-            BRANCH,
-            "--merge-worktree",
-            wt43.to_str().unwrap(),
-            "--holder",
-            "h",
-        ],
-    );
-    assert_eq!(code, 0, "{out}");
+    take_turn(&r, "issue-43", "merge-wt-43");
     let before = r.journal.bytes();
     let (code, out) = saga(
         &r,
@@ -649,25 +637,7 @@ fn a_ship_merges_only_what_the_threads_review_reviewed() {
         (0, Some("merge-ready")),
         "{out}"
     );
-    let wt = r.root.with_file_name("merge-wt");
-    let (code, out) = saga(
-        &r,
-        &[
-            "merge-turn",
-            "take",
-            "--saga-id",
-            "issue-42",
-            "--unit",
-            "U1",
-            "--branch",
-            BRANCH,
-            "--merge-worktree",
-            wt.to_str().unwrap(),
-            "--holder",
-            "h",
-        ],
-    );
-    assert_eq!(code, 0, "{out}");
+    take_turn(&r, "issue-42", "merge-wt");
     let before = r.journal.bytes();
     let (code, out) = r.verb("merge", "");
     assert_eq!(

@@ -255,20 +255,7 @@ fn cairn_at(db: &Path, args: &[&str]) -> (i32, Value) {
 /// clean plan review, U1's build loop green at `HEAD`, and code review's
 /// `outcome` for the revision the loop handed (by reference): `HEAD`.
 pub fn reviewed_in(db: &Path, id: &str, repo: &Path, outcome: &str) -> String {
-    let doc = cairn_at(
-        db,
-        &[
-            "saga",
-            "doc-review",
-            "--saga-id",
-            id,
-            "--unresolved-p0-p1",
-            "0",
-            "--source",
-            "review_cycles",
-        ],
-    );
-    assert_eq!(doc.0, 0, "{}", doc.1);
+    doc_review_clean(db, id);
     let issue = issue_number(id).to_string();
     let repo_str = repo.to_str().expect("a UTF-8 path");
     let (code, out) = cairn_at(
@@ -385,20 +372,7 @@ pub fn ready_in_tree(db: &Path, id: &str, tree: &Path, branch: &str) {
     let mut doc = run_record(json!(["true"]), units);
     doc["issue"] = json!(issue_number(id));
     std::fs::write(&record, doc.to_string()).expect("the run record");
-    let doc = cairn_at(
-        db,
-        &[
-            "saga",
-            "doc-review",
-            "--saga-id",
-            id,
-            "--unresolved-p0-p1",
-            "0",
-            "--source",
-            "review_cycles",
-        ],
-    );
-    assert_eq!(doc.0, 0, "{}", doc.1);
+    doc_review_clean(db, id);
     let tree_str = tree.to_str().expect("a UTF-8 path");
     let (code, out) = cairn_at(
         db,
@@ -443,4 +417,22 @@ pub fn ready_in_tree(db: &Path, id: &str, tree: &Path, branch: &str) {
         ],
     );
     assert_eq!(code, 0, "PR-ready passes: {out}");
+}
+
+/// `saga doc-review` of thread `id` with no unresolved P0/P1 finding.
+fn doc_review_clean(db: &Path, id: &str) {
+    let doc = cairn_at(
+        db,
+        &[
+            "saga",
+            "doc-review",
+            "--saga-id",
+            id,
+            "--unresolved-p0-p1",
+            "0",
+            "--source",
+            "review_cycles",
+        ],
+    );
+    assert_eq!(doc.0, 0, "{}", doc.1);
 }
