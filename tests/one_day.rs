@@ -154,6 +154,43 @@ fn a_unit_is_built_verified_reviewed_shipped_merged_and_released_by_reference() 
         (0, Some("merge-offered")),
         "{out}"
     );
+    // The loop now follows the thread: an observation that leaves `--from` out
+    // is still read against it (a typed older SHA is refused, nothing written).
+    let mut stale = doc.clone();
+    stale["reviewed_sha"] =
+        Value::from(crate::support::git::git(&r.wt(), &["rev-parse", "HEAD~1"]));
+    let before = r.journal.bytes();
+    let (code, out, _) = cairn(
+        &["pr", "observe", "--repo", &wt],
+        &stale.to_string(),
+        Some(&r.journal.path()),
+    );
+    let v = &out["error"]["violations"][0];
+    assert_eq!(
+        (code, v["predicate"].as_str(), v["field"].as_str()),
+        (2, Some("journal-agrees"), Some("reviewed_sha")),
+        "{out}"
+    );
+    assert_eq!(r.journal.bytes(), before, "a refusal wrote");
+    // Around the CLI (a raw observation through `cairn exec`, no `from`): the
+    // machine refuses an observation of the loop that does not read its thread.
+    let raw = serde_json::json!({"command": "observe",
+        "input": crate::support::pr::doc("changes-requested", "merge")});
+    let (code, out, _) = cairn(
+        &[
+            "exec",
+            "pr-loop",
+            "pr-loop/github.com/example/project/pull/7",
+        ],
+        &raw.to_string(),
+        Some(&r.journal.path()),
+    );
+    let predicates: Vec<&str> = out["error"]["violations"]
+        .as_array()
+        .map(|vs| vs.iter().filter_map(|v| v["predicate"].as_str()).collect())
+        .unwrap_or_default();
+    assert!(code == 2 && predicates.contains(&"from-thread"), "{out}");
+    assert_eq!(r.journal.bytes(), before, "a refusal wrote");
     let confirmed = run(
         &r,
         &[

@@ -220,7 +220,18 @@ fn observe(
             return Ok(r);
         }
     }
-    if let Some(thread) = from {
+    // A loop that follows a thread is observed against it, named or not.
+    let from = match from {
+        Some(f) => Some(f.clone()),
+        None => match named.as_deref().map(stream).and_then(Result::ok) {
+            Some(s) => rec
+                .current::<PrLoop>(&s)?
+                .looped()
+                .and_then(|l| l.thread.clone()),
+            None => None,
+        },
+    };
+    if let Some(thread) = &from {
         from_thread(rec, thread, &mut v)?;
     }
     let (doc, observed) = observe_input(v, repo, pr)?;
@@ -231,7 +242,7 @@ fn observe(
     let command = Command::Observe {
         input: Box::new(doc),
         observed: Box::new(observed),
-        from: from.clone(),
+        from,
     };
     rec.record(Step::new(&s, &command).request(request))
 }

@@ -44,6 +44,9 @@ pub enum Event {
         /// The saga thread's rounds, adopted by a new loop.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         saga_rounds_seen: Option<Vec<u32>>,
+        /// The saga thread the observation named (`from`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        thread: Option<Box<str>>,
     },
     /// A round began: `round` joins `rounds_seen`; `basis` is the head and verdict
     /// it began on (absent in rules-v1 events).

@@ -18,6 +18,7 @@ pub(super) fn evolve(state: State, event: &Event) -> State {
                 freshness,
                 tiers,
                 saga_rounds_seen,
+                thread,
                 ..
             },
             l,
@@ -41,8 +42,12 @@ pub(super) fn evolve(state: State, event: &Event) -> State {
                     base_tier: None,
                     source: *source,
                     freshness: freshness.clone(),
+                    thread: None,
                 },
             };
+            if let Some(t) = thread {
+                next.thread = Some(t.to_string());
+            }
             if let Some(t) = tiers {
                 next.ladder.get_or_insert_with(|| t.ladder.clone());
                 next.base_tier.get_or_insert_with(|| t.current.clone());

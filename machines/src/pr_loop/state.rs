@@ -56,6 +56,10 @@ pub struct Loop {
     /// cairn's freshness reading of the last observation, when it made one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub freshness: Option<FreshnessRecord>,
+    /// The saga thread the loop follows (`saga/<saga id>`), once an observation
+    /// named it: every later observation reads it again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread: Option<String>,
 }
 
 impl Loop {

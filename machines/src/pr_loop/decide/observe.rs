@@ -29,6 +29,17 @@ pub(super) fn decide_observe(
     let l = r.state.looped();
     let c = &placed.classification;
     let mut v = from.map_or_else(Vec::new, |thread| thread_agrees(input, thread, ctx));
+    // A loop that follows a thread is observed against it every time (found: a
+    // later observation without `from` took any typed reviewed SHA).
+    if let Some(followed) = l.and_then(|l| l.thread.as_deref()) {
+        if from != Some(followed) {
+            v.push(Violation::new(
+                "from-thread",
+                Some("from"),
+                format!("this loop follows `{followed}`: observe it with `--from {followed}`"),
+            ));
+        }
+    }
     if let Some(l) = l {
         // Loops recorded under rules v1 kept the URL as given: compare identities.
         if canonical_pr(&l.pr).map_or(true, |pr| pr != placed.pr) {
@@ -85,6 +96,9 @@ pub(super) fn decide_observe(
         } else {
             None
         },
+        thread: from
+            .filter(|t| l.and_then(|l| l.thread.as_deref()) != Some(*t))
+            .map(Box::from),
     }];
     let basis = RoundBasis {
         head: placed.reading.head.clone(),

@@ -68,6 +68,7 @@ fn confirmed() -> Vec<Event> {
             }),
             tiers: None,
             saga_rounds_seen: None,
+            thread: None,
         },
         Event::MergeOffered,
         Event::MergeConfirmed {
