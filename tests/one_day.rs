@@ -86,33 +86,40 @@ fn a_unit_is_built_verified_reviewed_shipped_merged_and_released_by_reference() 
         "{green}"
     );
     // Code review of what the loop handed, by reference; PR-ready reads it.
-    let reviewed = run(
-        &r,
-        &[
-            "saga",
-            "review",
-            "--saga-id",
-            "issue-42",
-            "--outcome",
-            "accepted",
-            "--from",
-            "build-loop/issue-42:U1",
-        ],
-    );
+    let review = |outcome: &str| {
+        run(
+            &r,
+            &[
+                "saga",
+                "review",
+                "--saga-id",
+                "issue-42",
+                "--outcome",
+                outcome,
+                "--from",
+                "build-loop/issue-42:U1",
+            ],
+        )
+    };
+    let pr_ready = || {
+        let out = run(
+            &r,
+            &[
+                "saga",
+                "pr-ready",
+                "--saga-id",
+                "issue-42",
+                "--repo",
+                &wt,
+                "--issue",
+                "42",
+            ],
+        );
+        assert_eq!(out["gates"]["ready_for_pr"], head.as_str(), "{out}");
+    };
+    let reviewed = review("accepted");
     assert_eq!(reviewed["gates"]["review"]["reviewed_sha"], head.as_str());
-    run(
-        &r,
-        &[
-            "saga",
-            "pr-ready",
-            "--saga-id",
-            "issue-42",
-            "--repo",
-            &wt,
-            "--issue",
-            "42",
-        ],
-    );
+    pr_ready();
     // The ship carries what the node verified.
     let (code, out) = r.verb("verify", &phase1(&head, Some(&["src.txt"])).to_string());
     assert_eq!((code, out["state"].as_str()), (0, Some("phase-2")), "{out}");
@@ -275,21 +282,6 @@ fn a_unit_is_built_verified_reviewed_shipped_merged_and_released_by_reference() 
     );
     // A later review withdraws PR-ready: the held turn no longer lets the run
     // merge (refused before git runs) until PR-ready passes again.
-    let review = |outcome: &str| {
-        run(
-            &r,
-            &[
-                "saga",
-                "review",
-                "--saga-id",
-                "issue-42",
-                "--outcome",
-                outcome,
-                "--from",
-                "build-loop/issue-42:U1",
-            ],
-        )
-    };
     review("repairs_requested");
     let before = r.journal.bytes();
     let (code, out) = r.verb("merge", "");
@@ -308,19 +300,7 @@ fn a_unit_is_built_verified_reviewed_shipped_merged_and_released_by_reference() 
     );
     assert_eq!(r.journal.bytes(), before, "a refusal wrote");
     review("accepted");
-    run(
-        &r,
-        &[
-            "saga",
-            "pr-ready",
-            "--saga-id",
-            "issue-42",
-            "--repo",
-            &wt,
-            "--issue",
-            "42",
-        ],
-    );
+    pr_ready();
     assert_eq!(r.verb("merge", "").1["state"], "merged");
     // The loop records the merge from git: the target holds the reviewed head.
     let recorded = run(&r, &["pr", "record-merge", "--pr", PR, "--target", "main"]);
