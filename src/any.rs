@@ -111,7 +111,7 @@ pub(crate) trait Face: Send + Sync {
     /// there is no journal yet).
     fn decide(
         &self,
-        engine: Option<&Engine>,
+        engine: Result<&Engine, &crate::Registry>,
         stream: &StreamId,
         command: &Value,
         context: &Context,
@@ -130,7 +130,7 @@ impl<M> Typed<M> {
 impl<M: Machine> Face for Typed<M> {
     fn decide(
         &self,
-        engine: Option<&Engine>,
+        engine: Result<&Engine, &crate::Registry>,
         stream: &StreamId,
         command: &Value,
         context: &Context,
@@ -145,11 +145,17 @@ impl<M: Machine> Face for Typed<M> {
             });
         }
         let pending = match engine {
-            Some(engine) => match engine.decide::<M>(stream, &command, context, key)? {
+            Ok(engine) => match engine.decide::<M>(stream, &command, context, key)? {
                 Decision::Replayed(done) => return Ok(AnyDecision::Replayed(any(done)?)),
                 Decision::Pending(p) => p,
             },
-            None => Pending::<M>::decide(stream, M::initial_state(), 0, &command, context, key)?,
+            Err(registry) => {
+                let state = M::initial_state();
+                let mut context = context.clone();
+                (context.reads, context.scans) =
+                    registry.read_fresh::<M>(stream, &state, &command)?;
+                Pending::<M>::decide(stream, state, 0, &command, &context, key)?
+            }
         };
         let events = pending
             .events
@@ -221,7 +227,7 @@ impl Engine {
     ) -> Result<AnyDecision, Error> {
         self.registry()
             .face(stream.machine())?
-            .decide(Some(self), stream, command, context, key)
+            .decide(Ok(self), stream, command, context, key)
     }
 
     /// Appends a transition decided from JSON, as [`Engine::append`] does.
@@ -241,6 +247,6 @@ impl crate::Registry {
         key: Option<Key<'_>>,
     ) -> Result<AnyDecision, Error> {
         self.face(stream.machine())?
-            .decide(None, stream, command, context, key)
+            .decide(Err(self), stream, command, context, key)
     }
 }

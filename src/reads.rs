@@ -151,7 +151,7 @@ impl Engine {
         })
     }
 
-    fn read_stream_now(&self, stream: &StreamId) -> Result<Read, Error> {
+    pub(crate) fn read_stream_now(&self, stream: &StreamId) -> Result<Read, Error> {
         self.read_stream_at(stream, None)
     }
 }
@@ -203,4 +203,45 @@ pub(crate) fn occ_reads<M: Machine>(
         }
     }
     reads
+}
+
+impl crate::Registry {
+    /// What [`Engine::read_for`] reads for a decision on a journal that does not
+    /// exist yet: each stream the command names at version 0, in its machine's
+    /// initial state, and each scan through transition 0, keeping nothing. A
+    /// first transition records its reads as any other does (found: a first
+    /// `saga save` recorded no scan, and its audit said it never looked).
+    pub fn read_fresh<M: Machine>(
+        &self,
+        stream: &StreamId,
+        state: &M::State,
+        command: &M::Command,
+    ) -> Result<(Vec<Read>, Vec<Scan>), Error> {
+        let mut reads: Vec<Read> = Vec::new();
+        for name in M::reads(state, command) {
+            if name == stream.as_str() || reads.iter().any(|r| r.stream == name) {
+                continue;
+            }
+            let id = StreamId::parse(&name)?;
+            let machine = self
+                .get(id.machine())
+                .ok_or_else(|| Error::UnknownMachine {
+                    name: id.machine().to_owned(),
+                })?;
+            let fold = machine.start();
+            reads.push(Read {
+                stream: name,
+                version: 0,
+                state: fold.state_name().to_owned(),
+                fact: fold.fact(),
+            });
+        }
+        let mut scans: Vec<Scan> = Vec::new();
+        for sieve in M::scans(state, command) {
+            if !scans.iter().any(|s| s.sieve == sieve) {
+                scans.push(Scan { sieve, through: 0 });
+            }
+        }
+        Ok((reads, scans))
+    }
 }

@@ -62,6 +62,7 @@ mod pr_sequences;
 mod properties;
 mod reads;
 mod reliability;
+mod rounds;
 mod saga;
 mod saga_downstream;
 mod saga_gates;

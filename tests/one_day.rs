@@ -5,7 +5,9 @@
 //! a confirmed merge, the merge turn, the release, and the agent's episode parked
 //! at the end. The SHAs that remain typed are the caller's own evidence — a leaf's
 //! phase report, the commit a verification is bound to — not one lifecycle's fact
-//! retyped into another. At the end the links form one graph and the audit passes.
+//! retyped into another; the review rounds are counted once, by the PR loop, and
+//! the thread takes them from it. At the end the links form one graph and the
+//! audit passes.
 
 use serde_json::Value;
 
@@ -154,6 +156,35 @@ fn a_unit_is_built_verified_reviewed_shipped_merged_and_released_by_reference() 
         "{out}"
     );
     assert_eq!(r.journal.bytes(), before, "a refusal wrote");
+    // The reviewer asks for changes: the loop counts the round. The thread takes
+    // its rounds from the loop at its next save, never retyped: a typed list the
+    // loop contradicts is refused, naming the loop, nothing written.
+    let mut changes = crate::support::pr::doc("changes-requested", "merge");
+    for k in ["reviewed_sha", "commits_since_review"] {
+        changes.as_object_mut().unwrap().remove(k);
+    }
+    let (code, out, _) = observe(&changes);
+    assert_eq!((code, out["next_round"].as_u64()), (0, Some(2)), "{out}");
+    let save = |extra: &[&str]| {
+        let mut args = vec!["saga", "save", "--id", "issue-42"];
+        args.extend_from_slice(extra);
+        cairn(&args, "", Some(&r.journal.path()))
+    };
+    let before = r.journal.bytes();
+    let (code, out, _) = save(&["--rounds-seen", "1|2"]);
+    let v = &out["error"]["violations"][0];
+    assert_eq!(
+        (code, v["predicate"].as_str(), v["field"].as_str()),
+        (2, Some("journal-agrees"), Some("rounds_seen")),
+        "{out}"
+    );
+    assert!(
+        v["message"].as_str().unwrap().contains("pr-loop/"),
+        "the refusal names the loop: {out}"
+    );
+    assert_eq!(r.journal.bytes(), before, "a refusal wrote");
+    let (code, out, _) = save(&[]);
+    assert_eq!((code, out["next_round"].as_u64()), (0, Some(2)), "{out}");
     doc.as_object_mut().unwrap().remove("reviewed_sha");
     let (code, out, _) = observe(&doc);
     assert_eq!(
@@ -369,9 +400,9 @@ fn a_unit_is_built_verified_reviewed_shipped_merged_and_released_by_reference() 
         (0, &serde_json::json!(true)),
         "{out}"
     );
-    // One graph of streams: the thread read its loop and its ship run; the ship
-    // read its node and the thread's merge turn; the PR loop read the thread's
-    // review; the episode read the PR loop.
+    // One graph of streams: the thread read its build loop, its PR loop (the
+    // rounds) and its ship run; the ship read its node and the thread's merge
+    // turn; the PR loop read the thread's review; the episode read the PR loop.
     let links = run(&r, &["journal", "links"]);
     let mut edges: Vec<(String, String)> = links["links"]
         .as_array()
@@ -402,6 +433,7 @@ fn a_unit_is_built_verified_reviewed_shipped_merged_and_released_by_reference() 
                 "saga/issue-42".to_owned(),
                 "build-loop/issue-42:U1".to_owned()
             ),
+            ("saga/issue-42".to_owned(), pr_loop.clone()),
             ("saga/issue-42".to_owned(), "ship/abc".to_owned()),
             ("ship/abc".to_owned(), "saga/issue-42".to_owned()),
             ("ship/abc".to_owned(), stream.clone()),

@@ -455,7 +455,12 @@ impl<'a> Recorder<'a> {
         let db = self.db.clone()?;
         let (engine, pending) = match self.existing_writer(&db)? {
             None => {
-                let p = Pending::<M>::decide(stream, M::initial_state(), 0, command, &ctx, key)
+                let state = M::initial_state();
+                (ctx.reads, ctx.scans) = self
+                    .registry
+                    .read_fresh::<M>(stream, &state, command)
+                    .map_err(|e| self.refused(stream, e))?;
+                let p = Pending::<M>::decide(stream, state, 0, command, &ctx, key)
                     .map_err(|e| self.refused(stream, e))?;
                 (None, p)
             }

@@ -18,6 +18,7 @@ pub mod erased;
 pub mod error;
 #[deny(missing_docs)]
 pub mod evidence;
+mod fence;
 #[deny(missing_docs)]
 pub mod graph;
 #[deny(missing_docs)]

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::reads::{Fact, Read, SHIP_MACHINE, WORK_NODE_MACHINE};
+use crate::reads::{Fact, Read, PR_LOOP_MACHINE, SHIP_MACHINE, WORK_NODE_MACHINE};
 
 /// A read of *every* stream of one machine, keeping those the sieve names: what a
 /// decision needs when the journal may hold a contradicting stream the caller did
@@ -20,6 +20,9 @@ pub enum Sieve {
     /// Ship runs with a merge announced and not yet recorded: git may be merging
     /// a branch now.
     MergeInFlight,
+    /// PR continuation loops that follow a saga thread: where the thread's
+    /// review rounds are counted.
+    ThreadLoops,
 }
 
 impl Sieve {
@@ -28,6 +31,7 @@ impl Sieve {
         match self {
             Sieve::LiveDispatch => WORK_NODE_MACHINE,
             Sieve::MergeInFlight => SHIP_MACHINE,
+            Sieve::ThreadLoops => PR_LOOP_MACHINE,
         }
     }
 
@@ -45,6 +49,16 @@ impl Sieve {
             Sieve::MergeInFlight => {
                 read.stream.starts_with(&format!("{SHIP_MACHINE}/"))
                     && matches!(read.fact, Some(Fact::Ship { merging: true, .. }))
+            }
+            Sieve::ThreadLoops => {
+                read.stream.starts_with(&format!("{PR_LOOP_MACHINE}/"))
+                    && matches!(
+                        read.fact,
+                        Some(Fact::PrLoop {
+                            thread: Some(_),
+                            ..
+                        })
+                    )
             }
         }
     }

@@ -14,7 +14,8 @@
 //! stream's fact as it stands (`cross-invariant`, a notice): a ship run that
 //! merged for a saga thread is credited by that thread (a unit's merge of that
 //! commit) and by no other; one merge is credited by one thread; a thread at `qa`
-//! or `retro` recorded its release first.
+//! or `retro` recorded its release first; a thread's review rounds are the ones
+//! the PR loops that follow it counted.
 
 use std::collections::HashMap;
 
@@ -139,11 +140,33 @@ impl Engine {
         // Every thread's merged tips (the whole journal: a merge credited twice is
         // found whichever of its threads is audited).
         let mut credits: Vec<(String, Vec<cairn_machines::evidence::FullCommit>)> = vec![];
+        // The rounds each thread's PR loops counted (`thread -> (loops, rounds)`).
+        let mut counted: std::collections::BTreeMap<String, (Vec<String>, Vec<u32>)> =
+            Default::default();
         for info in self.journal().streams()? {
-            if info.machine == cairn_machines::reads::SAGA_MACHINE {
-                if let Some(Fact::Saga { merged, .. }) = fact_of(&info.stream)? {
+            let folded = [
+                cairn_machines::reads::SAGA_MACHINE,
+                cairn_machines::reads::PR_LOOP_MACHINE,
+            ];
+            if !folded.contains(&info.machine.as_str()) {
+                continue;
+            }
+            match fact_of(&info.stream)? {
+                Some(Fact::Saga { merged, .. })
+                    if info.machine == cairn_machines::reads::SAGA_MACHINE =>
+                {
                     credits.push((info.stream, merged));
                 }
+                Some(Fact::PrLoop {
+                    thread: Some(thread),
+                    rounds_seen,
+                    ..
+                }) => {
+                    let entry = counted.entry(thread).or_default();
+                    entry.0.push(info.stream);
+                    entry.1.extend(rounds_seen);
+                }
+                _ => {}
             }
         }
         let crediting = |commit: &cairn_machines::evidence::FullCommit| -> Vec<&str> {
@@ -172,6 +195,26 @@ impl Engine {
                             ),
                         ));
                     }
+                }
+            }
+            // Rounds are counted once, by the loops that follow the thread: a
+            // round the thread holds that none of them saw was typed by hand.
+            if let (Some(Fact::Saga { rounds_seen, .. }), Some((loops, rounds))) =
+                (&fact, counted.get(stream.as_str()))
+            {
+                let extra: Vec<u32> = rounds_seen
+                    .iter()
+                    .filter(|r| !rounds.contains(r))
+                    .copied()
+                    .collect();
+                if !extra.is_empty() {
+                    out.push(notice(
+                        stream,
+                        format!(
+                            "holds rounds {extra:?}, which `{}` never counted: a thread's rounds are its PR loops'",
+                            loops.join("`, `")
+                        ),
+                    ));
                 }
             }
             match fact {

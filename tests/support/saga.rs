@@ -236,7 +236,7 @@ fn issue_number(id: &str) -> u64 {
 }
 
 /// `cairn ARGS --db DB`, run from a fresh scratch directory: exit code and JSON.
-fn cairn_at(db: &Path, args: &[&str]) -> (i32, Value) {
+pub fn cairn_at(db: &Path, args: &[&str]) -> (i32, Value) {
     let scratch = tempfile::tempdir().expect("a temp dir");
     let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
         .args(args)

@@ -411,7 +411,9 @@ pub struct SagaSave {
     /// The next step, in words
     #[arg(long)]
     pub next_step: Option<String>,
-    /// `1|2`: the full set of rounds seen
+    /// `1|2`: the full set of rounds seen. Once a PR loop follows the thread
+    /// (`pr observe --from saga/<id>`), the loop counts them and every save takes
+    /// them from it: leave this out (a list the loop contradicts is refused)
     #[arg(long)]
     pub rounds_seen: Option<String>,
     /// `a|b`: the full set of checks run

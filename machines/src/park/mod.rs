@@ -61,7 +61,7 @@ impl Machine for Park {
     // 4: evaluate reads every live work-node dispatch: one in the bound repository
     //    (or one cairn cannot place) contradicts `no_active_dispatch: pass`.
     const RULES_VERSION: u32 = 4;
-    const RETIRED_RULES: &'static [u32] = &[1, 2];
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3];
     const FRESH_IDS: usize = 3;
     type State = State;
     type Command = Command;

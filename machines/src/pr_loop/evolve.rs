@@ -24,11 +24,17 @@ pub(super) fn evolve(state: State, event: &Event) -> State {
             l,
         ) => {
             let mut next = match l {
+                // A loop with no round yet adopts the thread's rounds too (found:
+                // a loop whose first observation named no thread dropped them).
                 Some(l) => Loop {
                     pr: pr.clone(),
                     last: classification.clone(),
                     source: *source,
                     freshness: freshness.clone(),
+                    rounds_seen: match saga_rounds_seen {
+                        Some(rounds) if l.rounds_seen.is_empty() => rounds.clone(),
+                        _ => l.rounds_seen,
+                    },
                     ..l
                 },
                 // A new loop continues the saga thread's rounds.

@@ -57,8 +57,10 @@ impl Machine for PrLoop {
     const NAME: &'static str = NAME;
     // 3 (#21): an observation may name its saga thread (`from`): the engine reads
     // it, and a reviewed SHA or rounds it contradicts are refused.
-    const RULES_VERSION: u32 = 3;
-    const RETIRED_RULES: &'static [u32] = &[1];
+    // 4 (#21): a loop that follows its thread counts the rounds; the thread's
+    // list, which takes them at its next save, may lag without contradiction.
+    const RULES_VERSION: u32 = 4;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3];
     /// The approval token of an escalation proposal.
     const FRESH_IDS: usize = 1;
     type State = State;
@@ -91,11 +93,15 @@ impl Machine for PrLoop {
 
     fn fact(state: &State) -> Option<Fact> {
         // What other lifecycles rely on: whether the loop saw its PR merged
-        // (`complete` is reached only on cairn's reading of the merge) and whether
-        // it still speaks for the PR.
+        // (`complete` is reached only on cairn's reading of the merge), whether
+        // it still speaks for the PR, and the thread it follows with the rounds it
+        // counted (the thread's rounds are these, `saga save`).
+        let l = state.looped();
         Some(Fact::PrLoop {
             merged: matches!(state, State::Complete { .. }),
             live: !matches!(state, State::Abandoned { .. }),
+            thread: l.and_then(|l| l.thread.clone()),
+            rounds_seen: l.map(|l| l.rounds_seen.clone()).unwrap_or_default(),
         })
     }
 

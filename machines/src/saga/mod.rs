@@ -53,8 +53,10 @@ impl Machine for Saga {
     // it on the branch it landed on, and a merge or release that names its ship
     // run agrees with it; a unit takes no branch another unit has.
     // 4 (#21): the merge turn is taken only after PR-ready passed.
-    const RULES_VERSION: u32 = 4;
-    const RETIRED_RULES: &'static [u32] = &[1, 2, 3];
+    // 5 (#21): a save takes the thread's rounds from the PR loops that follow it
+    // (a typed list they contradict is refused).
+    const RULES_VERSION: u32 = 5;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4];
     type State = State;
     type Command = Command;
     type Event = Event;
@@ -152,6 +154,9 @@ impl Machine for Saga {
         // (`decide::turn`): git's "not merged yet" is no death certificate then.
         match command {
             Command::ReleaseTurn { .. } => vec![crate::reads::Sieve::MergeInFlight],
+            // The thread's review rounds are counted by the PR loops that follow
+            // it (`decide::save`): a save reads them, never a retyped list.
+            Command::Save { .. } => vec![crate::reads::Sieve::ThreadLoops],
             _ => Vec::new(),
         }
     }

@@ -109,7 +109,8 @@ fn journal_agrees(
                 read.fact,
                     Some(Fact::PrLoop {
                         merged: false,
-                        live: true
+                        live: true,
+                        ..
                     })
                 ) =>
         {

@@ -1,5 +1,6 @@
 //! `observe`: one classified reading of the PR. It must follow this stream's PR,
-//! agree with the journal's tier and the saga thread's rounds, and show a merge
+//! agree with the journal's tier and the saga thread's rounds (at adoption; a loop
+//! that follows its thread counts the rounds itself), and show a merge
 //! only on cairn's own `gh` reading. A round-starting row starts a round only on a
 //! new head or a new verdict (and, on a failure row with a depth-shaped failure,
 //! proposes one escalation rung or records the clamp); a draft offers ready, a
@@ -51,9 +52,13 @@ pub(super) fn decide_observe(
         }
     }
     // A new loop (or one with no rounds yet) adopts the saga thread's rounds; a later
-    // observation's must be the loop's own.
+    // observation's must be the loop's own, unless the loop follows the thread:
+    // then the loop counts the rounds and the thread takes them at its next save
+    // (`saga save`), so a thread that has not saved since only lags.
     let adopt = l.map_or(true, |l| l.rounds_seen.is_empty());
+    let follows = from.is_some() || l.is_some_and(|l| l.thread.is_some());
     let rounds_before = match (l, &input.saga_rounds_seen) {
+        (Some(l), Some(_)) if !adopt && follows => l.rounds_seen.clone(),
         (Some(l), Some(saga)) if !adopt => {
             let (mut a, mut b) = (saga.clone(), l.rounds_seen.clone());
             a.sort_unstable();

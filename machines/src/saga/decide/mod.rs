@@ -30,7 +30,7 @@ pub(super) fn decide(
         command: command_name(command),
     };
     match command {
-        Command::Save { saga_id, save } => save::decide_save(&r, saga_id, save),
+        Command::Save { saga_id, save } => save::decide_save(&r, saga_id, save, ctx),
         Command::Qa {
             scenarios,
             extension,

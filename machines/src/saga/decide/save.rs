@@ -10,13 +10,19 @@ use super::super::tick::{self, valid_saga_id};
 use super::review::doc_review_blocks;
 use super::Refuse;
 use crate::evidence::FullCommit;
-use crate::Rejection;
+use crate::reads::{Fact, Sieve, JOURNAL_AGREES, SAGA_MACHINE};
+use crate::{Context, Rejection};
 
 /// `save`: refused on a bad id, a set `next_round`, a bad destination or
 /// orchestration backend, git runs that are not the capture plan, a bad verdict, a
 /// round 0, an unresolved plan review on entering `work`, or a phase the save may
 /// not move to.
-pub(super) fn decide_save(r: &Refuse, saga_id: &str, save: &Save) -> Result<Vec<Event>, Rejection> {
+pub(super) fn decide_save(
+    r: &Refuse,
+    saga_id: &str,
+    save: &Save,
+    ctx: &Context,
+) -> Result<Vec<Event>, Rejection> {
     let state = r.state;
     if !valid_saga_id(saga_id) {
         return r.no(
@@ -102,6 +108,7 @@ pub(super) fn decide_save(r: &Refuse, saga_id: &str, save: &Save) -> Result<Vec<
             "rounds are numbered from 1",
         );
     }
+    let rounds = rounds_counted(r, saga_id, save.rounds_seen.as_deref(), ctx)?;
     let current = state.thread().map(|t| t.lifecycle_phase);
     // The doc-review gate: execution does not start over an unresolved P0/P1
     // finding; only a recorded doc-review override passes.
@@ -124,12 +131,74 @@ pub(super) fn decide_save(r: &Refuse, saga_id: &str, save: &Save) -> Result<Vec<
         }
         _ => {}
     }
-    let thread = Box::new(apply(state.thread(), saga_id, save, verdicts, captured));
+    let mut thread = apply(state.thread(), saga_id, save, verdicts, captured);
+    if let Some(rounds) = rounds {
+        thread.rounds_seen = rounds;
+    }
+    let thread = Box::new(thread);
     Ok(vec![if thread.lifecycle_phase == Phase::Retro {
         Event::RetroTickSaved { thread }
     } else {
         Event::TickSaved { thread }
     }])
+}
+
+/// The thread's rounds where PR loops follow it: counted once, by the loops (the
+/// engine scanned every loop that follows a thread, `Sieve::ThreadLoops`). The
+/// thread's rounds become their union with its own (a loop adopted the thread's
+/// at its start); a typed list that is not that set is refused (`journal-agrees`,
+/// naming the loops). `None`: no loop follows the thread, the save decides.
+fn rounds_counted(
+    r: &Refuse,
+    saga_id: &str,
+    typed: Option<&[u32]>,
+    ctx: &Context,
+) -> Result<Option<Vec<u32>>, Rejection> {
+    let thread = format!("{SAGA_MACHINE}/{saga_id}");
+    let mut loops = vec![];
+    let mut rounds: Vec<u32> = r
+        .state
+        .thread()
+        .map(|t| t.rounds_seen.clone())
+        .unwrap_or_default();
+    for read in ctx
+        .reads
+        .iter()
+        .filter(|read| Sieve::ThreadLoops.keeps(read))
+    {
+        if let Some(Fact::PrLoop {
+            thread: Some(t),
+            rounds_seen,
+            ..
+        }) = &read.fact
+        {
+            if *t == thread {
+                loops.push(read.stream.as_str());
+                rounds.extend(rounds_seen);
+            }
+        }
+    }
+    if loops.is_empty() {
+        return Ok(None);
+    }
+    rounds.sort_unstable();
+    rounds.dedup();
+    if let Some(typed) = typed {
+        let mut got = typed.to_vec();
+        got.sort_unstable();
+        got.dedup();
+        if got != rounds {
+            return r.no(
+                JOURNAL_AGREES,
+                Some("rounds_seen"),
+                &format!(
+                    "the rounds are counted by `{}`, which make them {rounds:?}, not {got:?}: leave --rounds-seen out",
+                    loops.join("`, `")
+                ),
+            );
+        }
+    }
+    Ok(Some(rounds))
 }
 
 /// The snapshot a save leaves: omitted fields carried forward, an empty list clears;

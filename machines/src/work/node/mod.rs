@@ -89,10 +89,10 @@ impl Machine for WorkNode {
     /// commit; user criteria need the terminal's confirmation of a one-time
     /// challenge.
     /// v3: `work dispatch` reads the worker tree's repository (git common dir) and
-    /// refuses a tree git cannot read; a dispatch without that reading (v2 and
-    /// before) decides as it did.
+    /// refuses a tree git cannot read. A transition decided under v1 or v2 is
+    /// not re-decided by these rules: the audit names it (`rules-changed`).
     const RULES_VERSION: u32 = 3;
-    const RETIRED_RULES: &'static [u32] = &[1];
+    const RETIRED_RULES: &'static [u32] = &[1, 2];
 
     fn verdict(_state: &State, events: &[Event]) -> crate::Verdict {
         super::verdict::verdict(events)
