@@ -58,14 +58,11 @@ impl Engine {
         through: Option<i64>,
     ) -> Result<Vec<(String, Read)>, Error> {
         let mut kept = Vec::new();
-        for info in self.journal().streams()? {
-            if info.machine != sieve.machine() {
-                continue;
-            }
+        for stream in self.journal().machine_streams(sieve.machine())? {
             let version = match through {
                 None => None,
                 Some(t) => {
-                    let before = self.journal().transitions(&info.stream)?;
+                    let before = self.journal().transitions(&stream)?;
                     match before
                         .iter()
                         .filter(|x| x.id <= t)
@@ -78,9 +75,9 @@ impl Engine {
                     }
                 }
             };
-            let read = self.read_stream_at(&StreamId::parse(&info.stream)?, version)?;
+            let read = self.read_stream_at(&StreamId::parse(&stream)?, version)?;
             if sieve.keeps(&read) {
-                kept.push((info.stream, read));
+                kept.push((stream, read));
             }
         }
         Ok(kept)

@@ -182,6 +182,22 @@ fn a_scan_conflicts_when_any_stream_of_its_machine_moves_alike() {
             e.journal_mut().append(&append(other, 0, vec![])).unwrap();
         }
         assert_eq!(e.journal().machine_tip("ticket").unwrap(), tip, "{b:?}");
+        // The machine's streams, listed by the same name range: exactly its own.
+        let mut own: Vec<String> = e
+            .journal()
+            .streams()
+            .unwrap()
+            .into_iter()
+            .filter(|i| i.machine == "ticket")
+            .map(|i| i.stream)
+            .collect();
+        own.sort();
+        assert!(!own.is_empty(), "{b:?}");
+        assert_eq!(e.journal().machine_streams("ticket").unwrap(), own, "{b:?}");
+        assert!(
+            e.journal().machine_streams("ticke").unwrap().is_empty(),
+            "{b:?}"
+        );
         e.journal_mut()
             .append(&append("scanner/1", 0, vec![("ticket".into(), tip)]))
             .unwrap();

@@ -78,6 +78,12 @@ impl Journal {
         self.store.machine_tip(machine)
     }
 
+    /// Every stream of `machine` (named `machine/…`), in name order: one index
+    /// seek per stream, whatever the journal holds besides.
+    pub fn machine_streams(&self, machine: &str) -> Result<Vec<String>, Error> {
+        self.store.machine_streams(machine)
+    }
+
     /// The machine that owns a stream, if the stream exists.
     pub fn stream_machine(&self, stream: &str) -> Result<Option<String>, Error> {
         self.store.stream_machine(stream)

@@ -27,6 +27,8 @@ pub(crate) trait Store: Send {
     fn stream_version(&self, stream: &str) -> Result<u64, Error>;
     /// The last transition id of any stream of `machine` (0: none).
     fn machine_tip(&self, machine: &str) -> Result<i64, Error>;
+    /// Every stream of `machine` (named `machine/…`), in name order.
+    fn machine_streams(&self, machine: &str) -> Result<Vec<String>, Error>;
     fn stream_machine(&self, stream: &str) -> Result<Option<String>, Error>;
     /// A stream's events in version order up to `up_to`. `f` may call back into
     /// the journal (the audit fetches transition records from inside it).

@@ -148,6 +148,14 @@ pub(crate) const STREAM_VERSION: &str = "SELECT max(version) FROM events WHERE s
 /// The last transition id of any stream in a name range (`COLLATE "C"`: bytewise).
 pub(crate) const FAMILY_TIP: &str =
     "SELECT max(id) FROM transitions WHERE stream >= $1 AND stream < $2";
+/// Every stream in a name range, in name order: a skip scan of the events'
+/// `(stream, version)` index (one seek per stream).
+pub(crate) const FAMILY_STREAMS: &str = "WITH RECURSIVE s(stream) AS (
+    SELECT min(stream) FROM events WHERE stream >= $1 AND stream < $2
+    UNION ALL
+    SELECT (SELECT min(e.stream) FROM events AS e WHERE e.stream > s.stream AND e.stream < $2)
+    FROM s WHERE s.stream IS NOT NULL
+) SELECT stream FROM s WHERE stream IS NOT NULL";
 pub(crate) const STREAM_MACHINE: &str =
     "SELECT machine FROM events WHERE stream = $1 ORDER BY version LIMIT 1";
 /// A page of a stream, by version.

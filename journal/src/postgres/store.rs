@@ -160,6 +160,15 @@ impl Store for PgStore {
         Ok(v.unwrap_or(0))
     }
 
+    fn machine_streams(&self, machine: &str) -> Result<Vec<String>, Error> {
+        let (from, to) = crate::store::machine_range(machine);
+        Ok(self
+            .query(sql::FAMILY_STREAMS, &[&from, &to])?
+            .iter()
+            .map(|r| r.get(0))
+            .collect())
+    }
+
     fn stream_machine(&self, stream: &str) -> Result<Option<String>, Error> {
         Ok(self
             .query_opt(sql::STREAM_MACHINE, &[&stream])?

@@ -18,6 +18,15 @@ pub(crate) const STREAM_VERSION: &str = "SELECT max(version) FROM events WHERE s
 /// `machine0`: every stream of one machine), by the transitions' stream index.
 pub(crate) const FAMILY_TIP: &str =
     "SELECT max(id) FROM transitions WHERE stream >= ?1 AND stream < ?2";
+/// Every stream in a name range (`machine/` up to `machine0`), in name order: a
+/// skip scan of the events' `(stream, version)` index, one seek per stream, never
+/// a pass over the events.
+pub(crate) const FAMILY_STREAMS: &str = "WITH RECURSIVE s(stream) AS (
+    SELECT min(stream) FROM events WHERE stream >= ?1 AND stream < ?2
+    UNION ALL
+    SELECT (SELECT min(e.stream) FROM events AS e WHERE e.stream > s.stream AND e.stream < ?2)
+    FROM s WHERE s.stream IS NOT NULL
+) SELECT stream FROM s WHERE stream IS NOT NULL";
 /// A stream's machine.
 pub(crate) const STREAM_MACHINE: &str =
     "SELECT machine FROM events WHERE stream = ?1 ORDER BY version LIMIT 1";
@@ -67,6 +76,7 @@ mod tests {
             STREAM_TIP,
             STREAM_VERSION,
             FAMILY_TIP,
+            FAMILY_STREAMS,
             STREAM_MACHINE,
             REPLAY,
             TRANSITION_COUNT,
@@ -96,10 +106,12 @@ mod tests {
                 .unwrap();
             let text = plan.join(" | ");
             // Every table access is a SEARCH (an index, the rowid, or a min/max seek);
-            // none is a SCAN, and nothing is sorted in a temporary B-tree.
+            // none is a SCAN (but of a recursive query's own rows, `s`), and
+            // nothing is sorted in a temporary B-tree.
             assert!(
                 plan.iter()
-                    .all(|step| !step.starts_with("SCAN") && !step.contains("TEMP B-TREE")),
+                    .all(|step| (!step.starts_with("SCAN") || step == "SCAN s")
+                        && !step.contains("TEMP B-TREE")),
                 "`{sql}` plans `{text}`"
             );
         }

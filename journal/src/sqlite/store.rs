@@ -136,6 +136,18 @@ impl Store for SqliteStore {
         Ok(v.unwrap_or(0))
     }
 
+    fn machine_streams(&self, machine: &str) -> Result<Vec<String>, Error> {
+        let (from, to) = crate::store::machine_range(machine);
+        let mut stmt = self
+            .conn
+            .prepare_cached(sql::FAMILY_STREAMS)
+            .map_err(self.sql_err())?;
+        let rows = stmt
+            .query_map([from, to], |r| r.get(0))
+            .map_err(self.sql_err())?;
+        rows.collect::<Result<_, _>>().map_err(self.sql_err())
+    }
+
     fn stream_machine(&self, stream: &str) -> Result<Option<String>, Error> {
         self.conn
             .prepare_cached(sql::STREAM_MACHINE)
