@@ -59,6 +59,7 @@ mod pr_loop;
 mod pr_merge;
 mod pr_properties;
 mod pr_sequences;
+mod pr_thread;
 mod properties;
 mod reads;
 mod reliability;

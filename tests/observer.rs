@@ -230,7 +230,12 @@ fn the_runner_records_argv_environment_status_output_and_times() {
     assert!(env.keys().all(|k| !k.starts_with("GIT_")
         || k.starts_with("GIT_CONFIG")
         || k == "GIT_OPTIONAL_LOCKS"
-        || k == "GIT_TERMINAL_PROMPT"));
+        || k == "GIT_TERMINAL_PROMPT"
+        || k == "GIT_NO_REPLACE_OBJECTS"
+        || k == "GIT_GRAFT_FILE"));
+    // git's own object graph: no replace refs, no grafts file.
+    assert_eq!(env["GIT_NO_REPLACE_OBJECTS"], "1");
+    assert_eq!(env["GIT_GRAFT_FILE"], "/dev/null");
     assert!(run.started_at <= run.finished_at);
     let missing = cairn::observe::run(&["/nonexistent/program".to_owned()]);
     assert_eq!(missing.exit_status, None);

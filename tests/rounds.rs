@@ -21,7 +21,7 @@ fn changes_requested() -> Value {
 }
 
 /// Thread `id` at `work`, then PR-ready passed for U1 in a fresh repository.
-fn ready(db: &Path, id: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+pub fn ready(db: &Path, id: &str) -> (tempfile::TempDir, std::path::PathBuf) {
     let (code, out) = cairn_at(
         db,
         &["saga", "save", "--id", id, "--lifecycle-phase", "work"],
@@ -30,7 +30,7 @@ fn ready(db: &Path, id: &str) -> (tempfile::TempDir, std::path::PathBuf) {
     ready_elsewhere(db, id)
 }
 
-fn observe(db: &Path, repo: &Path, thread: &str, doc: &Value) -> (i32, Value) {
+pub fn observe(db: &Path, repo: &Path, thread: &str, doc: &Value) -> (i32, Value) {
     let (code, out, _) = crate::park::park(
         &[
             "pr",

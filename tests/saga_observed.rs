@@ -282,6 +282,45 @@ fn a_merge_is_recorded_only_as_git_shows_it() {
     );
     assert!(messages(&out).contains("main"), "{out}");
     assert_eq!(t.bytes(), before);
+    // A commit on main grafted onto the unit's tip (a replace ref, then a grafts
+    // file) makes the caller's git call it merged: cairn reads git's own object
+    // graph, and the merge is not recorded.
+    let grafted = t.commit("m2.txt");
+    let parent = git(&t.repo, &["rev-parse", "HEAD~1"]);
+    git(
+        &t.repo,
+        &["replace", "--graft", &grafted, &parent, &unit_tip],
+    );
+    let fooled = std::process::Command::new("git")
+        .args([
+            "-C",
+            t.repo_str(),
+            "merge-base",
+            "--is-ancestor",
+            &unit_tip,
+            &grafted,
+        ])
+        .status()
+        .unwrap();
+    assert!(fooled.success(), "the replace ref fools a plain git");
+    let (code, out) = merged(&grafted);
+    assert_eq!(
+        (code, predicates(&out)),
+        (2, vec!["merged-observed".to_owned()]),
+        "{out}"
+    );
+    git(&t.repo, &["replace", "-d", &grafted]);
+    let grafts = t.repo.join(".git/info/grafts");
+    std::fs::create_dir_all(grafts.parent().unwrap()).unwrap();
+    std::fs::write(&grafts, format!("{grafted} {parent} {unit_tip}\n")).unwrap();
+    let (code, out) = merged(&grafted);
+    assert_eq!(
+        (code, predicates(&out)),
+        (2, vec!["merged-observed".to_owned()]),
+        "{out}"
+    );
+    std::fs::remove_file(&grafts).unwrap();
+    assert_eq!(t.bytes(), before);
     // The merge, done: main holds the branch.
     git(&t.repo, &["merge", "-q", "--no-ff", "--no-edit", "work/u1"]);
     let tip = t.head();
@@ -338,4 +377,59 @@ fn a_merge_is_recorded_only_as_git_shows_it() {
         ]
     );
     t.audit_clean();
+}
+
+#[test]
+fn a_unit_merged_into_its_own_branch_is_no_merge() {
+    // The turn taken on the target branch itself: every commit on it is "on the
+    // target", main's own included. Refused, nothing written.
+    let t = Thread::new();
+    let save = [
+        "saga",
+        "save",
+        "--id",
+        "issue-42",
+        "--lifecycle-phase",
+        "work",
+    ];
+    assert_eq!(t.cairn(&save).0, 0);
+    t.ready();
+    let wt = t.repo.with_file_name("merge-wt");
+    let take = t.mt(
+        "take",
+        &[
+            "--unit",
+            "U1",
+            "--branch",
+            "main",
+            "--merge-worktree",
+            wt.to_str().unwrap(),
+            "--holder",
+            "h",
+        ],
+    );
+    assert_eq!(take.0, 0, "{}", take.1);
+    let tip = t.head();
+    let before = t.bytes();
+    let (code, out) = t.mt(
+        "merged",
+        &[
+            "--unit",
+            "U1",
+            "--holder",
+            "h",
+            "--merged-tip",
+            &tip,
+            "--repo",
+            t.repo_str(),
+            "--target",
+            "main",
+        ],
+    );
+    assert_eq!(
+        (code, predicates(&out)),
+        (2, vec!["branch-is-target".to_owned()]),
+        "{out}"
+    );
+    assert_eq!(t.bytes(), before, "a refusal wrote");
 }

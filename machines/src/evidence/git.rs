@@ -79,7 +79,9 @@ pub fn extra_inherited(program: &str) -> &'static [&'static str] {
 }
 
 /// The fixed part of every observation's environment: a C locale, no optional
-/// locks, no system or global config file, no prompt, and [`PINNED_CONFIG`] given as
+/// locks, no system or global config file, no prompt, git's own object graph (no
+/// replace refs, no grafts file: found, `git replace --graft` made a commit that
+/// never reached the target read as merged), and [`PINNED_CONFIG`] given as
 /// `GIT_CONFIG_COUNT` / `GIT_CONFIG_KEY_n` / `GIT_CONFIG_VALUE_n` (so the argv stays
 /// the seed's own).
 pub fn observer_env() -> Vec<(String, String)> {
@@ -89,6 +91,8 @@ pub fn observer_env() -> Vec<(String, String)> {
         ("GIT_CONFIG_NOSYSTEM", "1"),
         ("GIT_CONFIG_GLOBAL", "/dev/null"),
         ("GIT_TERMINAL_PROMPT", "0"),
+        ("GIT_NO_REPLACE_OBJECTS", "1"),
+        ("GIT_GRAFT_FILE", "/dev/null"),
     ]
     .iter()
     .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
@@ -123,5 +127,8 @@ mod tests {
         assert!(!env
             .iter()
             .any(|(k, _)| k == "GIT_DIR" || k == "GIT_WORK_TREE"));
+        assert!(env
+            .iter()
+            .any(|(k, v)| k == "GIT_NO_REPLACE_OBJECTS" && v == "1"));
     }
 }

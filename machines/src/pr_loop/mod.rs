@@ -58,7 +58,9 @@ impl Machine for PrLoop {
     // 3 (#21): an observation may name its saga thread (`from`): the engine reads
     // it, and a reviewed SHA or rounds it contradicts are refused.
     // 4 (#21): a loop that follows its thread counts the rounds; the thread's
-    // list, which takes them at its next save, may lag without contradiction.
+    // list, which takes them at its next save, may lag without contradiction; a
+    // merge is confirmed only while the thread's PR-ready stands for the head
+    // the merge was offered at.
     const RULES_VERSION: u32 = 4;
     const RETIRED_RULES: &'static [u32] = &[1, 2, 3];
     /// The approval token of an escalation proposal.
@@ -105,13 +107,23 @@ impl Machine for PrLoop {
         })
     }
 
-    fn reads(_state: &State, command: &Command) -> Vec<String> {
+    fn reads(state: &State, command: &Command) -> Vec<String> {
         // The saga thread an observation names: its review and rounds outrank
-        // the document's (`decide::observe`).
+        // the document's (`decide::observe`); a merge confirmed for a loop that
+        // follows a thread needs its PR-ready standing (`decide::confirm`).
         match command {
             Command::Observe {
                 from: Some(thread), ..
             } if crate::reads::is_saga_stream(thread) => vec![thread.clone()],
+            Command::Confirm {
+                what: command::Offer::Merge,
+                ..
+            } => state
+                .looped()
+                .and_then(|l| l.thread.clone())
+                .filter(|t| crate::reads::is_saga_stream(t))
+                .into_iter()
+                .collect(),
             _ => Vec::new(),
         }
     }

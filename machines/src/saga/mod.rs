@@ -54,7 +54,8 @@ impl Machine for Saga {
     // run agrees with it; a unit takes no branch another unit has.
     // 4 (#21): the merge turn is taken only after PR-ready passed.
     // 5 (#21): a save takes the thread's rounds from the PR loops that follow it
-    // (a typed list they contradict is refused).
+    // (a typed list they contradict is refused); a unit's merge into its own
+    // branch is refused (`branch-is-target`).
     const RULES_VERSION: u32 = 5;
     const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4];
     type State = State;

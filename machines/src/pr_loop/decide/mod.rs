@@ -41,7 +41,7 @@ pub(super) fn decide(
             from,
         } => observe::decide_observe(&r, input, observed, from.as_deref(), ctx),
         Command::OfferReviewRequest => offer_review_request::decide_offer_review_request(&r),
-        Command::Confirm { what, operator } => confirm::decide_confirm(&r, *what, operator),
+        Command::Confirm { what, operator } => confirm::decide_confirm(&r, *what, operator, ctx),
         Command::ResolveEscalation {
             mode,
             decision,

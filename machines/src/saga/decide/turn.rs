@@ -231,6 +231,18 @@ pub(super) fn decide_mark_merged(
         }
     };
     r.nonempty("target", m.target)?;
+    // A branch merged into itself is no merge: every tip on it is "on the target"
+    // (found: a turn taken on `main` credited main's own commit as the merge).
+    if row.branch == m.target.as_str() {
+        return r.no(
+            "branch-is-target",
+            Some("target"),
+            &format!(
+                "the unit's branch `{}` is the target: a merge brings a unit's branch into another",
+                row.branch
+            ),
+        );
+    }
     // Named by its ship run, the branch's part is the run's recorded merge of that
     // branch's checked tip (`ship_link`): only the tip's place is read again.
     let branch = m.from.is_none().then_some(row.branch.as_str());
