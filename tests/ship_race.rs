@@ -135,33 +135,7 @@ fn a_step_whose_owner_died_is_taken_over_once() {
 #[test]
 fn a_turn_is_not_released_while_its_ship_run_merges() {
     let r = Repo::spied();
-    r.to_merge_ready_with(&["--for", "saga/issue-42"]);
-    let db = r.journal.path();
-    let saga = |args: &[&str]| {
-        let mut full = vec!["saga"];
-        full.extend_from_slice(args);
-        let (code, out, _) = crate::park::park(&full, "", Some(&db));
-        (code, out)
-    };
-    let (code, out) = saga(&["save", "--id", "issue-42", "--lifecycle-phase", "work"]);
-    assert_eq!(code, 0, "{out}");
-    crate::support::saga::ready_in_tree(&db, "issue-42", &r.wt(), "worktree-abc");
-    let wt = r.root.with_file_name("merge-wt");
-    let (code, out) = saga(&[
-        "merge-turn",
-        "take",
-        "--saga-id",
-        "issue-42",
-        "--unit",
-        "U1",
-        "--branch",
-        "worktree-abc",
-        "--merge-worktree",
-        wt.to_str().unwrap(),
-        "--holder",
-        "h",
-    ]);
-    assert_eq!(code, 0, "{out}");
+    let saga = under_turn(&r);
     let needle = "merge --ff-only";
     r.spy().slow(needle);
     let seen = r.spy().count(needle);
@@ -189,4 +163,72 @@ fn a_turn_is_not_released_while_its_ship_run_merges() {
     assert_eq!(r.journal.bytes(), before, "a refusal wrote");
     let (code, out, _) = finished(holder);
     assert_eq!((code, out["state"].as_str()), (0, Some("merged")), "{out}");
+}
+
+/// `r`'s run, acting for thread `issue-42`, at merge-ready with U1's merge turn
+/// taken on its branch (PR-ready passed in its worktree); a `cairn saga` runner
+/// on its journal.
+fn under_turn(r: &Repo) -> impl Fn(&[&str]) -> (i32, serde_json::Value) + '_ {
+    r.to_merge_ready_with(&["--for", "saga/issue-42"]);
+    let db = r.journal.path();
+    let saga = move |args: &[&str]| {
+        let mut full = vec!["saga"];
+        full.extend_from_slice(args);
+        let (code, out, _) = crate::park::park(&full, "", Some(&db));
+        (code, out)
+    };
+    let (code, out) = saga(&["save", "--id", "issue-42", "--lifecycle-phase", "work"]);
+    assert_eq!(code, 0, "{out}");
+    crate::support::saga::ready_in_tree(&r.journal.path(), "issue-42", &r.wt(), "worktree-abc");
+    let wt = r.root.with_file_name("merge-wt");
+    let (code, out) = saga(&[
+        "merge-turn",
+        "take",
+        "--saga-id",
+        "issue-42",
+        "--unit",
+        "U1",
+        "--branch",
+        "worktree-abc",
+        "--merge-worktree",
+        wt.to_str().unwrap(),
+        "--holder",
+        "h",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    saga
+}
+
+/// A reviewed commit merges once for its thread: a second run acting for the
+/// thread (another clone's, on the same branch name) that already merged the
+/// commit this run ships refuses this run's merge before git runs. The journal
+/// is snapshotted at merge-ready; after the merge, the merged run is written into
+/// the snapshot as that second run (raw, as it would stand).
+#[test]
+fn a_reviewed_commit_merges_once_for_its_thread() {
+    let r = Repo::new();
+    let _ = under_turn(&r);
+    let db = r.journal.path();
+    let snapshot = db.with_file_name("at-merge-ready.db");
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute("VACUUM INTO ?1", [snapshot.to_str().unwrap()])
+        .unwrap();
+    // A journal is the owner's alone (cairn refuses a group- or world-readable one).
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&snapshot, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let (code, out) = r.verb("merge", "");
+    assert_eq!((code, out["state"].as_str()), (0, Some("merged")), "{out}");
+    crate::support::copy_raw(&db, &snapshot, "ship/abc", "ship/abd", |_| {});
+    let before = std::fs::read(&snapshot).unwrap();
+    let (code, out, _) =
+        crate::park::park(&["ship", "merge", "--short-id", ID], "", Some(&snapshot));
+    let v = &out["error"]["violations"][0];
+    assert_eq!(
+        (code, v["predicate"].as_str()),
+        (2, Some("merged-once")),
+        "{out}"
+    );
+    assert!(v["message"].as_str().unwrap().contains("ship/abd"), "{out}");
+    assert_eq!(std::fs::read(&snapshot).unwrap(), before, "a refusal wrote");
 }

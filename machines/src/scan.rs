@@ -23,6 +23,9 @@ pub enum Sieve {
     /// PR continuation loops that follow a saga thread: where the thread's
     /// review rounds are counted.
     ThreadLoops,
+    /// Ship runs acting for a saga thread that merged or are merging: what the
+    /// thread's merge turn has already been used for.
+    ThreadMerges,
 }
 
 impl Sieve {
@@ -32,6 +35,7 @@ impl Sieve {
             Sieve::LiveDispatch => WORK_NODE_MACHINE,
             Sieve::MergeInFlight => SHIP_MACHINE,
             Sieve::ThreadLoops => PR_LOOP_MACHINE,
+            Sieve::ThreadMerges => SHIP_MACHINE,
         }
     }
 
@@ -49,6 +53,11 @@ impl Sieve {
             Sieve::MergeInFlight => {
                 read.stream.starts_with(&format!("{SHIP_MACHINE}/"))
                     && matches!(read.fact, Some(Fact::Ship { merging: true, .. }))
+            }
+            Sieve::ThreadMerges => {
+                read.stream.starts_with(&format!("{SHIP_MACHINE}/"))
+                    && matches!(&read.fact, Some(Fact::Ship { acts_for: Some(_), merging, merged, .. })
+                        if *merging || merged.is_some())
             }
             Sieve::ThreadLoops => {
                 read.stream.starts_with(&format!("{PR_LOOP_MACHINE}/"))

@@ -63,8 +63,10 @@ impl Machine for Ship {
     // name the work nodes whose verified commit it ships.
     // 5 (#21): a run acting for a saga thread merges only while that thread's unit
     // on the run's branch holds the merge turn (the thread's merge authority).
-    const RULES_VERSION: u32 = 5;
-    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4];
+    // 6 (#21): one merge at a time per thread, and a reviewed commit merges once:
+    // a run's merge scans the runs acting for the thread (`Sieve::ThreadMerges`).
+    const RULES_VERSION: u32 = 6;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5];
     type State = State;
     type Command = Command;
     type Event = Event;
@@ -75,6 +77,20 @@ impl Machine for Ship {
 
     fn decide(state: &State, command: &Command, ctx: &Context) -> Result<Vec<Event>, Rejection> {
         decide::decide(state, command, ctx)
+    }
+
+    fn scans(state: &State, command: &Command) -> Vec<crate::reads::Sieve> {
+        // A run acting for a thread merges once per reviewed commit, one run at a
+        // time (`decide::begin`): the runs that merged or merge for it are read.
+        match command {
+            Command::Begin {
+                step: Mutation::Merge,
+                ..
+            } if state.run().is_some_and(|r| r.acts_for.is_some()) => {
+                vec![crate::reads::Sieve::ThreadMerges]
+            }
+            _ => Vec::new(),
+        }
     }
 
     fn reads(state: &State, command: &Command) -> Vec<String> {

@@ -38,6 +38,7 @@ pub(super) fn decide_begin(
     if step == Mutation::Merge {
         if let Some(thread) = &run.acts_for {
             merge_turn_held(guard, thread, &run.params.branch, run.shipped.as_ref(), ctx)?;
+            merges_once(guard, thread, run.shipped.as_ref(), ctx)?;
         }
     }
     let claim = claim.as_ref().ok_or_else(|| {
@@ -179,4 +180,58 @@ fn merge_turn_held(
             "the run acts for `{thread}`, and {why}: the thread's unit on `{branch}` takes the turn (`cairn saga merge-turn take`) before the run merges"
         ),
     ))
+}
+
+/// One run merges for a thread at a time, and a commit merges for it once: another
+/// run acting for the thread that is merging now, or that merged the commit this
+/// run ships, refuses the merge before git runs (found: two runs in two clones
+/// on one branch name both merged the reviewed commit under one turn). The engine
+/// scanned every run acting for a thread that merged or is merging.
+fn merges_once(
+    guard: Guard<'_>,
+    thread: &str,
+    shipped: Option<&FullCommit>,
+    ctx: &Context,
+) -> Result<(), Rejection> {
+    for read in ctx
+        .reads
+        .iter()
+        .filter(|r| crate::reads::Sieve::ThreadMerges.keeps(r))
+    {
+        let Some(Fact::Ship {
+            acts_for: Some(other),
+            merging,
+            merged,
+            ..
+        }) = &read.fact
+        else {
+            continue;
+        };
+        if other != thread {
+            continue;
+        }
+        if *merging {
+            return Err(guard.reject(
+                "merge-in-flight",
+                Some("acts_for"),
+                &format!(
+                    "`{}` is merging for `{thread}` now: one run merges for a thread at a time",
+                    read.stream
+                ),
+            ));
+        }
+        if let (Some(m), Some(s)) = (merged, shipped) {
+            if m == s {
+                return Err(guard.reject(
+                    "merged-once",
+                    Some("acts_for"),
+                    &format!(
+                        "`{}` already merged {m} for `{thread}`: a reviewed commit merges once",
+                        read.stream
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
