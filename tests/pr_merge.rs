@@ -16,9 +16,14 @@ use crate::support::TempJournal;
 /// A journal whose loop was offered the merge of `reviewed` (fresh in `repo`) and
 /// the operator confirmed it.
 fn confirmed(t: &TempJournal, repo: &Path, reviewed: &str) {
+    confirmed_with(t, repo, fresh_doc(reviewed, "merge"));
+}
+
+/// [`confirmed`] from the observation `doc`.
+fn confirmed_with(t: &TempJournal, repo: &Path, doc: Value) {
     let (code, out, _) = cairn(
         &["pr", "observe", "--repo", repo.to_str().unwrap()],
-        &fresh_doc(reviewed, "merge").to_string(),
+        &doc.to_string(),
         Some(&t.path()),
     );
     assert_eq!(
@@ -186,6 +191,14 @@ fn a_merge_is_recorded_from_git_showing_the_target_contains_the_head() {
         (2, json!("target"), json!("option-like")),
         "{out}"
     );
+    // The PR's own head branch holds the head by construction: a merge is read
+    // only on the branch the reading says the PR merges into (`main`).
+    let (code, out, _) = record("feature");
+    assert_eq!(
+        (code, violation(&out)),
+        (2, ("merge-target", "target")),
+        "{out}"
+    );
     assert_eq!(t.bytes(), before);
     git(&repo, &["checkout", "-q", "main"]);
     git(&repo, &["merge", "-q", "--ff-only", "feature"]);
@@ -249,4 +262,30 @@ fn a_merged_reading_on_stdin_ends_nothing_and_one_cairn_read_does() {
         Some(&t2.path()),
     );
     assert_eq!(out["reading_source"], "stdin", "{out}");
+}
+
+#[test]
+fn a_merge_is_read_from_git_only_on_a_base_a_reading_named() {
+    // No reading named the branch the PR merges into: git's word on any target
+    // is no merge of this PR (unknown never passes), nothing written.
+    let (_tmp, repo, ids) = three_commit_repo();
+    let t = TempJournal::new();
+    let mut doc = fresh_doc(&ids[2], "merge");
+    doc["reading"]
+        .as_object_mut()
+        .unwrap()
+        .remove("baseRefName");
+    confirmed_with(&t, &repo, doc);
+    let before = t.bytes();
+    let (code, out, _) = cairn(
+        &["pr", "record-merge", "--pr", PR, "--target", "main"],
+        "",
+        Some(&t.path()),
+    );
+    assert_eq!(
+        (code, violation(&out)),
+        (2, ("merge-target", "target")),
+        "{out}"
+    );
+    assert_eq!(t.bytes(), before, "a refusal wrote");
 }

@@ -37,7 +37,8 @@ fn base() -> Value {
         "mergeStateStatus": "CLEAN",
         "statusCheckRollup": [check_run("test", "COMPLETED", "SUCCESS"), status_context("lint", "SUCCESS")],
         "isDraft": false,
-        "mergedAt": null
+        "mergedAt": null,
+        "baseRefName": "main"
     })
 }
 

@@ -37,7 +37,7 @@ pub enum Event {
         source: Option<ReadingSource>,
         /// cairn's freshness reading, when it made one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        freshness: Option<FreshnessRecord>,
+        freshness: Option<Box<FreshnessRecord>>,
         /// The tier context, checked against the journal's.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tiers: Option<Tiers>,
@@ -47,6 +47,10 @@ pub enum Event {
         /// The saga thread the observation named (`from`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         thread: Option<Box<str>>,
+        /// The branch the PR merges into, when the reading named it
+        /// (`baseRefName`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        base: Option<Box<str>>,
     },
     /// A round began: `round` joins `rounds_seen`; `basis` is the head and verdict
     /// it began on (absent in rules-v1 events).

@@ -19,6 +19,7 @@ pub(super) fn evolve(state: State, event: &Event) -> State {
                 tiers,
                 saga_rounds_seen,
                 thread,
+                base,
                 ..
             },
             l,
@@ -30,7 +31,7 @@ pub(super) fn evolve(state: State, event: &Event) -> State {
                     pr: pr.clone(),
                     last: classification.clone(),
                     source: *source,
-                    freshness: freshness.clone(),
+                    freshness: freshness.as_deref().cloned(),
                     rounds_seen: match saga_rounds_seen {
                         Some(rounds) if l.rounds_seen.is_empty() => rounds.clone(),
                         _ => l.rounds_seen,
@@ -47,12 +48,16 @@ pub(super) fn evolve(state: State, event: &Event) -> State {
                     ladder: None,
                     base_tier: None,
                     source: *source,
-                    freshness: freshness.clone(),
+                    freshness: freshness.as_deref().cloned(),
                     thread: None,
+                    base: None,
                 },
             };
             if let Some(t) = thread {
                 next.thread = Some(t.to_string());
+            }
+            if let Some(b) = base {
+                next.base = Some(b.to_string());
             }
             if let Some(t) = tiers {
                 next.ladder.get_or_insert_with(|| t.ladder.clone());

@@ -60,7 +60,8 @@ impl Machine for PrLoop {
     // 4 (#21): a loop that follows its thread counts the rounds; the thread's
     // list, which takes them at its next save, may lag without contradiction; a
     // merge is confirmed only while the thread's PR-ready stands for the head
-    // the merge was offered at.
+    // the merge was offered at; a merge read from git is read on the branch the
+    // PR merges into, which a reading named (`baseRefName`).
     const RULES_VERSION: u32 = 4;
     const RETIRED_RULES: &'static [u32] = &[1, 2, 3];
     /// The approval token of an escalation proposal.

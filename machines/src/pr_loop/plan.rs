@@ -12,7 +12,7 @@ use crate::evidence::{CommandRun, FullCommit, RefName};
 
 /// The fields cairn reads: the seed's seven, and the head the PR points at.
 pub const GH_FIELDS: &str =
-    "state,reviewDecision,mergeable,mergeStateStatus,statusCheckRollup,isDraft,mergedAt,headRefOid";
+    "state,reviewDecision,mergeable,mergeStateStatus,statusCheckRollup,isDraft,mergedAt,headRefOid,baseRefName";
 
 /// `gh pr view <canonical URL> --json …`.
 pub fn gh_view(pr: &str) -> Vec<String> {

@@ -85,6 +85,9 @@ pub struct Reading {
     pub url: Option<String>,
     /// `number`, when the reading carries it.
     pub number: Option<u64>,
+    /// `baseRefName`: the branch the PR merges into, when the reading carries it
+    /// (cairn's own `gh` reading does).
+    pub base: Option<String>,
 }
 
 /// A reading as `gh` writes it: the type its JSON Schema is derived from
@@ -110,6 +113,9 @@ pub struct ReadingDocument {
     /// The head commit's full id.
     #[serde(default)]
     pub head_ref_oid: Option<String>,
+    /// The branch the PR merges into (`record-merge --target` must name it).
+    #[serde(default)]
+    pub base_ref_name: Option<String>,
     #[serde(default)]
     pub title: Option<String>,
 }
@@ -137,7 +143,7 @@ pub const REQUIRED: [&str; 7] = [
     "isDraft",
     "mergedAt",
 ];
-const OPTIONAL: [&str; 4] = ["number", "url", "headRefOid", "title"];
+const OPTIONAL: [&str; 5] = ["number", "url", "headRefOid", "title", "baseRefName"];
 
 fn enum_field<T: serde::de::DeserializeOwned>(
     map: &Map<String, Value>,
@@ -225,6 +231,22 @@ pub fn parse_reading(v: &Value, path: &str) -> Result<Reading> {
             ))
         }
     };
+    let base = match map.get("baseRefName") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => {
+            crate::evidence::names::branch(s).map_err(|(rule, message)| {
+                InputError::new(at(path, "baseRefName"), rule, message)
+            })?;
+            Some(s.clone())
+        }
+        Some(_) => {
+            return Err(InputError::new(
+                at(path, "baseRefName"),
+                "type",
+                "expected a branch name",
+            ))
+        }
+    };
     let url = match map.get("url") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(PrId::parse(s, &at(path, "url"))?.url()),
@@ -257,6 +279,7 @@ pub fn parse_reading(v: &Value, path: &str) -> Result<Reading> {
         head,
         url,
         number,
+        base,
     };
     contradictions(&reading, path)?;
     Ok(reading)

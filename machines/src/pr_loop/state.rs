@@ -60,6 +60,10 @@ pub struct Loop {
     /// named it: every later observation reads it again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thread: Option<String>,
+    /// The branch the PR merges into, as the last reading that named it said
+    /// (`baseRefName`): a merge read from git is read on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
 }
 
 impl Loop {

@@ -94,7 +94,7 @@ pub(super) fn decide_observe(
         classification: c.clone(),
         at: ctx.now.clone(),
         source: Some(placed.source),
-        freshness: placed.freshness.clone(),
+        freshness: placed.freshness.clone().map(Box::new),
         tiers: input.tiers.clone(),
         saga_rounds_seen: if adopt {
             input.saga_rounds_seen.clone()
@@ -103,6 +103,12 @@ pub(super) fn decide_observe(
         },
         thread: from
             .filter(|t| l.and_then(|l| l.thread.as_deref()) != Some(*t))
+            .map(Box::from),
+        base: placed
+            .reading
+            .base
+            .as_deref()
+            .filter(|b| l.and_then(|l| l.base.as_deref()) != Some(*b))
             .map(Box::from),
     }];
     let basis = RoundBasis {

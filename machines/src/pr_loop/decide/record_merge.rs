@@ -80,6 +80,26 @@ pub(super) fn decide_record_merge(
         }
         // The target is a branch name by its type (`target-branch`).
         MergeEvidence::Git { repo, target, run } => {
+            // Read on the branch the PR merges into, which a reading named (found:
+            // `--target` naming the PR's own head branch, which holds the head by
+            // construction, completed a loop where nothing merged).
+            match l.base.as_deref() {
+                Some(base) if base == target.as_str() => {}
+                Some(base) => {
+                    return Err(r.rejection(
+                        "merge-target",
+                        Some("target"),
+                        &format!("the PR merges into `{base}`, not `{target}`"),
+                    ))
+                }
+                None => {
+                    return Err(r.rejection(
+                        "merge-target",
+                        Some("target"),
+                        "no reading of this PR named the branch it merges into (`baseRefName`): observe it with cairn's gh reading (`pr observe --pr URL`) or a reading that carries `baseRefName`, or record the merge from gh",
+                    ))
+                }
+            }
             match plan::read_merge(repo, head, target, run) {
                 Some(Contains::Yes) => Ok(vec![Event::MergedByLoop {
                     merged_at: None,

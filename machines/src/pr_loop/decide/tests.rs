@@ -61,11 +61,12 @@ fn confirmed() -> Vec<Event> {
             },
             at: at(),
             source: Some(ReadingSource::Stdin),
-            freshness: Some(FreshnessRecord {
+            base: Some("main".into()),
+            freshness: Some(Box::new(FreshnessRecord {
                 repo: AbsPath::parse(REPO).expect("absolute"),
                 reviewed_sha: sha('a'),
                 result: fresh::Freshness::Fresh,
-            }),
+            })),
             tiers: None,
             saga_rounds_seen: None,
             thread: None,
