@@ -145,6 +145,7 @@ impl Engine {
             version,
             state: fold.state_name().to_owned(),
             fact: fold.fact(),
+            rules: Some(machine.rules_version()),
         })
     }
 
@@ -231,6 +232,7 @@ impl crate::Registry {
                 version: 0,
                 state: fold.state_name().to_owned(),
                 fact: fold.fact(),
+                rules: Some(machine.rules_version()),
             });
         }
         let mut scans: Vec<Scan> = Vec::new();

@@ -54,7 +54,8 @@ fn a_read_is_recorded_with_the_transition_and_audited() {
             stream: "ticket/t1".into(),
             version: 1,
             state: "open".into(),
-            fact: None
+            fact: None,
+            rules: Some(2)
         }]
     );
     let report = e.audit(None).unwrap();
@@ -73,6 +74,7 @@ fn a_reading_the_caller_supplies_is_replaced_by_the_engines() {
         version: 1,
         state: "open".into(),
         fact: None,
+        rules: Some(2),
     });
     let err = e
         .execute_with_context::<Gate>(&sid("gate/g1"), &pass(), &forged, None)
@@ -175,6 +177,7 @@ fn the_audit_catches_a_forged_read() {
             version: 1,
             state: "closed".into(),
             fact: None,
+            rules: Some(2),
         },
     );
     assert_eq!(kinds(&e), vec![FindingKind::ReadMismatch]);
@@ -200,6 +203,7 @@ fn the_audit_catches_a_read_that_was_already_stale() {
             version: 1,
             state: "open".into(),
             fact: None,
+            rules: Some(2),
         },
     );
     assert_eq!(kinds(&e), vec![FindingKind::ReadStale]);

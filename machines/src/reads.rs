@@ -135,6 +135,48 @@ pub struct Read {
     /// ([`Machine::fact`](crate::Machine::fact)).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fact: Option<Fact>,
+    /// The read machine's rules version when read: the rules its fact was stated
+    /// under (absent in reads recorded before cairn kept it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules: Option<u32>,
+}
+
+/// How a recorded [`Read`] stands against the same stream read again at the
+/// recorded version ([`Read::against`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reread {
+    /// The same version, state and fact.
+    Same,
+    /// The same version and state; the fact was stated under other rules of the
+    /// read machine than today's, and has only grown since: every field it stated
+    /// holds today (a machine's fact gains fields as its rules grow).
+    Grown,
+    /// Something the decision relied on is not what the stream holds.
+    Differs,
+}
+
+impl Read {
+    /// This recorded read against `now`, the stream read again at this version.
+    pub fn against(&self, now: &Read) -> Reread {
+        if self.stream != now.stream || self.version != now.version || self.state != now.state {
+            return Reread::Differs;
+        }
+        if self.fact == now.fact {
+            return Reread::Same;
+        }
+        let fields = |f: &Option<Fact>| match f.as_ref().map(serde_json::to_value) {
+            Some(Ok(serde_json::Value::Object(m))) => Some(m),
+            _ => None,
+        };
+        match (fields(&self.fact), fields(&now.fact)) {
+            (Some(then), Some(today))
+                if self.rules != now.rules && then.iter().all(|(k, v)| today.get(k) == Some(v)) =>
+            {
+                Reread::Grown
+            }
+            _ => Reread::Differs,
+        }
+    }
 }
 
 /// What a machine states about one of its streams for other lifecycles to rely on.
@@ -317,10 +359,39 @@ mod tests {
             version: 3,
             state: "open".into(),
             fact: None,
+            rules: None,
         };
         assert_eq!(
             serde_json::to_string(&r).expect("plain struct serialises"),
             r#"{"stream":"ship/x","version":3,"state":"open"}"#
         );
+    }
+
+    #[test]
+    fn a_fact_stated_under_older_rules_may_only_have_grown() {
+        let read = |rules: Option<u32>, merged: bool, thread: Option<&str>| Read {
+            stream: "pr-loop/x".into(),
+            version: 3,
+            state: "observing".into(),
+            fact: Some(Fact::PrLoop {
+                merged,
+                live: true,
+                thread: thread.map(str::to_owned),
+                rounds_seen: vec![],
+            }),
+            rules,
+        };
+        let today = read(Some(4), false, Some("saga/issue-1"));
+        assert_eq!(today.against(&today), Reread::Same);
+        // Recorded before the fact named the thread: grown, every field holds.
+        assert_eq!(read(Some(3), false, None).against(&today), Reread::Grown);
+        assert_eq!(read(None, false, None).against(&today), Reread::Grown);
+        // Under today's rules the fact is compared whole.
+        assert_eq!(read(Some(4), false, None).against(&today), Reread::Differs);
+        // A field it stated that no longer holds is no growth, whatever the rules.
+        assert_eq!(read(Some(3), true, None).against(&today), Reread::Differs);
+        let mut moved = read(Some(3), false, None);
+        moved.version = 2;
+        assert_eq!(moved.against(&today), Reread::Differs);
     }
 }

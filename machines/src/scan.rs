@@ -95,6 +95,7 @@ mod tests {
             version: 2,
             state: state.into(),
             fact: None,
+            rules: None,
         };
         for stream in [
             "work-node/abc:core",

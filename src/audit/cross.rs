@@ -19,7 +19,7 @@
 
 use std::collections::HashMap;
 
-use cairn_machines::reads::{withdrawn, Fact, Scan};
+use cairn_machines::reads::{withdrawn, Fact, Reread, Scan};
 use cairn_machines::{Context, Read};
 
 use super::{Finding, FindingKind};
@@ -81,27 +81,25 @@ impl Engine {
         }
         for Scan { sieve, through } in &context.scans {
             let machine = sieve.machine();
-            for info in self.journal().streams()? {
-                if info.machine != machine {
-                    continue;
-                }
+            for stream in self.journal().machine_streams(machine)? {
                 let moved = self
                     .journal()
-                    .transitions(&info.stream)?
+                    .transitions(&stream)?
                     .into_iter()
                     .find(|x| x.id > *through && x.id < id);
                 if let Some(x) = moved {
                     out.push((
                         FindingKind::ReadStale,
                         format!(
-                            "scanned every `{machine}` stream through transition {through}, but `{}` had transition {} before this one was appended",
-                            info.stream, x.id
+                            "scanned every `{machine}` stream through transition {through}, but `{stream}` had transition {} before this one was appended",
+                            x.id
                         ),
                     ));
                 }
             }
             for (stream, read) in self.sieved(*sieve, Some(*through))? {
-                if context.read(&stream) != Some(&read) {
+                let carried = context.read(&stream).map(|r| r.against(&read));
+                if !matches!(carried, Some(Reread::Same | Reread::Grown)) {
                     out.push((
                         FindingKind::ReadMismatch,
                         format!(

@@ -11,6 +11,7 @@
 //! skip the re-decision.
 
 use cairn_journal::{StoredEvent, StoredTransition};
+use cairn_machines::reads::Reread;
 use cairn_machines::{Context, DecideFailure, DynFold, DynMachine, RawEvent};
 use serde::Serialize;
 use serde_json::Value;
@@ -400,9 +401,19 @@ impl Engine {
             }
             let found = StreamId::parse(&read.stream)
                 .and_then(|id| self.read_stream_at(&id, Some(read.version)));
-            match found {
-                Ok(now) if now == *read => {}
-                Ok(now) => push(
+            match found.as_ref().map(|now| (read.against(now), now)) {
+                Ok((Reread::Same, _)) => {}
+                Ok((Reread::Grown, now)) => push(
+                    FindingKind::RulesChanged,
+                    format!(
+                        "read `{}` at version {} under its machine's rules {}; its fact has grown since (rules {}): every field the decision relied on still holds",
+                        read.stream,
+                        read.version,
+                        read.rules.map_or("before they were recorded".to_owned(), |v| format!("v{v}")),
+                        now.rules.map_or("unknown".to_owned(), |v| format!("v{v}")),
+                    ),
+                ),
+                Ok((Reread::Differs, now)) => push(
                     FindingKind::ReadMismatch,
                     format!(
                         "recorded a read of `{}` at version {} in `{}`, but the stream holds version {} in `{}` there{}",

@@ -95,6 +95,7 @@ fn read(state: &str, fact: Option<Fact>) -> Context {
             version: 9,
             state: state.into(),
             fact,
+            rules: None,
         }],
         scans: Vec::new(),
         fencing_token: None,

@@ -258,6 +258,7 @@ mod tests {
                     verified: verified.iter().map(|c| sha(*c)).collect(),
                     worker: None,
                 }),
+                rules: None,
             })
             .collect();
         ctx
