@@ -175,9 +175,16 @@ fn a_ship_merges_only_the_commit_its_work_nodes_verified() {
         assert_eq!(r.journal.bytes(), before, "{bad}");
     }
 
-    // A node the journal does not hold vouches for nothing: unknown, the run stops.
+    // A node the journal does not hold vouches for nothing, and the node that
+    // worked in the worktree (unnamed) verified another commit: the run stops.
     let (_, out) = pre_merge(&r, &["work-node/0000000000000000:core"]);
-    stopped_by_the_nodes(&r, &out, "unknown");
+    let detail = crate::support::ship_repo::gate(&out, "work-nodes-verified")["detail"].clone();
+    assert!(
+        detail.as_str().unwrap().contains("holds no work node")
+            && detail.as_str().unwrap().contains(&stream),
+        "{detail}"
+    );
+    stopped_by_the_nodes(&r, &out, "fail");
 
     // The node verified `verified`, not the tip `fix`: the run stops, naming both.
     let (_, out) = pre_merge(&r, &[&stream]);
@@ -252,12 +259,20 @@ fn a_ship_merges_only_the_commit_its_work_nodes_verified() {
         .iter()
         .map(|l| l["command"].as_str().unwrap())
         .collect();
-    // Four pre-merges read it (two named it, two kept it), and the announcement of
-    // the merge that went through (the refused one recorded nothing).
-    assert_eq!(readers, ["ship/abc"; 5], "{links}");
+    // Five pre-merges read it (two named it, two kept it, and the one naming an
+    // unknown node found it by the worktree it worked in), and the announcement
+    // of the merge that went through (the refused one recorded nothing).
+    assert_eq!(readers, ["ship/abc"; 6], "{links}");
     assert_eq!(
         commands,
-        ["pre-merge", "pre-merge", "pre-merge", "pre-merge", "begin"],
+        [
+            "pre-merge",
+            "pre-merge",
+            "pre-merge",
+            "pre-merge",
+            "pre-merge",
+            "begin"
+        ],
         "{links}"
     );
     r.audit_ok();
@@ -281,7 +296,8 @@ fn a_ship_merges_only_the_commit_its_work_nodes_verified() {
             )
         })
         .collect();
-    assert_eq!(notices.len(), 4, "{audit}");
+    // Every decision that read it: the five pre-merges that did and the merge.
+    assert_eq!(notices.len(), 5, "{audit}");
     for (reader, detail) in &notices {
         assert_eq!(*reader, "ship/abc");
         assert!(
@@ -290,9 +306,61 @@ fn a_ship_merges_only_the_commit_its_work_nodes_verified() {
         );
     }
     assert!(
-        notices[1]
+        notices[2]
             .1
             .contains(&format!("no longer vouches for {fix}")),
         "the passing pre-merge rested on the verification of {fix}: {notices:?}"
     );
+}
+
+/// The nodes that worked in a run's worktree ship with it, named or not (helper-38
+/// probe 1): a node dispatched to the worktree whose criterion fails at the
+/// commit shipped stops pre-merge; one that fails after pre-merge stops the
+/// merge before git runs.
+#[test]
+fn a_node_that_worked_in_the_worktree_ships_with_it_unnamed() {
+    use crate::support::ship_repo::{phase1, premerge, refine};
+    let r = Repo::new();
+    let node = Node::new();
+    assert_eq!(r.open_with(&[]).0, 0);
+    assert_eq!(r.verb("create", "").0, 0);
+    let stream = node.dispatched_in(&r);
+    let base = git(&r.wt(), &["rev-parse", "HEAD"]);
+    let head = r.commit_in(&r.wt(), &[("src.txt", "fix\n")], "fix: the thing");
+    node.verify(&r, &head);
+    node.failing(true);
+    assert_eq!(node.verify_to(&r, &head), "rejected");
+    let (code, out) = r.verb("verify", &phase1(&head, Some(&["src.txt"])).to_string());
+    assert_eq!((code, out["state"].as_str()), (0, Some("phase-2")), "{out}");
+    let (code, out) = r.verb("refine", &refine(&head).to_string());
+    assert_eq!((code, out["state"].as_str()), (0, Some("phase-3")), "{out}");
+    // No `--work-node`: the node is found by the tree it worked in.
+    let (_, out) = r.verb("pre-merge", &premerge().to_string());
+    let gate = crate::support::ship_repo::gate(&out, "work-nodes-verified").clone();
+    assert!(gate["detail"].as_str().unwrap().contains(&stream), "{gate}");
+    stopped_by_the_nodes(&r, &out, "fail");
+    // Redispatched and verified again at the commit shipped: merge-ready; then it
+    // fails again before the merge, which is refused before git runs, nothing
+    // written.
+    node.failing(false);
+    let wt = r.wt().to_str().unwrap().to_owned();
+    node.work(&r, "remediate", &["--run-id", "r-2", "--worktree", &wt]);
+    node.verify(&r, &head);
+    let (code, out) = r.verb("pre-merge", &premerge().to_string());
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (0, Some("merge-ready")),
+        "{out}"
+    );
+    node.failing(true);
+    assert_eq!(node.verify_to(&r, &head), "rejected");
+    let before = r.journal.bytes();
+    let (code, out) = r.verb("merge", "");
+    assert_eq!(
+        (code, out["error"]["violations"][0]["predicate"].as_str()),
+        (2, Some("work-nodes-verified")),
+        "{out}"
+    );
+    assert_eq!(r.journal.bytes(), before, "a refusal wrote");
+    assert_eq!(r.main_head(), base, "nothing merged");
 }

@@ -228,6 +228,7 @@ fn the_audit_finds_a_scan_that_left_a_live_dispatch_out() {
                         let mut own = node.clone();
                         own["stream"] = json!(name);
                         own["fact"]["worker"]["tree"] = json!(b.lane.to_str().unwrap());
+                        own["fact"]["tree"] = json!(b.lane.to_str().unwrap());
                         own["fact"]["worker"]["repository"] =
                             json!(format!("{}/.git", b.root.to_str().unwrap()));
                         reads.push(own);

@@ -226,6 +226,10 @@ pub enum Fact {
         /// at dispatch (none for a dispatch cairn did not observe).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         worker: Option<Worker>,
+        /// The tree of the node's last dispatch, whatever its stage since: the
+        /// worktree its work is in (a ship run from that worktree ships it).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tree: Option<String>,
     },
     /// A saga thread's word (`saga/<saga id>`): its merge authority — the unit
     /// holding the merge turn, if one does, and its branch (exactly one worker
@@ -329,6 +333,7 @@ mod tests {
             stage: stage.into(),
             verified: verified.iter().map(|ch| c(*ch)).collect(),
             worker: None,
+            tree: None,
         };
         let then = node("verified", &['a']);
         // Grown or moved on in a standing stage: nothing withdrawn.

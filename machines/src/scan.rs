@@ -26,6 +26,9 @@ pub enum Sieve {
     /// Ship runs acting for a saga thread that merged or are merging: what the
     /// thread's merge turn has already been used for.
     ThreadMerges,
+    /// Work nodes ever dispatched to a tree (`Fact::WorkNode.tree`): whose work
+    /// a ship run from that tree ships.
+    PlacedNodes,
 }
 
 impl Sieve {
@@ -36,6 +39,7 @@ impl Sieve {
             Sieve::MergeInFlight => SHIP_MACHINE,
             Sieve::ThreadLoops => PR_LOOP_MACHINE,
             Sieve::ThreadMerges => SHIP_MACHINE,
+            Sieve::PlacedNodes => WORK_NODE_MACHINE,
         }
     }
 
@@ -58,6 +62,10 @@ impl Sieve {
                 read.stream.starts_with(&format!("{SHIP_MACHINE}/"))
                     && matches!(&read.fact, Some(Fact::Ship { acts_for: Some(_), merging, merged, .. })
                         if *merging || merged.is_some())
+            }
+            Sieve::PlacedNodes => {
+                read.stream.starts_with(&format!("{WORK_NODE_MACHINE}/"))
+                    && matches!(read.fact, Some(Fact::WorkNode { tree: Some(_), .. }))
             }
             Sieve::ThreadLoops => {
                 read.stream.starts_with(&format!("{PR_LOOP_MACHINE}/"))

@@ -64,7 +64,9 @@ impl Machine for Ship {
     // 5 (#21): a run acting for a saga thread merges only while that thread's unit
     // on the run's branch holds the merge turn (the thread's merge authority).
     // 6 (#21): one merge at a time per thread, and a reviewed commit merges once:
-    // a run's merge scans the runs acting for the thread (`Sieve::ThreadMerges`).
+    // a run's merge scans the runs acting for the thread (`Sieve::ThreadMerges`);
+    // the work nodes dispatched to the run's worktree must vouch for the commit
+    // shipped, named or not (`Sieve::PlacedNodes`, at pre-merge and the merge).
     const RULES_VERSION: u32 = 6;
     const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5];
     type State = State;
@@ -82,13 +84,21 @@ impl Machine for Ship {
     fn scans(state: &State, command: &Command) -> Vec<crate::reads::Sieve> {
         // A run acting for a thread merges once per reviewed commit, one run at a
         // time (`decide::begin`): the runs that merged or merge for it are read.
+        // The nodes that worked in the run's worktree ship with it, named or not
+        // (`decide::pre_merge`): pre-merge and the merge read every placed node.
+        use crate::reads::Sieve;
         match command {
             Command::Begin {
                 step: Mutation::Merge,
                 ..
             } if state.run().is_some_and(|r| r.acts_for.is_some()) => {
-                vec![crate::reads::Sieve::ThreadMerges]
+                vec![Sieve::PlacedNodes, Sieve::ThreadMerges]
             }
+            Command::Begin {
+                step: Mutation::Merge,
+                ..
+            }
+            | Command::PreMerge { .. } => vec![Sieve::PlacedNodes],
             _ => Vec::new(),
         }
     }

@@ -20,10 +20,16 @@ pub(super) fn decide_begin(
     ctx: &Context,
 ) -> Result<Vec<Event>, Rejection> {
     let run = guard.opened()?;
-    if step == Mutation::Merge && !run.work_nodes.is_empty() {
-        // The nodes pre-merge read must still vouch for the commit shipped: one
-        // rejected or re-verified to a failure since stops the merge before git runs.
-        let gate = super::pre_merge::nodes_vouch(&run.work_nodes, run.vouched.as_ref(), ctx);
+    // The nodes pre-merge read, and any node placed in the run's worktree since,
+    // must vouch for the commit shipped: one rejected or re-verified to a failure
+    // since (or a worker dispatched there now) stops the merge before git runs.
+    let nodes = super::pre_merge::kept_nodes(
+        &run.work_nodes,
+        &super::pre_merge::linked_nodes(&run.params.worktree_path, ctx),
+    );
+    if step == Mutation::Merge && !nodes.is_empty() {
+        let vouched = run.vouched.as_ref().or(run.shipped.as_ref());
+        let gate = super::pre_merge::nodes_vouch(&nodes, vouched, ctx);
         if gate.outcome != Outcome::Pass {
             return Err(guard.reject(
                 "work-nodes-verified",

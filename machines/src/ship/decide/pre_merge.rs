@@ -106,7 +106,13 @@ pub(super) fn decide_pre_merge(
     // Once named, a node the journal holds is checked by every later pre-merge of
     // the run: a retry that leaves it out cannot drop the guard. (A name the journal
     // does not hold vouches for nothing and stops this one; it is not kept.)
-    let work_nodes = &kept_nodes(&run.work_nodes, work_nodes);
+    // The nodes that worked in this run's worktree ship with it, named or not
+    // (found: a node whose criterion failed at the shipped commit, left unnamed,
+    // stopped nothing).
+    let work_nodes = &kept_nodes(
+        &kept_nodes(&run.work_nodes, work_nodes),
+        &linked_nodes(&run.params.worktree_path, ctx),
+    );
     if !work_nodes.is_empty() {
         g.push(nodes_vouch(work_nodes, shipped.as_ref(), ctx));
     }
@@ -166,6 +172,21 @@ pub(in crate::ship) fn kept_nodes(kept: &[String], named: &[String]) -> Vec<Stri
         }
     }
     out
+}
+
+/// The work nodes whose last dispatch was to `worktree` (the engine scanned every
+/// node ever dispatched, `Sieve::PlacedNodes`), but those escalated (they handed
+/// their work up and vouch for nothing): their work is in the tree a run ships.
+pub(in crate::ship) fn linked_nodes(worktree: &str, ctx: &Context) -> Vec<String> {
+    ctx.reads
+        .iter()
+        .filter(|r| crate::reads::Sieve::PlacedNodes.keeps(r))
+        .filter(|r| {
+            matches!(&r.fact, Some(Fact::WorkNode { tree: Some(t), stage, .. })
+                if t.trim_end_matches('/') == worktree.trim_end_matches('/') && stage != "escalated")
+        })
+        .map(|r| r.stream.clone())
+        .collect()
 }
 
 /// `work-nodes-verified`: every named node (read by the engine) vouches for the
@@ -257,6 +278,7 @@ mod tests {
                     stage: (*stage).into(),
                     verified: verified.iter().map(|c| sha(*c)).collect(),
                     worker: None,
+                    tree: None,
                 }),
                 rules: None,
             })

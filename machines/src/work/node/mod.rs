@@ -156,6 +156,7 @@ impl Machine for WorkNode {
                 }
                 _ => None,
             },
+            tree: run.worktree.as_ref().map(|t| t.to_string()),
         })
     }
 
