@@ -204,7 +204,7 @@ pub(crate) fn occ_reads<M: Machine>(
 }
 
 impl crate::Registry {
-    /// What [`Engine::read_for`] reads for a decision on a journal that does not
+    /// What `Engine::read_for` reads for a decision on a journal that does not
     /// exist yet: each stream the command names at version 0, in its machine's
     /// initial state, and each scan through transition 0, keeping nothing. A
     /// first transition records its reads as any other does (found: a first

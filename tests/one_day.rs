@@ -401,8 +401,9 @@ fn a_unit_is_built_verified_reviewed_shipped_merged_and_released_by_reference() 
         "{out}"
     );
     // One graph of streams: the thread read its build loop, its PR loop (the
-    // rounds) and its ship run; the ship read its node and the thread's merge
-    // turn; the PR loop read the thread's review; the episode read the PR loop.
+    // rounds) and its ship run; the ship read its node, the thread's merge turn
+    // and the PR loop (the operator confirmed the PR's merge); the PR loop read
+    // the thread's review; the episode read the PR loop.
     let links = run(&r, &["journal", "links"]);
     let mut edges: Vec<(String, String)> = links["links"]
         .as_array()
@@ -435,6 +436,7 @@ fn a_unit_is_built_verified_reviewed_shipped_merged_and_released_by_reference() 
             ),
             ("saga/issue-42".to_owned(), pr_loop.clone()),
             ("saga/issue-42".to_owned(), "ship/abc".to_owned()),
+            ("ship/abc".to_owned(), pr_loop.clone()),
             ("ship/abc".to_owned(), "saga/issue-42".to_owned()),
             ("ship/abc".to_owned(), stream.clone()),
         ],

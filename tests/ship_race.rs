@@ -232,3 +232,61 @@ fn a_reviewed_commit_merges_once_for_its_thread() {
     assert!(v["message"].as_str().unwrap().contains("ship/abd"), "{out}");
     assert_eq!(std::fs::read(&snapshot).unwrap(), before, "a refusal wrote");
 }
+
+/// A merge into the base of the thread's PR is that PR's merge: while the PR
+/// loop that follows the thread has offered it and the operator has not
+/// confirmed it, the run's merge is refused before git runs (helper-38 probe 4);
+/// confirmed, it goes through.
+#[test]
+fn a_run_merges_into_the_prs_base_only_once_the_operator_confirmed_it() {
+    let r = Repo::new();
+    let _ = under_turn(&r);
+    let db = r.journal.path();
+    let wt = r.wt().to_str().unwrap().to_owned();
+    let head = git(&r.wt(), &["rev-parse", "HEAD"]);
+    let mut doc = crate::pr_findings::fresh_doc(&head, "merge");
+    doc.as_object_mut().unwrap().remove("reviewed_sha");
+    let (code, out, _) = crate::park::park(
+        &["pr", "observe", "--repo", &wt, "--from", "saga/issue-42"],
+        &doc.to_string(),
+        Some(&db),
+    );
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (0, Some("merge-offered")),
+        "{out}"
+    );
+    let main = r.main_head();
+    let before = r.journal.bytes();
+    let (code, out) = r.verb("merge", "");
+    let v = &out["error"]["violations"][0];
+    assert_eq!(
+        (code, v["predicate"].as_str()),
+        (2, Some("merge-unconfirmed")),
+        "{out}"
+    );
+    assert!(v["message"].as_str().unwrap().contains("pr-loop/"), "{out}");
+    assert_eq!(r.journal.bytes(), before, "a refusal wrote");
+    assert_eq!(r.main_head(), main, "git merged");
+    let (code, out, _) = crate::park::park(
+        &[
+            "pr",
+            "confirm",
+            "--pr",
+            crate::support::pr::PR,
+            "--what",
+            "merge",
+            "--operator",
+            "alice",
+        ],
+        "",
+        Some(&db),
+    );
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (0, Some("merge-confirmed")),
+        "{out}"
+    );
+    let (code, out) = r.verb("merge", "");
+    assert_eq!((code, out["state"].as_str()), (0, Some("merged")), "{out}");
+}

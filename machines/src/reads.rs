@@ -207,6 +207,9 @@ pub enum Fact {
         /// the thread it follows takes them from it (`saga save`).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         rounds_seen: Vec<u32>,
+        /// The branch the PR merges into, as a reading named it (`baseRefName`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        base: Option<String>,
     },
     /// A unit's build loop's word (`build-loop/<saga id>:<unit>`): the revision it
     /// last handed to code review (its last green iteration's), if any.
@@ -383,16 +386,17 @@ mod tests {
                 live: true,
                 thread: thread.map(str::to_owned),
                 rounds_seen: vec![],
+                base: None,
             }),
             rules,
         };
-        let today = read(Some(4), false, Some("saga/issue-1"));
+        let today = read(Some(5), false, Some("saga/issue-1"));
         assert_eq!(today.against(&today), Reread::Same);
         // Recorded before the fact named the thread: grown, every field holds.
         assert_eq!(read(Some(3), false, None).against(&today), Reread::Grown);
         assert_eq!(read(None, false, None).against(&today), Reread::Grown);
         // Under today's rules the fact is compared whole.
-        assert_eq!(read(Some(4), false, None).against(&today), Reread::Differs);
+        assert_eq!(read(Some(5), false, None).against(&today), Reread::Differs);
         // A field it stated that no longer holds is no growth, whatever the rules.
         assert_eq!(read(Some(3), true, None).against(&today), Reread::Differs);
         let mut moved = read(Some(3), false, None);

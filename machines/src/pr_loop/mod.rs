@@ -62,8 +62,10 @@ impl Machine for PrLoop {
     // merge is confirmed only while the thread's PR-ready stands for the head
     // the merge was offered at; a merge read from git is read on the branch the
     // PR merges into, which a reading named (`baseRefName`).
-    const RULES_VERSION: u32 = 4;
-    const RETIRED_RULES: &'static [u32] = &[1, 2, 3];
+    // 5 (#21): the loop's fact states the base a reading named, so a ship run
+    // merging into that base waits for the operator's confirmation.
+    const RULES_VERSION: u32 = 5;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4];
     /// The approval token of an escalation proposal.
     const FRESH_IDS: usize = 1;
     type State = State;
@@ -105,6 +107,7 @@ impl Machine for PrLoop {
             live: !matches!(state, State::Abandoned { .. }),
             thread: l.and_then(|l| l.thread.clone()),
             rounds_seen: l.map(|l| l.rounds_seen.clone()).unwrap_or_default(),
+            base: l.and_then(|l| l.base.clone()),
         })
     }
 

@@ -67,8 +67,10 @@ impl Machine for Ship {
     // a run's merge scans the runs acting for the thread (`Sieve::ThreadMerges`);
     // the work nodes dispatched to the run's worktree must vouch for the commit
     // shipped, named or not (`Sieve::PlacedNodes`, at pre-merge and the merge).
-    const RULES_VERSION: u32 = 6;
-    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5];
+    // 7 (#21): a merge into the base of a PR the thread's loop follows waits for
+    // the operator's confirmation of that PR's merge (`Sieve::ThreadLoops`).
+    const RULES_VERSION: u32 = 7;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6];
     type State = State;
     type Command = Command;
     type Event = Event;
@@ -92,7 +94,7 @@ impl Machine for Ship {
                 step: Mutation::Merge,
                 ..
             } if state.run().is_some_and(|r| r.acts_for.is_some()) => {
-                vec![Sieve::PlacedNodes, Sieve::ThreadMerges]
+                vec![Sieve::PlacedNodes, Sieve::ThreadMerges, Sieve::ThreadLoops]
             }
             Command::Begin {
                 step: Mutation::Merge,

@@ -45,6 +45,7 @@ pub(super) fn decide_begin(
         if let Some(thread) = &run.acts_for {
             merge_turn_held(guard, thread, &run.params.branch, run.shipped.as_ref(), ctx)?;
             merges_once(guard, thread, run.shipped.as_ref(), ctx)?;
+            pr_merge_confirmed(guard, thread, &run.params.target_branch, ctx)?;
         }
     }
     let claim = claim.as_ref().ok_or_else(|| {
@@ -237,6 +238,47 @@ fn merges_once(
                     ),
                 ));
             }
+        }
+    }
+    Ok(())
+}
+
+/// A merge into the branch a PR of the thread merges into is that PR's merge, which
+/// runs only under the operator's confirmation: while a live PR loop that follows
+/// the thread, with that base, has not reached `merge-confirmed`, the run's merge is
+/// refused before git runs (found: a ship merged the branch into the PR's base while
+/// the PR's merge was only offered). The engine scanned every loop that follows a
+/// thread.
+fn pr_merge_confirmed(
+    guard: Guard<'_>,
+    thread: &str,
+    target: &str,
+    ctx: &Context,
+) -> Result<(), Rejection> {
+    for read in ctx
+        .reads
+        .iter()
+        .filter(|r| crate::reads::Sieve::ThreadLoops.keeps(r))
+    {
+        let Some(Fact::PrLoop {
+            thread: Some(t),
+            base: Some(base),
+            merged,
+            live,
+            ..
+        }) = &read.fact
+        else {
+            continue;
+        };
+        if t == thread && base == target && *live && !*merged && read.state != "merge-confirmed" {
+            return Err(guard.reject(
+                "merge-unconfirmed",
+                Some("acts_for"),
+                &format!(
+                    "`{}` follows `{thread}`'s PR into `{target}` and is at `{}`: the PR's merge runs only once the operator confirms it (`cairn pr confirm --what merge`)",
+                    read.stream, read.state
+                ),
+            ));
         }
     }
     Ok(())
