@@ -186,10 +186,21 @@ fn a_unit_is_built_verified_reviewed_shipped_merged_and_released_by_reference() 
     let (code, out, _) = save(&[]);
     assert_eq!((code, out["next_round"].as_u64()), (0, Some(2)), "{out}");
     doc.as_object_mut().unwrap().remove("reviewed_sha");
-    let (code, out, _) = observe(&doc);
+    // Read by cairn (gh): the base it names is one a merge may be read on.
+    let gh = crate::support::pr::StandInGh::new();
+    gh.answer(&doc["reading"]);
+    let mut rest = doc.clone();
+    rest.as_object_mut().unwrap().remove("reading");
+    let (code, out, _) = crate::support::pr::cairn_with(
+        &["pr", "observe", "--pr", PR, "--repo", &wt],
+        &rest.to_string(),
+        &r.journal.path(),
+        Some(gh.dir.path()),
+        &[],
+    );
     assert_eq!(
-        (code, out["state"].as_str()),
-        (0, Some("merge-offered")),
+        (code, out["state"].as_str(), out["reading_source"].as_str()),
+        (0, Some("merge-offered"), Some("gh")),
         "{out}"
     );
     // The loop now follows the thread: an observation that leaves `--from` out

@@ -19,13 +19,45 @@ fn confirmed(t: &TempJournal, repo: &Path, reviewed: &str) {
     confirmed_with(t, repo, fresh_doc(reviewed, "merge"));
 }
 
-/// [`confirmed`] from the observation `doc`.
+/// [`confirmed`] from the observation `doc`, its reading read by cairn (a
+/// stand-in `gh` printing it).
 fn confirmed_with(t: &TempJournal, repo: &Path, doc: Value) {
+    let gh = StandInGh::new();
+    gh.answer(&doc["reading"]);
+    let mut rest = doc;
+    rest.as_object_mut().unwrap().remove("reading");
+    let (code, out, _) = cairn_with(
+        &[
+            "pr",
+            "observe",
+            "--pr",
+            PR,
+            "--repo",
+            repo.to_str().unwrap(),
+        ],
+        &rest.to_string(),
+        &t.path(),
+        Some(gh.dir.path()),
+        &[],
+    );
+    assert_eq!(out["reading_source"], "gh", "{out}");
+    confirm_merge(t, code, &out);
+}
+
+/// [`confirmed`] from the observation `doc`, its reading on stdin.
+fn confirmed_on_stdin(t: &TempJournal, repo: &Path, doc: Value) {
     let (code, out, _) = cairn(
         &["pr", "observe", "--repo", repo.to_str().unwrap()],
         &doc.to_string(),
         Some(&t.path()),
     );
+    assert_eq!(out["reading_source"], "stdin", "{out}");
+    confirm_merge(t, code, &out);
+}
+
+/// The operator confirms the merge the observation (exit `code`, output `out`)
+/// offered.
+fn confirm_merge(t: &TempJournal, code: i32, out: &Value) {
     assert_eq!(
         (code, out["state"].clone()),
         (0, json!("merge-offered")),
@@ -288,4 +320,67 @@ fn a_merge_is_read_from_git_only_on_a_base_a_reading_named() {
         "{out}"
     );
     assert_eq!(t.bytes(), before, "a refusal wrote");
+}
+
+#[test]
+fn a_base_only_a_reading_on_stdin_named_bears_no_merge_read_from_git() {
+    // The reading on stdin is the caller's word: naming the PR's own head branch
+    // as its base would let git "show" a merge where nothing merged (found by a
+    // hostile probe). Only cairn's gh reading names the base a merge is read on.
+    let (_tmp, repo, ids) = three_commit_repo();
+    git(&repo, &["branch", "feature"]);
+    git(&repo, &["reset", "-q", "--hard", &ids[1]]);
+    git(&repo, &["checkout", "-q", "feature"]);
+    let t = TempJournal::new();
+    let mut doc = fresh_doc(&ids[2], "merge");
+    doc["reading"]["baseRefName"] = json!("feature");
+    confirmed_on_stdin(&t, &repo, doc.clone());
+    let before = t.bytes();
+    let record = || {
+        cairn(
+            &["pr", "record-merge", "--pr", PR, "--target", "feature"],
+            "",
+            Some(&t.path()),
+        )
+    };
+    let (code, out, _) = record();
+    assert_eq!(
+        (code, violation(&out)),
+        (2, ("merge-target", "target")),
+        "{out}"
+    );
+    assert!(
+        out["error"]["violations"][0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("stdin")),
+        "{out}"
+    );
+    assert_eq!(t.bytes(), before, "a refusal wrote");
+    // cairn's own reading of the same PR says it merges into `main`: `feature` is
+    // refused as another branch, and `main` is read once git holds the head.
+    let t = TempJournal::new();
+    confirmed(&t, &repo, &ids[2]);
+    let (code, out, _) = cairn(
+        &["pr", "record-merge", "--pr", PR, "--target", "feature"],
+        "",
+        Some(&t.path()),
+    );
+    assert_eq!(
+        (code, violation(&out)),
+        (2, ("merge-target", "target")),
+        "{out}"
+    );
+    git(&repo, &["checkout", "-q", "main"]);
+    git(&repo, &["merge", "-q", "--ff-only", "feature"]);
+    let (code, out, _) = cairn(
+        &["pr", "record-merge", "--pr", PR, "--target", "main"],
+        "",
+        Some(&t.path()),
+    );
+    assert_eq!(
+        (code, out["state"].clone()),
+        (0, json!("complete")),
+        "{out}"
+    );
+    audit_ok(&t.path());
 }

@@ -237,25 +237,63 @@ fn a_reviewed_commit_merges_once_for_its_thread() {
 /// loop that follows the thread has offered it and the operator has not
 /// confirmed it, the run's merge is refused before git runs (helper-38 probe 4);
 /// confirmed, it goes through.
-#[test]
-fn a_run_merges_into_the_prs_base_only_once_the_operator_confirmed_it() {
-    let r = Repo::new();
-    let _ = under_turn(&r);
-    let db = r.journal.path();
+/// A PR loop following the thread offers the merge of the worktree's head, on a
+/// reading (stdin) naming `base` as the branch the PR merges into, or none.
+fn offer_the_prs_merge(r: &Repo, base: Option<&str>) {
     let wt = r.wt().to_str().unwrap().to_owned();
     let head = git(&r.wt(), &["rev-parse", "HEAD"]);
     let mut doc = crate::pr_findings::fresh_doc(&head, "merge");
     doc.as_object_mut().unwrap().remove("reviewed_sha");
+    match base {
+        Some(b) => doc["reading"]["baseRefName"] = b.into(),
+        None => {
+            doc["reading"]
+                .as_object_mut()
+                .unwrap()
+                .remove("baseRefName");
+        }
+    }
     let (code, out, _) = crate::park::park(
         &["pr", "observe", "--repo", &wt, "--from", "saga/issue-42"],
         &doc.to_string(),
-        Some(&db),
+        Some(&r.journal.path()),
     );
     assert_eq!(
         (code, out["state"].as_str()),
         (0, Some("merge-offered")),
         "{out}"
     );
+}
+
+#[test]
+fn a_pr_loop_that_names_no_base_holds_the_merge_and_one_on_another_base_does_not() {
+    // Unknown never passes: a loop no reading told its base may merge into the
+    // run's target, so the run's merge waits for the operator.
+    let r = Repo::new();
+    let _ = under_turn(&r);
+    offer_the_prs_merge(&r, None);
+    let before = r.journal.bytes();
+    let (code, out) = r.verb("merge", "");
+    assert_eq!(
+        (code, out["error"]["violations"][0]["predicate"].as_str()),
+        (2, Some("merge-unconfirmed")),
+        "{out}"
+    );
+    assert_eq!(r.journal.bytes(), before, "a refusal wrote");
+    // A PR into another branch is not this merge: the run merges.
+    let r = Repo::new();
+    let _ = under_turn(&r);
+    offer_the_prs_merge(&r, Some("release"));
+    let (code, out) = r.verb("merge", "");
+    assert_eq!((code, out["state"].as_str()), (0, Some("merged")), "{out}");
+}
+
+#[test]
+fn a_run_merges_into_the_prs_base_only_once_the_operator_confirmed_it() {
+    let r = Repo::new();
+    let _ = under_turn(&r);
+    let db = r.journal.path();
+    offer_the_prs_merge(&r, Some("main"));
     let main = r.main_head();
     let before = r.journal.bytes();
     let (code, out) = r.verb("merge", "");

@@ -4,6 +4,7 @@
 //! observation, changes nothing.
 
 use super::event::Event;
+use super::input::ReadingSource;
 use super::state::{Loop, State};
 
 /// The state after `event`.
@@ -51,6 +52,7 @@ pub(super) fn evolve(state: State, event: &Event) -> State {
                     freshness: freshness.as_deref().cloned(),
                     thread: None,
                     base: None,
+                    base_observed: false,
                 },
             };
             if let Some(t) = thread {
@@ -58,6 +60,7 @@ pub(super) fn evolve(state: State, event: &Event) -> State {
             }
             if let Some(b) = base {
                 next.base = Some(b.to_string());
+                next.base_observed = *source == Some(ReadingSource::Gh);
             }
             if let Some(t) = tiers {
                 next.ladder.get_or_insert_with(|| t.ladder.clone());

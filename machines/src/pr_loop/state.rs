@@ -64,6 +64,10 @@ pub struct Loop {
     /// (`baseRefName`): a merge read from git is read on it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base: Option<String>,
+    /// Whether `base` was named by cairn's own gh reading: only such a base bears
+    /// a merge read from git (a reading on stdin is the caller's word).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub base_observed: bool,
 }
 
 impl Loop {

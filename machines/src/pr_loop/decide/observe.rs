@@ -108,7 +108,15 @@ pub(super) fn decide_observe(
             .reading
             .base
             .as_deref()
-            .filter(|b| l.and_then(|l| l.base.as_deref()) != Some(*b))
+            // Stated when it changes, and when cairn's own reading first names a
+            // base that only a reading on stdin had named.
+            .filter(|b| match l {
+                None => true,
+                Some(l) => {
+                    l.base.as_deref() != Some(*b)
+                        || (placed.source == ReadingSource::Gh && !l.base_observed)
+                }
+            })
             .map(Box::from),
     }];
     let basis = RoundBasis {

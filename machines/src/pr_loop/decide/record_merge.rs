@@ -84,7 +84,14 @@ pub(super) fn decide_record_merge(
             // `--target` naming the PR's own head branch, which holds the head by
             // construction, completed a loop where nothing merged).
             match l.base.as_deref() {
-                Some(base) if base == target.as_str() => {}
+                Some(base) if base == target.as_str() && l.base_observed => {}
+                Some(base) if base == target.as_str() => {
+                    return Err(r.rejection(
+                        "merge-target",
+                        Some("target"),
+                        &format!("only a reading on stdin named `{base}` as the branch the PR merges into, and it is the caller's word: observe the PR with cairn's gh reading (`pr observe --pr URL`), or record the merge from gh"),
+                    ))
+                }
                 Some(base) => {
                     return Err(r.rejection(
                         "merge-target",
@@ -96,7 +103,7 @@ pub(super) fn decide_record_merge(
                     return Err(r.rejection(
                         "merge-target",
                         Some("target"),
-                        "no reading of this PR named the branch it merges into (`baseRefName`): observe it with cairn's gh reading (`pr observe --pr URL`) or a reading that carries `baseRefName`, or record the merge from gh",
+                        "no reading of this PR named the branch it merges into (`baseRefName`): observe it with cairn's gh reading (`pr observe --pr URL`), or record the merge from gh",
                     ))
                 }
             }

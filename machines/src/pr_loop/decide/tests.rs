@@ -47,7 +47,12 @@ fn run(argv: Vec<String>, exit_status: Option<i32>, stdout: &str) -> CommandRun 
 }
 
 /// Offered on cairn's fresh observation of `a…a`, and confirmed.
+/// A loop whose merge of head `a` the operator confirmed, on cairn's gh reading.
 fn confirmed() -> Vec<Event> {
+    confirmed_from(ReadingSource::Gh)
+}
+
+fn confirmed_from(source: ReadingSource) -> Vec<Event> {
     vec![
         Event::Observed {
             pr: PR.into(),
@@ -60,7 +65,7 @@ fn confirmed() -> Vec<Event> {
                 next_step: "offer to merge".into(),
             },
             at: at(),
-            source: Some(ReadingSource::Stdin),
+            source: Some(source),
             base: Some("main".into()),
             freshness: Some(Box::new(FreshnessRecord {
                 repo: AbsPath::parse(REPO).expect("absolute"),
@@ -105,6 +110,11 @@ fn gh(head: char) -> Command {
 
 #[test]
 fn a_merge_is_recorded_only_on_cairns_evidence_of_the_confirmed_head() {
+    // A base only a reading on stdin named is the caller's word: no merge is read
+    // on it from git.
+    Scenario::<PrLoop>::given(confirmed_from(ReadingSource::Stdin))
+        .when(git("main", 'a', 0), &ctx())
+        .then_rejected_with(&["merge-target"]);
     let ok = Scenario::<PrLoop>::given(confirmed()).when(git("main", 'a', 0), &ctx());
     ok.then([Event::MergedByLoop {
         merged_at: None,

@@ -245,7 +245,8 @@ fn merges_once(
 
 /// A merge into the branch a PR of the thread merges into is that PR's merge, which
 /// runs only under the operator's confirmation: while a live PR loop that follows
-/// the thread, with that base, has not reached `merge-confirmed`, the run's merge is
+/// the thread, with that base (or with none a reading named), has not reached
+/// `merge-confirmed`, the run's merge is
 /// refused before git runs (found: a ship merged the branch into the PR's base while
 /// the PR's merge was only offered). The engine scanned every loop that follows a
 /// thread.
@@ -262,7 +263,7 @@ fn pr_merge_confirmed(
     {
         let Some(Fact::PrLoop {
             thread: Some(t),
-            base: Some(base),
+            base,
             merged,
             live,
             ..
@@ -270,7 +271,9 @@ fn pr_merge_confirmed(
         else {
             continue;
         };
-        if t == thread && base == target && *live && !*merged && read.state != "merge-confirmed" {
+        // A loop no reading told its base may merge into this target: fail closed.
+        let onto = base.as_deref().map_or(true, |b| b == target);
+        if t == thread && onto && *live && !*merged && read.state != "merge-confirmed" {
             return Err(guard.reject(
                 "merge-unconfirmed",
                 Some("acts_for"),
