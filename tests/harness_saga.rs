@@ -138,7 +138,7 @@ pub fn command(step: &Step) -> Command {
                 merged_tip: FullCommit::parse(&tip).expect("40 hex"),
                 repo: repo(),
                 target: refname("main"),
-                runs: gates::merged_plan(REPO, Some("work/U2"), &tip, "main")
+                runs: gates::merged_plan(REPO, Some("work/U2"), Some(SHA), &tip, "main")
                     .into_iter()
                     .map(|argv| run(argv, 0, ""))
                     .collect(),
@@ -253,6 +253,48 @@ fn saga_covers_its_graph() {
     })
     .run(
         proptest::collection::vec(proptest::sample::select(all), 0..24),
-        |_state, step| command(step),
+        |state, step| planned(state, command(step)),
     );
+}
+
+/// The readings of a merge as the CLI plans them: from the turn's row (its
+/// branch, and the commit PR-ready passed for when it was taken), each showing
+/// the merge. Other commands as built.
+fn planned(state: &cairn::machines::saga::State, command: Command) -> Command {
+    match command {
+        Command::MarkMerged {
+            unit,
+            holder,
+            merged_tip,
+            repo,
+            target,
+            from: None,
+            runs,
+        } => {
+            let row = state.thread().and_then(|t| t.gates.units.get(&unit));
+            let runs = match row {
+                Some(row) => gates::merged_plan(
+                    repo.as_str(),
+                    Some(&row.branch),
+                    row.reviewed.as_ref().map(|c| c.as_str()),
+                    merged_tip.as_str(),
+                    target.as_str(),
+                )
+                .into_iter()
+                .map(|argv| run(argv, 0, ""))
+                .collect(),
+                None => runs,
+            };
+            Command::MarkMerged {
+                unit,
+                holder,
+                merged_tip,
+                repo,
+                target,
+                from: None,
+                runs,
+            }
+        }
+        other => other,
+    }
 }

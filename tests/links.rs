@@ -218,7 +218,21 @@ fn a_merge_named_by_its_ship_run_is_the_one_cairn_saw_land() {
         .0,
         0
     );
-    let _gates = crate::support::saga::ready_elsewhere(&r.journal.path(), "issue-43");
+    // Issue 43 reviewed the very commit the run shipped (built and reviewed in a
+    // checkout of it): its own readings could show the merge.
+    let checkout = r.root.with_file_name("issue-43-tree");
+    git(
+        &r.root,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "--detach",
+            checkout.to_str().unwrap(),
+            &tip,
+        ],
+    );
+    crate::support::saga::ready_in_tree(&r.journal.path(), "issue-43", &checkout, BRANCH);
     take_turn(&r, "issue-43", "merge-wt-43");
     let before = r.journal.bytes();
     let (code, out) = saga(

@@ -263,10 +263,7 @@ fn a_merge_is_recorded_only_as_git_shows_it() {
     let (code, out) = merged(&"1".repeat(40));
     assert_eq!(
         (code, predicates(&out)),
-        (
-            2,
-            vec!["merged-observed".to_owned(), "merged-observed".to_owned()]
-        ),
+        (2, vec!["merged-observed".to_owned(); 3]),
         "{out}"
     );
     assert!(
@@ -330,6 +327,11 @@ fn a_merge_is_recorded_only_as_git_shows_it() {
         (0, Some("merged")),
         "{out}"
     );
+    // The turn kept the commit PR-ready passed for, and the merge shows it too.
+    let reviewed = out["gates"]["units"]["U1"]["reviewed"]
+        .as_str()
+        .expect("the turn states the reviewed commit")
+        .to_owned();
     let (_, log) = t.cairn(&[
         "journal",
         "log",
@@ -362,6 +364,16 @@ fn a_merge_is_recorded_only_as_git_shows_it() {
                 "--is-ancestor",
                 "--end-of-options",
                 "refs/heads/work/u1",
+                &tip
+            ],
+            vec![
+                "git",
+                "-C",
+                &repo,
+                "merge-base",
+                "--is-ancestor",
+                "--end-of-options",
+                &reviewed,
                 &tip
             ],
             vec![
@@ -432,4 +444,81 @@ fn a_unit_merged_into_its_own_branch_is_no_merge() {
         "{out}"
     );
     assert_eq!(t.bytes(), before, "a refusal wrote");
+}
+
+#[test]
+fn a_turn_on_a_copy_of_the_target_credits_no_merge_of_the_reviewed_work() {
+    // PR-ready passed for the unit's own commit (built and reviewed on `work/u1`).
+    // A turn taken on `stale`, a copy of `main`, names `main` as the merged tip:
+    // the branch is "in" it and it is on main, but the reviewed work is not.
+    let t = Thread::new();
+    let save = [
+        "saga",
+        "save",
+        "--id",
+        "issue-42",
+        "--lifecycle-phase",
+        "work",
+    ];
+    assert_eq!(t.cairn(&save).0, 0);
+    git(&t.repo, &["checkout", "-q", "-b", "work/u1"]);
+    let reviewed = t.commit("u1.txt");
+    crate::support::saga::ready_in_tree(&t.journal.path(), "issue-42", &t.repo, "work/u1");
+    git(&t.repo, &["checkout", "-q", "main"]);
+    git(&t.repo, &["branch", "stale"]);
+    let wt = t.repo.with_file_name("merge-wt");
+    let take = t.mt(
+        "take",
+        &[
+            "--unit",
+            "U1",
+            "--branch",
+            "stale",
+            "--merge-worktree",
+            wt.to_str().unwrap(),
+            "--holder",
+            "h",
+        ],
+    );
+    assert_eq!(take.0, 0, "{}", take.1);
+    assert_eq!(
+        take.1["gates"]["units"]["U1"]["reviewed"],
+        reviewed.as_str()
+    );
+    let repo = t.repo_str().to_owned();
+    let merged = |tip: &str| {
+        t.mt(
+            "merged",
+            &[
+                "--unit",
+                "U1",
+                "--holder",
+                "h",
+                "--merged-tip",
+                tip,
+                "--repo",
+                &repo,
+                "--target",
+                "main",
+            ],
+        )
+    };
+    let before = t.bytes();
+    let (code, out) = merged(&t.head());
+    assert_eq!(
+        (code, predicates(&out)),
+        (2, vec!["merged-observed".to_owned()]),
+        "{out}"
+    );
+    assert!(messages(&out).contains(&reviewed), "{out}");
+    assert_eq!(t.bytes(), before, "a refusal wrote");
+    // The reviewed work lands on main: the merge is recorded.
+    git(&t.repo, &["merge", "-q", "--no-ff", "--no-edit", "work/u1"]);
+    let (code, out) = merged(&t.head());
+    assert_eq!(
+        (code, out["gates"]["units"]["U1"]["merge_state"].as_str()),
+        (0, Some("merged")),
+        "{out}"
+    );
+    t.audit_clean();
 }

@@ -237,6 +237,7 @@ fn mark_merged(unit: &str) -> Command {
     let runs = cairn::machines::saga::gates::merged_plan(
         "/repo",
         Some(&format!("work/{unit}")),
+        Some(&"2".repeat(40)),
         &tip,
         "main",
     )

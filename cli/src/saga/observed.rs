@@ -316,6 +316,7 @@ pub(super) fn merged(
         Some(row) => gates::merged_plan(
             &repo,
             from.is_none().then_some(row.branch.as_str()),
+            row.reviewed.as_ref().map(|c| c.as_str()),
             &merged_tip,
             &target,
         )

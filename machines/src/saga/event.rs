@@ -77,6 +77,10 @@ pub enum Event {
         branch: String,
         merge_worktree: String,
         holder: String,
+        /// The commit PR-ready passed for when the turn was taken: the unit's
+        /// merge must carry it (absent in turns taken under rules before 6).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reviewed: Option<FullCommit>,
     },
     TurnReleased {
         unit: String,

@@ -74,6 +74,7 @@ fn evolve_gate(g: &mut GateRecord, e: &Event) {
             branch,
             merge_worktree,
             holder,
+            reviewed,
         } => {
             g.units.insert(
                 unit.clone(),
@@ -83,6 +84,7 @@ fn evolve_gate(g: &mut GateRecord, e: &Event) {
                     branch: branch.clone(),
                     merge_worktree: Some(merge_worktree.clone()),
                     merged_tip: None,
+                    reviewed: reviewed.clone(),
                 },
             );
         }

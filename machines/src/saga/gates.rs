@@ -174,6 +174,11 @@ pub struct UnitRow {
     pub merge_worktree: Option<String>,
     /// The merged tip.
     pub merged_tip: Option<FullCommit>,
+    /// The commit PR-ready passed for when the turn was taken: a merge recorded
+    /// from git must carry it (found: a turn taken on a copy of the target, whose
+    /// tip "contained" the branch, credited a merge of nothing reviewed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reviewed: Option<FullCommit>,
 }
 
 /// What git shows about a `merging` row left by a dead turn.
@@ -227,20 +232,27 @@ pub fn merge_head_plan(merge_worktree: &str) -> Vec<String> {
     )
 }
 
-/// The readings that show a unit merged: its branch is in the merged tip, and the
-/// merged tip is in the target (the merge landed where the turn merges onto). With
-/// no branch to read — the merge names its ship run, whose own readings saw that
-/// branch's checked tip land (the branch may be gone after the run's teardown) —
-/// only the second.
+/// The readings that show a unit merged: its branch is in the merged tip, the
+/// commit PR-ready passed for (`reviewed`, when the turn knows it) is in the
+/// merged tip, and the merged tip is in the target (the merge landed where the
+/// turn merges onto). With no branch to read — the merge names its ship run,
+/// whose own readings saw the reviewed commit land (the branch may be gone after
+/// the run's teardown) — only the last.
 pub fn merged_plan(
     repo: &str,
     branch: Option<&str>,
+    reviewed: Option<&str>,
     merged_tip: &str,
     target: &str,
 ) -> Vec<Vec<String>> {
     branch
         .map(|b| is_ancestor(repo, &branch_ref(b), merged_tip))
         .into_iter()
+        .chain(
+            branch
+                .and(reviewed)
+                .map(|c| is_ancestor(repo, c, merged_tip)),
+        )
         .chain([ancestor_plan(repo, merged_tip, target)])
         .collect()
 }

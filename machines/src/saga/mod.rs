@@ -56,8 +56,10 @@ impl Machine for Saga {
     // 5 (#21): a save takes the thread's rounds from the PR loops that follow it
     // (a typed list they contradict is refused); a unit's merge into its own
     // branch is refused (`branch-is-target`).
-    const RULES_VERSION: u32 = 5;
-    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4];
+    // 6 (#21): a turn keeps the commit PR-ready passed for, and a merge recorded
+    // from git shows that commit in the merged tip.
+    const RULES_VERSION: u32 = 6;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5];
     type State = State;
     type Command = Command;
     type Event = Event;

@@ -102,6 +102,7 @@ pub(super) fn decide_take_turn(
         branch: branch.to_string(),
         merge_worktree: merge_worktree.to_string(),
         holder: holder.to_owned(),
+        reviewed: t.gates.ready_for_pr.clone(),
     }])
 }
 
@@ -246,12 +247,15 @@ pub(super) fn decide_mark_merged(
     // Named by its ship run, the branch's part is the run's recorded merge of that
     // branch's checked tip (`ship_link`): only the tip's place is read again.
     let branch = m.from.is_none().then_some(row.branch.as_str());
-    let plan = gates::merged_plan(m.repo, branch, m.merged_tip, m.target);
+    let reviewed = row.reviewed.as_ref().map(FullCommit::as_str);
+    let plan = gates::merged_plan(m.repo, branch, reviewed, m.merged_tip, m.target);
     if m.runs.len() != plan.len() || m.runs.iter().zip(&plan).any(|(run, p)| &run.argv != p) {
         return r.no(
             "evidence-bound",
             Some("runs"),
-            if branch.is_some() {
+            if branch.is_some() && reviewed.is_some() {
+                "expected `merge-base --is-ancestor --end-of-options BRANCH TIP`, `… REVIEWED TIP`, then `… TIP TARGET`"
+            } else if branch.is_some() {
                 "expected `merge-base --is-ancestor --end-of-options BRANCH TIP` then `… TIP TARGET`"
             } else {
                 "expected `merge-base --is-ancestor --end-of-options TIP TARGET`"
@@ -291,6 +295,11 @@ pub(super) fn decide_mark_merged(
     let claims = branch
         .map(|b| format!("`{b}` is in the merged tip"))
         .into_iter()
+        .chain(
+            branch
+                .and(reviewed)
+                .map(|c| format!("the commit PR-ready passed for ({c}) is in the merged tip")),
+        )
         .chain([format!("the merged tip is on `{}`", m.target)]);
     failed.extend(
         m.runs

@@ -50,6 +50,7 @@ fn turn_taken() -> Vec<Event> {
             branch: BRANCH.into(),
             merge_worktree: "/srv/merge-wt".into(),
             holder: "h".into(),
+            reviewed: Some(sha('2')),
         },
     ]
 }
@@ -69,7 +70,7 @@ fn run(argv: Vec<String>, exit: i32) -> CommandRun {
 
 /// `mark-merged` of `tip` onto `main`, both readings exiting `exit`, naming `ship/abc`.
 fn mark_merged(tip: &FullCommit, exit: i32) -> Command {
-    let runs = gates::merged_plan(REPO, None, tip, "main")
+    let runs = gates::merged_plan(REPO, None, None, tip, "main")
         .into_iter()
         .map(|argv| run(argv, exit))
         .collect();
@@ -137,6 +138,52 @@ fn every_field_the_ship_run_contradicts_is_named() {
         .map(|v| v.field.as_deref().unwrap_or(""))
         .collect();
     assert_eq!(fields, ["from", "repo", "target", "merged_tip"]);
+}
+
+#[test]
+fn a_merge_read_from_git_carries_the_commit_pr_ready_passed_for() {
+    // The branch is in the tip and the tip on the target, but the reviewed commit
+    // is not in the tip (found: a turn taken on a copy of `main`, then `main` as
+    // the tip, credited a merge of nothing reviewed).
+    let tip = sha('a');
+    let plan = gates::merged_plan(REPO, Some(BRANCH), Some(&sha('2')), &tip, "main");
+    assert_eq!(plan.len(), 3, "branch, reviewed commit, target: {plan:?}");
+    let merged = |exits: [i32; 3]| Command::MarkMerged {
+        unit: "U1".into(),
+        holder: "h".into(),
+        merged_tip: tip.clone(),
+        repo: AbsPath::parse(REPO).expect("absolute"),
+        target: RefName::parse("main").expect("not option-like"),
+        runs: plan
+            .iter()
+            .zip(exits)
+            .map(|(a, e)| run(a.clone(), e))
+            .collect(),
+        from: None,
+    };
+    let ctx = read("idle", None);
+    Scenario::<Saga>::given(turn_taken())
+        .when(merged([0, 1, 0]), &ctx)
+        .then_rejected_with(&["merged-observed"]);
+    // A plan that leaves the reviewed commit out is not cairn's reading.
+    let mut short = merged([0, 0, 0]);
+    if let Command::MarkMerged { runs, .. } = &mut short {
+        runs.remove(1);
+    }
+    Scenario::<Saga>::given(turn_taken())
+        .when(short, &ctx)
+        .then_rejected_with(&["evidence-bound"]);
+    let shown = merged([0, 0, 0]);
+    let Command::MarkMerged { runs, .. } = shown.clone() else {
+        unreachable!("built as a MarkMerged just above")
+    };
+    Scenario::<Saga>::given(turn_taken())
+        .when(shown, &ctx)
+        .then([Event::UnitMerged {
+            unit: "U1".into(),
+            merged_tip: tip,
+            runs,
+        }]);
 }
 
 #[test]
