@@ -133,3 +133,23 @@ fn the_audit_names_a_round_no_loop_counted() {
         "{detail}"
     );
 }
+
+#[test]
+fn two_loops_that_follow_one_thread_count_its_rounds_in_one_sequence() {
+    // Two PRs of one thread (pull/7, pull/8): a round of either is a round of the
+    // thread, numbered once (found: each loop began at round 1, and the thread's
+    // save merged the two rounds into one).
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("j.db");
+    let (_tmp, repo) = ready(&db, "issue-9");
+    let (code, out) = observe(&db, &repo, "saga/issue-9", &changes_requested());
+    assert_eq!((code, out["next_round"].as_u64()), (0, Some(2)), "{out}");
+    let mut second = changes_requested();
+    second["pr"] = "https://github.com/example/project/pull/8".into();
+    let (code, out) = observe(&db, &repo, "saga/issue-9", &second);
+    assert_eq!((code, out["next_round"].as_u64()), (0, Some(3)), "{out}");
+    let (code, out) = cairn_at(&db, &["saga", "save", "--id", "issue-9"]);
+    assert_eq!((code, out["next_round"].as_u64()), (0, Some(3)), "{out}");
+    let (code, audit) = cairn_at(&db, &["journal", "audit"]);
+    assert_eq!((code, audit["ok"].as_bool()), (0, Some(true)), "{audit}");
+}

@@ -57,10 +57,12 @@ impl Engine {
     /// had a transition after the recorded one but before this transition (the
     /// append's check was bypassed: `read-stale`), or one the sieve keeps at the
     /// recorded point that the context does not carry (a dispatch left out of
-    /// the reading: `read-mismatch`).
+    /// the reading: `read-mismatch`) — but `own`, the transition's stream, which
+    /// the engine leaves out of its scans.
     pub(super) fn scan_findings(
         &self,
         id: i64,
+        own: &str,
         context: &Context,
         sieves: &[cairn_machines::reads::Sieve],
     ) -> Result<Vec<(FindingKind, String)>, Error> {
@@ -97,7 +99,12 @@ impl Engine {
                     ));
                 }
             }
+            // The scanning stream is not among its reads (the engine leaves it out:
+            // its own version is the append's check already).
             for (stream, read) in self.sieved(*sieve, Some(*through))? {
+                if stream == own {
+                    continue;
+                }
                 let carried = context.read(&stream).map(|r| r.against(&read));
                 if !matches!(carried, Some(Reread::Same | Reread::Grown)) {
                     out.push((

@@ -386,7 +386,7 @@ impl Engine {
                 );
             }
         }
-        match self.scan_findings(t.id, &context, sieves) {
+        match self.scan_findings(t.id, &t.stream, &context, sieves) {
             Ok(found) => found
                 .into_iter()
                 .for_each(|(kind, detail)| push(kind, detail)),

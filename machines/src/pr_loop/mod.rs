@@ -63,7 +63,9 @@ impl Machine for PrLoop {
     // the merge was offered at; a merge read from git is read on the branch the
     // PR merges into, which a reading named (`baseRefName`).
     // 5 (#21): the loop's fact states the base a reading named, so a ship run
-    // merging into that base waits for the operator's confirmation.
+    // merging into that base waits for the operator's confirmation; only a base
+    // cairn's gh reading named bears a merge read from git; the loops that follow
+    // one thread count its rounds in one sequence (`Sieve::ThreadLoops`).
     const RULES_VERSION: u32 = 5;
     const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4];
     /// The approval token of an escalation proposal.
@@ -109,6 +111,15 @@ impl Machine for PrLoop {
             rounds_seen: l.map(|l| l.rounds_seen.clone()).unwrap_or_default(),
             base: l.and_then(|l| l.base.clone()),
         })
+    }
+
+    fn scans(_state: &State, command: &Command) -> Vec<crate::reads::Sieve> {
+        // An observation that names its thread counts the thread's rounds with
+        // every other loop that follows it (`decide::observe`).
+        match command {
+            Command::Observe { from: Some(_), .. } => vec![crate::reads::Sieve::ThreadLoops],
+            _ => Vec::new(),
+        }
     }
 
     fn reads(state: &State, command: &Command) -> Vec<String> {

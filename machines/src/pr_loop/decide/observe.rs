@@ -78,6 +78,13 @@ pub(super) fn decide_observe(
         (Some(l), None) if !adopt => l.rounds_seen.clone(),
         (_, saga) => saga.clone().unwrap_or_default(),
     };
+    // The rounds are the thread's: every loop that follows it counts into one
+    // sequence (found: two loops following one thread each began at round 1, and
+    // the thread's save merged the two into one round).
+    let rounds_before = match from {
+        Some(thread) => sibling_rounds(thread, rounds_before, ctx),
+        None => rounds_before,
+    };
     if let Some(t) = &input.tiers {
         tiers::check(l, t, &mut v);
     }
@@ -97,7 +104,10 @@ pub(super) fn decide_observe(
         freshness: placed.freshness.clone().map(Box::new),
         tiers: input.tiers.clone(),
         saga_rounds_seen: if adopt {
-            input.saga_rounds_seen.clone()
+            input
+                .saga_rounds_seen
+                .as_ref()
+                .map(|_| rounds_before.clone())
         } else {
             None
         },
@@ -161,6 +171,30 @@ pub(super) fn decide_observe(
         | PrState::ApprovedFresh => {}
     }
     Ok(events)
+}
+
+/// `own` with the rounds of every loop the engine scanned that follows `thread`
+/// (`Sieve::ThreadLoops`; this loop among them), sorted and once each.
+fn sibling_rounds(thread: &str, mut own: Vec<u32>, ctx: &Context) -> Vec<u32> {
+    for read in ctx
+        .reads
+        .iter()
+        .filter(|r| crate::reads::Sieve::ThreadLoops.keeps(r))
+    {
+        if let Some(Fact::PrLoop {
+            thread: Some(t),
+            rounds_seen,
+            ..
+        }) = &read.fact
+        {
+            if t == thread {
+                own.extend(rounds_seen);
+            }
+        }
+    }
+    own.sort_unstable();
+    own.dedup();
+    own
 }
 
 /// Where the observation names its saga thread, the thread's word outranks the
