@@ -260,41 +260,32 @@ fn saga_covers_its_graph() {
 /// The readings of a merge as the CLI plans them: from the turn's row (its
 /// branch, and the commit PR-ready passed for when it was taken), each showing
 /// the merge. Other commands as built.
-fn planned(state: &cairn::machines::saga::State, command: Command) -> Command {
-    match command {
-        Command::MarkMerged {
-            unit,
-            holder,
-            merged_tip,
-            repo,
-            target,
-            from: None,
-            runs,
-        } => {
-            let row = state.thread().and_then(|t| t.gates.units.get(&unit));
-            let runs = match row {
-                Some(row) => gates::merged_plan(
-                    repo.as_str(),
-                    Some(&row.branch),
-                    row.reviewed.as_ref().map(|c| c.as_str()),
-                    merged_tip.as_str(),
-                    target.as_str(),
-                )
-                .into_iter()
-                .map(|argv| run(argv, 0, ""))
-                .collect(),
-                None => runs,
-            };
-            Command::MarkMerged {
-                unit,
-                holder,
-                merged_tip,
-                repo,
-                target,
-                from: None,
-                runs,
-            }
+fn planned(state: &cairn::machines::saga::State, mut command: Command) -> Command {
+    if let Command::MarkMerged {
+        unit,
+        merged_tip,
+        repo,
+        target,
+        from: None,
+        runs,
+        ..
+    } = &mut command
+    {
+        if let Some(row) = state
+            .thread()
+            .and_then(|t| t.gates.units.get(unit.as_str()))
+        {
+            *runs = gates::merged_plan(
+                repo.as_str(),
+                Some(&row.branch),
+                row.reviewed.as_ref().map(|c| c.as_str()),
+                merged_tip.as_str(),
+                target.as_str(),
+            )
+            .into_iter()
+            .map(|argv| run(argv, 0, ""))
+            .collect();
         }
-        other => other,
     }
+    command
 }

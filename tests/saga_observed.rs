@@ -209,55 +209,14 @@ fn caller_values_never_reach_git_as_options() {
 #[test]
 fn a_merge_is_recorded_only_as_git_shows_it() {
     let t = Thread::new();
-    assert_eq!(
-        t.cairn(&[
-            "saga",
-            "save",
-            "--id",
-            "issue-42",
-            "--lifecycle-phase",
-            "work"
-        ])
-        .0,
-        0
-    );
+    t.save_at_work();
     t.ready();
     git(&t.repo, &["checkout", "-q", "-b", "work/u1"]);
     let unit_tip = t.commit("u1.txt");
     git(&t.repo, &["checkout", "-q", "main"]);
-    let wt = t.repo.with_file_name("merge-wt");
-    let take = t.mt(
-        "take",
-        &[
-            "--unit",
-            "U1",
-            "--branch",
-            "work/u1",
-            "--merge-worktree",
-            wt.to_str().unwrap(),
-            "--holder",
-            "h",
-        ],
-    );
-    assert_eq!(take.0, 0, "{}", take.1);
+    t.take_turn("work/u1");
     let repo = t.repo_str().to_owned();
-    let merged = |tip: &str| {
-        t.mt(
-            "merged",
-            &[
-                "--unit",
-                "U1",
-                "--holder",
-                "h",
-                "--merged-tip",
-                tip,
-                "--repo",
-                &repo,
-                "--target",
-                "main",
-            ],
-        )
-    };
+    let merged = |tip: &str| t.merged_onto_main(tip);
     // A tip the holder names but git does not show: never recorded as merged.
     let before = t.bytes();
     let (code, out) = merged(&"1".repeat(40));
@@ -396,48 +355,11 @@ fn a_unit_merged_into_its_own_branch_is_no_merge() {
     // The turn taken on the target branch itself: every commit on it is "on the
     // target", main's own included. Refused, nothing written.
     let t = Thread::new();
-    let save = [
-        "saga",
-        "save",
-        "--id",
-        "issue-42",
-        "--lifecycle-phase",
-        "work",
-    ];
-    assert_eq!(t.cairn(&save).0, 0);
+    t.save_at_work();
     t.ready();
-    let wt = t.repo.with_file_name("merge-wt");
-    let take = t.mt(
-        "take",
-        &[
-            "--unit",
-            "U1",
-            "--branch",
-            "main",
-            "--merge-worktree",
-            wt.to_str().unwrap(),
-            "--holder",
-            "h",
-        ],
-    );
-    assert_eq!(take.0, 0, "{}", take.1);
-    let tip = t.head();
+    t.take_turn("main");
     let before = t.bytes();
-    let (code, out) = t.mt(
-        "merged",
-        &[
-            "--unit",
-            "U1",
-            "--holder",
-            "h",
-            "--merged-tip",
-            &tip,
-            "--repo",
-            t.repo_str(),
-            "--target",
-            "main",
-        ],
-    );
+    let (code, out) = t.merged_onto_main(&t.head());
     assert_eq!(
         (code, predicates(&out)),
         (2, vec!["branch-is-target".to_owned()]),
@@ -452,59 +374,16 @@ fn a_turn_on_a_copy_of_the_target_credits_no_merge_of_the_reviewed_work() {
     // A turn taken on `stale`, a copy of `main`, names `main` as the merged tip:
     // the branch is "in" it and it is on main, but the reviewed work is not.
     let t = Thread::new();
-    let save = [
-        "saga",
-        "save",
-        "--id",
-        "issue-42",
-        "--lifecycle-phase",
-        "work",
-    ];
-    assert_eq!(t.cairn(&save).0, 0);
+    t.save_at_work();
     git(&t.repo, &["checkout", "-q", "-b", "work/u1"]);
     let reviewed = t.commit("u1.txt");
     crate::support::saga::ready_in_tree(&t.journal.path(), "issue-42", &t.repo, "work/u1");
     git(&t.repo, &["checkout", "-q", "main"]);
     git(&t.repo, &["branch", "stale"]);
-    let wt = t.repo.with_file_name("merge-wt");
-    let take = t.mt(
-        "take",
-        &[
-            "--unit",
-            "U1",
-            "--branch",
-            "stale",
-            "--merge-worktree",
-            wt.to_str().unwrap(),
-            "--holder",
-            "h",
-        ],
-    );
-    assert_eq!(take.0, 0, "{}", take.1);
-    assert_eq!(
-        take.1["gates"]["units"]["U1"]["reviewed"],
-        reviewed.as_str()
-    );
-    let repo = t.repo_str().to_owned();
-    let merged = |tip: &str| {
-        t.mt(
-            "merged",
-            &[
-                "--unit",
-                "U1",
-                "--holder",
-                "h",
-                "--merged-tip",
-                tip,
-                "--repo",
-                &repo,
-                "--target",
-                "main",
-            ],
-        )
-    };
+    let take = t.take_turn("stale");
+    assert_eq!(take["gates"]["units"]["U1"]["reviewed"], reviewed.as_str());
     let before = t.bytes();
-    let (code, out) = merged(&t.head());
+    let (code, out) = t.merged_onto_main(&t.head());
     assert_eq!(
         (code, predicates(&out)),
         (2, vec!["merged-observed".to_owned()]),
@@ -514,7 +393,7 @@ fn a_turn_on_a_copy_of_the_target_credits_no_merge_of_the_reviewed_work() {
     assert_eq!(t.bytes(), before, "a refusal wrote");
     // The reviewed work lands on main: the merge is recorded.
     git(&t.repo, &["merge", "-q", "--no-ff", "--no-edit", "work/u1"]);
-    let (code, out) = merged(&t.head());
+    let (code, out) = t.merged_onto_main(&t.head());
     assert_eq!(
         (code, out["gates"]["units"]["U1"]["merge_state"].as_str()),
         (0, Some("merged")),

@@ -59,6 +59,12 @@ impl Context {
     pub fn read(&self, stream: &str) -> Option<&Read> {
         self.reads.iter().find(|r| r.stream == stream)
     }
+
+    /// The streams read for this decision that `sieve` keeps: what a scan the
+    /// machine named found ([`Machine::scans`]).
+    pub fn scanned(&self, sieve: crate::reads::Sieve) -> impl Iterator<Item = &Read> {
+        self.reads.iter().filter(move |r| sieve.keeps(r))
+    }
 }
 
 /// What an accepted transition means for the lifecycle, as its machine judges it.

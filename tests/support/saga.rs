@@ -114,6 +114,55 @@ impl Thread {
         self.cairn(&a)
     }
 
+    /// `saga save --id issue-42 --lifecycle-phase work`, accepted.
+    pub fn save_at_work(&self) {
+        let save = [
+            "saga",
+            "save",
+            "--id",
+            "issue-42",
+            "--lifecycle-phase",
+            "work",
+        ];
+        let (code, out) = self.cairn(&save);
+        assert_eq!(code, 0, "{out}");
+    }
+
+    /// `merge-turn take` for `U1` on `branch` by holder `h`, accepted; its output.
+    pub fn take_turn(&self, branch: &str) -> Value {
+        let wt = self.repo.with_file_name("merge-wt");
+        let args = [
+            "--unit",
+            "U1",
+            "--branch",
+            branch,
+            "--merge-worktree",
+            wt.to_str().expect("a UTF-8 path"),
+            "--holder",
+            "h",
+        ];
+        let (code, out) = self.mt("take", &args);
+        assert_eq!(code, 0, "{out}");
+        out
+    }
+
+    /// `merge-turn merged` of `U1` by `h` at `tip` onto `main`, in this repository.
+    pub fn merged_onto_main(&self, tip: &str) -> (i32, Value) {
+        let args = [
+            "--unit",
+            "U1",
+            "--holder",
+            "h",
+            "--merged-tip",
+            tip,
+            "--repo",
+            self.repo_str(),
+            "--target",
+            "main",
+        ];
+        self.mt("merged", &args)
+    }
+
     /// Writes `name`, commits it, and returns the new `HEAD`.
     pub fn commit(&self, name: &str) -> String {
         std::fs::write(self.repo.join(name), format!("{name}\n")).expect("a file");

@@ -142,10 +142,7 @@ fn no_live_dispatch(
         return Ok(());
     }
     let bound = obs.binding();
-    for read in &ctx.reads {
-        if !Sieve::LiveDispatch.keeps(read) {
-            continue;
-        }
+    for read in ctx.scanned(Sieve::LiveDispatch) {
         let worker = match &read.fact {
             Some(Fact::WorkNode { worker, .. }) => worker.as_ref(),
             _ => None,

@@ -176,11 +176,7 @@ pub(super) fn decide_observe(
 /// `own` with the rounds of every loop the engine scanned that follows `thread`
 /// (`Sieve::ThreadLoops`; this loop among them), sorted and once each.
 fn sibling_rounds(thread: &str, mut own: Vec<u32>, ctx: &Context) -> Vec<u32> {
-    for read in ctx
-        .reads
-        .iter()
-        .filter(|r| crate::reads::Sieve::ThreadLoops.keeps(r))
-    {
+    for read in ctx.scanned(crate::reads::Sieve::ThreadLoops) {
         if let Some(Fact::PrLoop {
             thread: Some(t),
             rounds_seen,

@@ -161,11 +161,7 @@ fn rounds_counted(
         .thread()
         .map(|t| t.rounds_seen.clone())
         .unwrap_or_default();
-    for read in ctx
-        .reads
-        .iter()
-        .filter(|read| Sieve::ThreadLoops.keeps(read))
-    {
+    for read in ctx.scanned(Sieve::ThreadLoops) {
         if let Some(Fact::PrLoop {
             thread: Some(t),
             rounds_seen,

@@ -141,11 +141,12 @@ pub(super) fn decide_release_turn(
     // yet" is no sign the turn died (found: the turn was released mid-merge and
     // the run still merged). The engine scanned every run with a merge in flight.
     let thread = format!("{}/{}", crate::reads::SAGA_MACHINE, t.saga_id);
-    let merging = ctx.reads.iter().find(|read| {
-        crate::reads::Sieve::MergeInFlight.keeps(read)
-            && matches!(&read.fact, Some(crate::reads::Fact::Ship { branch, acts_for: Some(a), .. })
+    let merging = ctx
+        .scanned(crate::reads::Sieve::MergeInFlight)
+        .find(|read| {
+            matches!(&read.fact, Some(crate::reads::Fact::Ship { branch, acts_for: Some(a), .. })
                 if *branch == row.branch && *a == thread)
-    });
+        });
     if let Some(run) = merging {
         return r.no(
             "merge-in-flight",

@@ -200,11 +200,7 @@ fn merges_once(
     shipped: Option<&FullCommit>,
     ctx: &Context,
 ) -> Result<(), Rejection> {
-    for read in ctx
-        .reads
-        .iter()
-        .filter(|r| crate::reads::Sieve::ThreadMerges.keeps(r))
-    {
+    for read in ctx.scanned(crate::reads::Sieve::ThreadMerges) {
         let Some(Fact::Ship {
             acts_for: Some(other),
             merging,
@@ -256,11 +252,7 @@ fn pr_merge_confirmed(
     target: &str,
     ctx: &Context,
 ) -> Result<(), Rejection> {
-    for read in ctx
-        .reads
-        .iter()
-        .filter(|r| crate::reads::Sieve::ThreadLoops.keeps(r))
-    {
+    for read in ctx.scanned(crate::reads::Sieve::ThreadLoops) {
         let Some(Fact::PrLoop {
             thread: Some(t),
             base,

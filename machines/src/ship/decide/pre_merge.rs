@@ -178,9 +178,7 @@ pub(in crate::ship) fn kept_nodes(kept: &[String], named: &[String]) -> Vec<Stri
 /// node ever dispatched, `Sieve::PlacedNodes`), but those escalated (they handed
 /// their work up and vouch for nothing): their work is in the tree a run ships.
 pub(in crate::ship) fn linked_nodes(worktree: &str, ctx: &Context) -> Vec<String> {
-    ctx.reads
-        .iter()
-        .filter(|r| crate::reads::Sieve::PlacedNodes.keeps(r))
+    ctx.scanned(crate::reads::Sieve::PlacedNodes)
         .filter(|r| {
             matches!(&r.fact, Some(Fact::WorkNode { tree: Some(t), stage, .. })
                 if t.trim_end_matches('/') == worktree.trim_end_matches('/') && stage != "escalated")
