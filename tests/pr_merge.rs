@@ -231,6 +231,16 @@ fn a_merge_is_recorded_from_git_showing_the_target_contains_the_head() {
         (2, ("merge-target", "target")),
         "{out}"
     );
+    // A tag named like the base at the head: the branch is read by its full ref
+    // (found by a hostile pass: a bare `main` read the tag, and nothing merged).
+    git(&repo, &["tag", "main", &ids[2]]);
+    let (code, out, _) = record("main");
+    assert_eq!(
+        (code, out["error"]["violations"][0]["predicate"].clone()),
+        (2, json!("merge-observed")),
+        "{out}"
+    );
+    git(&repo, &["tag", "-d", "main"]);
     assert_eq!(t.bytes(), before);
     git(&repo, &["checkout", "-q", "main"]);
     git(&repo, &["merge", "-q", "--ff-only", "feature"]);

@@ -23,6 +23,7 @@ fn work(t: &Thread, extra: &[&str]) {
 
 /// Takes the merge turn for U1 and records its merge at `HEAD`.
 fn merge(t: &Thread) {
+    crate::support::saga::unit_work(&t.repo, "work/42-u1");
     t.ready();
     let wt = t.repo.with_file_name("merge-wt");
     let take = t.mt(

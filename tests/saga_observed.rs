@@ -210,9 +210,10 @@ fn caller_values_never_reach_git_as_options() {
 fn a_merge_is_recorded_only_as_git_shows_it() {
     let t = Thread::new();
     t.save_at_work();
-    t.ready();
+    // The unit's work, built and reviewed on its branch.
     git(&t.repo, &["checkout", "-q", "-b", "work/u1"]);
     let unit_tip = t.commit("u1.txt");
+    t.ready();
     git(&t.repo, &["checkout", "-q", "main"]);
     t.take_turn("work/u1");
     let repo = t.repo_str().to_owned();
@@ -222,7 +223,7 @@ fn a_merge_is_recorded_only_as_git_shows_it() {
     let (code, out) = merged(&"1".repeat(40));
     assert_eq!(
         (code, predicates(&out)),
-        (2, vec!["merged-observed".to_owned(); 3]),
+        (2, vec!["merged-observed".to_owned(); 2]),
         "{out}"
     );
     assert!(
@@ -291,6 +292,7 @@ fn a_merge_is_recorded_only_as_git_shows_it() {
         .as_str()
         .expect("the turn states the reviewed commit")
         .to_owned();
+    assert_eq!(reviewed, unit_tip);
     let (_, log) = t.cairn(&[
         "journal",
         "log",
@@ -323,7 +325,7 @@ fn a_merge_is_recorded_only_as_git_shows_it() {
                 "--is-ancestor",
                 "--end-of-options",
                 "refs/heads/work/u1",
-                &tip
+                &reviewed
             ],
             vec![
                 "git",
@@ -400,4 +402,32 @@ fn a_turn_on_a_copy_of_the_target_credits_no_merge_of_the_reviewed_work() {
         "{out}"
     );
     t.audit_clean();
+}
+
+#[test]
+fn a_commit_added_after_the_review_does_not_merge_on_the_saga_path() {
+    // The ship path refuses a commit the review did not see (`reviewed-shipped`);
+    // a turn's merge recorded from git refuses it too (found by a hostile pass).
+    let t = Thread::new();
+    t.save_at_work();
+    git(&t.repo, &["checkout", "-q", "-b", "work/u1"]);
+    let reviewed = t.commit("u1.txt");
+    t.ready();
+    let late = t.commit("late.txt");
+    git(&t.repo, &["checkout", "-q", "main"]);
+    git(&t.repo, &["merge", "-q", "--no-ff", "--no-edit", "work/u1"]);
+    t.take_turn("work/u1");
+    let before = t.bytes();
+    let (code, out) = t.merged_onto_main(&t.head());
+    assert_eq!(
+        (code, predicates(&out)),
+        (2, vec!["merged-observed".to_owned()]),
+        "{out}"
+    );
+    assert!(
+        messages(&out).contains("holds nothing the review did not see"),
+        "{out}"
+    );
+    assert_eq!(t.bytes(), before, "a refusal wrote");
+    assert_ne!(reviewed, late);
 }

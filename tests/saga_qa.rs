@@ -20,6 +20,7 @@ fn merged() -> Thread {
         "work",
     ]);
     assert_eq!(save.0, 0, "{}", save.1);
+    crate::support::saga::unit_work(&t.repo, "work/u1");
     t.ready();
     crate::support::saga::merge_in(&t.journal.path(), "issue-42", &t.repo);
     t

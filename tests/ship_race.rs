@@ -238,8 +238,9 @@ fn a_reviewed_commit_merges_once_for_its_thread() {
 /// confirmed it, the run's merge is refused before git runs (helper-38 probe 4);
 /// confirmed, it goes through.
 /// A PR loop following the thread offers the merge of the worktree's head, on a
-/// reading (stdin) naming `base` as the branch the PR merges into, or none.
-fn offer_the_prs_merge(r: &Repo, base: Option<&str>) {
+/// reading naming `base` as the branch the PR merges into, or none: read by cairn
+/// (a stand-in `gh`) when `by_gh`, else on stdin.
+fn offer_the_prs_merge(r: &Repo, base: Option<&str>, by_gh: bool) {
     let wt = r.wt().to_str().unwrap().to_owned();
     let head = git(&r.wt(), &["rev-parse", "HEAD"]);
     let mut doc = crate::pr_findings::fresh_doc(&head, "merge");
@@ -253,11 +254,34 @@ fn offer_the_prs_merge(r: &Repo, base: Option<&str>) {
                 .remove("baseRefName");
         }
     }
-    let (code, out, _) = crate::park::park(
-        &["pr", "observe", "--repo", &wt, "--from", "saga/issue-42"],
-        &doc.to_string(),
-        Some(&r.journal.path()),
-    );
+    let (code, out, _) = if by_gh {
+        let gh = crate::support::pr::StandInGh::new();
+        gh.answer(&doc["reading"]);
+        doc.as_object_mut().unwrap().remove("reading");
+        let pr = crate::support::pr::PR;
+        crate::support::pr::cairn_with(
+            &[
+                "pr",
+                "observe",
+                "--pr",
+                pr,
+                "--repo",
+                &wt,
+                "--from",
+                "saga/issue-42",
+            ],
+            &doc.to_string(),
+            &r.journal.path(),
+            Some(gh.dir.path()),
+            &[],
+        )
+    } else {
+        crate::park::park(
+            &["pr", "observe", "--repo", &wt, "--from", "saga/issue-42"],
+            &doc.to_string(),
+            Some(&r.journal.path()),
+        )
+    };
     assert_eq!(
         (code, out["state"].as_str()),
         (0, Some("merge-offered")),
@@ -268,22 +292,44 @@ fn offer_the_prs_merge(r: &Repo, base: Option<&str>) {
 #[test]
 fn a_pr_loop_that_names_no_base_holds_the_merge_and_one_on_another_base_does_not() {
     // Unknown never passes: a loop no reading told its base may merge into the
-    // run's target, so the run's merge waits for the operator.
+    // run's target, so the run's merge waits for the operator. A base only a
+    // reading on stdin named is the caller's word: unknown too (found by a
+    // hostile pass: a stdin reading naming `release` lifted the hold).
+    for (base, by_gh) in [(None, true), (None, false), (Some("release"), false)] {
+        let r = Repo::new();
+        let _ = under_turn(&r);
+        offer_the_prs_merge(&r, base, by_gh);
+        let before = r.journal.bytes();
+        let (code, out) = r.verb("merge", "");
+        assert_eq!(
+            (code, out["error"]["violations"][0]["predicate"].as_str()),
+            (2, Some("merge-unconfirmed")),
+            "{base:?} by gh {by_gh}: {out}"
+        );
+        assert_eq!(r.journal.bytes(), before, "a refusal wrote");
+    }
+    // cairn's own reading shows the PR into another branch: not this merge, and
+    // a later reading on stdin that names this target instead is refused.
     let r = Repo::new();
     let _ = under_turn(&r);
-    offer_the_prs_merge(&r, None);
+    offer_the_prs_merge(&r, Some("release"), true);
+    let wt = r.wt().to_str().unwrap().to_owned();
+    let mut doc = crate::pr_findings::fresh_doc(&git(&r.wt(), &["rev-parse", "HEAD"]), "merge");
+    doc.as_object_mut().unwrap().remove("reviewed_sha");
+    doc["reading"]["baseRefName"] = "main".into();
     let before = r.journal.bytes();
-    let (code, out) = r.verb("merge", "");
+    let (code, out, _) = crate::park::park(
+        &["pr", "observe", "--repo", &wt, "--from", "saga/issue-42"],
+        &doc.to_string(),
+        Some(&r.journal.path()),
+    );
+    let v = &out["error"]["violations"][0];
     assert_eq!(
-        (code, out["error"]["violations"][0]["predicate"].as_str()),
-        (2, Some("merge-unconfirmed")),
+        (code, v["predicate"].as_str(), v["field"].as_str()),
+        (2, Some("journal-agrees"), Some("reading.baseRefName")),
         "{out}"
     );
     assert_eq!(r.journal.bytes(), before, "a refusal wrote");
-    // A PR into another branch is not this merge: the run merges.
-    let r = Repo::new();
-    let _ = under_turn(&r);
-    offer_the_prs_merge(&r, Some("release"));
     let (code, out) = r.verb("merge", "");
     assert_eq!((code, out["state"].as_str()), (0, Some("merged")), "{out}");
 }
@@ -293,7 +339,7 @@ fn a_run_merges_into_the_prs_base_only_once_the_operator_confirmed_it() {
     let r = Repo::new();
     let _ = under_turn(&r);
     let db = r.journal.path();
-    offer_the_prs_merge(&r, Some("main"));
+    offer_the_prs_merge(&r, Some("main"), false);
     let main = r.main_head();
     let before = r.journal.bytes();
     let (code, out) = r.verb("merge", "");

@@ -207,7 +207,8 @@ pub enum Fact {
         /// the thread it follows takes them from it (`saga save`).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         rounds_seen: Vec<u32>,
-        /// The branch the PR merges into, as a reading named it (`baseRefName`).
+        /// The branch the PR merges into, as cairn's own gh reading named it
+        /// (`baseRefName`); none while only a reading on stdin named one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         base: Option<String>,
     },

@@ -222,14 +222,19 @@ impl Default for Thread {
     }
 }
 
-/// Makes `branch` with one commit of its own and merges it into the current branch.
-pub fn merge_branch(repo: &Path, branch: &str) {
+/// A unit's work: `branch` made from `HEAD` with one commit of its own, checked
+/// out (built and reviewed there before it merges).
+pub fn unit_work(repo: &Path, branch: &str) {
     let file = branch.replace('/', "-");
     git(repo, &["checkout", "-q", "-b", branch]);
     std::fs::write(repo.join(&file), "u\n").expect("a file");
     git(repo, &["add", &file]);
     git(repo, &["commit", "-q", "-m", branch]);
-    git(repo, &["checkout", "-q", "-"]);
+}
+
+/// `main` checked out, and `branch` merged into it (`--no-ff`).
+pub fn merge_branch(repo: &Path, branch: &str) {
+    git(repo, &["checkout", "-q", "main"]);
     git(repo, &["merge", "-q", "--no-ff", "--no-edit", branch]);
 }
 
@@ -358,13 +363,18 @@ pub fn ready_elsewhere(db: &Path, id: &str) -> (tempfile::TempDir, PathBuf) {
 /// ([`ready_in`], in a fresh repository holding the thread's run record), then
 /// [`merge_in`] there. The repository's temp dir, kept alive by the caller.
 pub fn merged_in(db: &Path, id: &str) -> tempfile::TempDir {
-    let (tmp, repo) = ready_elsewhere(db, id);
+    let tmp = tempfile::tempdir().expect("a temp dir");
+    let units = json!([{"id": "U1", "branch": "work/u1", "merge_state": "ready"}]);
+    let (repo, _) = record_repo(tmp.path(), id, &run_record(json!(["true"]), units));
+    unit_work(&repo, "work/u1");
+    ready_in(db, id, &repo);
     merge_in(db, id, &repo);
     tmp
 }
 
-/// On the journal `db`, thread `id` (PR-ready passed): the turn taken for `U1`,
-/// `work/u1` merged into `main` in `repo`, and the merge recorded as git shows it.
+/// On the journal `db`, thread `id` (PR-ready passed for `work/u1`'s work, made
+/// with [`unit_work`]): the turn taken for `U1`, `work/u1` merged into `main` in
+/// `repo`, and the merge recorded as git shows it.
 pub fn merge_in(db: &Path, id: &str, repo: &Path) {
     let take = cairn_at(
         db,

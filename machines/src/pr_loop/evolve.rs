@@ -58,9 +58,14 @@ pub(super) fn evolve(state: State, event: &Event) -> State {
             if let Some(t) = thread {
                 next.thread = Some(t.to_string());
             }
-            if let Some(b) = base {
-                next.base = Some(b.to_string());
-                next.base_observed = *source == Some(ReadingSource::Gh);
+            // A base a reading on stdin names never replaces one cairn read.
+            let read_by_cairn = *source == Some(ReadingSource::Gh);
+            if let Some(b) = base
+                .as_deref()
+                .filter(|_| read_by_cairn || !next.base_observed)
+            {
+                next.base = Some(b.to_owned());
+                next.base_observed = read_by_cairn;
             }
             if let Some(t) = tiers {
                 next.ladder.get_or_insert_with(|| t.ladder.clone());

@@ -109,7 +109,9 @@ impl Machine for PrLoop {
             live: !matches!(state, State::Abandoned { .. }),
             thread: l.and_then(|l| l.thread.clone()),
             rounds_seen: l.map(|l| l.rounds_seen.clone()).unwrap_or_default(),
-            base: l.and_then(|l| l.base.clone()),
+            // Only a base cairn's own reading named: a reading on stdin is the
+            // caller's word, and a ship run's hold must not rest on it.
+            base: l.filter(|l| l.base_observed).and_then(|l| l.base.clone()),
         })
     }
 

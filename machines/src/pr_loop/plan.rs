@@ -69,7 +69,10 @@ fn is_target_name(s: &str) -> bool {
             .any(|c| c.is_whitespace() || c.is_control() || "~^:?*[\\".contains(c))
 }
 
-/// `git -C <repo> merge-base --is-ancestor --end-of-options <head> <target>`.
+/// `git -C <repo> merge-base --is-ancestor --end-of-options <head>
+/// refs/heads/<target>`: the branch by its full ref (found by a hostile pass: a
+/// tag named `main` at the head made a bare `main` ambiguous, and git read the
+/// tag).
 pub fn merge_plan(repo: &str, head: &str, target: &str) -> Vec<String> {
     git(
         repo,
@@ -78,7 +81,7 @@ pub fn merge_plan(repo: &str, head: &str, target: &str) -> Vec<String> {
             "--is-ancestor",
             "--end-of-options",
             head,
-            target,
+            &format!("refs/heads/{target}"),
         ],
     )
 }

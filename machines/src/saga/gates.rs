@@ -232,12 +232,16 @@ pub fn merge_head_plan(merge_worktree: &str) -> Vec<String> {
     )
 }
 
-/// The readings that show a unit merged: its branch is in the merged tip, the
-/// commit PR-ready passed for (`reviewed`, when the turn knows it) is in the
-/// merged tip, and the merged tip is in the target (the merge landed where the
-/// turn merges onto). With no branch to read — the merge names its ship run,
-/// whose own readings saw the reviewed commit land (the branch may be gone after
-/// the run's teardown) — only the last.
+/// The readings that show a unit merged, and that what merged is what was
+/// reviewed. When the turn knows the commit PR-ready passed for (`reviewed`): the
+/// branch's tip is in it (nothing on the branch the review did not see: found by
+/// a hostile pass, a commit added after the review merged on the saga's path where
+/// ship's refuses it), it is in the merged tip, and the merged tip is in the
+/// target (the merge landed where the turn merges onto). Without it (a turn taken
+/// under earlier rules): the branch is in the merged tip, and the tip in the
+/// target. With no branch to read — the merge names its ship run, whose own
+/// readings saw the reviewed commit land (the branch may be gone after the run's
+/// teardown) — only the last.
 pub fn merged_plan(
     repo: &str,
     branch: Option<&str>,
@@ -245,16 +249,16 @@ pub fn merged_plan(
     merged_tip: &str,
     target: &str,
 ) -> Vec<Vec<String>> {
-    branch
-        .map(|b| is_ancestor(repo, &branch_ref(b), merged_tip))
-        .into_iter()
-        .chain(
-            branch
-                .and(reviewed)
-                .map(|c| is_ancestor(repo, c, merged_tip)),
-        )
-        .chain([ancestor_plan(repo, merged_tip, target)])
-        .collect()
+    let mut plan = match (branch, reviewed) {
+        (Some(b), Some(c)) => vec![
+            is_ancestor(repo, &branch_ref(b), c),
+            is_ancestor(repo, c, merged_tip),
+        ],
+        (Some(b), None) => vec![is_ancestor(repo, &branch_ref(b), merged_tip)],
+        (None, _) => vec![],
+    };
+    plan.push(ancestor_plan(repo, merged_tip, target));
+    plan
 }
 
 /// Reads the release readings: `merge-base --is-ancestor BRANCH TARGET` and

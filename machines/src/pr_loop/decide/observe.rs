@@ -88,6 +88,23 @@ pub(super) fn decide_observe(
     if let Some(t) = &input.tiers {
         tiers::check(l, t, &mut v);
     }
+    // The branch the PR merges into, as cairn's own reading showed it, outranks a
+    // reading on stdin (found by a hostile pass: a stdin reading naming another
+    // base lifted a ship run's hold on the real one).
+    if let (Some(l), Some(b), ReadingSource::Stdin) =
+        (l, placed.reading.base.as_deref(), placed.source)
+    {
+        if l.base_observed && l.base.as_deref() != Some(b) {
+            v.push(Violation::new(
+                crate::reads::JOURNAL_AGREES,
+                Some("reading.baseRefName"),
+                format!(
+                    "cairn's gh reading showed the PR merging into `{}`, not `{b}`",
+                    l.base.as_deref().unwrap_or_default()
+                ),
+            ));
+        }
+    }
     if c.state == PrState::Merged && placed.source != ReadingSource::Gh {
         v.push(Violation::new(
             "merge-unobserved",
@@ -118,13 +135,18 @@ pub(super) fn decide_observe(
             .reading
             .base
             .as_deref()
-            // Stated when it changes, and when cairn's own reading first names a
-            // base that only a reading on stdin had named.
+            // Stated when it changes what the loop knows: cairn's own reading
+            // names a base it had not read, or a reading on stdin one no reading
+            // of cairn's named (one that contradicts cairn's was refused above).
             .filter(|b| match l {
                 None => true,
                 Some(l) => {
-                    l.base.as_deref() != Some(*b)
-                        || (placed.source == ReadingSource::Gh && !l.base_observed)
+                    let other = l.base.as_deref() != Some(*b);
+                    if placed.source == ReadingSource::Gh {
+                        other || !l.base_observed
+                    } else {
+                        other && !l.base_observed
+                    }
                 }
             })
             .map(Box::from),

@@ -80,6 +80,19 @@ pub(super) fn decide_record_merge(
         }
         // The target is a branch name by its type (`target-branch`).
         MergeEvidence::Git { repo, target, run } => {
+            // Read in the repository the review was observed fresh in (found by a
+            // hostile pass: another clone's local `main`, moved by hand, read as
+            // the PR's merge).
+            if *repo != fresh.repo {
+                return Err(r.rejection(
+                    "merge-repo",
+                    Some("repo"),
+                    &format!(
+                        "the offered head was observed fresh in `{}`: a merge is read there, not in `{repo}`",
+                        fresh.repo
+                    ),
+                ));
+            }
             // Read on the branch the PR merges into, which a reading named (found:
             // `--target` naming the PR's own head branch, which holds the head by
             // construction, completed a loop where nothing merged).

@@ -115,6 +115,19 @@ fn a_merge_is_recorded_only_on_cairns_evidence_of_the_confirmed_head() {
     Scenario::<PrLoop>::given(confirmed_from(ReadingSource::Stdin))
         .when(git("main", 'a', 0), &ctx())
         .then_rejected_with(&["merge-target"]);
+    // Read in another repository than the one the head was observed fresh in.
+    let other = "/srv/other-clone";
+    let elsewhere = Command::RecordMerge {
+        merged_at: None,
+        evidence: Some(Box::new(MergeEvidence::Git {
+            repo: AbsPath::parse(other).expect("absolute"),
+            target: plan::TargetBranch::parse("main").expect("a branch name"),
+            run: run(plan::merge_plan(other, &sha('a'), "main"), Some(0), ""),
+        })),
+    };
+    Scenario::<PrLoop>::given(confirmed())
+        .when(elsewhere, &ctx())
+        .then_rejected_with(&["merge-repo"]);
     let ok = Scenario::<PrLoop>::given(confirmed()).when(git("main", 'a', 0), &ctx());
     ok.then([Event::MergedByLoop {
         merged_at: None,

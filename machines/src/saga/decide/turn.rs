@@ -255,7 +255,7 @@ pub(super) fn decide_mark_merged(
             "evidence-bound",
             Some("runs"),
             if branch.is_some() && reviewed.is_some() {
-                "expected `merge-base --is-ancestor --end-of-options BRANCH TIP`, `… REVIEWED TIP`, then `… TIP TARGET`"
+                "expected `merge-base --is-ancestor --end-of-options BRANCH REVIEWED`, `… REVIEWED TIP`, then `… TIP TARGET`"
             } else if branch.is_some() {
                 "expected `merge-base --is-ancestor --end-of-options BRANCH TIP` then `… TIP TARGET`"
             } else {
@@ -293,15 +293,15 @@ pub(super) fn decide_mark_merged(
         ),
         None => vec![],
     };
-    let claims = branch
-        .map(|b| format!("`{b}` is in the merged tip"))
-        .into_iter()
-        .chain(
-            branch
-                .and(reviewed)
-                .map(|c| format!("the commit PR-ready passed for ({c}) is in the merged tip")),
-        )
-        .chain([format!("the merged tip is on `{}`", m.target)]);
+    let mut claims = match (branch, reviewed) {
+        (Some(b), Some(c)) => vec![
+            format!("`{b}` holds nothing the review did not see (its tip is in {c}, the commit PR-ready passed for)"),
+            format!("the commit PR-ready passed for ({c}) is in the merged tip"),
+        ],
+        (Some(b), None) => vec![format!("`{b}` is in the merged tip")],
+        (None, _) => vec![],
+    };
+    claims.push(format!("the merged tip is on `{}`", m.target));
     failed.extend(
         m.runs
             .iter()
