@@ -296,3 +296,67 @@ fn a_dispatch_inside_the_bound_root_outranks_no_active_dispatch_too() {
         "{out}"
     );
 }
+
+#[test]
+fn a_dispatch_after_the_receipt_keeps_the_episode_from_safe_to_close() {
+    // The episode was quiescent when evaluated and its receipt validated; then a
+    // worker is dispatched into the bound repository. The read-back does not make
+    // the episode safe to close while that worker writes.
+    let w = Work::new(&spec_text(OK, "test result: ok", 30_000));
+    let root = w.root.to_str().unwrap().to_owned();
+    let ep = Episode::new(&w, EPISODE);
+    let here = bound_to(&root);
+    let (code, out) = ep.evaluate(&here);
+    assert_eq!(
+        (code, &out["action"]),
+        (0, &json!("write_receipt")),
+        "{out}"
+    );
+    let mut receipt: Value = serde_json::from_str(&receipt().to_string().replace(ROOT, &root))
+        .expect("a path substitution keeps the JSON valid");
+    receipt["attempt_id"] = json!(ep.attempt);
+    let bytes = serde_json::to_string(&receipt).unwrap();
+    let ids = [
+        "--episode-id",
+        EPISODE,
+        "--intent-id",
+        INTENT,
+        "--attempt-id",
+        ep.attempt.as_str(),
+    ];
+    let db = w.journal.path();
+    let validate = [&["park", "validate-receipt"][..], &ids[..]].concat();
+    let (code, out, _) = park(&validate, &bytes, Some(&db));
+    assert_eq!((code, &out), (0, &json!({"valid": true})), "{out}");
+
+    w.dispatched("core");
+    let confirm = [&["park", "confirm-readback"][..], &ids[..]].concat();
+    let readback = json!({"receipt_bytes": bytes, "comments": [{"id": 12, "body": fence(&bytes)}]});
+    let before = w.journal.bytes();
+    let (code, out, _) = park(&confirm, &readback.to_string(), Some(&db));
+    let v = &out["error"]["violations"][0];
+    assert_eq!(
+        (code, &v["predicate"], &v["field"]),
+        (2, &json!("journal-agrees"), &json!("receipt_bytes")),
+        "{out}"
+    );
+    assert!(
+        v["message"].as_str().unwrap().contains("`work-node/"),
+        "{out}"
+    );
+    assert_eq!(w.journal.bytes(), before, "a refusal wrote");
+
+    // The worker's result verified: the dispatch is over, and the read-back
+    // makes the episode safe to close.
+    let commit = w.commit_lane();
+    let (code, out) = w.verify("core", &w.lane, &commit, &["--checklist", CHECKLIST]);
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (0, Some("verified")),
+        "{out}"
+    );
+    let (code, out, _) = park(&confirm, &readback.to_string(), Some(&db));
+    assert_eq!((code, &out["safe_to_close"]), (0, &json!(true)), "{out}");
+    let (code, out, _) = park(&["journal", "audit"], "", Some(&db));
+    assert_eq!(code, 0, "{out}");
+}

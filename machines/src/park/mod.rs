@@ -60,8 +60,10 @@ impl Machine for Park {
     // 3: evaluate reads the bead's PR loop (journal-agrees, pr-identity).
     // 4: evaluate reads every live work-node dispatch: one in the bound repository
     //    (or one cairn cannot place) contradicts `no_active_dispatch: pass`.
-    const RULES_VERSION: u32 = 4;
-    const RETIRED_RULES: &'static [u32] = &[1, 2, 3];
+    // 5 (#21): confirm-readback reads them again: a dispatch in the bound
+    // repository since the receipt was authorized keeps it from safe-to-close.
+    const RULES_VERSION: u32 = 5;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4];
     const FRESH_IDS: usize = 3;
     type State = State;
     type Command = Command;
@@ -121,12 +123,14 @@ impl Machine for Park {
 
     fn scans(_state: &State, command: &Command) -> Vec<crate::reads::Sieve> {
         // Every live work-node dispatch: the journal's word on active dispatch
-        // outranks the observation's (`decide::evaluate`).
+        // outranks the observation's (`decide::evaluate`), and a dispatch since
+        // the evaluation keeps the episode from safe-to-close
+        // (`decide::confirm_readback`).
         match command {
-            Command::Evaluate { .. } => vec![crate::reads::Sieve::LiveDispatch],
-            Command::PrepareAttempt { .. }
-            | Command::ValidateReceipt { .. }
-            | Command::ConfirmReadback { .. } => Vec::new(),
+            Command::Evaluate { .. } | Command::ConfirmReadback { .. } => {
+                vec![crate::reads::Sieve::LiveDispatch]
+            }
+            Command::PrepareAttempt { .. } | Command::ValidateReceipt { .. } => Vec::new(),
         }
     }
 

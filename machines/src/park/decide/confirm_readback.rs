@@ -7,9 +7,10 @@ use serde_json::Value;
 use super::super::event::Event;
 use super::super::receipt;
 use super::super::state::{AttemptId, EpisodeId, IntentId, State};
+use super::evaluate::Quiescent;
 use super::Refuse;
 use crate::evidence::sha256_hex;
-use crate::Rejection;
+use crate::{Context, Rejection};
 
 /// `confirm-readback`: the identity correlates, the read-back parses and confirms,
 /// the receipt names this episode, intent and attempt, and its bytes are the
@@ -20,6 +21,7 @@ pub(super) fn decide_confirm_readback(
     intent_id: &IntentId,
     attempt_id: &AttemptId,
     input: &Value,
+    ctx: &Context,
 ) -> Result<Vec<Event>, Rejection> {
     r.correlate(episode_id, intent_id, attempt_id)?;
     let parsed = receipt::parse_readback(input).map_err(|e| r.input(e))?;
@@ -52,6 +54,10 @@ pub(super) fn decide_confirm_readback(
     if !readback.durable {
         return Ok(vec![]);
     }
+    // Safe to close is entered only while the episode is still quiescent: a work
+    // node dispatched in the bound repository since the receipt was authorized
+    // refuses it (the engine scanned the live dispatches; park rules 5).
+    super::evaluate::no_live_dispatch(r, &receipt.observation, ctx, Quiescent::ReadingBack)?;
     Ok(vec![Event::ReceiptConfirmed {
         attempt_id: *attempt_id,
         receipt_sha256: sha,

@@ -47,7 +47,7 @@ pub(super) fn decide_evaluate(
         ));
     }
     journal_agrees(r, &obs, ctx)?;
-    no_live_dispatch(r, &obs, ctx)?;
+    no_live_dispatch(r, &obs, ctx, Quiescent::Evaluating)?;
     let evaluation = fold::evaluate(&obs);
     Ok(match evaluation.action {
         Some(Action::Checkpoint) if !matches!(state, State::ReceiptAuthorized { .. }) => {
@@ -127,16 +127,28 @@ fn journal_agrees(
     }
 }
 
+/// When the journal's live dispatches are held against an observation's
+/// `no_active_dispatch: pass`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Quiescent {
+    /// `evaluate`: the observation is the command's.
+    Evaluating,
+    /// `confirm-readback`: the observation is the one the receipt embeds, and a
+    /// worker dispatched since it was evaluated makes the episode not quiescent.
+    ReadingBack,
+}
+
 /// Where the journal knows better, the journal wins: `no_active_dispatch: pass`
 /// is refused while a work node in this journal is dispatched to a worker tree in
 /// the bound repository (the same git common dir) or inside the bound root (a
 /// nested repository, a submodule), naming the node's stream; and
 /// while one is dispatched where cairn cannot tell (a dispatch it did not observe,
 /// or no binding to compare with). A node in another repository says nothing.
-fn no_live_dispatch(
+pub(super) fn no_live_dispatch(
     r: &Refuse,
     obs: &observation::Observation,
     ctx: &Context,
+    when: Quiescent,
 ) -> Result<(), Rejection> {
     if obs.outcome(CheckName::NoActiveDispatch) != Outcome::Pass {
         return Ok(());
@@ -168,14 +180,23 @@ fn no_live_dispatch(
             ),
             (None, _) => "is dispatched, and cairn did not observe where its worker writes".to_owned(),
         };
-        return Err(r.rejection(
-            crate::reads::JOURNAL_AGREES,
-            Some("checks.no_active_dispatch"),
-            &format!(
-                "no_active_dispatch is pass, but the journal's `{}` {why}: record its verification (`cairn work verify`) or its escalation first",
-                read.stream
+        let (field, message) = match when {
+            Quiescent::Evaluating => (
+                "checks.no_active_dispatch",
+                format!(
+                    "no_active_dispatch is pass, but the journal's `{}` {why}: record its verification (`cairn work verify`) or its escalation first",
+                    read.stream
+                ),
             ),
-        ));
+            Quiescent::ReadingBack => (
+                "receipt_bytes",
+                format!(
+                    "the receipt's no_active_dispatch was pass, but the journal's `{}` {why} now: the episode is not quiescent; record the node's verification or escalation, then evaluate again",
+                    read.stream
+                ),
+            ),
+        };
+        return Err(r.rejection(crate::reads::JOURNAL_AGREES, Some(field), &message));
     }
     Ok(())
 }

@@ -51,9 +51,9 @@ pub(super) fn decide(
             intent_id,
             attempt_id,
             input,
-        } => {
-            confirm_readback::decide_confirm_readback(&r, episode_id, intent_id, attempt_id, input)
-        }
+        } => confirm_readback::decide_confirm_readback(
+            &r, episode_id, intent_id, attempt_id, input, ctx,
+        ),
     }
 }
 
