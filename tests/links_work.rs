@@ -38,6 +38,14 @@ impl Node {
 
     /// `cairn work VERB --spec SPEC --node core EXTRA…` (no terminal, no session env).
     pub(crate) fn work(&self, r: &Repo, verb: &str, extra: &[&str]) -> Value {
+        let (code, v) = self.try_work(r, verb, extra);
+        // 4: recorded, not green (a failed verification).
+        assert!(matches!(code, 0 | 4), "work {verb}: {v}");
+        v
+    }
+
+    /// [`Node::work`], whatever it exits: the exit code and the JSON printed.
+    pub(crate) fn try_work(&self, r: &Repo, verb: &str, extra: &[&str]) -> (i32, Value) {
         let out = std::process::Command::new("setsid")
             .arg("-w")
             .arg(env!("CARGO_BIN_EXE_cairn"))
@@ -51,9 +59,7 @@ impl Node {
             .output()
             .unwrap();
         let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-        // 4: recorded, not green (a failed verification).
-        assert!(matches!(out.status.code(), Some(0 | 4)), "work {verb}: {v}");
-        v
+        (out.status.code().unwrap_or(-1), v)
     }
 
     /// `work verify` of the ship's worktree at `commit`, in session `s1`: the
@@ -363,4 +369,23 @@ fn a_node_that_worked_in_the_worktree_ships_with_it_unnamed() {
     );
     assert_eq!(r.journal.bytes(), before, "a refusal wrote");
     assert_eq!(r.main_head(), base, "nothing merged");
+    // Escalated, it vouches for nothing, named or not: its failed work in the
+    // worktree stops the run (found by a hostile pass: escalating on purpose
+    // dropped the check).
+    for round in 3..=9 {
+        let run_id = format!("r-{round}");
+        let out = node.work(&r, "remediate", &["--run-id", &run_id, "--worktree", &wt]);
+        assert_eq!(out["state"], "dispatched", "{out}");
+        assert_eq!(node.verify_to(&r, &head), "rejected");
+        let (code, out) = node.try_work(&r, "escalate", &["--reason", "the budget is spent"]);
+        if code == 0 {
+            assert_eq!(out["state"], "escalated", "{out}");
+            break;
+        }
+        assert!(round < 9, "the budget never ran out: {out}");
+    }
+    let (_, out) = r.verb("pre-merge", &premerge().to_string());
+    let gate = crate::support::ship_repo::gate(&out, "work-nodes-verified").clone();
+    assert!(gate["detail"].as_str().unwrap().contains(&stream), "{gate}");
+    stopped_by_the_nodes(&r, &out, "fail");
 }

@@ -170,6 +170,43 @@ fn a_dispatch_names_a_git_worktree() {
         "{out}"
     );
     assert_eq!(w.journal.bytes(), before, "a refusal wrote");
+
+    // The worktree named through a symlink, or by a directory inside it: git
+    // reads it, but it is not the spelling every other lifecycle compares (found
+    // by a hostile pass: such a worker was not seen working in a ship run's
+    // worktree, nor inside a park episode's bound root). Refused, naming git's.
+    let link = w.scratch("lane-link");
+    std::os::unix::fs::symlink(&w.lane, &link).unwrap();
+    let inside = w.lane.join("sub");
+    std::fs::create_dir_all(&inside).unwrap();
+    for spelling in [&link, &inside] {
+        let (code, out) = w.node(
+            "dispatch",
+            "core",
+            &[
+                "--run-id",
+                "r-1",
+                "--worktree",
+                spelling.to_str().unwrap(),
+                "--expected-commit",
+                &base,
+            ],
+        );
+        let v = &out["error"]["violations"][0];
+        assert_eq!(
+            (code, &v["predicate"], &v["field"]),
+            (2, &json!("worktree-toplevel"), &json!("worktree_path")),
+            "{spelling:?}: {out}"
+        );
+        assert!(
+            v["message"]
+                .as_str()
+                .unwrap()
+                .contains(w.lane.to_str().unwrap()),
+            "{out}"
+        );
+        assert_eq!(w.journal.bytes(), before, "a refusal wrote");
+    }
 }
 
 /// The audit re-checks a scan against the journal: an evaluation that recorded

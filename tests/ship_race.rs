@@ -219,6 +219,12 @@ fn a_reviewed_commit_merges_once_for_its_thread() {
     std::fs::set_permissions(&snapshot, std::fs::Permissions::from_mode(0o600)).unwrap();
     let (code, out) = r.verb("merge", "");
     assert_eq!((code, out["state"].as_str()), (0, Some("merged")), "{out}");
+    let squashed = db.with_file_name("squashed.db");
+    rusqlite::Connection::open(&snapshot)
+        .unwrap()
+        .execute("VACUUM INTO ?1", [squashed.to_str().unwrap()])
+        .unwrap();
+    std::fs::set_permissions(&squashed, std::fs::Permissions::from_mode(0o600)).unwrap();
     crate::support::copy_raw(&db, &snapshot, "ship/abc", "ship/abd", |_| {});
     let before = std::fs::read(&snapshot).unwrap();
     let (code, out, _) =
@@ -231,6 +237,31 @@ fn a_reviewed_commit_merges_once_for_its_thread() {
     );
     assert!(v["message"].as_str().unwrap().contains("ship/abd"), "{out}");
     assert_eq!(std::fs::read(&snapshot).unwrap(), before, "a refusal wrote");
+
+    // The other run squashed: it merged a squash commit of the reviewed one, and
+    // the commit it shipped is still this run's (found by a hostile pass: three
+    // clones each merged the reviewed commit, squashed anew).
+    crate::support::copy_raw_events(
+        &db,
+        &squashed,
+        "ship/abc",
+        "ship/abe",
+        |_| {},
+        |ty, p| {
+            if ty == "merge-accepted" {
+                p["merged_sha"] = "f".repeat(40).into();
+            }
+        },
+    );
+    let (code, out, _) =
+        crate::park::park(&["ship", "merge", "--short-id", ID], "", Some(&squashed));
+    let v = &out["error"]["violations"][0];
+    assert_eq!(
+        (code, v["predicate"].as_str()),
+        (2, Some("merged-once")),
+        "{out}"
+    );
+    assert!(v["message"].as_str().unwrap().contains("ship/abe"), "{out}");
 }
 
 /// A merge into the base of the thread's PR is that PR's merge: while the PR

@@ -279,6 +279,11 @@ pub enum Fact {
         /// merging now.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         merging: bool,
+        /// The commit the run ships, once pre-merge bound it: the pre-squash
+        /// commit after a squash, else the tip. After a squash `merged` is the
+        /// squash commit, so "this reviewed commit merged" is read here.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        shipped: Option<FullCommit>,
     },
 }
 

@@ -142,6 +142,18 @@ pub fn copy_raw(
     into: &str,
     edit: impl Fn(&mut serde_json::Value),
 ) {
+    copy_raw_events(from, to, stream, into, edit, |_, _| {});
+}
+
+/// [`copy_raw`], each event's payload passed through `edit_event` with its type.
+pub fn copy_raw_events(
+    from: &Path,
+    to: &Path,
+    stream: &str,
+    into: &str,
+    edit: impl Fn(&mut serde_json::Value),
+    edit_event: impl Fn(&str, &mut serde_json::Value),
+) {
     use cairn::journal::{Append, Journal, NewEvent, Options, TransitionRecord};
     let src = Journal::open_read_only(from, &Options::default()).expect("the source opens");
     let mut dst = Journal::open(to, &Options::default()).expect("the target opens");
@@ -157,10 +169,21 @@ pub fn copy_raw(
             events: events
                 .iter()
                 .filter(|e| (t.first_version..=t.last_version).contains(&e.version))
-                .map(|e| NewEvent {
-                    event_type: e.event_type.clone(),
-                    schema_version: e.schema_version,
-                    payload: e.payload.clone(),
+                .map(|e| {
+                    let stored: serde_json::Value =
+                        serde_json::from_str(&e.payload).expect("a stored payload is JSON");
+                    let mut payload = stored.clone();
+                    edit_event(&e.event_type, &mut payload);
+                    NewEvent {
+                        event_type: e.event_type.clone(),
+                        schema_version: e.schema_version,
+                        // Byte for byte unless edited.
+                        payload: if payload == stored {
+                            e.payload.clone()
+                        } else {
+                            payload.to_string()
+                        },
+                    }
                 })
                 .collect(),
             transition: TransitionRecord {

@@ -65,6 +65,14 @@ impl PrId {
         if !name_ok(owner) || !name_ok(repo) || pull != "pull" {
             return Err(bad("no `/<owner>/<repo>/pull/<number>` path"));
         }
+        // `widgets.git` is a clone URL's spelling of `widgets`, not a second
+        // repository: refused rather than guessed (found by a hostile pass: a
+        // bead's `…/widgets.git/pull/7` read no loop and opened park's gate).
+        if repo.to_ascii_lowercase().ends_with(".git") {
+            return Err(bad(
+                "the repository is named with `.git`: name it as its page does",
+            ));
+        }
         if number.is_empty() || !number.bytes().all(|b| b.is_ascii_digit()) {
             return Err(bad("the number is not digits"));
         }
@@ -217,6 +225,8 @@ mod tests {
             "https://github.com/o/r%2f/pull/7",
             "https://github.com/o/r/pull/7 ",
             "https:///o/r/pull/7",
+            "https://github.com/o/r.git/pull/7",
+            "https://github.com/o/r.GIT/pull/7",
         ] {
             let e = canonical_pr(bad).unwrap_err();
             assert_eq!((e.field.as_str(), e.rule), ("pr", "pr-url"), "{bad}");

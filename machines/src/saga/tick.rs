@@ -37,6 +37,14 @@ pub fn kind_of(saga_id: &str) -> Kind {
 /// (`42` → `issue-42`), a task id is slugified (`Cache Warm-up` →
 /// `task-cache-warm-up`).
 pub fn derive_saga_id(kind: Option<Kind>, id: &str) -> Result<String, String> {
+    // An id is named exactly (found by a hostile pass: `issue-42 ` was trimmed
+    // and written where every other verb refuses it); a task's free-text title
+    // is slugified whole.
+    if id.trim() != id && kind != Some(Kind::Task) {
+        return Err(format!(
+            "`{id}` has whitespace around it: name the id exactly"
+        ));
+    }
     let id = id.trim();
     if valid_saga_id(id) && kind.map_or(true, |k| k == kind_of(id)) {
         return Ok(id.to_owned());
@@ -150,6 +158,17 @@ mod tests {
         assert!(derive_saga_id(Some(Kind::Issue), "cache").is_err());
         assert!(derive_saga_id(Some(Kind::Task), "!!").is_err());
         assert!(derive_saga_id(None, "").is_err());
+        for spaced in ["issue-42 ", " issue-42", "42\n", "\tissue-42"] {
+            assert!(derive_saga_id(None, spaced).is_err(), "{spaced:?}");
+            assert!(
+                derive_saga_id(Some(Kind::Issue), spaced).is_err(),
+                "{spaced:?}"
+            );
+        }
+        assert_eq!(
+            derive_saga_id(Some(Kind::Task), " Cache warm-up ").unwrap(),
+            "task-cache-warm-up"
+        );
     }
 
     #[test]

@@ -162,6 +162,7 @@ impl Machine for Ship {
                 .begun
                 .as_ref()
                 .is_some_and(|b| b.step == Mutation::Merge),
+            shipped: run.shipped.clone(),
         })
     }
 

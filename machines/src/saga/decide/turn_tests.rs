@@ -111,6 +111,7 @@ fn ship(repo: &str, branch: &str, target: &str, merged: Option<FullCommit>) -> O
         merged,
         acts_for: Some("saga/issue-42".into()),
         merging: false,
+        shipped: None,
     })
 }
 

@@ -205,6 +205,7 @@ fn merges_once(
             acts_for: Some(other),
             merging,
             merged,
+            shipped: theirs,
             ..
         }) = &read.fact
         else {
@@ -223,14 +224,23 @@ fn merges_once(
                 ),
             ));
         }
+        // The commit merged, or the commit shipped by a run that merged (found by
+        // a hostile pass: after a squash the merged commit is the squash, and
+        // two more clones merged the same reviewed commit squashed anew).
+        let theirs = merged.as_ref().and(theirs.as_ref());
         if let (Some(m), Some(s)) = (merged, shipped) {
-            if m == s {
+            if m == s || theirs == Some(s) {
                 return Err(guard.reject(
                     "merged-once",
                     Some("acts_for"),
                     &format!(
-                        "`{}` already merged {m} for `{thread}`: a reviewed commit merges once",
-                        read.stream
+                        "`{}` already merged {s} for `{thread}`{}: a reviewed commit merges once",
+                        read.stream,
+                        if m == s {
+                            String::new()
+                        } else {
+                            format!(" (as {m})")
+                        }
                     ),
                 ));
             }

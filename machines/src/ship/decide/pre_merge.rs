@@ -175,13 +175,15 @@ pub(in crate::ship) fn kept_nodes(kept: &[String], named: &[String]) -> Vec<Stri
 }
 
 /// The work nodes whose last dispatch was to `worktree` (the engine scanned every
-/// node ever dispatched, `Sieve::PlacedNodes`), but those escalated (they handed
-/// their work up and vouch for nothing): their work is in the tree a run ships.
+/// node ever dispatched, `Sieve::PlacedNodes`): their work is in the tree a run
+/// ships. An escalated one among them too: it vouches for nothing, so it stops
+/// the run as it does named (found by a hostile pass: an agent could spend the
+/// remediation budget on purpose, escalate, and ship the failed work unnamed).
 pub(in crate::ship) fn linked_nodes(worktree: &str, ctx: &Context) -> Vec<String> {
     ctx.scanned(crate::reads::Sieve::PlacedNodes)
         .filter(|r| {
-            matches!(&r.fact, Some(Fact::WorkNode { tree: Some(t), stage, .. })
-                if t.trim_end_matches('/') == worktree.trim_end_matches('/') && stage != "escalated")
+            matches!(&r.fact, Some(Fact::WorkNode { tree: Some(t), .. })
+                if t.trim_end_matches('/') == worktree.trim_end_matches('/'))
         })
         .map(|r| r.stream.clone())
         .collect()

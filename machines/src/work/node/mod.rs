@@ -91,8 +91,11 @@ impl Machine for WorkNode {
     /// v3: `work dispatch` reads the worker tree's repository (git common dir) and
     /// refuses a tree git cannot read. A transition decided under v1 or v2 is
     /// not re-decided by these rules: the audit names it (`rules-changed`).
-    const RULES_VERSION: u32 = 3;
-    const RETIRED_RULES: &'static [u32] = &[1, 2];
+    /// v4: the worker tree is named as git prints its top level
+    /// (`worktree-toplevel`): a symlink or a directory inside it is refused, so
+    /// every lifecycle compares one spelling.
+    const RULES_VERSION: u32 = 4;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3];
 
     fn verdict(_state: &State, events: &[Event]) -> crate::Verdict {
         super::verdict::verdict(events)

@@ -17,12 +17,19 @@ pub(in super::super) struct Receipt<'a> {
     pub repository: Option<&'a CommandRun>,
 }
 
-/// The reading `work dispatch` takes of the worker tree: its repository, as the
-/// git common dir (the same for every worktree of one repository).
+/// The reading `work dispatch` takes of the worker tree: its top level as git
+/// prints it (the tree must be named so: the spelling other lifecycles compare),
+/// then its repository, as the git common dir (the same for every worktree of
+/// one repository).
 pub fn dispatch_plan(worktree_path: &str) -> Vec<String> {
     git::git(
         worktree_path,
-        &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+        &[
+            "rev-parse",
+            "--path-format=absolute",
+            "--show-toplevel",
+            "--git-common-dir",
+        ],
     )
 }
 
@@ -140,14 +147,29 @@ fn worker_repository(
         return Err(g.reject(
             "evidence-bound",
             Some("repository"),
-            "expected `git -C WORKTREE rev-parse --path-format=absolute --git-common-dir`",
+            "expected `git -C WORKTREE rev-parse --path-format=absolute --show-toplevel --git-common-dir`",
         ));
     }
-    let found = run
-        .ok()
-        .then(|| AbsPath::parse(run.stdout.trim_end_matches('\n')).ok())
-        .flatten();
-    found.ok_or_else(|| {
+    let mut lines = run.stdout.lines();
+    let read = match (run.ok(), lines.next(), lines.next(), lines.next()) {
+        (true, Some(top), Some(common), None) => {
+            AbsPath::parse(top).ok().zip(AbsPath::parse(common).ok())
+        }
+        _ => None,
+    };
+    // The tree as git names it, and nothing else (found by a hostile pass: a
+    // worker dispatched through a symlink, or into a subdirectory, of a ship
+    // run's worktree was not seen as working there).
+    if let Some((top, _)) = read.as_ref().filter(|(top, _)| top != worktree_path) {
+        return Err(g.reject(
+            "worktree-toplevel",
+            Some("worktree_path"),
+            &format!(
+                "git names this worker tree `{top}`: dispatch it by that path (not through a symlink, nor a directory inside it)"
+            ),
+        ));
+    }
+    read.map(|(_, common)| common).ok_or_else(|| {
         g.reject(
             "git-worktree",
             Some("worktree_path"),
