@@ -68,7 +68,11 @@ impl PrId {
         // `widgets.git` is a clone URL's spelling of `widgets`, not a second
         // repository: refused rather than guessed (found by a hostile pass: a
         // bead's `…/widgets.git/pull/7` read no loop and opened park's gate).
-        if repo.to_ascii_lowercase().ends_with(".git") {
+        if repo
+            .trim_end_matches('.')
+            .to_ascii_lowercase()
+            .ends_with(".git")
+        {
             return Err(bad(
                 "the repository is named with `.git`: name it as its page does",
             ));
@@ -227,6 +231,7 @@ mod tests {
             "https:///o/r/pull/7",
             "https://github.com/o/r.git/pull/7",
             "https://github.com/o/r.GIT/pull/7",
+            "https://github.com/o/r.git./pull/7",
         ] {
             let e = canonical_pr(bad).unwrap_err();
             assert_eq!((e.field.as_str(), e.rule), ("pr", "pr-url"), "{bad}");
