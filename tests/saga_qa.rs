@@ -11,15 +11,7 @@ use crate::support::saga::{predicates, run_record, Thread};
 /// A thread at `work` whose unit U1 is merged: where QA runs.
 fn merged() -> Thread {
     let t = Thread::new();
-    let save = t.cairn(&[
-        "saga",
-        "save",
-        "--id",
-        "issue-42",
-        "--lifecycle-phase",
-        "work",
-    ]);
-    assert_eq!(save.0, 0, "{}", save.1);
+    t.save_at_work();
     crate::support::saga::unit_work(&t.repo, "work/u1");
     t.ready();
     crate::support::saga::merge_in(&t.journal.path(), "issue-42", &t.repo);

@@ -225,6 +225,12 @@ fn a_reviewed_commit_merges_once_for_its_thread() {
         .execute("VACUUM INTO ?1", [squashed.to_str().unwrap()])
         .unwrap();
     std::fs::set_permissions(&squashed, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let snapshot_before_abd = db.with_file_name("at-merge-ready-2.db");
+    rusqlite::Connection::open(&squashed)
+        .unwrap()
+        .execute("VACUUM INTO ?1", [snapshot_before_abd.to_str().unwrap()])
+        .unwrap();
+    std::fs::set_permissions(&snapshot_before_abd, std::fs::Permissions::from_mode(0o600)).unwrap();
     crate::support::copy_raw(&db, &snapshot, "ship/abc", "ship/abd", |_| {});
     let before = std::fs::read(&snapshot).unwrap();
     let (code, out, _) =
@@ -262,6 +268,43 @@ fn a_reviewed_commit_merges_once_for_its_thread() {
         "{out}"
     );
     assert!(v["message"].as_str().unwrap().contains("ship/abe"), "{out}");
+
+    // The other run merged another commit on the same branch (the reviewed one
+    // amended and reviewed anew): the unit's branch merges once for its thread
+    // (found by a hostile pass: it merged a second time under the one turn).
+    let amended = db.with_file_name("amended.db");
+    rusqlite::Connection::open(&snapshot_before_abd)
+        .unwrap()
+        .execute("VACUUM INTO ?1", [amended.to_str().unwrap()])
+        .unwrap();
+    std::fs::set_permissions(&amended, std::fs::Permissions::from_mode(0o600)).unwrap();
+    crate::support::copy_raw_events(
+        &db,
+        &amended,
+        "ship/abc",
+        "ship/abf",
+        |_| {},
+        |ty, p| match ty {
+            "merge-accepted" => p["merged_sha"] = "e".repeat(40).into(),
+            "pre-merge-checked" => p["shipped"] = "e".repeat(40).into(),
+            _ => {}
+        },
+    );
+    let (code, out, _) =
+        crate::park::park(&["ship", "merge", "--short-id", ID], "", Some(&amended));
+    let v = &out["error"]["violations"][0];
+    assert_eq!(
+        (code, v["predicate"].as_str()),
+        (2, Some("merged-once")),
+        "{out}"
+    );
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap()
+            .contains("a unit's branch merges once"),
+        "{out}"
+    );
 }
 
 /// A merge into the base of the thread's PR is that PR's merge: while the PR

@@ -44,7 +44,7 @@ pub(super) fn decide_begin(
     if step == Mutation::Merge {
         if let Some(thread) = &run.acts_for {
             merge_turn_held(guard, thread, &run.params.branch, run.shipped.as_ref(), ctx)?;
-            merges_once(guard, thread, run.shipped.as_ref(), ctx)?;
+            merges_once(guard, thread, &run.params.branch, run.shipped.as_ref(), ctx)?;
             pr_merge_confirmed(guard, thread, &run.params.target_branch, ctx)?;
         }
     }
@@ -197,6 +197,7 @@ fn merge_turn_held(
 fn merges_once(
     guard: Guard<'_>,
     thread: &str,
+    branch: &str,
     shipped: Option<&FullCommit>,
     ctx: &Context,
 ) -> Result<(), Rejection> {
@@ -206,6 +207,7 @@ fn merges_once(
             merging,
             merged,
             shipped: theirs,
+            branch: their_branch,
             ..
         }) = &read.fact
         else {
@@ -227,6 +229,20 @@ fn merges_once(
         // The commit merged, or the commit shipped by a run that merged (found by
         // a hostile pass: after a squash the merged commit is the squash, and
         // two more clones merged the same reviewed commit squashed anew).
+        // A unit's branch merges once for its thread: one unit holds a branch
+        // (`branch-taken`), a merged unit takes no turn again (found by a hostile
+        // pass: the commit amended and reviewed anew merged a second time under
+        // the one turn).
+        if let Some(m) = merged.as_ref().filter(|_| their_branch == branch) {
+            return Err(guard.reject(
+                "merged-once",
+                Some("acts_for"),
+                &format!(
+                    "`{}` already merged `{branch}` for `{thread}` (as {m}): a unit's branch merges once",
+                    read.stream
+                ),
+            ));
+        }
         let theirs = merged.as_ref().and(theirs.as_ref());
         if let (Some(m), Some(s)) = (merged, shipped) {
             if m == s || theirs == Some(s) {
