@@ -414,7 +414,8 @@ fn a_unit_is_built_verified_reviewed_shipped_merged_and_released_by_reference() 
     // One graph of streams: the thread read its build loop, its PR loop (the
     // rounds) and its ship run; the ship read its node, the thread's merge turn
     // and the PR loop (the operator confirmed the PR's merge); the PR loop read
-    // the thread's review; the episode read the PR loop.
+    // the thread's review; the episode read the PR loop and the node placed in
+    // its repository (what its receipt's quiescence is held against).
     let links = run(&r, &["journal", "links"]);
     let mut edges: Vec<(String, String)> = links["links"]
         .as_array()
@@ -440,6 +441,7 @@ fn a_unit_is_built_verified_reviewed_shipped_merged_and_released_by_reference() 
         edges,
         [
             (episode.clone(), pr_loop.clone()),
+            (episode.clone(), stream.clone()),
             (pr_loop.clone(), "saga/issue-42".to_owned()),
             (
                 "saga/issue-42".to_owned(),

@@ -249,6 +249,8 @@ fn the_audit_finds_a_scan_that_left_a_live_dispatch_out() {
                         own["fact"]["tree"] = json!(b.lane.to_str().unwrap());
                         own["fact"]["worker"]["repository"] =
                             json!(format!("{}/.git", b.root.to_str().unwrap()));
+                        own["fact"]["repository"] =
+                            json!(format!("{}/.git", b.root.to_str().unwrap()));
                         reads.push(own);
                     }
                 }
@@ -364,8 +366,9 @@ fn a_dispatch_after_the_receipt_keeps_the_episode_from_safe_to_close() {
     );
     assert_eq!(w.journal.bytes(), before, "a refusal wrote");
 
-    // The worker's result verified: the dispatch is over, and the read-back
-    // makes the episode safe to close.
+    // The worker's result verified: no dispatch is live, but one began since the
+    // receipt was authorized, so the receipt's quiescence is not this episode's
+    // (found by a hostile pass: dispatch then verify in between closed it).
     let commit = w.commit_lane();
     let (code, out) = w.verify("core", &w.lane, &commit, &["--checklist", CHECKLIST]);
     assert_eq!(
@@ -373,6 +376,44 @@ fn a_dispatch_after_the_receipt_keeps_the_episode_from_safe_to_close() {
         (0, Some("verified")),
         "{out}"
     );
+    let before = w.journal.bytes();
+    let (code, out, _) = park(&confirm, &readback.to_string(), Some(&db));
+    let v = &out["error"]["violations"][0];
+    assert_eq!(
+        (code, &v["predicate"], &v["field"]),
+        (2, &json!("journal-agrees"), &json!("receipt_bytes")),
+        "{out}"
+    );
+    let message = v["message"].as_str().unwrap();
+    assert!(
+        message.contains("since the receipt was authorized"),
+        "{out}"
+    );
+    assert_eq!(w.journal.bytes(), before, "a refusal wrote");
+    // A new attempt, evaluated (the node verified, nothing live): authorized
+    // anew, its receipt validates and the read-back makes the episode safe to close.
+    let again = Episode::new(&w, EPISODE);
+    let (code, out) = again.evaluate(&here);
+    assert_eq!(
+        (code, &out["action"]),
+        (0, &json!("write_receipt")),
+        "{out}"
+    );
+    receipt["attempt_id"] = json!(again.attempt);
+    let bytes = serde_json::to_string(&receipt).unwrap();
+    let ids = [
+        "--episode-id",
+        EPISODE,
+        "--intent-id",
+        INTENT,
+        "--attempt-id",
+        again.attempt.as_str(),
+    ];
+    let validate = [&["park", "validate-receipt"][..], &ids[..]].concat();
+    let (code, out, _) = park(&validate, &bytes, Some(&db));
+    assert_eq!((code, &out), (0, &json!({"valid": true})), "{out}");
+    let confirm = [&["park", "confirm-readback"][..], &ids[..]].concat();
+    let readback = json!({"receipt_bytes": bytes, "comments": [{"id": 13, "body": fence(&bytes)}]});
     let (code, out, _) = park(&confirm, &readback.to_string(), Some(&db));
     assert_eq!((code, &out["safe_to_close"]), (0, &json!(true)), "{out}");
     let (code, out, _) = park(&["journal", "audit"], "", Some(&db));

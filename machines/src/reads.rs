@@ -234,6 +234,10 @@ pub enum Fact {
         /// worktree its work is in (a ship run from that worktree ships it).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tree: Option<String>,
+        /// That tree's repository (git common dir) as cairn read it at the
+        /// dispatch, whatever the stage since.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        repository: Option<String>,
     },
     /// A saga thread's word (`saga/<saga id>`): its merge authority — the unit
     /// holding the merge turn, if one does, and its branch (exactly one worker
@@ -343,6 +347,7 @@ mod tests {
             verified: verified.iter().map(|ch| c(*ch)).collect(),
             worker: None,
             tree: None,
+            repository: None,
         };
         let then = node("verified", &['a']);
         // Grown or moved on in a standing stage: nothing withdrawn.

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::fold::{Candidate, Evaluation};
-use super::state::{AttemptId, EpisodeId, IntentId};
+use super::state::{AttemptId, EpisodeId, IntentId, Placed};
 use crate::{Names, Timestamp};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Names)]
@@ -25,6 +25,10 @@ pub enum Event {
     ReceiptAuthorized {
         attempt_id: AttemptId,
         evaluation: Evaluation,
+        /// The work nodes ever placed in the bound repository, at the versions
+        /// read when the receipt was authorized (park rules 5; absent before).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        placed: Vec<Placed>,
     },
     ReceiptValidated {
         attempt_id: AttemptId,

@@ -37,13 +37,21 @@ pub(super) fn evolve(state: State, event: &Event) -> State {
             State::Prepared { episode }
             | State::CheckpointAuthorized { episode, .. }
             | State::ReceiptAuthorized { episode, .. },
-            Event::ReceiptAuthorized { evaluation, .. },
+            Event::ReceiptAuthorized {
+                evaluation, placed, ..
+            },
         ) => State::ReceiptAuthorized {
             episode,
             evaluation: evaluation.clone(),
+            placed: placed.clone(),
         },
         (
-            State::ReceiptAuthorized { episode, .. } | State::ReceiptValidated { episode, .. },
+            State::ReceiptAuthorized {
+                episode, placed, ..
+            }
+            | State::ReceiptValidated {
+                episode, placed, ..
+            },
             Event::ReceiptValidated {
                 receipt_sha256,
                 outcome,
@@ -53,6 +61,7 @@ pub(super) fn evolve(state: State, event: &Event) -> State {
             episode,
             receipt_sha256: receipt_sha256.clone(),
             outcome: *outcome,
+            placed,
         },
         (
             State::ReceiptValidated { episode, .. },

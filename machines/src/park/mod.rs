@@ -61,7 +61,9 @@ impl Machine for Park {
     // 4: evaluate reads every live work-node dispatch: one in the bound repository
     //    (or one cairn cannot place) contradicts `no_active_dispatch: pass`.
     // 5 (#21): confirm-readback reads them again: a dispatch in the bound
-    // repository since the receipt was authorized keeps it from safe-to-close.
+    // repository since the receipt was authorized keeps it from safe-to-close
+    // (the authorization records the nodes placed there, `Sieve::PlacedNodes`,
+    // and a node that moved since refuses the read-back).
     const RULES_VERSION: u32 = 5;
     const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4];
     const FRESH_IDS: usize = 3;
@@ -127,9 +129,10 @@ impl Machine for Park {
         // the evaluation keeps the episode from safe-to-close
         // (`decide::confirm_readback`).
         match command {
-            Command::Evaluate { .. } | Command::ConfirmReadback { .. } => {
-                vec![crate::reads::Sieve::LiveDispatch]
-            }
+            Command::Evaluate { .. } | Command::ConfirmReadback { .. } => vec![
+                crate::reads::Sieve::LiveDispatch,
+                crate::reads::Sieve::PlacedNodes,
+            ],
             Command::PrepareAttempt { .. } | Command::ValidateReceipt { .. } => Vec::new(),
         }
     }

@@ -35,6 +35,15 @@ pub struct Episode {
     pub attempts: u32,
 }
 
+/// A work node placed in the bound repository, at the version a park decision
+/// read it (`work-node/<spec>:<node>`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Placed {
+    pub stream: String,
+    pub version: u64,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Names)]
 #[serde(tag = "state", rename_all = "kebab-case")]
 pub enum State {
@@ -49,11 +58,18 @@ pub enum State {
     ReceiptAuthorized {
         episode: Episode,
         evaluation: Evaluation,
+        /// The work nodes placed in the bound repository when the receipt was
+        /// authorized, at the versions read.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        placed: Vec<Placed>,
     },
     ReceiptValidated {
         episode: Episode,
         receipt_sha256: String,
         outcome: Candidate,
+        /// Carried from the authorization: what the read-back compares.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        placed: Vec<Placed>,
     },
     SafeToClose {
         episode: Episode,

@@ -58,6 +58,22 @@ pub(super) fn decide_confirm_readback(
     // node dispatched in the bound repository since the receipt was authorized
     // refuses it (the engine scanned the live dispatches; park rules 5).
     super::evaluate::no_live_dispatch(r, &receipt.observation, ctx, Quiescent::ReadingBack)?;
+    // And none was dispatched (or moved) there since the authorization, even if
+    // it was verified or escalated before the read-back (found by a hostile pass:
+    // a worker dispatched and verified in between left no live dispatch to see).
+    if let State::ReceiptValidated { placed, .. } = r.state {
+        let now = super::evaluate::placed_in(receipt.observation.binding(), ctx);
+        if let Some(moved) = now.iter().find(|n| !placed.contains(n)) {
+            return Err(r.rejection(
+                crate::reads::JOURNAL_AGREES,
+                Some("receipt_bytes"),
+                &format!(
+                    "the journal's `{}` was dispatched or moved in the bound repository since the receipt was authorized (now at version {}): the episode was not quiescent; prepare a new attempt and evaluate it",
+                    moved.stream, moved.version
+                ),
+            ));
+        }
+    }
     Ok(vec![Event::ReceiptConfirmed {
         attempt_id: *attempt_id,
         receipt_sha256: sha,

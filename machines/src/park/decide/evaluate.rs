@@ -3,10 +3,11 @@
 
 use serde_json::Value;
 
+use super::super::bind::BindOutput;
 use super::super::event::Event;
 use super::super::fold::{self, Action};
 use super::super::observation;
-use super::super::state::{AttemptId, EpisodeId, IntentId, State};
+use super::super::state::{AttemptId, EpisodeId, IntentId, Placed, State};
 use super::Refuse;
 use crate::evidence::Outcome;
 use crate::park::observation::CheckName;
@@ -66,6 +67,7 @@ pub(super) fn decide_evaluate(
         Some(Action::WriteReceipt) => vec![Event::ReceiptAuthorized {
             attempt_id: *attempt_id,
             evaluation,
+            placed: placed_in(obs.binding(), ctx),
         }],
         // Unsafe: no transition.
         None => vec![],
@@ -191,7 +193,7 @@ pub(super) fn no_live_dispatch(
             Quiescent::ReadingBack => (
                 "receipt_bytes",
                 format!(
-                    "the receipt's no_active_dispatch was pass, but the journal's `{}` {why} now: the episode is not quiescent; record the node's verification or escalation, then evaluate again",
+                    "the receipt's no_active_dispatch was pass, but the journal's `{}` {why} now: the episode is not quiescent; record the node's verification or escalation, then prepare a new attempt and evaluate it",
                     read.stream
                 ),
             ),
@@ -199,6 +201,32 @@ pub(super) fn no_live_dispatch(
         return Err(r.rejection(crate::reads::JOURNAL_AGREES, Some(field), &message));
     }
     Ok(())
+}
+
+/// The work nodes ever placed in the bound repository (the engine scanned them,
+/// `Sieve::PlacedNodes`), at the versions read: a node whose worker tree's
+/// repository is the binding's, or whose tree is inside the bound root. With no
+/// binding to compare, every placed node (fail closed: the read-back then holds
+/// any of them that moves).
+pub(super) fn placed_in(bound: Option<&BindOutput>, ctx: &Context) -> Vec<Placed> {
+    ctx.scanned(Sieve::PlacedNodes)
+        .filter(|read| match (&read.fact, bound) {
+            (
+                Some(Fact::WorkNode {
+                    tree, repository, ..
+                }),
+                Some(b),
+            ) => {
+                repository.as_deref() == Some(b.common_dir.as_str())
+                    || tree.as_deref().is_some_and(|t| inside(t, &b.bound_root))
+            }
+            _ => true,
+        })
+        .map(|read| Placed {
+            stream: read.stream.clone(),
+            version: read.version,
+        })
+        .collect()
 }
 
 /// Whether the absolute path `path` is `root` or under it, segment-wise.

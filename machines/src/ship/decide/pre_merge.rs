@@ -279,6 +279,7 @@ mod tests {
                     verified: verified.iter().map(|c| sha(*c)).collect(),
                     worker: None,
                     tree: None,
+                    repository: None,
                 }),
                 rules: None,
             })

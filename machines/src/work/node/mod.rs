@@ -160,6 +160,7 @@ impl Machine for WorkNode {
                 _ => None,
             },
             tree: run.worktree.as_ref().map(|t| t.to_string()),
+            repository: run.repository.as_ref().map(|r| r.to_string()),
         })
     }
 
