@@ -189,11 +189,12 @@ fn merge_turn_held(
     ))
 }
 
-/// One run merges for a thread at a time, and a commit merges for it once: another
-/// run acting for the thread that is merging now, or that merged the commit this
-/// run ships, refuses the merge before git runs (found: two runs in two clones
-/// on one branch name both merged the reviewed commit under one turn). The engine
-/// scanned every run acting for a thread that merged or is merging.
+/// One run merges for a thread at a time, and a commit and a unit's branch merge
+/// for it once: another run acting for the thread that is merging now, that
+/// merged this run's branch, or that merged (or shipped, then merged) the commit
+/// this run ships, refuses the merge before git runs (found: two runs in two
+/// clones on one branch name both merged the reviewed commit under one turn). The
+/// engine scanned every run acting for a thread that merged or is merging.
 fn merges_once(
     guard: Guard<'_>,
     thread: &str,
