@@ -163,6 +163,37 @@ fn a_turn_is_not_released_while_its_ship_run_merges() {
     assert_eq!(r.journal.bytes(), before, "a refusal wrote");
     let (code, out, _) = finished(holder);
     assert_eq!((code, out["state"].as_str()), (0, Some("merged")), "{out}");
+    // Merged by the run: the turn's merge happened, whatever a reading on a
+    // typed target says (found by a hostile pass: released on a target the
+    // merge never touched, the unit took the turn again on a new branch and
+    // merged twice). Refused on either target, nothing written.
+    git(
+        &r.root,
+        &["branch", "other", &git(&r.root, &["rev-parse", "HEAD~1"])],
+    );
+    let before = r.journal.bytes();
+    for target in ["other", "main"] {
+        let (code, out) = saga(&[
+            "merge-turn",
+            "release",
+            "--saga-id",
+            "issue-42",
+            "--unit",
+            "U1",
+            "--repo",
+            &root,
+            "--target",
+            target,
+        ]);
+        let v = &out["error"]["violations"][0];
+        assert_eq!(
+            (code, v["predicate"].as_str()),
+            (2, Some("merged-by-run")),
+            "{target}: {out}"
+        );
+        assert!(v["message"].as_str().unwrap().contains("ship/abc"), "{out}");
+        assert_eq!(r.journal.bytes(), before, "a refusal wrote");
+    }
 }
 
 /// `r`'s run, acting for thread `issue-42`, at merge-ready with U1's merge turn

@@ -57,7 +57,8 @@ impl Machine for Saga {
     // (a typed list they contradict is refused); a unit's merge into its own
     // branch is refused (`branch-is-target`).
     // 6 (#21): a turn keeps the commit PR-ready passed for, and a merge recorded
-    // from git shows that commit in the merged tip.
+    // from git shows that commit in the merged tip; a turn whose branch a ship run
+    // acting for the thread merged is not released (`merged-by-run`).
     const RULES_VERSION: u32 = 6;
     const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5];
     type State = State;
@@ -156,7 +157,12 @@ impl Machine for Saga {
         // A turn is released as dead only while no ship run is merging for it
         // (`decide::turn`): git's "not merged yet" is no death certificate then.
         match command {
-            Command::ReleaseTurn { .. } => vec![crate::reads::Sieve::MergeInFlight],
+            // Nor is one released as not merged when a run acting for the thread
+            // merged its branch (`Sieve::ThreadMerges`).
+            Command::ReleaseTurn { .. } => vec![
+                crate::reads::Sieve::MergeInFlight,
+                crate::reads::Sieve::ThreadMerges,
+            ],
             // The thread's review rounds are counted by the PR loops that follow
             // it (`decide::save`): a save reads them, never a retyped list.
             Command::Save { .. } => vec![crate::reads::Sieve::ThreadLoops],

@@ -157,6 +157,26 @@ pub(super) fn decide_release_turn(
             ),
         );
     }
+    // A ship run acting for this thread merged the branch: the turn's merge
+    // happened, whatever a reading on a typed target says (found by a hostile
+    // pass: a release read on another target called it not merged, and the unit
+    // took the turn again on a new branch and merged a second time).
+    let merged = ctx
+        .scanned(crate::reads::Sieve::ThreadMerges)
+        .find(|read| {
+            matches!(&read.fact, Some(crate::reads::Fact::Ship { branch, acts_for: Some(a), merged: Some(_), .. })
+                if *branch == row.branch && *a == thread)
+        });
+    if let Some(run) = merged {
+        return r.no(
+            "merged-by-run",
+            Some("unit"),
+            &format!(
+                "`{}` merged `{}` for this thread: the turn's merge happened; record it (`cairn saga merge-turn merged --from {}`)",
+                run.stream, row.branch, run.stream
+            ),
+        );
+    }
     r.nonempty("target", k.target)?;
     if k.ancestor.argv != gates::ancestor_plan(k.repo, &gates::branch_ref(&row.branch), k.target) {
         return r.no(
