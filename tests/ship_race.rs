@@ -143,18 +143,21 @@ fn a_turn_is_not_released_while_its_ship_run_merges() {
     r.spy().wait_for(needle, seen);
     let before = r.journal.bytes();
     let root = r.root.to_str().unwrap().to_owned();
-    let (code, out) = saga(&[
-        "merge-turn",
-        "release",
-        "--saga-id",
-        "issue-42",
-        "--unit",
-        "U1",
-        "--repo",
-        &root,
-        "--target",
-        "main",
-    ]);
+    let release = |target: &str| {
+        saga(&[
+            "merge-turn",
+            "release",
+            "--saga-id",
+            "issue-42",
+            "--unit",
+            "U1",
+            "--repo",
+            &root,
+            "--target",
+            target,
+        ])
+    };
+    let (code, out) = release("main");
     assert_eq!(
         (code, out["error"]["violations"][0]["predicate"].as_str()),
         (2, Some("merge-in-flight")),
@@ -173,18 +176,7 @@ fn a_turn_is_not_released_while_its_ship_run_merges() {
     );
     let before = r.journal.bytes();
     for target in ["other", "main"] {
-        let (code, out) = saga(&[
-            "merge-turn",
-            "release",
-            "--saga-id",
-            "issue-42",
-            "--unit",
-            "U1",
-            "--repo",
-            &root,
-            "--target",
-            target,
-        ]);
+        let (code, out) = release(target);
         let v = &out["error"]["violations"][0];
         assert_eq!(
             (code, v["predicate"].as_str()),
