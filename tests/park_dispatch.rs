@@ -419,3 +419,49 @@ fn a_dispatch_after_the_receipt_keeps_the_episode_from_safe_to_close() {
     let (code, out, _) = park(&["journal", "audit"], "", Some(&db));
     assert_eq!(code, 0, "{out}");
 }
+
+#[test]
+fn a_worker_tree_swapped_for_another_repository_does_not_verify() {
+    // Dispatched into a standalone repository; the directory then swapped for a
+    // worktree of the bound repository and the work committed there (found by a
+    // hostile pass: it verified, and park never saw the node in its repository).
+    let w = Work::new(&spec_text(OK, "test result: ok", 30_000));
+    let (code, out) = w.node("plan", "core", &[]);
+    assert_eq!(code, 0, "{out}");
+    let tree = w.scratch("swapped");
+    std::fs::create_dir_all(&tree).unwrap();
+    crate::support::git::git(&tree, &["init", "-q", "-b", "main"]);
+    crate::support::git::git(&tree, &["commit", "-q", "--allow-empty", "-m", "alone"]);
+    let base = w.head(&tree);
+    let t = tree.to_str().unwrap().to_owned();
+    let (code, out) = w.node(
+        "dispatch",
+        "core",
+        &[
+            "--run-id",
+            "r-1",
+            "--worktree",
+            &t,
+            "--expected-commit",
+            &base,
+        ],
+    );
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (0, Some("dispatched")),
+        "{out}"
+    );
+    std::fs::remove_dir_all(&tree).unwrap();
+    crate::support::git::git(&w.root, &["worktree", "add", "-q", "-b", "sneaky", &t]);
+    let commit = w.head(&tree);
+    let (code, out) = w.verify("core", &tree, &commit, &["--checklist", CHECKLIST]);
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (4, Some("rejected")),
+        "{out}"
+    );
+    assert!(
+        out.to_string().contains("the one its dispatch read"),
+        "the failure names the repository: {out}"
+    );
+}

@@ -26,12 +26,14 @@ use crate::observe::now;
 /// Reads the tree a verification targets (the machine's `tree_plan`, in order).
 pub fn tree_reading(worktree: &str, expected_commit: &str) -> TreeReading {
     let [toplevel, head, status] = tree_plan(worktree).map(|argv| crate::observe::run(&argv));
+    let repository = crate::observe::run(&cairn_machines::work::node::dispatch_plan(worktree));
     TreeReading {
         worktree_path: worktree.to_owned(),
         expected_commit: expected_commit.to_owned(),
         toplevel,
         head,
         status,
+        repository: Some(repository),
     }
 }
 

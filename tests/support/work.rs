@@ -169,6 +169,7 @@ pub fn command(state: &State, step: &Step) -> Command {
                 toplevel: run_argv(&toplevel, 0, &format!("{path}\n")),
                 head: run_argv(&head, 0, &format!("{commit}\n")),
                 status: run_argv(&status, 0, ""),
+                repository: None,
             };
             // A done node is re-verified in a tree that contains its merged commit.
             let contains = matches!(state, State::Done { .. })

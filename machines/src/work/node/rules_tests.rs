@@ -72,6 +72,7 @@ fn tree(path: &str, commit: &str, head: &str, status: &str) -> TreeReading {
         toplevel: ran(t, 0, &format!("{path}\n")),
         head: ran(h, 0, &format!("{head}\n")),
         status: ran(s, 0, status),
+        repository: None,
     }
 }
 

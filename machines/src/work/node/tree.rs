@@ -24,6 +24,11 @@ pub struct TreeReading {
     pub head: CommandRun,
     /// `git status --porcelain --untracked-files=all`.
     pub status: CommandRun,
+    /// The tree's top level and repository, read as `work dispatch` reads them
+    /// ([`dispatch_plan`](super::dispatch_plan)): the repository must still be
+    /// the one the dispatch read (absent in readings made before cairn took it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository: Option<CommandRun>,
 }
 
 /// The three readings of a tree, in order: top level, HEAD, status.
@@ -75,6 +80,28 @@ impl TreeReading {
             (true, true) => None,
             (true, false) => Some("the tree has uncommitted or untracked changes".into()),
             (false, _) => Some("the tree's status could not be read".into()),
+        }
+    }
+
+    /// `None` when the tree's repository, as read, is `expected` (the git common
+    /// dir `work dispatch` read); else what is wrong. Found by a hostile pass: a
+    /// worker tree swapped after its dispatch for a worktree of another
+    /// repository was verified there, and a park episode bound to that repository
+    /// never saw the node.
+    pub fn repository_problem(&self, expected: &str) -> Option<String> {
+        let Some(run) = &self.repository else {
+            return Some("the tree's repository was not read".into());
+        };
+        if run.argv != super::dispatch_plan(&self.worktree_path) {
+            return Some("the tree's repository was not read by cairn's planned git argv".into());
+        }
+        let mut lines = run.stdout.lines();
+        match (run.ok(), lines.next(), lines.next()) {
+            (true, Some(_), Some(common)) if common == expected => None,
+            (true, Some(_), Some(common)) => Some(format!(
+                "the tree's repository is `{common}`, not `{expected}`, the one its dispatch read"
+            )),
+            _ => Some("the tree's repository could not be read".into()),
         }
     }
 }

@@ -141,7 +141,7 @@ pub(super) fn decide_verify(
         .iter()
         .flat_map(|v| v.criteria.iter().filter_map(|c| c.challenge.clone()))
         .collect();
-    let v = judge(
+    let mut v = judge(
         &node,
         &Observed {
             used_challenges: &used,
@@ -152,6 +152,14 @@ pub(super) fn decide_verify(
         &commit,
         ctx.now.clone(),
     );
+    // The worker tree is still in the repository its dispatch read (work-node
+    // rules 4): a verification of the worker tree in another one fails.
+    if let (false, Some(expected)) = (integration, run.repository.as_ref()) {
+        if let Some(p) = seen.tree.repository_problem(expected.as_str()) {
+            v.failures.push(format!("tree: {p}"));
+            v.passed = false;
+        }
+    }
     Ok(vec![if v.passed {
         Event::Verified { verification: v }
     } else {
