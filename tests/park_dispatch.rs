@@ -46,11 +46,16 @@ impl<'a> Episode<'a> {
     }
 
     fn evaluate(&self, v: &Value) -> (i32, Value) {
+        self.verb("evaluate", &v.to_string())
+    }
+
+    /// `park VERB` on this attempt, `stdin` its document.
+    fn verb(&self, verb: &str, stdin: &str) -> (i32, Value) {
         let db = self.w.journal.path();
         let (code, out, _) = park(
             &[
                 "park",
-                "evaluate",
+                verb,
                 "--episode-id",
                 &self.episode,
                 "--intent-id",
@@ -58,10 +63,22 @@ impl<'a> Episode<'a> {
                 "--attempt-id",
                 &self.attempt,
             ],
-            &v.to_string(),
+            stdin,
             Some(&db),
         );
         (code, out)
+    }
+
+    /// The fixture receipt for this attempt, bound to `root`: its exact bytes
+    /// and the durable read-back of them (comment `comment`).
+    fn receipt(&self, root: &str, comment: u32) -> (String, String) {
+        let mut r: Value = serde_json::from_str(&receipt().to_string().replace(ROOT, root))
+            .expect("a path substitution keeps the JSON valid");
+        r["attempt_id"] = json!(self.attempt);
+        let bytes = serde_json::to_string(&r).unwrap();
+        let readback =
+            json!({"receipt_bytes": bytes, "comments": [{"id": comment, "body": fence(&bytes)}]});
+        (bytes, readback.to_string())
     }
 }
 
@@ -332,39 +349,28 @@ fn a_dispatch_after_the_receipt_keeps_the_episode_from_safe_to_close() {
         (0, &json!("write_receipt")),
         "{out}"
     );
-    let mut receipt: Value = serde_json::from_str(&receipt().to_string().replace(ROOT, &root))
-        .expect("a path substitution keeps the JSON valid");
-    receipt["attempt_id"] = json!(ep.attempt);
-    let bytes = serde_json::to_string(&receipt).unwrap();
-    let ids = [
-        "--episode-id",
-        EPISODE,
-        "--intent-id",
-        INTENT,
-        "--attempt-id",
-        ep.attempt.as_str(),
-    ];
-    let db = w.journal.path();
-    let validate = [&["park", "validate-receipt"][..], &ids[..]].concat();
-    let (code, out, _) = park(&validate, &bytes, Some(&db));
+    let (bytes, readback) = ep.receipt(&root, 12);
+    let (code, out) = ep.verb("validate-receipt", &bytes);
     assert_eq!((code, &out), (0, &json!({"valid": true})), "{out}");
 
     w.dispatched("core");
-    let confirm = [&["park", "confirm-readback"][..], &ids[..]].concat();
-    let readback = json!({"receipt_bytes": bytes, "comments": [{"id": 12, "body": fence(&bytes)}]});
-    let before = w.journal.bytes();
-    let (code, out, _) = park(&confirm, &readback.to_string(), Some(&db));
-    let v = &out["error"]["violations"][0];
-    assert_eq!(
-        (code, &v["predicate"], &v["field"]),
-        (2, &json!("journal-agrees"), &json!("receipt_bytes")),
-        "{out}"
-    );
-    assert!(
-        v["message"].as_str().unwrap().contains("`work-node/"),
-        "{out}"
-    );
-    assert_eq!(w.journal.bytes(), before, "a refusal wrote");
+    let refused = |readback: &str| {
+        let before = w.journal.bytes();
+        let (code, out) = ep.verb("confirm-readback", readback);
+        let v = &out["error"]["violations"][0];
+        assert_eq!(
+            (code, &v["predicate"], &v["field"]),
+            (2, &json!("journal-agrees"), &json!("receipt_bytes")),
+            "{out}"
+        );
+        assert!(
+            v["message"].as_str().unwrap().contains("`work-node/"),
+            "{out}"
+        );
+        assert_eq!(w.journal.bytes(), before, "a refusal wrote");
+        v["message"].as_str().unwrap().to_owned()
+    };
+    refused(&readback);
 
     // The worker's result verified: no dispatch is live, but one began since the
     // receipt was authorized, so the receipt's quiescence is not this episode's
@@ -376,20 +382,12 @@ fn a_dispatch_after_the_receipt_keeps_the_episode_from_safe_to_close() {
         (0, Some("verified")),
         "{out}"
     );
-    let before = w.journal.bytes();
-    let (code, out, _) = park(&confirm, &readback.to_string(), Some(&db));
-    let v = &out["error"]["violations"][0];
-    assert_eq!(
-        (code, &v["predicate"], &v["field"]),
-        (2, &json!("journal-agrees"), &json!("receipt_bytes")),
-        "{out}"
-    );
-    let message = v["message"].as_str().unwrap();
+    let message = refused(&readback);
     assert!(
         message.contains("since the receipt was authorized"),
-        "{out}"
+        "{message}"
     );
-    assert_eq!(w.journal.bytes(), before, "a refusal wrote");
+
     // A new attempt, evaluated (the node verified, nothing live): authorized
     // anew, its receipt validates and the read-back makes the episode safe to close.
     let again = Episode::new(&w, EPISODE);
@@ -399,24 +397,12 @@ fn a_dispatch_after_the_receipt_keeps_the_episode_from_safe_to_close() {
         (0, &json!("write_receipt")),
         "{out}"
     );
-    receipt["attempt_id"] = json!(again.attempt);
-    let bytes = serde_json::to_string(&receipt).unwrap();
-    let ids = [
-        "--episode-id",
-        EPISODE,
-        "--intent-id",
-        INTENT,
-        "--attempt-id",
-        again.attempt.as_str(),
-    ];
-    let validate = [&["park", "validate-receipt"][..], &ids[..]].concat();
-    let (code, out, _) = park(&validate, &bytes, Some(&db));
+    let (bytes, readback) = again.receipt(&root, 13);
+    let (code, out) = again.verb("validate-receipt", &bytes);
     assert_eq!((code, &out), (0, &json!({"valid": true})), "{out}");
-    let confirm = [&["park", "confirm-readback"][..], &ids[..]].concat();
-    let readback = json!({"receipt_bytes": bytes, "comments": [{"id": 13, "body": fence(&bytes)}]});
-    let (code, out, _) = park(&confirm, &readback.to_string(), Some(&db));
+    let (code, out) = again.verb("confirm-readback", &readback);
     assert_eq!((code, &out["safe_to_close"]), (0, &json!(true)), "{out}");
-    let (code, out, _) = park(&["journal", "audit"], "", Some(&db));
+    let (code, out, _) = park(&["journal", "audit"], "", Some(&w.journal.path()));
     assert_eq!(code, 0, "{out}");
 }
 

@@ -205,9 +205,10 @@ pub(super) fn no_live_dispatch(
 
 /// The work nodes ever placed in the bound repository (the engine scanned them,
 /// `Sieve::PlacedNodes`), at the versions read: a node whose worker tree's
-/// repository is the binding's, or whose tree is inside the bound root. With no
-/// binding to compare, every placed node (fail closed: the read-back then holds
-/// any of them that moves).
+/// repository is the binding's, whose tree is inside the bound root, or whose
+/// repository cairn never read (a dispatch recorded before it did). With no
+/// binding to compare, every placed node. Fail closed, as for live dispatches:
+/// the read-back then holds any of them that moves.
 pub(super) fn placed_in(bound: Option<&BindOutput>, ctx: &Context) -> Vec<Placed> {
     ctx.scanned(Sieve::PlacedNodes)
         .filter(|read| match (&read.fact, bound) {
@@ -217,7 +218,9 @@ pub(super) fn placed_in(bound: Option<&BindOutput>, ctx: &Context) -> Vec<Placed
                 }),
                 Some(b),
             ) => {
-                repository.as_deref() == Some(b.common_dir.as_str())
+                repository
+                    .as_deref()
+                    .map_or(true, |r| r == b.common_dir.as_str())
                     || tree.as_deref().is_some_and(|t| inside(t, &b.bound_root))
             }
             _ => true,
