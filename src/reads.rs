@@ -83,6 +83,18 @@ impl Engine {
         Ok(kept)
     }
 
+    /// Every stream `sieve` keeps, as the journal holds it now: what a decision
+    /// that scans it would read. A verb plans its observations on it (which
+    /// commits to read); the decision reads the journal again, and refuses
+    /// readings that no longer match.
+    pub fn scan(&self, sieve: Sieve) -> Result<Vec<Read>, Error> {
+        Ok(self
+            .sieved(sieve, None)?
+            .into_iter()
+            .map(|(_, read)| read)
+            .collect())
+    }
+
     /// Whether an act `act` on `stream` presenting `token` passes the stream's
     /// fence at `now`, as the journal holds now: the check a verb makes before it
     /// changes the world (runs git, writes a file), so a stale holder touches

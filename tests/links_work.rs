@@ -66,9 +66,14 @@ impl Node {
     /// node's state after it.
     /// `plan`, then `dispatch` into the ship's worktree at its HEAD: the node's stream.
     pub(crate) fn dispatched_in(&self, r: &Repo) -> String {
+        self.dispatched_to(r, &r.wt())
+    }
+
+    /// `plan`, then `dispatch` into worktree `wt` at its HEAD: the node's stream.
+    fn dispatched_to(&self, r: &Repo, wt: &std::path::Path) -> String {
         self.work(r, "plan", &[]);
-        let wt = r.wt().to_str().unwrap().to_owned();
-        let base = git(&r.wt(), &["rev-parse", "HEAD"]);
+        let base = git(wt, &["rev-parse", "HEAD"]);
+        let wt = wt.to_str().unwrap().to_owned();
         let dispatched = self.work(
             r,
             "dispatch",
@@ -89,7 +94,12 @@ impl Node {
     }
 
     fn verify_to(&self, r: &Repo, commit: &str) -> String {
-        let wt = r.wt().to_str().unwrap().to_owned();
+        self.verify_in(r, &r.wt(), commit)
+    }
+
+    /// `work verify` of worktree `wt` at `commit`, in session `s1`: the state after.
+    fn verify_in(&self, r: &Repo, wt: &std::path::Path, commit: &str) -> String {
+        let wt = wt.to_str().unwrap().to_owned();
         let v = self.work(
             r,
             "verify",
@@ -388,4 +398,139 @@ fn a_node_that_worked_in_the_worktree_ships_with_it_unnamed() {
     let gate = crate::support::ship_repo::gate(&out, "work-nodes-verified").clone();
     assert!(gate["detail"].as_str().unwrap().contains(&stream), "{gate}");
     stopped_by_the_nodes(&r, &out, "fail");
+}
+
+/// A node's failed work reaches a run through another worktree (helper-42
+/// finding 2): a node dispatched to a sibling worktree fails on a commit, and
+/// the run's branch is reset to it. `failed-work-absent` reads, in the run's
+/// worktree, whether the shipped commit holds that commit: it stops pre-merge
+/// while the node stands rejected, and while the shipped commit holds the
+/// failure without the node's later verified fix; with the fix on top the run
+/// is merge-ready, and a failure on the fix since refuses the merge before git
+/// runs, nothing written.
+#[test]
+fn a_nodes_failed_work_from_another_worktree_does_not_ship() {
+    use crate::support::ship_repo::{gate, phase1, premerge, refine};
+    let r = Repo::new();
+    let node = Node::new();
+    assert_eq!(r.open_with(&[]).0, 0);
+    assert_eq!(r.verb("create", "").0, 0);
+    let sibling = r.root.join(".claude/worktrees/sib");
+    git(
+        &r.root,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "sib",
+            sibling.to_str().unwrap(),
+            "main",
+        ],
+    );
+    let stream = node.dispatched_to(&r, &sibling);
+    let failed = r.commit_in(&sibling, &[("src.txt", "broken\n")], "feat: half done");
+    node.failing(true);
+    assert_eq!(node.verify_in(&r, &sibling, &failed), "rejected");
+    git(&r.wt(), &["reset", "-q", "--hard", &failed]);
+    let (code, out) = r.verb("verify", &phase1(&failed, Some(&["src.txt"])).to_string());
+    assert_eq!((code, out["state"].as_str()), (0, Some("phase-2")), "{out}");
+    let (code, out) = r.verb("refine", &refine(&failed).to_string());
+    assert_eq!((code, out["state"].as_str()), (0, Some("phase-3")), "{out}");
+    let stopped = |out: &Value, holds: &str| {
+        let g = gate(out, "failed-work-absent");
+        assert_eq!(g["outcome"], "fail", "{out}");
+        let detail = g["detail"].as_str().unwrap();
+        assert!(
+            detail.contains(&stream) && detail.contains(holds),
+            "{detail}"
+        );
+        assert_eq!(
+            out["failure_code"].as_str().or(out["code"].as_str()),
+            Some("stopped:pre-merge:failed-work-absent"),
+            "{out}"
+        );
+        let (code, out) = r.verb("resume", "");
+        assert_eq!((code, out["state"].as_str()), (0, Some("phase-3")), "{out}");
+    };
+    // The node is not the run's (placed elsewhere, not named): its failed commit
+    // in the shipped one stops the run all the same.
+    let (_, out) = r.verb("pre-merge", &premerge().to_string());
+    let named = |out: &Value, name: &str| {
+        out["gates"]
+            .as_array()
+            .is_some_and(|g| g.iter().any(|g| g["name"] == name))
+    };
+    assert!(!named(&out, "work-nodes-verified"), "{out}");
+    stopped(&out, &failed);
+    // Fixed and verified on top in its own worktree: the run that ships only the
+    // failure still stops.
+    node.failing(false);
+    let sib = sibling.to_str().unwrap().to_owned();
+    node.work(&r, "remediate", &["--run-id", "r-2", "--worktree", &sib]);
+    let fixed = r.commit_in(&sibling, &[("src.txt", "fixed\n")], "fix: finish it");
+    assert_eq!(node.verify_in(&r, &sibling, &fixed), "verified");
+    let (_, out) = r.verb("pre-merge", &premerge().to_string());
+    stopped(&out, &fixed);
+}
+
+/// …and with the node's fix on top of its failure the run is merge-ready (the
+/// gate passes on cairn's readings); a failure on the fix since refuses the
+/// merge before git runs, nothing written.
+#[test]
+fn a_fixed_failure_ships_with_its_fix_until_the_fix_fails() {
+    use crate::support::ship_repo::{gate, phase1, premerge, refine};
+    let r = Repo::new();
+    let node = Node::new();
+    assert_eq!(r.open_with(&[]).0, 0);
+    assert_eq!(r.verb("create", "").0, 0);
+    let sibling = r.root.join(".claude/worktrees/sib");
+    git(
+        &r.root,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "sib",
+            sibling.to_str().unwrap(),
+            "main",
+        ],
+    );
+    let sib = sibling.to_str().unwrap().to_owned();
+    let stream = node.dispatched_to(&r, &sibling);
+    let failed = r.commit_in(&sibling, &[("src.txt", "broken\n")], "feat: half done");
+    node.failing(true);
+    assert_eq!(node.verify_in(&r, &sibling, &failed), "rejected");
+    node.failing(false);
+    node.work(&r, "remediate", &["--run-id", "r-2", "--worktree", &sib]);
+    let fixed = r.commit_in(&sibling, &[("src.txt", "fixed\n")], "fix: finish it");
+    assert_eq!(node.verify_in(&r, &sibling, &fixed), "verified");
+    git(&r.wt(), &["reset", "-q", "--hard", &fixed]);
+    let (code, out) = r.verb("verify", &phase1(&fixed, Some(&["src.txt"])).to_string());
+    assert_eq!((code, out["state"].as_str()), (0, Some("phase-2")), "{out}");
+    let (code, out) = r.verb("refine", &refine(&fixed).to_string());
+    assert_eq!((code, out["state"].as_str()), (0, Some("phase-3")), "{out}");
+    let (code, out) = r.verb("pre-merge", &premerge().to_string());
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (0, Some("merge-ready")),
+        "{out}"
+    );
+    assert_eq!(gate(&out, "failed-work-absent")["outcome"], "pass", "{out}");
+    node.failing(true);
+    assert_eq!(node.verify_in(&r, &sibling, &fixed), "rejected");
+    let base = r.main_head();
+    let before = r.journal.bytes();
+    let (code, out) = r.verb("merge", "");
+    let refusal = &out["error"]["violations"][0];
+    assert_eq!(
+        (code, refusal["predicate"].as_str()),
+        (2, Some("failed-work-absent")),
+        "{out}"
+    );
+    assert!(refusal.to_string().contains(&stream), "{out}");
+    assert_eq!(r.journal.bytes(), before, "a refusal wrote");
+    assert_eq!(r.main_head(), base, "nothing merged");
+    r.audit_ok();
 }

@@ -238,6 +238,14 @@ pub enum Fact {
         /// dispatch, whatever the stage since.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         repository: Option<String>,
+        /// Every commit whose latest verification failed, in the order first
+        /// verified: work the node does not vouch for (a ship run whose commit
+        /// holds one stops, unless it holds the node's later verified work too).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        failed: Vec<FullCommit>,
+        /// The commit of the node's latest verification, passed or failed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        latest: Option<FullCommit>,
     },
     /// A saga thread's word (`saga/<saga id>`): its merge authority — the unit
     /// holding the merge turn, if one does, and its branch (exactly one worker
@@ -348,6 +356,8 @@ mod tests {
             worker: None,
             tree: None,
             repository: None,
+            failed: vec![],
+            latest: None,
         };
         let then = node("verified", &['a']);
         // Grown or moved on in a standing stage: nothing withdrawn.

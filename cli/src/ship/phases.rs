@@ -2,7 +2,8 @@
 //! phase reports (`verify`, `refine`, `pre-merge`) with cairn's own gate readings.
 
 use cairn::machines::evidence::{wire, AbsPath, CommandRun, FullCommit};
-use cairn::machines::ship::{self, gates, Command, Params, Ship, Verb};
+use cairn::machines::reads::Sieve;
+use cairn::machines::ship::{self, gates, history, Command, Params, Ship, Verb};
 use cairn::observe::{run as exec, run_all};
 use cairn::StreamId;
 use serde_json::{json, Value};
@@ -194,11 +195,36 @@ pub fn report_verb(
                 let runs = if conflict {
                     vec![]
                 } else {
-                    run_all(&gates::premerge_plan(
+                    let mut runs = run_all(&gates::premerge_plan(
                         p,
                         root,
                         if squashed { pre } else { None },
-                    ))
+                    ));
+                    // Then the ancestries `failed-work-absent` reads, planned on
+                    // the journal's placed nodes as they stand (the decision reads
+                    // them again and refuses readings that no longer match).
+                    let shipped = if squashed {
+                        pre.and_then(|s| FullCommit::parse(s).ok())
+                    } else {
+                        gates::premerge_tip(p, &runs)
+                    };
+                    if let Some(shipped) = shipped {
+                        let placed = match rec.existing_engine()? {
+                            Some(engine) => engine.scan(Sieve::PlacedNodes)?,
+                            None => vec![],
+                        };
+                        let w = p.worktree_path.as_str();
+                        let repository = history::repository(w, &runs);
+                        let linked = history::ship_nodes(&run, work_nodes, placed.iter());
+                        runs.extend(run_all(&history::plan(
+                            w,
+                            &shipped,
+                            repository.as_deref(),
+                            &linked,
+                            placed.iter(),
+                        )));
+                    }
+                    runs
                 };
                 Command::PreMerge {
                     report: doc,

@@ -155,6 +155,10 @@ pub enum Event {
         work_nodes: Vec<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         vouched: Option<FullCommit>,
+        /// What `failed-work-absent` read of the shipped commit's history (rules
+        /// 8): the merge re-applies the rule on it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        history: Option<crate::ship::history::History>,
     },
     PreMergeStopped {
         report: PreMergeReport,

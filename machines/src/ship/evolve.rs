@@ -140,11 +140,13 @@ pub(super) fn evolve(state: State, event: &Event) -> State {
             work_nodes,
             vouched,
             shipped,
+            history,
             ..
         } => {
             run.work_nodes = work_nodes.clone();
             run.vouched = vouched.clone();
             run.shipped = shipped.clone();
+            run.history = history.clone();
             Stage::MergeReady { tip: tip.clone() }
         }
         Event::PreMergeStopped {
@@ -249,6 +251,7 @@ fn opened(params: Params, repo_root: AbsPath) -> Run {
         vouched: None,
         shipped: None,
         acts_for: None,
+        history: None,
     }
 }
 

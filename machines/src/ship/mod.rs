@@ -25,6 +25,7 @@ mod event;
 mod evolve;
 pub mod gates;
 mod graph;
+pub mod history;
 pub mod names;
 pub mod next;
 pub mod owner;
@@ -69,8 +70,11 @@ impl Machine for Ship {
     // shipped, named or not (`Sieve::PlacedNodes`, at pre-merge and the merge).
     // 7 (#21): a merge into the base of a PR the thread's loop follows waits for
     // the operator's confirmation of that PR's merge (`Sieve::ThreadLoops`).
-    const RULES_VERSION: u32 = 7;
-    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6];
+    // 8 (#21): the commit shipped holds no work a node outside the run failed on
+    // or stands unvouched on (`failed-work-absent`: pre-merge reads the
+    // ancestries, the merge re-applies the rule on them; `history`).
+    const RULES_VERSION: u32 = 8;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7];
     type State = State;
     type Command = Command;
     type Event = Event;
@@ -113,7 +117,7 @@ impl Machine for Ship {
         // authority the merge runs under.
         let kept = state.run().map_or(&[][..], |r| r.work_nodes.as_slice());
         let (nodes, thread) = match command {
-            Command::PreMerge { work_nodes, .. } => (decide::kept_nodes(kept, work_nodes), None),
+            Command::PreMerge { work_nodes, .. } => (history::kept_nodes(kept, work_nodes), None),
             Command::Begin {
                 step: Mutation::Merge,
                 ..

@@ -184,6 +184,10 @@ pub struct Run {
     /// The saga thread the run acts for (`saga/<saga id>`), named at open.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub acts_for: Option<String>,
+    /// What the last passing pre-merge read of the shipped commit's history
+    /// (`failed-work-absent`; none before rules 8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history: Option<super::history::History>,
 }
 
 /// A git mutation in flight and the process that announced it.

@@ -9,6 +9,38 @@ use crate::evidence::FullCommit;
 use crate::reads::Fact;
 use crate::{Context, Outcome, Rejection};
 
+/// `failed-work-absent` again, on the nodes as they stand now and the ancestries
+/// pre-merge read: a node outside the run that failed (or was rejected) since,
+/// on work the shipped commit holds or that pre-merge never read, refuses the
+/// merge before git runs.
+fn failed_work_absent(
+    guard: Guard<'_>,
+    run: &super::super::Run,
+    linked: &[String],
+    ctx: &Context,
+) -> Result<(), Rejection> {
+    use super::super::history;
+    let unread = history::History {
+        repository: None,
+        read: vec![],
+    };
+    let Some(shipped) = run.shipped.as_ref() else {
+        return Ok(());
+    };
+    let h = run.history.as_ref().unwrap_or(&unread);
+    match history::gate(shipped, h, linked, ctx.scanned(crate::reads::Sieve::PlacedNodes)) {
+        Some(g) if g.outcome != Outcome::Pass => Err(guard.reject(
+            history::GATE,
+            Some("work_node"),
+            &format!(
+                "work a node outside the run failed on may be in the commit shipped ({}): `cairn ship resume`, then `pre-merge` again",
+                g.detail
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// `begin`: the claim names this process (its `ps` reading: pid and start time);
 /// with nothing in flight nothing else is read; with a step in flight (`admits`
 /// let this take it over) its owner's `ps` reading shows it gone. A step announced
@@ -23,10 +55,8 @@ pub(super) fn decide_begin(
     // The nodes pre-merge read, and any node placed in the run's worktree since,
     // must vouch for the commit shipped: one rejected or re-verified to a failure
     // since (or a worker dispatched there now) stops the merge before git runs.
-    let nodes = super::pre_merge::kept_nodes(
-        &run.work_nodes,
-        &super::pre_merge::linked_nodes(&run.params.worktree_path, ctx),
-    );
+    let nodes =
+        super::super::history::ship_nodes(run, &[], ctx.scanned(crate::reads::Sieve::PlacedNodes));
     if step == Mutation::Merge && !nodes.is_empty() {
         let vouched = run.vouched.as_ref().or(run.shipped.as_ref());
         let gate = super::pre_merge::nodes_vouch(&nodes, vouched, ctx);
@@ -42,6 +72,7 @@ pub(super) fn decide_begin(
         }
     }
     if step == Mutation::Merge {
+        failed_work_absent(guard, run, &nodes, ctx)?;
         if let Some(thread) = &run.acts_for {
             merge_turn_held(guard, thread, &run.params.branch, run.shipped.as_ref(), ctx)?;
             merges_once(guard, thread, &run.params.branch, run.shipped.as_ref(), ctx)?;

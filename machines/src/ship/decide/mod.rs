@@ -25,8 +25,6 @@ use super::state::State;
 use crate::{Context, Rejection};
 use guards::Guard;
 
-pub(super) use pre_merge::kept_nodes;
-
 /// The events `command` produces in `state`, or every reason it is refused.
 pub(super) fn decide(
     state: &State,

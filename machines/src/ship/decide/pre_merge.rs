@@ -5,11 +5,12 @@ use serde_json::Value;
 
 use super::super::event::Event;
 use super::super::gates::{self, Gate, Squash};
+use super::super::history;
 use super::super::recovery::Failure;
 use super::super::report::{PreMergeReport, ReRebase};
 use super::guards::Guard;
 use crate::evidence::{CommandRun, FullCommit};
-use crate::reads::Fact;
+use crate::reads::{Fact, Sieve};
 use crate::{Context, Outcome, Rejection};
 
 /// `pre-merge`: a squash (or its fall-back) names the full pre-squash commit and a
@@ -74,30 +75,6 @@ pub(super) fn decide_pre_merge(
             phase: 3,
         }]);
     }
-    guard.exact(
-        "runs",
-        runs,
-        &gates::premerge_plan(
-            p,
-            &run.repo_root,
-            if r.squash == Squash::NotApplicable {
-                None
-            } else {
-                pre
-            },
-        ),
-    )?;
-    let in_scope = run.in_scope_paths.clone().unwrap_or_default();
-    let mut g = gates::premerge_gates(p, &run.repo_root, runs, (r.squash, pre), &in_scope);
-    g.push(Gate {
-        name: "review-jobs-closed".into(),
-        outcome: if r.open_review_jobs == 0 {
-            Outcome::Pass
-        } else {
-            Outcome::Fail
-        },
-        detail: format!("{} open review jobs", r.open_review_jobs),
-    });
     let shipped = if r.squash == Squash::NotApplicable {
         gates::premerge_tip(p, runs)
     } else {
@@ -109,12 +86,61 @@ pub(super) fn decide_pre_merge(
     // The nodes that worked in this run's worktree ship with it, named or not
     // (found: a node whose criterion failed at the shipped commit, left unnamed,
     // stopped nothing).
-    let work_nodes = &kept_nodes(
-        &kept_nodes(&run.work_nodes, work_nodes),
-        &linked_nodes(&run.params.worktree_path, ctx),
+    let work_nodes = &history::ship_nodes(run, work_nodes, ctx.scanned(Sieve::PlacedNodes));
+    // The plan, then (once the shipped commit and the repository are read) the
+    // ancestries `failed-work-absent` needs of the nodes outside the run.
+    let mut plan = gates::premerge_plan(
+        p,
+        &run.repo_root,
+        if r.squash == Squash::NotApplicable {
+            None
+        } else {
+            pre
+        },
     );
+    let worktree = p.worktree_path.as_str();
+    let repository = history::repository(worktree, runs);
+    let placed = || ctx.scanned(Sieve::PlacedNodes);
+    if let Some(s) = &shipped {
+        plan.extend(history::plan(
+            worktree,
+            s,
+            repository.as_deref(),
+            work_nodes,
+            placed(),
+        ));
+    }
+    guard.exact("runs", runs, &plan)?;
+    let history = shipped.as_ref().map(|s| {
+        history::read(
+            worktree,
+            s,
+            repository.as_deref(),
+            work_nodes,
+            placed(),
+            runs,
+        )
+    });
+    let in_scope = run.in_scope_paths.clone().unwrap_or_default();
+    let mut g = gates::premerge_gates(p, &run.repo_root, runs, (r.squash, pre), &in_scope);
+    g.push(Gate {
+        name: "review-jobs-closed".into(),
+        outcome: if r.open_review_jobs == 0 {
+            Outcome::Pass
+        } else {
+            Outcome::Fail
+        },
+        detail: format!("{} open review jobs", r.open_review_jobs),
+    });
     if !work_nodes.is_empty() {
         g.push(nodes_vouch(work_nodes, shipped.as_ref(), ctx));
+    }
+    if let Some(gate) = shipped
+        .as_ref()
+        .zip(history.as_ref())
+        .and_then(|(s, h)| history::gate(s, h, work_nodes, placed()))
+    {
+        g.push(gate);
     }
     let kept: Vec<String> = work_nodes
         .iter()
@@ -141,6 +167,8 @@ pub(super) fn decide_pre_merge(
             shipped: shipped.clone(),
             vouched: shipped.filter(|_| !work_nodes.is_empty()),
             work_nodes: kept.clone(),
+            // The merge re-applies the rule on these readings.
+            history,
         },
         // Not reached: a passing `tip-read` gate read a full commit id.
         (None, None) => Event::PreMergeStopped {
@@ -160,33 +188,6 @@ pub(super) fn decide_pre_merge(
             work_nodes: kept.clone(),
         },
     }])
-}
-
-/// The nodes a pre-merge checks: every node an earlier pre-merge of the run named,
-/// then the new ones this one names (each once).
-pub(in crate::ship) fn kept_nodes(kept: &[String], named: &[String]) -> Vec<String> {
-    let mut out = kept.to_vec();
-    for n in named {
-        if !out.contains(n) {
-            out.push(n.clone());
-        }
-    }
-    out
-}
-
-/// The work nodes whose last dispatch was to `worktree` (the engine scanned every
-/// node ever dispatched, `Sieve::PlacedNodes`): their work is in the tree a run
-/// ships. An escalated one among them too: it vouches for nothing, so it stops
-/// the run as it does named (found by a hostile pass: an agent could spend the
-/// remediation budget on purpose, escalate, and ship the failed work unnamed).
-pub(in crate::ship) fn linked_nodes(worktree: &str, ctx: &Context) -> Vec<String> {
-    ctx.scanned(crate::reads::Sieve::PlacedNodes)
-        .filter(|r| {
-            matches!(&r.fact, Some(Fact::WorkNode { tree: Some(t), .. })
-                if t.trim_end_matches('/') == worktree.trim_end_matches('/'))
-        })
-        .map(|r| r.stream.clone())
-        .collect()
 }
 
 /// `work-nodes-verified`: every named node (read by the engine) vouches for the
@@ -280,6 +281,8 @@ mod tests {
                     worker: None,
                     tree: None,
                     repository: None,
+                    failed: vec![],
+                    latest: None,
                 }),
                 rules: None,
             })

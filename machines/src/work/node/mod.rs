@@ -94,8 +94,11 @@ impl Machine for WorkNode {
     /// v4: the worker tree is named as git prints its top level
     /// (`worktree-toplevel`): a symlink or a directory inside it is refused, so
     /// every lifecycle compares one spelling.
-    const RULES_VERSION: u32 = 4;
-    const RETIRED_RULES: &'static [u32] = &[1, 2, 3];
+    /// v5: the node's fact names the commits whose latest verification failed
+    /// and the commit of its latest verification (a ship run reads whether the
+    /// commit it ships holds a node's failed work).
+    const RULES_VERSION: u32 = 5;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4];
 
     fn verdict(_state: &State, events: &[Event]) -> crate::Verdict {
         super::verdict::verdict(events)
@@ -144,9 +147,9 @@ impl Machine for WorkNode {
         Some(crate::reads::Fact::WorkNode {
             stage: state.name().to_owned(),
             verified: latest
-                .into_iter()
+                .iter()
                 .filter(|(_, passed)| *passed)
-                .map(|(c, _)| c.clone())
+                .map(|(c, _)| (*c).clone())
                 .collect(),
             // Only a dispatch cairn observed names its repository (an older
             // record's fact is unchanged: no `worker`).
@@ -161,6 +164,12 @@ impl Machine for WorkNode {
             },
             tree: run.worktree.as_ref().map(|t| t.to_string()),
             repository: run.repository.as_ref().map(|r| r.to_string()),
+            failed: latest
+                .iter()
+                .filter(|(_, passed)| !*passed)
+                .map(|(c, _)| (*c).clone())
+                .collect(),
+            latest: run.verifications.last().map(|v| v.commit.clone()),
         })
     }
 
