@@ -71,6 +71,7 @@ mod saga_mint;
 mod saga_observed;
 mod saga_properties;
 mod saga_qa;
+mod saga_race;
 mod ship;
 mod ship_merge;
 mod ship_names;

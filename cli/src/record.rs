@@ -159,6 +159,7 @@ impl RecordedAny {
 
 /// The caller's input to a verb whose command also carries what cairn observed
 /// while serving it: what the idempotency key stands for (see the module docs).
+#[derive(Clone)]
 pub struct Request {
     verb: String,
     text: String,

@@ -132,38 +132,61 @@ pub fn run(verb: &SagaCommand, db: &Db, options: &Options) -> Result<Done, Failu
                 print_gates(saga_id, &done);
                 return Ok(Done::Recorded(done.outcome));
             }
-            let handed = from
-                .as_deref()
-                .map(|f| observed::handed_by(&rec, f))
-                .transpose()?;
-            let reviewed_sha = match (reviewed_sha.as_deref(), handed) {
-                (Some(typed), _) => typed.to_owned(),
-                (None, Some(Some(handed))) => handed,
-                _ => {
-                    return Err(input(
-                        "from",
-                        cairn::machines::reads::JOURNAL_AGREES,
-                        &format!(
-                            "`{}` has handed nothing to code review (the journal holds no green iteration of it)",
-                            from.as_deref().unwrap_or_default()
-                        ),
-                    ))
+            // A revision taken from the loop (none typed) is read again when the
+            // decision, reading the loop itself, refuses it: the loop handed another
+            // revision in between (found: losing that race exited 2, as if the
+            // caller had typed a wrong one). A few such rounds, then the refusal.
+            let mut attempts = 0;
+            loop {
+                let handed = from
+                    .as_deref()
+                    .map(|f| observed::handed_by(&rec, f))
+                    .transpose()?;
+                let sha = match (reviewed_sha.as_deref(), &handed) {
+                    (Some(typed), _) => typed.to_owned(),
+                    (None, Some(Some(handed))) => handed.clone(),
+                    _ => {
+                        return Err(input(
+                            "from",
+                            cairn::machines::reads::JOURNAL_AGREES,
+                            &format!(
+                                "`{}` has handed nothing to code review (the journal holds no green iteration of it)",
+                                from.as_deref().unwrap_or_default()
+                            ),
+                        ))
+                    }
+                };
+                let command = Command::Review {
+                    review: gates::Review {
+                        outcome,
+                        reviewed_sha: full_commit(
+                            "reviewed_sha",
+                            "full-sha",
+                            "the full reviewed SHA",
+                            &sha,
+                        )?,
+                    },
+                    from: from.clone(),
+                };
+                match gate_verb(
+                    &rec,
+                    saga_id,
+                    Step::new(&s, &command).request(request.clone()),
+                ) {
+                    Err(Failure::Cairn(cairn::Error::Rejected(_)))
+                        if reviewed_sha.is_none()
+                            && attempts < 5
+                            && from
+                                .as_deref()
+                                .map(|f| observed::handed_by(&rec, f))
+                                .transpose()?
+                                != handed =>
+                    {
+                        attempts += 1;
+                    }
+                    done => return done,
                 }
-            };
-            let reviewed_sha = full_commit(
-                "reviewed_sha",
-                "full-sha",
-                "the full reviewed SHA",
-                &reviewed_sha,
-            )?;
-            let command = Command::Review {
-                review: gates::Review {
-                    outcome,
-                    reviewed_sha,
-                },
-                from: from.clone(),
-            };
-            gate_verb(&rec, saga_id, Step::new(&s, &command).request(request))
+            }
         }
         SagaCommand::Override {
             saga_id,
