@@ -170,13 +170,40 @@ impl<M: Machine> Face for Typed<M> {
     }
 }
 
-/// Reads `M`'s command from JSON; an error names the field and the rule it broke.
-/// serde reads a tagged enum's fields through a buffer that keeps no path, so the
-/// field is the one serde's message names (a missing or unknown field), else `$`
-/// (the document), with serde's message saying what was expected.
-fn read_command<T: serde::de::DeserializeOwned>(command: &Value) -> Result<T, Error> {
+/// Reads `M`'s command from JSON; an error names the field (as a path from the
+/// document: `review.outcome`, `runs[2].argv`) and the rule it broke.
+///
+/// serde reads a tagged enum's fields through a buffer that keeps no path, so
+/// the field is found by asking the decoder itself (`command_path`); a missing field
+/// is the one serde's message names.
+fn read_command<T: serde::de::DeserializeOwned + serde::Serialize>(
+    command: &Value,
+) -> Result<T, Error> {
+    let read = read_strict::<T>(command)?;
+    match crate::command_path::ignored::<T>(command, &read) {
+        Some(field) => Err(Error::BadCommand {
+            message: format!(
+                "unknown field `{}`: the command has no such field here",
+                field.rsplit('.').next().unwrap_or(&field)
+            ),
+            field,
+            rule: "unknown-field",
+        }),
+        None => Ok(read),
+    }
+}
+
+fn read_strict<T: serde::de::DeserializeOwned>(command: &Value) -> Result<T, Error> {
     serde_json::from_value(command.clone()).map_err(|e| {
-        let mut message = e.to_string();
+        let raw = e.to_string();
+        let located = match raw.strip_prefix("missing field `") {
+            Some(rest) => rest
+                .split('`')
+                .next()
+                .and_then(|k| crate::command_path::locate_missing::<T>(command, &raw, k)),
+            None => crate::command_path::locate::<T>(command, &raw),
+        };
+        let mut message = raw;
         // serde names the Rust type of a tagged command (`internally tagged enum
         // Command`): say what the document must be instead.
         if let Some(at) = message.find("internally tagged enum") {
@@ -190,20 +217,20 @@ fn read_command<T: serde::de::DeserializeOwned>(command: &Value) -> Result<T, Er
                 .map_or_else(|| "$".to_owned(), str::to_owned)
         };
         let (field, rule) = if message.starts_with("missing field") {
-            (named(), "required")
+            (located.unwrap_or_else(named), "required")
         } else if message.starts_with("unknown field") {
-            (named(), "unknown-field")
+            (located.unwrap_or_else(named), "unknown-field")
         } else if message.starts_with("unknown variant") {
-            // An unknown command names the tag; another enum's value, the document.
+            // An unknown command names the tag; another enum's value, its place.
             let tag = command.get("command").and_then(Value::as_str);
             let field = if tag.is_some() && tag == message.split('`').nth(1) {
-                "command"
+                "command".to_owned()
             } else {
-                "$"
+                located.unwrap_or_else(|| "$".to_owned())
             };
-            (field.to_owned(), "unknown-variant")
+            (field, "unknown-variant")
         } else {
-            ("$".to_owned(), "type")
+            (located.unwrap_or_else(|| "$".to_owned()), "type")
         };
         Error::BadCommand {
             field,

@@ -98,6 +98,7 @@
 pub mod any;
 pub mod audit;
 mod clock;
+mod command_path;
 pub mod engine;
 pub mod error;
 pub mod observe;

@@ -127,7 +127,29 @@ fn bad_input_names_the_field_and_rule_and_writes_nothing() {
     let before = j.bytes();
     for (doc, field, rule) in [
         (r#"{"command":"adjust"}"#, "directive", "required"),
-        (r#"{"command":"adjust","directive":7}"#, "$", "type"),
+        (r#"{"command":"adjust","directive":7}"#, "directive", "type"),
+        // Inside a command, the path from the document (serde's tagged enums
+        // keep none: the decoder itself is asked where its error arises).
+        (
+            r#"{"command":"review","review":{"outcome":"maybe","reviewed_sha":"0000000000000000000000000000000000000000"}}"#,
+            "review.outcome",
+            "unknown-variant",
+        ),
+        (
+            r#"{"command":"review","review":{"outcome":"accepted","reviewed_sha":7}}"#,
+            "review.reviewed_sha",
+            "type",
+        ),
+        (
+            r#"{"command":"review","review":{"outcome":"accepted"}}"#,
+            "review.reviewed_sha",
+            "required",
+        ),
+        (
+            r#"{"command":"review","review":{"outcome":"accepted","reviewed_sha":"0000000000000000000000000000000000000000","why":1}}"#,
+            "review.why",
+            "unknown-field",
+        ),
         (
             r#"{"command":"adjust","directive":"drain","extra":1}"#,
             "extra",

@@ -1,0 +1,333 @@
+//! Where in a JSON command the decoder's error arises, and which entries it
+//! ignored. serde reads an internally tagged enum's fields through a buffer
+//! that keeps no path (`serde_path_to_error` and `serde_ignored` see only the
+//! buffer), so cairn asks the decoder itself: it decodes probes of the
+//! document — an entry removed, added or replaced — and compares the answers.
+//! Only on the error path of a caller's JSON (`cairn exec`), never on a
+//! recorded one.
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::{json, Value};
+
+/// One step of a path into a JSON document.
+#[derive(Clone)]
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// Where in `doc` the decoder's error `message` arises: the deepest value whose
+/// removal makes the error go away or change. serde raises a bad value, an
+/// unknown field or an unknown variant while it walks a struct's entries, before
+/// it checks for missing ones, so removing a sound entry leaves the same error
+/// and removing the faulty one changes it (to another error, a missing field,
+/// or none). `None` when no entry of the document is at fault alone (the
+/// document itself is the wrong type); the `command` tag is never removed.
+pub(crate) fn locate<T: DeserializeOwned>(doc: &Value, message: &str) -> Option<String> {
+    let same = |probe: Value| matches!(serde_json::from_value::<T>(probe), Err(e) if e.to_string() == message);
+    let mut path: Vec<Step> = vec![];
+    loop {
+        let here = path.iter().try_fold(doc, |v, s| match s {
+            Step::Key(k) => v.get(k),
+            Step::Index(i) => v.get(*i),
+        })?;
+        let children: Vec<Step> = match here {
+            Value::Object(m) => m
+                .keys()
+                .filter(|k| !(path.is_empty() && k.as_str() == "command"))
+                .map(|k| Step::Key(k.clone()))
+                .collect(),
+            Value::Array(a) => (0..a.len()).map(Step::Index).collect(),
+            _ => break,
+        };
+        let culprit = children.into_iter().find(|child| {
+            let mut probe = doc.clone();
+            let parent = path.iter().try_fold(&mut probe, |v, s| match s {
+                Step::Key(k) => v.get_mut(k),
+                Step::Index(i) => v.get_mut(*i),
+            });
+            match (parent, child) {
+                (Some(Value::Object(m)), Step::Key(k)) => {
+                    m.remove(k);
+                }
+                (Some(Value::Array(a)), Step::Index(i)) => {
+                    a.remove(*i);
+                }
+                _ => return false,
+            }
+            !same(probe)
+        });
+        match culprit {
+            Some(step) => path.push(step),
+            None => break,
+        }
+    }
+    (!path.is_empty()).then(|| render(&path))
+}
+
+/// Where the field `key` that the decoder's error `message` says is missing
+/// belongs: the first object (the document first, then breadth-first) where
+/// adding `key` changes the error into anything but that object refusing it as
+/// unknown. serde checks missing fields after a struct's entries, so only the
+/// struct that needs `key` answers differently.
+pub(crate) fn locate_missing<T: DeserializeOwned>(
+    doc: &Value,
+    message: &str,
+    key: &str,
+) -> Option<String> {
+    let unknown = format!("unknown field `{key}`");
+    let mut queue: std::collections::VecDeque<Vec<Step>> = [vec![]].into();
+    while let Some(path) = queue.pop_front() {
+        let mut probe = doc.clone();
+        let Some(here) = path.iter().try_fold(&mut probe, |v, s| match s {
+            Step::Key(k) => v.get_mut(k),
+            Step::Index(i) => v.get_mut(*i),
+        }) else {
+            continue;
+        };
+        match here {
+            Value::Object(m) => {
+                for (k, v) in m.iter() {
+                    if v.is_object() || v.is_array() {
+                        queue.push_back(extend(&path, Step::Key(k.clone())));
+                    }
+                }
+                if !m.contains_key(key) {
+                    m.insert(key.to_owned(), Value::Null);
+                    match serde_json::from_value::<T>(probe) {
+                        Err(e)
+                            if e.to_string() == message || e.to_string().starts_with(&unknown) => {}
+                        _ => return Some(render(&extend(&path, Step::Key(key.to_owned())))),
+                    }
+                }
+            }
+            Value::Array(a) => {
+                for (i, v) in a.iter().enumerate() {
+                    if v.is_object() || v.is_array() {
+                        queue.push_back(extend(&path, Step::Index(i)));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+fn extend(path: &[Step], step: Step) -> Vec<Step> {
+    let mut out: Vec<Step> = path.iter().map(Step::clone).collect();
+    out.push(step);
+    out
+}
+
+/// A path as the errors spell it: `review.outcome`, `runs[2].argv`.
+fn render(path: &[Step]) -> String {
+    let mut out = String::new();
+    for step in path {
+        match step {
+            Step::Key(k) if out.is_empty() => out.push_str(k),
+            Step::Key(k) => {
+                out.push('.');
+                out.push_str(k);
+            }
+            Step::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    out
+}
+
+/// The first entry of `doc` the decoder ignored (a field none of the command's
+/// types has, nested where `deny_unknown_fields` does not reach): one whose
+/// value, replaced by a boolean, a string or a number, decodes each time to the
+/// very command `read` is. A field the command has refuses one of them or
+/// decodes to another command. The `command` tag is its own.
+pub(crate) fn ignored<T: DeserializeOwned + Serialize>(doc: &Value, read: &T) -> Option<String> {
+    let decoded = serde_json::to_value(read).ok()?;
+    let mut queue: std::collections::VecDeque<Vec<Step>> = [vec![]].into();
+    while let Some(path) = queue.pop_front() {
+        let here = path.iter().try_fold(doc, |v, s| match s {
+            Step::Key(k) => v.get(k),
+            Step::Index(i) => v.get(*i),
+        })?;
+        match here {
+            Value::Object(m) => {
+                for (k, v) in m {
+                    if path.is_empty() && k == "command" {
+                        continue;
+                    }
+                    let at = extend(&path, Step::Key(k.clone()));
+                    let unheard = [json!(true), json!("\u{1}"), json!(0.5)].into_iter().all(|probe| {
+                        let mut doc = doc.clone();
+                        if let Some(slot) = at.iter().try_fold(&mut doc, |v, s| match s {
+                            Step::Key(k) => v.get_mut(k),
+                            Step::Index(i) => v.get_mut(*i),
+                        }) {
+                            *slot = probe;
+                        }
+                        matches!(serde_json::from_value::<T>(doc).map(|t| serde_json::to_value(t).ok()), Ok(Some(v)) if v == decoded)
+                    });
+                    if unheard {
+                        return Some(render(&at));
+                    }
+                    if v.is_object() || v.is_array() {
+                        queue.push_back(at);
+                    }
+                }
+            }
+            Value::Array(a) => {
+                for (i, v) in a.iter().enumerate() {
+                    if v.is_object() || v.is_array() {
+                        queue.push_back(extend(&path, Step::Index(i)));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde::Deserialize;
+
+    /// A command shaped as the machines' are: internally tagged, strict at the
+    /// top, lenient inside (no `deny_unknown_fields`), optional and defaulted
+    /// fields, a list of structs and a nested enum.
+    #[derive(Debug, Serialize, Deserialize)]
+    #[serde(tag = "command", rename_all = "kebab-case", deny_unknown_fields)]
+    enum Cmd {
+        Go {
+            inner: Inner,
+            list: Vec<Inner>,
+            #[serde(default)]
+            note: Option<String>,
+        },
+    }
+
+    #[derive(Debug, Serialize, Deserialize)]
+    struct Inner {
+        n: u32,
+        #[serde(default)]
+        flag: bool,
+        name: Option<String>,
+        kind: Kind,
+    }
+
+    #[derive(Debug, Serialize, Deserialize)]
+    #[serde(rename_all = "kebab-case")]
+    enum Kind {
+        Plain,
+        Fancy,
+    }
+
+    fn inner(i: u32) -> Value {
+        json!({"n": i, "flag": i % 2 == 0, "name": "x", "kind": "plain"})
+    }
+
+    fn doc(len: usize) -> Value {
+        json!({
+            "command": "go",
+            "inner": inner(0),
+            "list": (0..len as u32).map(inner).collect::<Vec<_>>(),
+            "note": "n",
+        })
+    }
+
+    /// The path of every leaf of an `Inner` at `at`, with a value of the wrong type.
+    fn wrong(at: &str) -> Vec<(String, Value)> {
+        vec![
+            (format!("{at}.n"), json!("seven")),
+            (format!("{at}.flag"), json!(3)),
+            (format!("{at}.name"), json!([1])),
+            (format!("{at}.kind"), json!("odd")),
+        ]
+    }
+
+    fn set(doc: &mut Value, path: &str, value: Value) {
+        let mut here = doc;
+        for part in path.split('.') {
+            here = match part.split_once('[') {
+                Some((key, index)) => {
+                    let i: usize = index.trim_end_matches(']').parse().expect("an index");
+                    &mut here[key][i]
+                }
+                None => &mut here[part],
+            };
+        }
+        *here = value;
+    }
+
+    fn error_at(doc: &Value) -> Option<String> {
+        let e = serde_json::from_value::<Cmd>(doc.clone()).err()?;
+        let raw = e.to_string();
+        match raw.strip_prefix("missing field `") {
+            Some(rest) => locate_missing::<Cmd>(doc, &raw, rest.split('`').next()?),
+            None => locate::<Cmd>(doc, &raw),
+        }
+    }
+
+    proptest! {
+        /// A value of the wrong type anywhere is named by its path.
+        #[test]
+        fn a_bad_value_is_named_by_its_path(len in 1usize..4, pick in 0usize..64, leaf in 0usize..4) {
+            let at = match pick % (len + 1) {
+                0 => "inner".to_owned(),
+                i => format!("list[{}]", i - 1),
+            };
+            let (path, value) = wrong(&at).swap_remove(leaf);
+            let mut d = doc(len);
+            set(&mut d, &path, value);
+            prop_assert_eq!(error_at(&d), Some(path));
+        }
+
+        /// A required field left out is named by its path.
+        #[test]
+        fn a_missing_field_is_named_by_its_path(len in 1usize..4, pick in 0usize..64, key in 0usize..2) {
+            let key = ["n", "kind"][key];
+            let mut d = doc(len);
+            let at = match pick % (len + 1) {
+                0 => {
+                    d["inner"].as_object_mut().expect("an object").remove(key);
+                    "inner".to_owned()
+                }
+                i => {
+                    d["list"][i - 1].as_object_mut().expect("an object").remove(key);
+                    format!("list[{}]", i - 1)
+                }
+            };
+            // serde names the first missing field it meets: the inner one
+            // first, then the list's, in the document's order.
+            prop_assert_eq!(error_at(&d), Some(format!("{at}.{key}")));
+        }
+
+        /// An entry no type has, at any depth, is named by its path; a sound
+        /// document has none.
+        #[test]
+        fn an_ignored_entry_is_named_by_its_path(len in 1usize..4, pick in 0usize..64) {
+            let sound = doc(len);
+            let read: Cmd = serde_json::from_value(sound.clone()).expect("a sound command");
+            prop_assert_eq!(ignored::<Cmd>(&sound, &read), None);
+            let at = match pick % (len + 1) {
+                0 => "inner".to_owned(),
+                i => format!("list[{}]", i - 1),
+            };
+            let mut d = sound;
+            set(&mut d, &format!("{at}.typo"), json!(1));
+            let read: Cmd = serde_json::from_value(d.clone()).expect("ignored, not refused");
+            prop_assert_eq!(ignored::<Cmd>(&d, &read), Some(format!("{at}.typo")));
+        }
+    }
+
+    #[test]
+    fn the_document_itself_has_no_path() {
+        assert_eq!(error_at(&json!("go")), None);
+        assert_eq!(
+            error_at(&json!({"command": "go", "inner": 1, "list": [], "note": null})),
+            Some("inner".into())
+        );
+    }
+}
