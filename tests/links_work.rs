@@ -70,7 +70,7 @@ impl Node {
     }
 
     /// `plan`, then `dispatch` into worktree `wt` at its HEAD: the node's stream.
-    fn dispatched_to(&self, r: &Repo, wt: &std::path::Path) -> String {
+    pub(crate) fn dispatched_to(&self, r: &Repo, wt: &std::path::Path) -> String {
         self.work(r, "plan", &[]);
         let base = git(wt, &["rev-parse", "HEAD"]);
         let wt = wt.to_str().unwrap().to_owned();
@@ -98,7 +98,7 @@ impl Node {
     }
 
     /// `work verify` of worktree `wt` at `commit`, in session `s1`: the state after.
-    fn verify_in(&self, r: &Repo, wt: &std::path::Path, commit: &str) -> String {
+    pub(crate) fn verify_in(&self, r: &Repo, wt: &std::path::Path, commit: &str) -> String {
         let wt = wt.to_str().unwrap().to_owned();
         let v = self.work(
             r,
@@ -116,7 +116,7 @@ impl Node {
     }
 
     /// The criterion fails from now on (`true`) or passes again (`false`).
-    fn failing(&self, fail: bool) {
+    pub(crate) fn failing(&self, fail: bool) {
         let flag = std::path::Path::new(&self.spec).with_file_name("fail");
         if fail {
             std::fs::write(flag, "").unwrap();

@@ -41,6 +41,7 @@ mod harness_work;
 mod idempotency;
 mod journal;
 mod links;
+mod links_history;
 mod links_work;
 mod names;
 mod observer;

@@ -213,13 +213,11 @@ pub fn report_verb(
                             Some(engine) => engine.scan(Sieve::PlacedNodes)?,
                             None => vec![],
                         };
-                        let w = p.worktree_path.as_str();
-                        let repository = history::repository(w, &runs);
                         let linked = history::ship_nodes(&run, work_nodes, placed.iter());
+                        let tip = gates::premerge_tip(p, &runs);
                         runs.extend(run_all(&history::plan(
-                            w,
-                            &shipped,
-                            repository.as_deref(),
+                            &p.worktree_path,
+                            &history::targets(&shipped, tip.as_ref()),
                             &linked,
                             placed.iter(),
                         )));

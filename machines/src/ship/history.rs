@@ -1,26 +1,33 @@
-//! `failed-work-absent` (ship rules 8): the commit a run ships holds no work a
-//! node outside the run failed on, or stands unvouched on.
+//! `failed-work-absent` (ship rules 8): the commit a run ships, and the tip it
+//! merges, hold no work a node outside the run failed on or stands unvouched on.
 //!
 //! The nodes placed in the run's worktree ship with it and must vouch for exactly
 //! the commit shipped (`work-nodes-verified`). A node placed elsewhere vouches for
 //! nothing the run ships, but its work can still reach the run: a branch reset to
-//! an escalated node's commit, a merge of a sibling worktree (found by a hostile
-//! pass: a node escalated in another worktree, and its failed commit shipped).
-//! So pre-merge reads, in the run's worktree, whether the shipped commit holds
-//! each such commit (`git merge-base --is-ancestor`), and stops when it does:
+//! an escalated node's commit, a merge of a sibling worktree, a commit fetched from
+//! the clone a node worked in (found by hostile passes). So pre-merge reads, in the
+//! run's worktree, whether the shipped commit — and the tip, when a squash makes
+//! them two — holds each such commit, and stops when one does:
 //!
-//! * a node that stands outside a vouching stage (escalated, rejected, sent back
-//!   to its worker): any commit it verified or failed on;
+//! * a node that does not vouch — outside a vouching stage, or whose latest
+//!   verification failed (a `merged` or `done` node re-verified to a failure stays
+//!   in its stage): any commit it verified or failed on;
 //! * a node that vouches (its latest verification passed) but failed on a commit
 //!   before: that commit, unless the shipped commit also holds the node's latest
 //!   verified commit, and that commit holds the failed one (the fix came after
 //!   the failure and ships with it).
 //!
-//! A reading git could not answer is `unknown`, and stops the run as a failure
-//! does. Nodes whose recorded repository is another one are not read (their
-//! commits are another repository's); a node whose repository cairn never read
-//! is. The merge re-applies the rule to the nodes as they stand then, on the
-//! readings pre-merge recorded: a pair it never read refuses the merge.
+//! Commits are read by id, in the run's repository, whatever repository the node
+//! was placed in: a commit the repository does not have (`git cat-file -e`) is
+//! held by nothing in it. A shallow repository hides ancestry (a `shallow` file
+//! any worktree can write), so there every reading is `unknown`; so is a reading
+//! git could not answer, and `unknown` stops the run as a failure does. The merge
+//! re-applies the rule to the nodes as they stand then, on the readings pre-merge
+//! recorded: a pair it never read refuses the merge.
+//!
+//! Out of reach, by design: work cairn never saw (a node dispatched and never
+//! verified has no commit on record) and the same change under another id (a
+//! cherry-pick).
 
 use serde::{Deserialize, Serialize};
 
@@ -33,20 +40,20 @@ use super::gates::{Gate, Runs};
 /// The gate's name.
 pub const GATE: &str = "failed-work-absent";
 
-/// What a passing pre-merge read of the shipped commit's history: the run's
-/// repository as it read it, and each ancestry it read.
+/// What a passing pre-merge read of the history of the commits it merges.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct History {
-    /// The worktree's git common dir, as pre-merge read it (none: unread).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub repository: Option<String>,
+    /// The commits read: the shipped commit, then the tip when it differs (a
+    /// squash).
+    pub targets: Vec<FullCommit>,
     /// The ancestries read.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub read: Vec<Holds>,
 }
 
 /// One ancestry reading: whether `descendant` holds `ancestor` (`pass`: it does;
-/// `fail`: it does not; `unknown`: git could not tell).
+/// `fail`: it does not, or the repository has no such commit; `unknown`: git
+/// could not tell, or the repository is shallow).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Holds {
     pub ancestor: FullCommit,
@@ -54,7 +61,7 @@ pub struct Holds {
     pub outcome: Outcome,
 }
 
-/// A node outside the run whose work the shipped commit must not hold.
+/// A node outside the run whose work the commits merged must not hold.
 struct Suspect<'a> {
     node: &'a str,
     stage: &'a str,
@@ -64,22 +71,16 @@ struct Suspect<'a> {
 }
 
 impl Suspect<'_> {
+    /// In a vouching stage, on a latest verification that passed.
     fn vouches(&self) -> bool {
         VOUCHING_STAGES.contains(&self.stage)
+            && self.latest.is_some_and(|l| self.verified.contains(l))
     }
 }
 
-fn same_path(a: &str, b: &str) -> bool {
-    a.trim_end_matches('/') == b.trim_end_matches('/')
-}
-
-/// The placed nodes (`Sieve::PlacedNodes`) outside `linked`, in `repository` (or
-/// in one cairn never read), that failed on a commit or stand unvouched on one.
-fn suspects<'a>(
-    repository: Option<&str>,
-    linked: &[String],
-    placed: impl Iterator<Item = &'a Read>,
-) -> Vec<Suspect<'a>> {
+/// The placed nodes (`Sieve::PlacedNodes`) outside `linked` that failed on a
+/// commit or do not vouch for one they verified.
+fn suspects<'a>(linked: &[String], placed: impl Iterator<Item = &'a Read>) -> Vec<Suspect<'a>> {
     placed
         .filter(|r| !linked.contains(&r.stream))
         .filter_map(|r| match &r.fact {
@@ -88,11 +89,8 @@ fn suspects<'a>(
                 verified,
                 failed,
                 latest,
-                repository: theirs,
                 ..
             }) => {
-                let elsewhere =
-                    matches!((repository, theirs), (Some(a), Some(b)) if !same_path(a, b));
                 let s = Suspect {
                     node: &r.stream,
                     stage,
@@ -100,8 +98,7 @@ fn suspects<'a>(
                     failed,
                     latest: latest.as_ref(),
                 };
-                let suspect = !s.failed.is_empty() || (!s.vouches() && !s.verified.is_empty());
-                (suspect && !elsewhere).then_some(s)
+                (!s.failed.is_empty() || (!s.vouches() && !s.verified.is_empty())).then_some(s)
             }
             _ => None,
         })
@@ -109,7 +106,7 @@ fn suspects<'a>(
 }
 
 /// The ancestries to read, `(ancestor, descendant)`, each once, in order.
-fn pairs(shipped: &FullCommit, suspects: &[Suspect<'_>]) -> Vec<(FullCommit, FullCommit)> {
+fn pairs(targets: &[FullCommit], suspects: &[Suspect<'_>]) -> Vec<(FullCommit, FullCommit)> {
     let mut out: Vec<(FullCommit, FullCommit)> = vec![];
     let mut add = |a: &FullCommit, d: &FullCommit| {
         if !out.iter().any(|(x, y)| x == a && y == d) {
@@ -119,19 +116,63 @@ fn pairs(shipped: &FullCommit, suspects: &[Suspect<'_>]) -> Vec<(FullCommit, Ful
     for s in suspects {
         if s.vouches() {
             for f in s.failed {
-                add(f, shipped);
                 if let Some(l) = s.latest {
-                    add(l, shipped);
                     add(f, l);
+                }
+                for t in targets {
+                    add(f, t);
+                    if let Some(l) = s.latest {
+                        add(l, t);
+                    }
                 }
             }
         } else {
             for c in s.verified.iter().chain(s.failed) {
-                add(c, shipped);
+                for t in targets {
+                    add(c, t);
+                }
             }
         }
     }
     out
+}
+
+/// The commits a pre-merge reads the history of: the shipped commit, and the tip
+/// when it differs.
+pub fn targets(shipped: &FullCommit, tip: Option<&FullCommit>) -> Vec<FullCommit> {
+    let mut out = vec![shipped.clone()];
+    if let Some(t) = tip.filter(|t| *t != shipped) {
+        out.push(t.clone());
+    }
+    out
+}
+
+/// `git -C WORKTREE rev-parse --is-shallow-repository`.
+fn shallow_argv(worktree: &str) -> Vec<String> {
+    git::git(worktree, &["rev-parse", "--is-shallow-repository"])
+}
+
+/// `git -C WORKTREE cat-file -e --end-of-options COMMIT`: 0 the repository has
+/// it, 1 it does not.
+fn present_argv(worktree: &str, commit: &FullCommit) -> Vec<String> {
+    git::git(
+        worktree,
+        &["cat-file", "-e", "--end-of-options", commit.as_str()],
+    )
+}
+
+/// `git -C WORKTREE merge-base --is-ancestor --end-of-options ANCESTOR DESCENDANT`.
+fn holds_argv(worktree: &str, ancestor: &FullCommit, descendant: &FullCommit) -> Vec<String> {
+    git::git(
+        worktree,
+        &[
+            "merge-base",
+            "--is-ancestor",
+            "--end-of-options",
+            ancestor.as_str(),
+            descendant.as_str(),
+        ],
+    )
 }
 
 /// The nodes a pre-merge checks: every node an earlier pre-merge of the run named,
@@ -175,66 +216,53 @@ pub fn ship_nodes<'a>(
     )
 }
 
-/// `git -C WORKTREE merge-base --is-ancestor --end-of-options ANCESTOR DESCENDANT`.
-pub fn holds_argv(worktree: &str, ancestor: &FullCommit, descendant: &FullCommit) -> Vec<String> {
-    git::git(
-        worktree,
-        &[
-            "merge-base",
-            "--is-ancestor",
-            "--end-of-options",
-            ancestor.as_str(),
-            descendant.as_str(),
-        ],
-    )
-}
-
-/// `git -C WORKTREE rev-parse --path-format=absolute --git-common-dir`: the
-/// run's repository (the first reading of every isolation check).
-pub fn repository_argv(worktree: &str) -> Vec<String> {
-    git::git(
-        worktree,
-        &["rev-parse", "--path-format=absolute", "--git-common-dir"],
-    )
-}
-
-/// The repository a step's runs read (`repository_argv`), if they did.
-pub fn repository(worktree: &str, runs: &[CommandRun]) -> Option<String> {
-    Runs(runs).line(&repository_argv(worktree))
-}
-
-/// The runs a pre-merge makes after its plan, once it has read the shipped
-/// commit and the repository: one ancestry reading per pair the rule needs.
+/// The runs a pre-merge makes after its plan, once it has read the commits it
+/// merges: whether the repository is shallow, then for each commit to look for
+/// whether the repository has it, then each ancestry the rule needs.
 pub fn plan<'a>(
     worktree: &str,
-    shipped: &FullCommit,
-    repository: Option<&str>,
+    targets: &[FullCommit],
     linked: &[String],
     placed: impl Iterator<Item = &'a Read>,
 ) -> Vec<Vec<String>> {
-    pairs(shipped, &suspects(repository, linked, placed))
-        .iter()
-        .map(|(a, d)| holds_argv(worktree, a, d))
-        .collect()
+    let pairs = pairs(targets, &suspects(linked, placed));
+    if pairs.is_empty() {
+        return vec![];
+    }
+    let mut plan = vec![shallow_argv(worktree)];
+    for (a, _) in &pairs {
+        let argv = present_argv(worktree, a);
+        if !plan.contains(&argv) {
+            plan.push(argv);
+        }
+    }
+    plan.extend(pairs.iter().map(|(a, d)| holds_argv(worktree, a, d)));
+    plan
 }
 
 /// The readings `runs` hold for the pairs the rule needs (a pair not run is
 /// `unknown`).
 pub fn read<'a>(
     worktree: &str,
-    shipped: &FullCommit,
-    repository: Option<&str>,
+    targets: &[FullCommit],
     linked: &[String],
     placed: impl Iterator<Item = &'a Read>,
     runs: &[CommandRun],
 ) -> History {
-    let read = pairs(shipped, &suspects(repository, linked, placed))
+    let r = Runs(runs);
+    let deep = r.line(&shallow_argv(worktree)).as_deref() == Some("false");
+    let read = pairs(targets, &suspects(linked, placed))
         .into_iter()
         .map(|(ancestor, descendant)| {
-            let outcome = match Runs(runs).yes_no(&holds_argv(worktree, &ancestor, &descendant)) {
-                Some(true) => Outcome::Pass,
-                Some(false) => Outcome::Fail,
-                None => Outcome::Unknown,
+            let outcome = match (deep, r.yes_no(&present_argv(worktree, &ancestor))) {
+                (false, _) | (_, None) => Outcome::Unknown,
+                (true, Some(false)) => Outcome::Fail,
+                (true, Some(true)) => match r.yes_no(&holds_argv(worktree, &ancestor, &descendant))
+                {
+                    Some(true) => Outcome::Pass,
+                    Some(false) => Outcome::Fail,
+                    None => Outcome::Unknown,
+                },
             };
             Holds {
                 ancestor,
@@ -244,19 +272,18 @@ pub fn read<'a>(
         })
         .collect();
     History {
-        repository: repository.map(str::to_owned),
+        targets: targets.to_vec(),
         read,
     }
 }
 
 /// The gate: none when no node outside the run has work to look for.
 pub fn gate<'a>(
-    shipped: &FullCommit,
     history: &History,
     linked: &[String],
     placed: impl Iterator<Item = &'a Read>,
 ) -> Option<Gate> {
-    let suspects = suspects(history.repository.as_deref(), linked, placed);
+    let suspects = suspects(linked, placed);
     if suspects.is_empty() {
         return None;
     }
@@ -268,43 +295,45 @@ pub fn gate<'a>(
             .map_or(Outcome::Unknown, |h| h.outcome)
     };
     let (mut failed, mut unknown) = (vec![], vec![]);
-    for s in &suspects {
-        if s.vouches() {
-            for f in s.failed {
-                match holds(f, shipped) {
-                    Outcome::Fail => {}
-                    Outcome::Unknown => unknown.push(format!(
-                        "whether the shipped commit holds {f}, where `{}` failed, could not be read",
-                        s.node
-                    )),
-                    Outcome::Pass => {
-                        let fixed = s.latest.map(|l| (l, holds(l, shipped), holds(f, l)));
-                        match fixed {
-                            Some((_, Outcome::Pass, Outcome::Pass)) => {}
-                            Some((l, Outcome::Fail, _) | (l, _, Outcome::Fail)) => failed.push(format!(
-                                "the shipped commit holds {f}, where `{}` failed, without its later verified commit {l} on top",
-                                s.node
-                            )),
-                            _ => unknown.push(format!(
-                                "the shipped commit holds {f}, where `{}` failed, and whether it holds the node's later verified work could not be read",
-                                s.node
-                            )),
+    for target in &history.targets {
+        for s in &suspects {
+            if s.vouches() {
+                for f in s.failed {
+                    match holds(f, target) {
+                        Outcome::Fail => {}
+                        Outcome::Unknown => unknown.push(format!(
+                            "whether {target} holds {f}, where `{}` failed, could not be read",
+                            s.node
+                        )),
+                        Outcome::Pass => {
+                            let fixed = s.latest.map(|l| (l, holds(l, target), holds(f, l)));
+                            match fixed {
+                                Some((_, Outcome::Pass, Outcome::Pass)) => {}
+                                Some((l, Outcome::Fail, _) | (l, _, Outcome::Fail)) => failed.push(format!(
+                                    "{target} holds {f}, where `{}` failed, without its later verified commit {l} on top",
+                                    s.node
+                                )),
+                                _ => unknown.push(format!(
+                                    "{target} holds {f}, where `{}` failed, and whether it holds the node's later verified work could not be read",
+                                    s.node
+                                )),
+                            }
                         }
                     }
                 }
-            }
-        } else {
-            for c in s.verified.iter().chain(s.failed) {
-                match holds(c, shipped) {
-                    Outcome::Fail => {}
-                    Outcome::Pass => failed.push(format!(
-                        "the shipped commit holds {c}, work of `{}`, which stands at `{}`",
-                        s.node, s.stage
-                    )),
-                    Outcome::Unknown => unknown.push(format!(
-                        "whether the shipped commit holds {c}, work of `{}` (at `{}`), could not be read",
-                        s.node, s.stage
-                    )),
+            } else {
+                for c in s.verified.iter().chain(s.failed) {
+                    match holds(c, target) {
+                        Outcome::Fail => {}
+                        Outcome::Pass => failed.push(format!(
+                            "{target} holds {c}, work of `{}`, which does not vouch for it (at `{}`)",
+                            s.node, s.stage
+                        )),
+                        Outcome::Unknown => unknown.push(format!(
+                            "whether {target} holds {c}, work of `{}` (at `{}`), could not be read",
+                            s.node, s.stage
+                        )),
+                    }
                 }
             }
         }
@@ -319,7 +348,7 @@ pub fn gate<'a>(
             GATE,
             Outcome::Pass,
             format!(
-                "the shipped commit holds no failed or unvouched work of {} node(s) outside the run",
+                "the commits merged hold no failed or unvouched work of {} node(s) outside the run",
                 suspects.len()
             ),
         )
@@ -341,7 +370,6 @@ mod tests {
         verified: &[char],
         failed: &[char],
         latest: Option<char>,
-        repo: Option<&str>,
     ) -> Read {
         Read {
             stream: stream.into(),
@@ -352,7 +380,7 @@ mod tests {
                 verified: verified.iter().map(|x| c(*x)).collect(),
                 worker: None,
                 tree: Some("/elsewhere".into()),
-                repository: repo.map(str::to_owned),
+                repository: None,
                 failed: failed.iter().map(|x| c(*x)).collect(),
                 latest: latest.map(c),
             }),
@@ -363,10 +391,19 @@ mod tests {
     /// The gate over `placed`, with `held` the pairs git answered "holds" for
     /// (every other pair read answered "does not").
     fn outcome(placed: &[Read], held: &[(char, char)], unread: &[(char, char)]) -> Option<Outcome> {
-        let shipped = c('e');
-        let pairs = pairs(&shipped, &suspects(Some("/r/.git"), &[], placed.iter()));
+        outcome_of(&[c('e')], placed, held, unread)
+    }
+
+    /// [`outcome`] for the commits `targets`.
+    fn outcome_of(
+        targets: &[FullCommit],
+        placed: &[Read],
+        held: &[(char, char)],
+        unread: &[(char, char)],
+    ) -> Option<Outcome> {
+        let pairs = pairs(targets, &suspects(&[], placed.iter()));
         let history = History {
-            repository: Some("/r/.git".into()),
+            targets: targets.to_vec(),
             read: pairs
                 .into_iter()
                 .filter(|(a, d)| !unread.iter().any(|(x, y)| c(*x) == *a && c(*y) == *d))
@@ -381,19 +418,12 @@ mod tests {
                 })
                 .collect(),
         };
-        gate(&shipped, &history, &[], placed.iter()).map(|g| g.outcome)
+        gate(&history, &[], placed.iter()).map(|g| g.outcome)
     }
 
     #[test]
     fn an_escalated_nodes_failed_commit_in_the_shipped_commit_stops_the_run() {
-        let escalated = [node(
-            "work-node/k:a",
-            "escalated",
-            &[],
-            &['f'],
-            Some('f'),
-            None,
-        )];
+        let escalated = [node("work-node/k:a", "escalated", &[], &['f'], Some('f'))];
         assert_eq!(outcome(&escalated, &[('f', 'e')], &[]), Some(Outcome::Fail));
         assert_eq!(outcome(&escalated, &[], &[]), Some(Outcome::Pass));
         // Unread (or unreadable) is never a pass.
@@ -402,27 +432,13 @@ mod tests {
             Some(Outcome::Unknown)
         );
         // A rejected node's verified work too: it vouches for nothing now.
-        let rejected = [node(
-            "work-node/k:b",
-            "rejected",
-            &['b'],
-            &[],
-            Some('b'),
-            Some("/r/.git/"),
-        )];
+        let rejected = [node("work-node/k:b", "rejected", &['b'], &[], Some('b'))];
         assert_eq!(outcome(&rejected, &[('b', 'e')], &[]), Some(Outcome::Fail));
     }
 
     #[test]
     fn a_failure_fixed_by_later_verified_work_ships_only_with_the_fix() {
-        let fixed = [node(
-            "work-node/k:a",
-            "verified",
-            &['b'],
-            &['f'],
-            Some('b'),
-            None,
-        )];
+        let fixed = [node("work-node/k:a", "verified", &['b'], &['f'], Some('b'))];
         // The fix on top of the failure, both shipped: a pass.
         assert_eq!(
             outcome(&fixed, &[('f', 'e'), ('b', 'e'), ('f', 'b')], &[]),
@@ -446,35 +462,45 @@ mod tests {
     }
 
     #[test]
-    fn only_nodes_with_such_work_in_this_repository_are_read() {
-        let clean = [node(
-            "work-node/k:a",
-            "verified",
-            &['b'],
-            &[],
-            Some('b'),
-            None,
-        )];
+    fn a_node_that_vouches_is_read_only_for_its_failures() {
+        let clean = [node("work-node/k:a", "verified", &['b'], &[], Some('b'))];
         assert_eq!(outcome(&clean, &[], &[]), None);
-        let other_repo = [node(
-            "work-node/k:a",
-            "escalated",
-            &[],
-            &['f'],
-            Some('f'),
-            Some("/other/.git"),
-        )];
-        assert_eq!(outcome(&other_repo, &[('f', 'e')], &[]), None);
         // A linked node is the run's own: `work-nodes-verified` checks it.
-        let placed = [node(
-            "work-node/k:a",
-            "escalated",
-            &[],
-            &['f'],
-            Some('f'),
-            None,
-        )];
+        let placed = [node("work-node/k:a", "escalated", &[], &['f'], Some('f'))];
         let linked = vec!["work-node/k:a".to_owned()];
-        assert!(suspects(None, &linked, placed.iter()).is_empty());
+        assert!(suspects(&linked, placed.iter()).is_empty());
+    }
+
+    #[test]
+    fn a_stage_that_vouches_on_a_failed_latest_verification_does_not() {
+        // Found: a `merged` node re-verified to a failure stays `merged`; its
+        // failed commit is its latest, and shipping it stops the run.
+        let merged = [node("work-node/k:a", "merged", &['b'], &['f'], Some('f'))];
+        assert_eq!(
+            outcome(&merged, &[('f', 'e'), ('b', 'e'), ('b', 'f')], &[]),
+            Some(Outcome::Fail)
+        );
+        assert_eq!(outcome(&merged, &[('b', 'e')], &[]), Some(Outcome::Fail));
+        assert_eq!(outcome(&merged, &[], &[]), Some(Outcome::Pass));
+    }
+
+    #[test]
+    fn every_commit_merged_is_read_the_tip_as_well_as_the_shipped() {
+        // Found: a squash report naming a made-up pre-squash commit (same tree,
+        // clean history) while the tip merged holds the failed commit.
+        let escalated = [node("work-node/k:a", "escalated", &[], &['f'], Some('f'))];
+        let (shipped, tip) = (c('e'), c('d'));
+        let both = targets(&shipped, Some(&tip));
+        assert_eq!(both, vec![shipped.clone(), tip.clone()]);
+        assert_eq!(
+            outcome_of(&both, &escalated, &[('f', 'd')], &[]),
+            Some(Outcome::Fail)
+        );
+        assert_eq!(
+            outcome_of(&both, &escalated, &[], &[('f', 'd')]),
+            Some(Outcome::Unknown)
+        );
+        assert_eq!(outcome_of(&both, &escalated, &[], &[]), Some(Outcome::Pass));
+        assert_eq!(targets(&shipped, Some(&shipped)), vec![shipped]);
     }
 }

@@ -20,20 +20,21 @@ fn failed_work_absent(
     ctx: &Context,
 ) -> Result<(), Rejection> {
     use super::super::history;
-    let unread = history::History {
-        repository: None,
-        read: vec![],
-    };
     let Some(shipped) = run.shipped.as_ref() else {
         return Ok(());
     };
+    // A run whose pre-merge read nothing (under earlier rules) has read no pair.
+    let unread = history::History {
+        targets: vec![shipped.clone()],
+        read: vec![],
+    };
     let h = run.history.as_ref().unwrap_or(&unread);
-    match history::gate(shipped, h, linked, ctx.scanned(crate::reads::Sieve::PlacedNodes)) {
+    match history::gate(h, linked, ctx.scanned(crate::reads::Sieve::PlacedNodes)) {
         Some(g) if g.outcome != Outcome::Pass => Err(guard.reject(
             history::GATE,
             Some("work_node"),
             &format!(
-                "work a node outside the run failed on may be in the commit shipped ({}): `cairn ship resume`, then `pre-merge` again",
+                "work a node outside the run failed on, or does not vouch for, may be in the commits merged ({}): `cairn ship resume`, then `pre-merge` again",
                 g.detail
             ),
         )),

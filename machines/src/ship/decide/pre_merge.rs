@@ -87,8 +87,8 @@ pub(super) fn decide_pre_merge(
     // (found: a node whose criterion failed at the shipped commit, left unnamed,
     // stopped nothing).
     let work_nodes = &history::ship_nodes(run, work_nodes, ctx.scanned(Sieve::PlacedNodes));
-    // The plan, then (once the shipped commit and the repository are read) the
-    // ancestries `failed-work-absent` needs of the nodes outside the run.
+    // The plan, then (once the commits it merges are read) the ancestries
+    // `failed-work-absent` needs of the nodes outside the run.
     let mut plan = gates::premerge_plan(
         p,
         &run.repo_root,
@@ -99,28 +99,17 @@ pub(super) fn decide_pre_merge(
         },
     );
     let worktree = p.worktree_path.as_str();
-    let repository = history::repository(worktree, runs);
     let placed = || ctx.scanned(Sieve::PlacedNodes);
-    if let Some(s) = &shipped {
-        plan.extend(history::plan(
-            worktree,
-            s,
-            repository.as_deref(),
-            work_nodes,
-            placed(),
-        ));
+    let targets = shipped
+        .as_ref()
+        .map(|s| history::targets(s, gates::premerge_tip(p, runs).as_ref()));
+    if let Some(t) = &targets {
+        plan.extend(history::plan(worktree, t, work_nodes, placed()));
     }
     guard.exact("runs", runs, &plan)?;
-    let history = shipped.as_ref().map(|s| {
-        history::read(
-            worktree,
-            s,
-            repository.as_deref(),
-            work_nodes,
-            placed(),
-            runs,
-        )
-    });
+    let history = targets
+        .as_ref()
+        .map(|t| history::read(worktree, t, work_nodes, placed(), runs));
     let in_scope = run.in_scope_paths.clone().unwrap_or_default();
     let mut g = gates::premerge_gates(p, &run.repo_root, runs, (r.squash, pre), &in_scope);
     g.push(Gate {
@@ -135,10 +124,9 @@ pub(super) fn decide_pre_merge(
     if !work_nodes.is_empty() {
         g.push(nodes_vouch(work_nodes, shipped.as_ref(), ctx));
     }
-    if let Some(gate) = shipped
+    if let Some(gate) = history
         .as_ref()
-        .zip(history.as_ref())
-        .and_then(|(s, h)| history::gate(s, h, work_nodes, placed()))
+        .and_then(|h| history::gate(h, work_nodes, placed()))
     {
         g.push(gate);
     }

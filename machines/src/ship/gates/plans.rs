@@ -164,7 +164,10 @@ pub fn head_argv(dir: &str) -> Vec<String> {
 pub(super) fn isolation_plan(p: &Params, root: &str) -> Vec<Vec<String>> {
     let w = p.worktree_path.as_str();
     vec![
-        super::super::history::repository_argv(w),
+        git(
+            w,
+            &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+        ),
         git(
             root,
             &["rev-parse", "--path-format=absolute", "--git-common-dir"],

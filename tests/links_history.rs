@@ -1,0 +1,154 @@
+//! `failed-work-absent` against the bypasses a hostile pass found (helper-44): a
+//! node's failed commit reaching the run from a clone, under a made-up squash
+//! report, from a `merged` node re-verified to a failure, or hidden by a
+//! `shallow` file. On real parts: a consumer repository shipped by `cairn ship`,
+//! work nodes verified in other worktrees and clones, one journal.
+
+use serde_json::{json, Value};
+
+use crate::links_work::Node;
+use crate::support::git::git;
+use crate::support::ship_repo::{gate, phase1, premerge, refine, Repo};
+
+/// Open, create, one in-scope commit, verify, refine: phase 3 (the run's own
+/// work, nothing of the node's yet).
+fn at_phase3(r: &Repo) {
+    assert_eq!(r.open_with(&[]).0, 0);
+    assert_eq!(r.verb("create", "").0, 0);
+    let head = r.commit_in(&r.wt(), &[("src.txt", "fix\n")], "fix: the thing");
+    let (code, out) = r.verb("verify", &phase1(&head, Some(&["src.txt"])).to_string());
+    assert_eq!((code, out["state"].as_str()), (0, Some("phase-2")), "{out}");
+    let (code, out) = r.verb("refine", &refine(&head).to_string());
+    assert_eq!((code, out["state"].as_str()), (0, Some("phase-3")), "{out}");
+}
+
+/// `git merge -X theirs` of `what` into the run's worktree: the tip holds it.
+fn merge_in(r: &Repo, what: &str) {
+    git(&r.wt(), &["merge", "-q", "--no-edit", "-X", "theirs", what]);
+}
+
+/// Pre-merge with `report` stopped on `failed-work-absent` with `outcome`, the
+/// detail naming `names`; resumed to phase 3.
+fn stopped(r: &Repo, report: &Value, outcome: &str, names: &[&str]) {
+    let (_, out) = r.verb("pre-merge", &report.to_string());
+    let g = gate(&out, "failed-work-absent");
+    assert_eq!(g["outcome"], outcome, "{out}");
+    let detail = g["detail"].as_str().unwrap();
+    for n in names {
+        assert!(detail.contains(n), "{n}: {detail}");
+    }
+    assert_eq!(
+        out["code"].as_str().or(out["failure_code"].as_str()),
+        Some("stopped:pre-merge:failed-work-absent"),
+        "{out}"
+    );
+    let (code, out) = r.verb("resume", "");
+    assert_eq!((code, out["state"].as_str()), (0, Some("phase-3")), "{out}");
+}
+
+/// A node dispatched in a clone (another repository) fails on a commit that is
+/// then fetched into the run: read by id in the run's repository, it stops the
+/// run; so it does under a squash report whose made-up pre-squash commit (the
+/// same tree, a clean history) the tip does not match; and a `shallow` file,
+/// which hides ancestry from git, makes every reading unknown.
+#[test]
+fn failed_work_from_a_clone_does_not_ship_under_any_report() {
+    let r = Repo::new();
+    let node = Node::new();
+    at_phase3(&r);
+    let tmp = tempfile::tempdir().unwrap();
+    let clone = tmp.path().canonicalize().unwrap().join("clone");
+    git(
+        &r.root,
+        &[
+            "clone",
+            "-q",
+            r.root.to_str().unwrap(),
+            clone.to_str().unwrap(),
+        ],
+    );
+    let stream = node.dispatched_to(&r, &clone);
+    let failed = r.commit_in(&clone, &[("src.txt", "broken\n")], "feat: half done");
+    node.failing(true);
+    assert_eq!(node.verify_in(&r, &clone, &failed), "rejected");
+    git(&r.wt(), &["fetch", "-q", clone.to_str().unwrap(), "HEAD"]);
+    merge_in(&r, "FETCH_HEAD");
+    stopped(&r, &premerge(), "fail", &[&stream, &failed]);
+    // A "squash" whose pre-squash commit is made up: the tip merged holds F.
+    let made_up = git(
+        &r.wt(),
+        &[
+            "commit-tree",
+            "HEAD^{tree}",
+            "-p",
+            "main",
+            "-m",
+            "fix: the thing",
+        ],
+    );
+    let tip = git(&r.wt(), &["rev-parse", "HEAD"]);
+    let mut squashed = premerge();
+    squashed["squash"] = json!("squashed");
+    squashed["pre_squash_sha"] = json!(made_up);
+    squashed["rollups"] = json!([format!("{made_up} fix: the thing")]);
+    stopped(&r, &squashed, "fail", &[&stream, &tip]);
+    // A shallow file any worktree can write: nothing git reads of ancestry holds.
+    let base = git(&r.root, &["rev-parse", "main"]);
+    std::fs::write(r.root.join(".git/shallow"), format!("{base}\n")).unwrap();
+    stopped(&r, &premerge(), "unknown", &[&failed]);
+    std::fs::remove_file(r.root.join(".git/shallow")).unwrap();
+    r.audit_ok();
+}
+
+/// A `merged` node whose integration verification fails stays `merged`, but
+/// its latest verification failed: it vouches for nothing, and a run that
+/// merges the integration commit stops (found: the check compared the failed
+/// commit with itself).
+#[test]
+fn a_merged_node_reverified_to_a_failure_vouches_for_nothing() {
+    let r = Repo::new();
+    let node = Node::new();
+    at_phase3(&r);
+    let side = r.root.join(".claude/worktrees/side");
+    git(
+        &r.root,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "side",
+            side.to_str().unwrap(),
+            "main",
+        ],
+    );
+    let stream = node.dispatched_to(&r, &side);
+    let good = r.commit_in(&side, &[("src.txt", "good\n")], "feat: done");
+    assert_eq!(node.verify_in(&r, &side, &good), "verified");
+    let integ = r.root.join(".claude/worktrees/integ");
+    git(
+        &r.root,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "integ",
+            integ.to_str().unwrap(),
+            "side",
+        ],
+    );
+    let merged = r.commit_in(&integ, &[("src.txt", "broken\n")], "merge: integrate");
+    let integ_s = integ.to_str().unwrap().to_owned();
+    let out = node.work(
+        &r,
+        "merge",
+        &["--merged-tree", &integ_s, "--commit", &merged],
+    );
+    assert_eq!(out["state"], "merged", "{out}");
+    node.failing(true);
+    assert_eq!(node.verify_in(&r, &integ, &merged), "merged");
+    node.failing(false);
+    merge_in(&r, "integ");
+    stopped(&r, &premerge(), "fail", &[&stream, &merged]);
+}
