@@ -203,7 +203,7 @@ fn read_strict<T: serde::de::DeserializeOwned>(command: &Value) -> Result<T, Err
                 .and_then(|k| crate::command_path::locate_missing::<T>(command, &raw, k)),
             None => crate::command_path::locate::<T>(command, &raw),
         };
-        let mut message = raw;
+        let mut message = crate::command_path::plain(&raw);
         // serde names the Rust type of a tagged command (`internally tagged enum
         // Command`): say what the document must be instead.
         if let Some(at) = message.find("internally tagged enum") {

@@ -152,3 +152,82 @@ fn a_merged_node_reverified_to_a_failure_vouches_for_nothing() {
     merge_in(&r, "integ");
     stopped(&r, &premerge(), "fail", &[&stream, &merged]);
 }
+
+/// A failed commit whose object is moved away during pre-merge is not "a commit
+/// this repository lacks": the tip's whole history cannot be read without it, so
+/// the reading is unknown and the run stops (found: with a commit-graph file
+/// git walked past the missing object, the commit read as not held, and the
+/// merge carried it once the object was put back). cairn's git never reads the
+/// commit-graph file.
+#[test]
+fn a_failed_commit_hidden_from_the_object_store_reads_unknown() {
+    let r = Repo::new();
+    let node = Node::new();
+    at_phase3(&r);
+    let side = r.root.join(".claude/worktrees/side");
+    git(
+        &r.root,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "side",
+            side.to_str().unwrap(),
+            "main",
+        ],
+    );
+    let stream = node.dispatched_to(&r, &side);
+    let failed = r.commit_in(&side, &[("src.txt", "broken\n")], "feat: half done");
+    node.failing(true);
+    assert_eq!(node.verify_in(&r, &side, &failed), "rejected");
+    merge_in(&r, "side");
+    r.commit_in(&r.wt(), &[("src.txt", "broken\nmore\n")], "feat: more");
+    git(&r.root, &["commit-graph", "write", "--reachable"]);
+    let object = r
+        .root
+        .join(format!(".git/objects/{}/{}", &failed[..2], &failed[2..]));
+    let away = r.root.join("hidden-object");
+    std::fs::rename(&object, &away).unwrap();
+    let (_, out) = r.verb("pre-merge", &premerge().to_string());
+    let g = gate(&out, "failed-work-absent");
+    assert_eq!(g["outcome"], "unknown", "{out}");
+    assert_ne!(out["state"], "merge-ready", "{out}");
+    std::fs::rename(&away, &object).unwrap();
+    let (code, out) = r.verb("resume", "");
+    assert_eq!((code, out["state"].as_str()), (0, Some("phase-3")), "{out}");
+    stopped(&r, &premerge(), "fail", &[&stream, &failed]);
+}
+
+/// A criterion's contract changes only by amendment (work-node rules 5): the
+/// spec's command edited by hand after a failure is refused at the next
+/// verification, nothing written (found: the node then verified the very
+/// commit it had failed on, and the run shipped it).
+#[test]
+fn a_criterion_edited_by_hand_after_a_failure_is_refused() {
+    let r = Repo::new();
+    let node = Node::new();
+    at_phase3(&r);
+    let side = r.root.join(".claude/worktrees/side");
+    git(&r.root, &["worktree", "add", "-q", "-b", "side", side.to_str().unwrap(), "main"]);
+    node.dispatched_to(&r, &side);
+    let failed = r.commit_in(&side, &[("src.txt", "broken\n")], "feat: half done");
+    node.failing(true);
+    assert_eq!(node.verify_in(&r, &side, &failed), "rejected");
+    let sib = side.to_str().unwrap().to_owned();
+    node.work(&r, "remediate", &["--run-id", "r-2", "--worktree", &sib]);
+    node.edit_run_by_hand("printf 'test result: ok\\n'");
+    let before = r.journal.bytes();
+    let sib_commit = failed.clone();
+    let (code, out) = node.try_work(
+        &r,
+        "verify",
+        &["--worktree", &sib, "--expected-commit", &sib_commit, "--session", "s1"],
+    );
+    assert_eq!(
+        (code, out["error"]["violations"][0]["predicate"].as_str()),
+        (2, Some("criteria-unchanged")),
+        "{out}"
+    );
+    assert_eq!(r.journal.bytes(), before, "a refusal wrote");
+}

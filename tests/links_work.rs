@@ -115,6 +115,19 @@ impl Node {
         v["state"].as_str().unwrap().to_owned()
     }
 
+    /// The spec's criterion command replaced by hand with `run` (no amendment).
+    pub(crate) fn edit_run_by_hand(&self, run: &str) {
+        let text = std::fs::read_to_string(&self.spec).unwrap();
+        let edited: Vec<String> = text
+            .lines()
+            .map(|l| match l.find("run: ") {
+                Some(at) => format!("{}run: \"{run}\"", &l[..at]),
+                None => l.to_owned(),
+            })
+            .collect();
+        std::fs::write(&self.spec, edited.join("\n") + "\n").unwrap();
+    }
+
     /// The criterion fails from now on (`true`) or passes again (`false`).
     pub(crate) fn failing(&self, fail: bool) {
         let flag = std::path::Path::new(&self.spec).with_file_name("fail");

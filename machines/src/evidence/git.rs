@@ -52,6 +52,17 @@ pub const PINNED_CONFIG: &[(&str, &str)] = &[
     // No pager, no credential or askpass program.
     ("core.pager", "cat"),
     ("core.askPass", ""),
+    // History from the commit objects themselves, never from the commit-graph
+    // file, a cache any worktree can write (found by a hostile pass: a forged
+    // graph entry gave a commit another parent, and a failed commit vanished
+    // from the history a merge carried).
+    ("core.commitGraph", "false"),
+    // No repository hook runs in cairn's git (found: a `reference-transaction`
+    // hook recorded a failed verification while `ship merge` held the ref), and
+    // no automatic maintenance rewrites the object store behind a reading.
+    ("core.hooksPath", "/dev/null"),
+    ("gc.auto", "0"),
+    ("maintenance.auto", "false"),
 ];
 
 /// Inherited from cairn's own process (to find `git` and its home); every other

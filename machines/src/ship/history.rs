@@ -152,6 +152,18 @@ fn shallow_argv(worktree: &str) -> Vec<String> {
     git::git(worktree, &["rev-parse", "--is-shallow-repository"])
 }
 
+/// `git -C WORKTREE rev-list --count --end-of-options TARGET`: exits 0 only when
+/// every commit of TARGET's history is in the repository (cairn's git reads
+/// parents from the objects, never the commit-graph file), so a commit the
+/// repository lacks is in none of it (found: a failed commit's object moved
+/// away during pre-merge read as not held, and was merged once put back).
+fn whole_argv(worktree: &str, target: &FullCommit) -> Vec<String> {
+    git::git(
+        worktree,
+        &["rev-list", "--count", "--end-of-options", target.as_str()],
+    )
+}
+
 /// `git -C WORKTREE cat-file -e --end-of-options COMMIT`: 0 the repository has
 /// it, 1 it does not.
 fn present_argv(worktree: &str, commit: &FullCommit) -> Vec<String> {
@@ -230,6 +242,7 @@ pub fn plan<'a>(
         return vec![];
     }
     let mut plan = vec![shallow_argv(worktree)];
+    plan.extend(targets.iter().map(|t| whole_argv(worktree, t)));
     for (a, _) in &pairs {
         let argv = present_argv(worktree, a);
         if !plan.contains(&argv) {
@@ -254,9 +267,15 @@ pub fn read<'a>(
     let read = pairs(targets, &suspects(linked, placed))
         .into_iter()
         .map(|(ancestor, descendant)| {
+            // An absent commit is held by nothing only where the descendant's
+            // whole history was read (it is not one of the targets when the
+            // pair is a node's own: failed under its latest verified commit).
+            let whole =
+                targets.contains(&descendant) && r.ok(&whole_argv(worktree, &descendant)).is_some();
             let outcome = match (deep, r.yes_no(&present_argv(worktree, &ancestor))) {
                 (false, _) | (_, None) => Outcome::Unknown,
-                (true, Some(false)) => Outcome::Fail,
+                (true, Some(false)) if whole => Outcome::Fail,
+                (true, Some(false)) => Outcome::Unknown,
                 (true, Some(true)) => match r.yes_no(&holds_argv(worktree, &ancestor, &descendant))
                 {
                     Some(true) => Outcome::Pass,

@@ -23,6 +23,7 @@ pub(super) fn evolve(state: State, event: &Event) -> State {
                     scope: None,
                     approved_touches: None,
                     amended_after_merge: vec![],
+                    amended_since: vec![],
                 }),
             }
         }
@@ -42,6 +43,9 @@ pub(super) fn evolve(state: State, event: &Event) -> State {
             let id = &request.criterion_id;
             if run.merged.is_some() && !run.amended_after_merge.contains(id) {
                 run.amended_after_merge.push(id.clone());
+            }
+            if !run.amended_since.contains(id) {
+                run.amended_since.push(id.clone());
             }
             state_with(state, run)
         }
@@ -78,6 +82,7 @@ pub(super) fn evolve(state: State, event: &Event) -> State {
         Event::NotDispatched { .. } => State::Planned { run },
         Event::Verified { verification } | Event::VerificationFailed { verification } => {
             run.verifications.push(verification.clone());
+            run.amended_since.clear();
             match state {
                 State::Merged { .. } => State::Merged { run },
                 State::Done { .. } => State::Done { run },

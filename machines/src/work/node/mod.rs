@@ -96,7 +96,9 @@ impl Machine for WorkNode {
     /// every lifecycle compares one spelling.
     /// v5: the node's fact names the commits whose latest verification failed
     /// and the commit of its latest verification (a ship run reads whether the
-    /// commit it ships holds a node's failed work).
+    /// commit it ships holds a node's failed work); a verification refuses a
+    /// criterion its last one ran whose contract changed, or which left the
+    /// spec, without an amendment (`criteria-unchanged`).
     const RULES_VERSION: u32 = 5;
     const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4];
 

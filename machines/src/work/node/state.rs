@@ -44,6 +44,10 @@ pub struct NodeRun {
     /// before the merge counts for them on the contract it ran against.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub amended_after_merge: Vec<String>,
+    /// Criteria amended (`amend-criterion`) since the last verification: the
+    /// only ones whose contract may differ from what it ran (work-node rules 5).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub amended_since: Vec<String>,
 }
 
 /// Who holds a scope-amendment request.

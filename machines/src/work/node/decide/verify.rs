@@ -117,6 +117,45 @@ fn admit<'a>(
     Ok((run, integration, checked))
 }
 
+/// `criteria-unchanged` (work-node rules 5): every criterion the node's last
+/// verification ran is still in the spec with the contract it ran, unless
+/// `amend-criterion` amended it since (found by a hostile pass: the spec's `run`
+/// edited by hand after a failure, and the node then verified the very commit
+/// it had failed on). A criterion added is only more to pass.
+fn criteria_unchanged(
+    g: &Guard<'_>,
+    run: &super::super::NodeRun,
+    node: &crate::work::spec::Node,
+) -> Result<(), Rejection> {
+    let Some(last) = run.verifications.last() else {
+        return Ok(());
+    };
+    for ran in &last.criteria {
+        if run.amended_since.contains(&ran.criterion_id) {
+            continue;
+        }
+        let now = node.acceptance.iter().find(|c| c.id == ran.criterion_id);
+        let changed = match now {
+            None => Some("is gone from the spec since the node's last verification ran it"),
+            Some(c) if super::super::contract_hash(c) != ran.contract_hash => {
+                Some("has another contract in the spec than the node's last verification ran")
+            }
+            Some(_) => None,
+        };
+        if let Some(how) = changed {
+            return g.no(
+                "criteria-unchanged",
+                Some("spec"),
+                &format!(
+                    "criterion `{}` {how}, and no `work amend-criterion` amended it since: a contract changes only by amendment",
+                    ran.criterion_id
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
 /// [`verify_admits`] on the recorded ancestry, a fully valid spec (lineage
 /// included) with this node, then the judged verification: `verified` when it
 /// passed, `verification-failed` otherwise.
@@ -136,6 +175,7 @@ pub(super) fn decide_verify(
     )?;
     let session = ctx.session.clone().unwrap_or_default();
     let (_, node) = g.spec_node(spec, draft, &run.address)?;
+    criteria_unchanged(&g, run, &node)?;
     let used: Vec<String> = run
         .verifications
         .iter()
