@@ -46,7 +46,39 @@ pub(crate) fn locate<T: DeserializeOwned>(doc: &Value, message: &str) -> Option<
                 .filter(|k| !(path.is_empty() && k.as_str() == "command"))
                 .map(|k| Step::Key(k.clone()))
                 .collect(),
-            Value::Array(a) => (0..a.len()).map(Step::Index).collect(),
+            // A length error is the array's own (found: `review[0]` named for
+            // a struct given as an array of the wrong length).
+            Value::Array(_) if message.starts_with("invalid length") => break,
+            // In an array the first bad element in order raises the error:
+            // the shortest prefix that still raises it ends with it (a binary
+            // search; removing an element would shift the ones after it, and
+            // a struct given as an array reads by position).
+            Value::Array(a) => {
+                // Length 0 still raising it: the array itself is at fault.
+                let (mut lo, mut hi) = (0, a.len());
+                while lo < hi && budget.get() > 0 {
+                    let mid = (lo + hi) / 2;
+                    let mut probe = doc.clone();
+                    if let Some(Value::Array(p)) =
+                        path.iter().try_fold(&mut probe, |v, s| match s {
+                            Step::Key(k) => v.get_mut(k),
+                            Step::Index(i) => v.get_mut(*i),
+                        })
+                    {
+                        p.truncate(mid);
+                    }
+                    if same(probe) {
+                        hi = mid;
+                    } else {
+                        lo = mid + 1;
+                    }
+                }
+                if lo == 0 || lo > a.len() {
+                    break;
+                }
+                path.push(Step::Index(lo - 1));
+                continue;
+            }
             _ => break,
         };
         let culprit = children.into_iter().find(|child| {
