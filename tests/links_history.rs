@@ -209,7 +209,18 @@ fn a_criterion_edited_by_hand_after_a_failure_is_refused() {
     let node = Node::new();
     at_phase3(&r);
     let side = r.root.join(".claude/worktrees/side");
-    git(&r.root, &["worktree", "add", "-q", "-b", "side", side.to_str().unwrap(), "main"]);
+    git(
+        &r.root,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "side",
+            side.to_str().unwrap(),
+            "main",
+        ],
+    );
     node.dispatched_to(&r, &side);
     let failed = r.commit_in(&side, &[("src.txt", "broken\n")], "feat: half done");
     node.failing(true);
@@ -222,7 +233,14 @@ fn a_criterion_edited_by_hand_after_a_failure_is_refused() {
     let (code, out) = node.try_work(
         &r,
         "verify",
-        &["--worktree", &sib, "--expected-commit", &sib_commit, "--session", "s1"],
+        &[
+            "--worktree",
+            &sib,
+            "--expected-commit",
+            &sib_commit,
+            "--session",
+            "s1",
+        ],
     );
     assert_eq!(
         (code, out["error"]["violations"][0]["predicate"].as_str()),

@@ -40,6 +40,7 @@ mod harness_ship;
 mod harness_work;
 mod idempotency;
 mod journal;
+mod journal_packed;
 mod links;
 mod links_history;
 mod links_work;

@@ -45,15 +45,7 @@ fn forge(db: &Path, version: u64, command: &Value, events: &[Value]) {
 }
 
 fn last_command(t: &TempJournal) -> Value {
-    let text: String = t
-        .raw()
-        .query_row(
-            "SELECT command FROM transitions ORDER BY id DESC LIMIT 1",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
-    serde_json::from_str(&text).unwrap()
+    serde_json::from_str(t.commands().last().expect("a transition")).unwrap()
 }
 
 fn audit_names(db: &Path, kind: &str) {

@@ -102,14 +102,7 @@ fn an_old_checkout_behind_the_reviewed_commit_is_never_fresh() {
         "{out}"
     );
     // The command carries both of cairn's runs: ancestry, then the count.
-    let commands: Vec<String> = t
-        .raw()
-        .prepare("SELECT command FROM transitions ORDER BY id")
-        .unwrap()
-        .query_map([], |row| row.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
+    let commands = t.commands();
     let last: Value = serde_json::from_str(commands.last().unwrap()).unwrap();
     let argv: Vec<Value> = last["observed"]["freshness"]["runs"]
         .as_array()

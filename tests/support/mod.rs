@@ -87,6 +87,16 @@ impl TempJournal {
         checkpoint(&self.path());
         std::fs::read(self.path()).unwrap_or_default()
     }
+    /// Every transition's command as recorded, in order (read through the
+    /// journal: the store may keep it packed).
+    pub fn commands(&self) -> Vec<String> {
+        let j = cairn::journal::Journal::open_read_only(&self.path(), &Options::default())
+            .expect("the journal opens");
+        (1..)
+            .map_while(|id| j.transition(id).expect("a transition reads"))
+            .map(|t| t.command)
+            .collect()
+    }
     /// A raw SQLite connection for tampering.
     pub fn raw(&self) -> rusqlite::Connection {
         rusqlite::Connection::open(self.path()).expect("raw open")

@@ -95,6 +95,9 @@ CREATE TRIGGER signatures_append_only BEFORE UPDATE OR DELETE ON signatures
 CREATE TRIGGER signatures_no_truncate BEFORE TRUNCATE ON signatures
     FOR EACH STATEMENT EXECUTE FUNCTION cairn_append_only();
 "#,
+    // 3: SQLite may store a transition's command and context packed; PostgreSQL
+    // keeps text (its TOAST compresses large values itself). Nothing to change.
+    "-- packed command and context (SQLite only)",
 ];
 
 /// The tables of each schema version, for the guard check.

@@ -4,6 +4,7 @@
 //! and the private read copy in `file.rs`.
 
 mod file;
+mod packed;
 mod sql;
 mod store;
 mod tx;
@@ -86,6 +87,10 @@ CREATE TRIGGER signatures_append_only_update BEFORE UPDATE ON signatures
 CREATE TRIGGER signatures_append_only_delete BEFORE DELETE ON signatures
     BEGIN SELECT RAISE(ABORT, 'cairn journal signatures are append-only'); END;
 "#,
+    // 3: a transition record's command and context may be stored packed (a
+    // BLOB: `packed`); the columns take either, so no row changes, but a build
+    // that reads only text must not open the file.
+    "-- packed command and context",
 ];
 
 const _: () = assert!(MIGRATIONS.len() as i64 == SCHEMA_VERSION);

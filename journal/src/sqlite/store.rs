@@ -52,13 +52,20 @@ pub(super) fn transition_from_row(row: &Row<'_>) -> rusqlite::Result<StoredTrans
         machine: row.get(2)?,
         rules_version: non_negative(row, 3, id)?,
         command_name: row.get(4)?,
-        command: row.get(5)?,
-        context: row.get(6)?,
+        command: unpacked(row, 5)?,
+        context: unpacked(row, 6)?,
         idempotency_key: row.get(7)?,
         fingerprint: row.get(8)?,
         first_version: non_negative(row, 9, id)?,
         last_version: non_negative(row, 10, id)?,
         recorded_at: row.get(11)?,
+    })
+}
+
+/// Column `i`, stored as text or packed (`packed`), as its text.
+fn unpacked(row: &Row<'_>, i: usize) -> rusqlite::Result<String> {
+    super::packed::unpack(row.get_ref(i)?).map_err(|reason| {
+        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Blob, reason.into())
     })
 }
 

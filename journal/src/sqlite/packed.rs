@@ -1,0 +1,150 @@
+//! The transition record's command and context as stored: compressed per row.
+//!
+//! A transition record keeps the command as decided (a park observation, a ship
+//! report with its git runs) and the context it was decided in; they are most of
+//! a journal's bytes (a park walk's command averages ~6 KB of JSON that repeats
+//! the same binding and evidence shapes). The SQLite store writes each as a
+//! zstd frame, primed with a dictionary of those shapes, when that is smaller;
+//! what is hashed, signed, re-decided and read back is the text, byte for byte.
+//!
+//! A stored value is either TEXT (short values, and every row written before
+//! schema 3) or a BLOB: `cz`, the dictionary's id, then one zstd frame that
+//! names its decompressed size. SQLite's columns take either; a reader takes
+//! both. The dictionary is part of the format: `dict/v1.dict` is never changed
+//! (a new one gets a new id, and every id stays readable), so a journal is read
+//! with cairn's source alone (`zstd -D v1.dict -d` on the frame after the three
+//! header bytes).
+
+use std::sync::OnceLock;
+
+use rusqlite::types::{Value, ValueRef};
+
+/// Values shorter than this stay text: a frame's header and the dictionary id
+/// would eat the saving.
+const MIN_PACKED: usize = 256;
+/// The header: `cz` and the dictionary id.
+const MAGIC: &[u8; 2] = b"cz";
+const DICT_V1: u8 = 1;
+/// The dictionary: one park walk's contexts and commands as cairn records them.
+const DICT_V1_BYTES: &[u8] = include_bytes!("dict/v1.dict");
+/// zstd's level: the default (a record is written once and read rarely).
+const LEVEL: i32 = 3;
+/// The largest text a frame may claim to hold (a corrupt or hostile file never
+/// makes a reader allocate more).
+const MAX_TEXT: u64 = 256 << 20;
+
+fn decoder() -> &'static zstd::dict::DecoderDictionary<'static> {
+    static D: OnceLock<zstd::dict::DecoderDictionary<'static>> = OnceLock::new();
+    D.get_or_init(|| zstd::dict::DecoderDictionary::copy(DICT_V1_BYTES))
+}
+
+/// `text` as the store writes it: a packed BLOB when that is smaller, else TEXT.
+pub(crate) fn pack(text: &str) -> Value {
+    if text.len() >= MIN_PACKED {
+        // The frame carries its checksum: a damaged row is an error, never
+        // other text.
+        // The dictionary is loaded for each record, not prepared once: a
+        // prepared one sizes its tables for any input (~0.8 MB to touch in a
+        // process that writes one record); loaded, zstd sizes them for this one.
+        let frame =
+            zstd::bulk::Compressor::with_dictionary(LEVEL, DICT_V1_BYTES).and_then(|mut c| {
+                c.include_checksum(true)?;
+                c.compress(text.as_bytes())
+            });
+        if let Ok(frame) = frame {
+            if frame.len() + 3 < text.len() {
+                let mut blob = Vec::with_capacity(frame.len() + 3);
+                blob.extend_from_slice(MAGIC);
+                blob.push(DICT_V1);
+                blob.extend_from_slice(&frame);
+                return Value::Blob(blob);
+            }
+        }
+    }
+    Value::Text(text.to_owned())
+}
+
+/// A stored value read back as the text it stands for.
+pub(crate) fn unpack(value: ValueRef<'_>) -> Result<String, String> {
+    match value {
+        ValueRef::Text(t) => String::from_utf8(t.to_vec()).map_err(|e| e.to_string()),
+        ValueRef::Blob(b) => {
+            let frame = match b {
+                [b'c', b'z', DICT_V1, frame @ ..] => frame,
+                _ => return Err("a packed value with an unknown header".into()),
+            };
+            let size = zstd::zstd_safe::get_frame_content_size(frame)
+                .ok()
+                .flatten()
+                .filter(|n| *n <= MAX_TEXT)
+                .ok_or("a packed value whose frame names no readable size")?;
+            let bytes = zstd::bulk::Decompressor::with_prepared_dictionary(decoder())
+                .and_then(|mut d| d.decompress(frame, size as usize))
+                .map_err(|e| format!("a packed value that does not decompress: {e}"))?;
+            if bytes.len() as u64 != size {
+                return Err("a packed value shorter than its frame says".into());
+            }
+            String::from_utf8(bytes).map_err(|e| e.to_string())
+        }
+        other => Err(format!("a {:?} where text is stored", other.data_type())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round(text: &str) -> String {
+        let v = pack(text);
+        let r = match &v {
+            Value::Text(t) => ValueRef::Text(t.as_bytes()),
+            Value::Blob(b) => ValueRef::Blob(b),
+            _ => unreachable!("pack writes text or a blob"),
+        };
+        unpack(r).expect("reads back")
+    }
+
+    #[test]
+    fn text_reads_back_byte_for_byte_and_long_text_is_packed() {
+        let short = r#"{"now":"x"}"#;
+        assert!(matches!(pack(short), Value::Text(_)));
+        assert_eq!(round(short), short);
+        let long = String::from_utf8(DICT_V1_BYTES.to_vec()).expect("the dictionary is text");
+        let packed = pack(&long);
+        let Value::Blob(b) = &packed else {
+            panic!("a long record is packed")
+        };
+        // The dictionary's own shapes pack to almost nothing.
+        assert!(b.len() * 20 < long.len(), "{} of {}", b.len(), long.len());
+        assert_eq!(round(&long), long);
+        let unicode = "é🦀\u{0}".repeat(200);
+        assert_eq!(round(&unicode), unicode);
+    }
+
+    proptest::proptest! {
+        /// Any text reads back byte for byte, packed or not; a packed value is
+        /// smaller than its text.
+        #[test]
+        fn any_text_reads_back(text in ".{0,2000}", repeat in 1usize..8) {
+            let text = text.repeat(repeat);
+            proptest::prop_assert_eq!(round(&text), text.clone());
+            if let Value::Blob(b) = pack(&text) {
+                proptest::prop_assert!(b.len() < text.len());
+            }
+        }
+    }
+
+    #[test]
+    fn a_damaged_value_is_an_error_never_a_panic_or_a_huge_allocation() {
+        let Value::Blob(mut b) = pack(&"{\"a\":1}".repeat(100)) else {
+            panic!("packed")
+        };
+        assert!(unpack(ValueRef::Blob(&b[..2])).is_err());
+        assert!(unpack(ValueRef::Blob(b"cz\x09rest")).is_err());
+        let last = b.len() - 1;
+        b[last] ^= 0xff;
+        assert!(unpack(ValueRef::Blob(&b)).is_err());
+        assert!(unpack(ValueRef::Integer(7)).is_err());
+        assert!(unpack(ValueRef::Text(&[0xff, 0xfe])).is_err());
+    }
+}
