@@ -36,10 +36,7 @@ pub(crate) fn locate<T: DeserializeOwned>(doc: &Value, message: &str) -> Option<
     };
     let mut path: Vec<Step> = vec![];
     loop {
-        let here = path.iter().try_fold(doc, |v, s| match s {
-            Step::Key(k) => v.get(k),
-            Step::Index(i) => v.get(*i),
-        })?;
+        let here = at(doc, &path)?;
         let children: Vec<Step> = match here {
             Value::Object(m) => m
                 .keys()
@@ -59,12 +56,7 @@ pub(crate) fn locate<T: DeserializeOwned>(doc: &Value, message: &str) -> Option<
                 while lo < hi && budget.get() > 0 {
                     let mid = (lo + hi) / 2;
                     let mut probe = doc.clone();
-                    if let Some(Value::Array(p)) =
-                        path.iter().try_fold(&mut probe, |v, s| match s {
-                            Step::Key(k) => v.get_mut(k),
-                            Step::Index(i) => v.get_mut(*i),
-                        })
-                    {
+                    if let Some(Value::Array(p)) = at_mut(&mut probe, &path) {
                         p.truncate(mid);
                     }
                     if same(probe) {
@@ -86,10 +78,7 @@ pub(crate) fn locate<T: DeserializeOwned>(doc: &Value, message: &str) -> Option<
                 return false;
             }
             let mut probe = doc.clone();
-            let parent = path.iter().try_fold(&mut probe, |v, s| match s {
-                Step::Key(k) => v.get_mut(k),
-                Step::Index(i) => v.get_mut(*i),
-            });
+            let parent = at_mut(&mut probe, &path);
             match (parent, child) {
                 (Some(Value::Object(m)), Step::Key(k)) => {
                     m.remove(k);
@@ -127,10 +116,7 @@ pub(crate) fn locate_missing<T: DeserializeOwned>(
             return None;
         }
         let mut probe = doc.clone();
-        let Some(here) = path.iter().try_fold(&mut probe, |v, s| match s {
-            Step::Key(k) => v.get_mut(k),
-            Step::Index(i) => v.get_mut(*i),
-        }) else {
+        let Some(here) = at_mut(&mut probe, &path) else {
             continue;
         };
         match here {
@@ -161,6 +147,22 @@ pub(crate) fn locate_missing<T: DeserializeOwned>(
         }
     }
     None
+}
+
+/// The value at `path` in `doc`, if there is one.
+fn at<'a>(doc: &'a Value, path: &[Step]) -> Option<&'a Value> {
+    path.iter().try_fold(doc, |v, s| match s {
+        Step::Key(k) => v.get(k),
+        Step::Index(i) => v.get(*i),
+    })
+}
+
+/// [`at`], to change it.
+fn at_mut<'a>(doc: &'a mut Value, path: &[Step]) -> Option<&'a mut Value> {
+    path.iter().try_fold(doc, |v, s| match s {
+        Step::Key(k) => v.get_mut(k),
+        Step::Index(i) => v.get_mut(*i),
+    })
 }
 
 fn extend(path: &[Step], step: Step) -> Vec<Step> {
@@ -199,40 +201,31 @@ pub(crate) fn ignored<T: DeserializeOwned + Serialize>(doc: &Value, read: &T) ->
     let mut budget = PROBES;
     let mut queue: std::collections::VecDeque<Vec<Step>> = [vec![]].into();
     while let Some(path) = queue.pop_front() {
-        let here = path.iter().try_fold(doc, |v, s| match s {
-            Step::Key(k) => v.get(k),
-            Step::Index(i) => v.get(*i),
-        })?;
-        let written = path.iter().try_fold(&decoded, |v, s| match s {
-            Step::Key(k) => v.get(k),
-            Step::Index(i) => v.get(*i),
-        });
+        let here = at(doc, &path)?;
+        let written = at(&decoded, &path);
         match here {
             Value::Object(m) => {
                 for (k, v) in m {
                     if path.is_empty() && k == "command" {
                         continue;
                     }
-                    let at = extend(&path, Step::Key(k.clone()));
+                    let place = extend(&path, Step::Key(k.clone()));
                     let shown = written.is_some_and(|w| w.get(k).is_some());
                     if !shown && budget > 0 {
                         budget -= 1;
                         let unheard = [json!(true), json!("\u{1}"), json!(0.5)].into_iter().all(|probe| {
                             let mut doc = doc.clone();
-                            if let Some(slot) = at.iter().try_fold(&mut doc, |v, s| match s {
-                                Step::Key(k) => v.get_mut(k),
-                                Step::Index(i) => v.get_mut(*i),
-                            }) {
+                            if let Some(slot) = at_mut(&mut doc, &place) {
                                 *slot = probe;
                             }
                             matches!(serde_json::from_value::<T>(doc).map(|t| serde_json::to_value(t).ok()), Ok(Some(v)) if v == decoded)
                         });
                         if unheard {
-                            return Some(render(&at));
+                            return Some(render(&place));
                         }
                     }
                     if v.is_object() || v.is_array() {
-                        queue.push_back(at);
+                        queue.push_back(place);
                     }
                 }
             }

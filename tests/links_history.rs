@@ -16,10 +16,124 @@ fn at_phase3(r: &Repo) {
     assert_eq!(r.open_with(&[]).0, 0);
     assert_eq!(r.verb("create", "").0, 0);
     let head = r.commit_in(&r.wt(), &[("src.txt", "fix\n")], "fix: the thing");
-    let (code, out) = r.verb("verify", &phase1(&head, Some(&["src.txt"])).to_string());
+    refined_at(r, &head);
+}
+
+/// Verify and refine the run's worktree at `head`: phase 3.
+fn refined_at(r: &Repo, head: &str) {
+    let (code, out) = r.verb("verify", &phase1(head, Some(&["src.txt"])).to_string());
     assert_eq!((code, out["state"].as_str()), (0, Some("phase-2")), "{out}");
-    let (code, out) = r.verb("refine", &refine(&head).to_string());
+    let (code, out) = r.verb("refine", &refine(head).to_string());
     assert_eq!((code, out["state"].as_str()), (0, Some("phase-3")), "{out}");
+}
+
+/// A worktree `side` of the run's repository, on `main`.
+fn sibling(r: &Repo) -> std::path::PathBuf {
+    let side = r.root.join(".claude/worktrees/side");
+    git(
+        &r.root,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "side",
+            side.to_str().unwrap(),
+            "main",
+        ],
+    );
+    side
+}
+
+/// `node` dispatched to `wt`, one commit there, its verification failed: the
+/// node's stream and the failed commit.
+fn failed_in(r: &Repo, node: &Node, wt: &std::path::Path) -> (String, String) {
+    let stream = node.dispatched_to(r, wt);
+    let failed = r.commit_in(wt, &[("src.txt", "broken\n")], "feat: half done");
+    node.failing(true);
+    assert_eq!(node.verify_in(r, wt, &failed), "rejected");
+    (stream, failed)
+}
+
+/// After a failure in `wt`: remediated, fixed on top, verified: the fix.
+fn fixed_in(r: &Repo, node: &Node, wt: &std::path::Path) -> String {
+    node.failing(false);
+    let path = wt.to_str().unwrap().to_owned();
+    node.work(r, "remediate", &["--run-id", "r-2", "--worktree", &path]);
+    let fixed = r.commit_in(wt, &[("src.txt", "fixed\n")], "fix: finish it");
+    assert_eq!(node.verify_in(r, wt, &fixed), "verified");
+    fixed
+}
+
+/// A node's failed work reaches a run through another worktree (helper-42
+/// finding 2): a node dispatched to a sibling worktree fails on a commit, and
+/// the run's branch is reset to it. `failed-work-absent` reads, in the run's
+/// worktree, whether the shipped commit holds that commit: it stops pre-merge
+/// while the node stands rejected, and while the shipped commit holds the
+/// failure without the node's later verified fix.
+#[test]
+fn a_nodes_failed_work_from_another_worktree_does_not_ship() {
+    let r = Repo::new();
+    let node = Node::new();
+    assert_eq!(r.open_with(&[]).0, 0);
+    assert_eq!(r.verb("create", "").0, 0);
+    let side = sibling(&r);
+    let (stream, failed) = failed_in(&r, &node, &side);
+    git(&r.wt(), &["reset", "-q", "--hard", &failed]);
+    refined_at(&r, &failed);
+    // The node is not the run's (placed elsewhere, not named): no
+    // `work-nodes-verified` gate, but its failed commit stops the run.
+    let (_, out) = r.verb("pre-merge", &premerge().to_string());
+    let gates = out["gates"].as_array().unwrap();
+    assert!(
+        !gates.iter().any(|g| g["name"] == "work-nodes-verified"),
+        "{out}"
+    );
+    let (code, resumed) = r.verb("resume", "");
+    assert_eq!(code, 0, "{resumed}");
+    stopped(&r, &premerge(), "fail", &[&stream, &failed]);
+    // Fixed and verified on top in its own worktree: the run that ships only
+    // the failure still stops.
+    let fixed = fixed_in(&r, &node, &side);
+    stopped(&r, &premerge(), "fail", &[&stream, &fixed]);
+}
+
+/// …and with the node's fix on top of its failure the run is merge-ready (the
+/// gate passes on cairn's readings); a failure on the fix since refuses the
+/// merge before git runs, nothing written.
+#[test]
+fn a_fixed_failure_ships_with_its_fix_until_the_fix_fails() {
+    let r = Repo::new();
+    let node = Node::new();
+    assert_eq!(r.open_with(&[]).0, 0);
+    assert_eq!(r.verb("create", "").0, 0);
+    let side = sibling(&r);
+    let (stream, _) = failed_in(&r, &node, &side);
+    let fixed = fixed_in(&r, &node, &side);
+    git(&r.wt(), &["reset", "-q", "--hard", &fixed]);
+    refined_at(&r, &fixed);
+    let (code, out) = r.verb("pre-merge", &premerge().to_string());
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (0, Some("merge-ready")),
+        "{out}"
+    );
+    assert_eq!(gate(&out, "failed-work-absent")["outcome"], "pass", "{out}");
+    node.failing(true);
+    assert_eq!(node.verify_in(&r, &side, &fixed), "rejected");
+    let base = r.main_head();
+    let before = r.journal.bytes();
+    let (code, out) = r.verb("merge", "");
+    let refusal = &out["error"]["violations"][0];
+    assert_eq!(
+        (code, refusal["predicate"].as_str()),
+        (2, Some("failed-work-absent")),
+        "{out}"
+    );
+    assert!(refusal.to_string().contains(&stream), "{out}");
+    assert_eq!(r.journal.bytes(), before, "a refusal wrote");
+    assert_eq!(r.main_head(), base, "nothing merged");
+    r.audit_ok();
 }
 
 /// `git merge -X theirs` of `what` into the run's worktree: the tip holds it.
@@ -67,10 +181,7 @@ fn failed_work_from_a_clone_does_not_ship_under_any_report() {
             clone.to_str().unwrap(),
         ],
     );
-    let stream = node.dispatched_to(&r, &clone);
-    let failed = r.commit_in(&clone, &[("src.txt", "broken\n")], "feat: half done");
-    node.failing(true);
-    assert_eq!(node.verify_in(&r, &clone, &failed), "rejected");
+    let (stream, failed) = failed_in(&r, &node, &clone);
     git(&r.wt(), &["fetch", "-q", clone.to_str().unwrap(), "HEAD"]);
     merge_in(&r, "FETCH_HEAD");
     stopped(&r, &premerge(), "fail", &[&stream, &failed]);
@@ -109,19 +220,7 @@ fn a_merged_node_reverified_to_a_failure_vouches_for_nothing() {
     let r = Repo::new();
     let node = Node::new();
     at_phase3(&r);
-    let side = r.root.join(".claude/worktrees/side");
-    git(
-        &r.root,
-        &[
-            "worktree",
-            "add",
-            "-q",
-            "-b",
-            "side",
-            side.to_str().unwrap(),
-            "main",
-        ],
-    );
+    let side = sibling(&r);
     let stream = node.dispatched_to(&r, &side);
     let good = r.commit_in(&side, &[("src.txt", "good\n")], "feat: done");
     assert_eq!(node.verify_in(&r, &side, &good), "verified");
@@ -164,23 +263,8 @@ fn a_failed_commit_hidden_from_the_object_store_reads_unknown() {
     let r = Repo::new();
     let node = Node::new();
     at_phase3(&r);
-    let side = r.root.join(".claude/worktrees/side");
-    git(
-        &r.root,
-        &[
-            "worktree",
-            "add",
-            "-q",
-            "-b",
-            "side",
-            side.to_str().unwrap(),
-            "main",
-        ],
-    );
-    let stream = node.dispatched_to(&r, &side);
-    let failed = r.commit_in(&side, &[("src.txt", "broken\n")], "feat: half done");
-    node.failing(true);
-    assert_eq!(node.verify_in(&r, &side, &failed), "rejected");
+    let side = sibling(&r);
+    let (stream, failed) = failed_in(&r, &node, &side);
     merge_in(&r, "side");
     r.commit_in(&r.wt(), &[("src.txt", "broken\nmore\n")], "feat: more");
     git(&r.root, &["commit-graph", "write", "--reachable"]);
@@ -208,23 +292,8 @@ fn a_criterion_edited_by_hand_after_a_failure_is_refused() {
     let r = Repo::new();
     let node = Node::new();
     at_phase3(&r);
-    let side = r.root.join(".claude/worktrees/side");
-    git(
-        &r.root,
-        &[
-            "worktree",
-            "add",
-            "-q",
-            "-b",
-            "side",
-            side.to_str().unwrap(),
-            "main",
-        ],
-    );
-    node.dispatched_to(&r, &side);
-    let failed = r.commit_in(&side, &[("src.txt", "broken\n")], "feat: half done");
-    node.failing(true);
-    assert_eq!(node.verify_in(&r, &side, &failed), "rejected");
+    let side = sibling(&r);
+    let (_, failed) = failed_in(&r, &node, &side);
     let sib = side.to_str().unwrap().to_owned();
     node.work(&r, "remediate", &["--run-id", "r-2", "--worktree", &sib]);
     node.edit_run_by_hand("printf 'test result: ok\\n'");
