@@ -214,6 +214,30 @@ mod replay {
             });
     }
 
+    /// Where the gap is: raw rusqlite and the same typed decode, on cairn's own
+    /// file and with cairn's replay query (its rows carry the hash and the
+    /// transition id; its query reads five columns).
+    #[divan::bench(args = [replay_n()], sample_count = 5, sample_size = 1)]
+    fn raw_on_cairns_file(bencher: divan::Bencher, n: u64) {
+        let c = Connection::open(filled(n)).expect("open");
+        bencher
+            .counter(divan::counter::ItemsCount::new(n))
+            .bench_local(|| {
+                let mut stmt = c
+                    .prepare_cached("SELECT seq, version, event_type, schema_version, payload FROM events WHERE stream = ?1 AND version <= ?2 ORDER BY version")
+                    .expect("select");
+                let mut rows = stmt.query(params!["counter/long", i64::MAX]).expect("query");
+                let mut count = 0u64;
+                while let Some(row) = rows.next().expect("row") {
+                    let text = row.get_ref(4).expect("payload").as_str().expect("text");
+                    let Bumped::Bumped { note } =
+                        serde_json::from_str::<Bumped>(text).expect("decode");
+                    count += u64::from(!note.is_empty());
+                }
+                assert_eq!(count, n);
+            });
+    }
+
     #[divan::bench(sample_count = 10, sample_size = 1)]
     fn cairn_state_at_middle(bencher: divan::Bencher) {
         let n = big_n();

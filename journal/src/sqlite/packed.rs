@@ -27,11 +27,22 @@ const MAGIC: &[u8; 2] = b"cz";
 const DICT_V1: u8 = 1;
 /// The dictionary: one park walk's contexts and commands as cairn records them.
 const DICT_V1_BYTES: &[u8] = include_bytes!("dict/v1.dict");
-/// zstd's level: the default (a record is written once and read rarely).
-const LEVEL: i32 = 3;
+/// zstd's level: 1, its fast strategy. The dictionary is prepared once per
+/// process, and at level 1 its tables are small (a 2^13-entry hash table): at
+/// the default level 3 they are sized for any input (~0.8 MB to allocate and
+/// touch in a process that writes one record: measured ~1 ms and ~145 page
+/// faults per CLI transition), and loading the dictionary into each record's
+/// compression instead re-hashes all of it every time (a fifth of a replay
+/// benchmark's fill). The dictionary, not the level, does the packing.
+const LEVEL: i32 = 1;
 /// The largest text a frame may claim to hold (a corrupt or hostile file never
 /// makes a reader allocate more).
 const MAX_TEXT: u64 = 256 << 20;
+
+fn encoder() -> &'static zstd::dict::EncoderDictionary<'static> {
+    static D: OnceLock<zstd::dict::EncoderDictionary<'static>> = OnceLock::new();
+    D.get_or_init(|| zstd::dict::EncoderDictionary::copy(DICT_V1_BYTES, LEVEL))
+}
 
 fn decoder() -> &'static zstd::dict::DecoderDictionary<'static> {
     static D: OnceLock<zstd::dict::DecoderDictionary<'static>> = OnceLock::new();
@@ -43,11 +54,8 @@ pub(crate) fn pack(text: &str) -> Value {
     if text.len() >= MIN_PACKED {
         // The frame carries its checksum: a damaged row is an error, never
         // other text.
-        // The dictionary is loaded for each record, not prepared once: a
-        // prepared one sizes its tables for any input (~0.8 MB to touch in a
-        // process that writes one record); loaded, zstd sizes them for this one.
         let frame =
-            zstd::bulk::Compressor::with_dictionary(LEVEL, DICT_V1_BYTES).and_then(|mut c| {
+            zstd::bulk::Compressor::with_prepared_dictionary(encoder()).and_then(|mut c| {
                 c.include_checksum(true)?;
                 c.compress(text.as_bytes())
             });
