@@ -107,3 +107,47 @@ fn a_schema_2_journal_migrates_and_what_follows_is_packed() {
     assert_eq!(code, 0, "{out}");
     assert!(out.to_string().contains("receipt_bytes"), "{out}");
 }
+
+/// A packed row damaged on disk (its trigger dropped, one byte flipped) is
+/// reported by `verify` as unreadable and breaks the chain: exit 5, no panic;
+/// the frame's checksum never lets it read as other text.
+#[test]
+fn a_damaged_packed_row_fails_verification() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("journal.db");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/park-episode.sh");
+    let out = Command::new("bash")
+        .arg(script)
+        .env("CAIRN", env!("CARGO_BIN_EXE_cairn"))
+        .env("CAIRN_DB", &db)
+        .env_remove("CAIRN_SIGNING_KEY")
+        .output()
+        .expect("bash runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    {
+        let c = rusqlite::Connection::open(&db).expect("raw open");
+        c.execute_batch("DROP TRIGGER transitions_append_only_update")
+            .expect("drop the guard");
+        let mut blob: Vec<u8> = c
+            .query_row("SELECT command FROM transitions WHERE id = 3", [], |r| {
+                r.get(0)
+            })
+            .expect("a packed command");
+        blob[20] ^= 0xff;
+        c.execute("UPDATE transitions SET command = ?1 WHERE id = 3", [blob])
+            .expect("tamper");
+    }
+    let (code, out) = cairn(&db, &["journal", "verify"]);
+    assert_eq!(code, 5, "{out}");
+    let kinds: Vec<&str> = out["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["kind"].as_str())
+        .collect();
+    assert!(kinds.contains(&"unreadable"), "{out}");
+}
