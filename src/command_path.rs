@@ -29,7 +29,7 @@ pub(crate) fn locate<T: DeserializeOwned>(doc: &Value, message: &str) -> Option<
     // entries costs a bounded multiple of one decode (found by a hostile pass:
     // unbounded, 16,000 objects took minutes). Past the bound the path found so
     // far is named — a prefix of the culprit's.
-    let budget = std::cell::Cell::new(PROBES);
+    let budget = std::cell::Cell::new(probes(doc));
     let same = |probe: Value| {
         budget.set(budget.get().saturating_sub(1));
         matches!(serde_json::from_value::<T>(probe), Err(e) if e.to_string() == message)
@@ -91,7 +91,16 @@ pub(crate) fn locate<T: DeserializeOwned>(doc: &Value, message: &str) -> Option<
             !same(probe)
         });
         match culprit {
-            Some(step) => path.push(step),
+            Some(step) => {
+                // An unknown field is at fault whole: its value is not read
+                // (found: a large object under one took minutes to probe).
+                let unknown = matches!(&step, Step::Key(k)
+                    if message.starts_with(&format!("unknown field `{k}`")));
+                path.push(step);
+                if unknown {
+                    break;
+                }
+            }
             None => break,
         }
     }
@@ -109,7 +118,7 @@ pub(crate) fn locate_missing<T: DeserializeOwned>(
     key: &str,
 ) -> Option<String> {
     let unknown = format!("unknown field `{key}`");
-    let mut budget = PROBES;
+    let mut budget = probes(doc);
     let mut queue: std::collections::VecDeque<Vec<Step>> = [vec![]].into();
     while let Some(path) = queue.pop_front() {
         if budget == 0 {
@@ -198,7 +207,7 @@ pub(crate) fn ignored<T: DeserializeOwned + Serialize>(doc: &Value, read: &T) ->
     // it has shows (unless skipped as a default), so a sound document costs one
     // decode and one write, whatever its size (found: probing every entry made
     // 4,000 objects take over a minute). The probes are bounded as `locate`'s.
-    let mut budget = PROBES;
+    let mut budget = probes(doc);
     let mut queue: std::collections::VecDeque<Vec<Step>> = [vec![]].into();
     while let Some(path) = queue.pop_front() {
         let here = at(doc, &path)?;
@@ -285,8 +294,15 @@ pub(crate) fn plain(message: &str) -> String {
     format!("{head}{said}")
 }
 
-/// How many whole-document decodes `locate` or `ignored` may make.
-const PROBES: usize = 256;
+/// How many whole-document decodes `locate` or `ignored` may make: 256 for a
+/// document up to 64 KiB, fewer for a larger one (about 16 MiB of decoding in
+/// all), never fewer than 8 (found: a 16 MiB document took seconds a probe).
+fn probes(doc: &Value) -> usize {
+    let size = serde_json::to_string(doc)
+        .map_or(usize::MAX, |t| t.len())
+        .max(1);
+    ((16usize << 20) / size).clamp(8, 256)
+}
 
 #[cfg(test)]
 mod tests {

@@ -81,6 +81,11 @@ pub(crate) fn unpack(value: ValueRef<'_>) -> Result<String, String> {
                 [b'c', b'z', DICT_V1, frame @ ..] => frame,
                 _ => return Err("a packed value with an unknown header".into()),
             };
+            // Exactly one frame, nothing after it (found: a skippable frame
+            // appended to a row hid bytes the text never showed).
+            if zstd::zstd_safe::find_frame_compressed_size(frame).ok() != Some(frame.len()) {
+                return Err("a packed value that is not exactly one frame".into());
+            }
             let size = zstd::zstd_safe::get_frame_content_size(frame)
                 .ok()
                 .flatten()
@@ -153,6 +158,13 @@ mod tests {
         b[last] ^= 0xff;
         assert!(unpack(ValueRef::Blob(&b)).is_err());
         assert!(unpack(ValueRef::Integer(7)).is_err());
+        // A skippable frame after the one frame: bytes the text never shows.
+        let Value::Blob(mut sound) = pack(&"{\"a\":1}".repeat(100)) else {
+            panic!("packed")
+        };
+        assert!(unpack(ValueRef::Blob(&sound)).is_ok());
+        sound.extend_from_slice(&[0x50, 0x2a, 0x4d, 0x18, 2, 0, 0, 0, 7, 7]);
+        assert!(unpack(ValueRef::Blob(&sound)).is_err());
         assert!(unpack(ValueRef::Text(&[0xff, 0xfe])).is_err());
     }
 }
