@@ -37,6 +37,23 @@ fn storage(db: &std::path::Path) -> Vec<String> {
         .collect()
 }
 
+/// One park walk (`examples/park-episode.sh`, the README's main job) on `db`.
+fn walk(db: &std::path::Path) {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/park-episode.sh");
+    let out = Command::new("bash")
+        .arg(script)
+        .env("CAIRN", env!("CARGO_BIN_EXE_cairn"))
+        .env("CAIRN_DB", db)
+        .env_remove("CAIRN_SIGNING_KEY")
+        .output()
+        .expect("bash runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn user_version(db: &std::path::Path) -> i64 {
     rusqlite::Connection::open(db)
         .expect("raw open")
@@ -71,19 +88,7 @@ fn a_schema_2_journal_migrates_and_what_follows_is_packed() {
     );
     assert_eq!(user_version(&db), 2);
     // A writer migrates; then another park walk on the same journal.
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/park-episode.sh");
-    let out = Command::new("bash")
-        .arg(script)
-        .env("CAIRN", env!("CARGO_BIN_EXE_cairn"))
-        .env("CAIRN_DB", &db)
-        .env_remove("CAIRN_SIGNING_KEY")
-        .output()
-        .expect("bash runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    walk(&db);
     assert_eq!(user_version(&db), 3);
     // The old rows stay text; of the walk's, the commands that carry
     // kilobytes of observation are packed, the short `prepare-attempt` is not.
@@ -115,19 +120,7 @@ fn a_schema_2_journal_migrates_and_what_follows_is_packed() {
 fn a_damaged_packed_row_fails_verification() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("journal.db");
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/park-episode.sh");
-    let out = Command::new("bash")
-        .arg(script)
-        .env("CAIRN", env!("CARGO_BIN_EXE_cairn"))
-        .env("CAIRN_DB", &db)
-        .env_remove("CAIRN_SIGNING_KEY")
-        .output()
-        .expect("bash runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    walk(&db);
     {
         let c = rusqlite::Connection::open(&db).expect("raw open");
         c.execute_batch("DROP TRIGGER transitions_append_only_update")
