@@ -318,3 +318,57 @@ fn a_criterion_edited_by_hand_after_a_failure_is_refused() {
     );
     assert_eq!(r.journal.bytes(), before, "a refusal wrote");
 }
+
+/// A racing second process: a node outside the run fails on a new commit while
+/// pre-merge's git runs. The decision plans the ancestries from its own read of
+/// the journal, so the runs the CLI made no longer match; pre-merge reads the
+/// journal and the world again and decides again (found: it exited 2,
+/// `evidence-complete`, as if the caller's input were at fault). Real
+/// processes; the spy holds pre-merge's first `cat-file` until the node has
+/// failed.
+#[test]
+fn a_node_failing_while_pre_merge_reads_git_is_read_again() {
+    let r = Repo::spied();
+    let node = Node::new();
+    at_phase3(&r);
+    let side = sibling(&r);
+    let (stream, _) = failed_in(&r, &node, &side);
+    // Outside the repository: the primary checkout must stay clean.
+    let signal = tempfile::tempdir().unwrap();
+    let go = signal.path().join("go");
+    r.spy().before(
+        "cat-file -e",
+        &format!("while [ ! -e '{}' ]; do sleep 0.05; done", go.display()),
+    );
+    let packet = r.wt().join(".run-ship/ship-abc.json");
+    std::fs::create_dir_all(packet.parent().unwrap()).unwrap();
+    std::fs::write(&packet, premerge().to_string()).unwrap();
+    let child = r.spawn(&["pre-merge", "--short-id", "abc", "--packet"]);
+    r.spy().wait_for("cat-file -e", 0);
+    // The node fails again, on a commit the journal did not hold when
+    // pre-merge planned its readings.
+    let wt = side.to_str().unwrap().to_owned();
+    node.work(&r, "remediate", &["--run-id", "r-2", "--worktree", &wt]);
+    let again = r.commit_in(&side, &[("src.txt", "broken again\n")], "feat: still half");
+    assert_eq!(node.verify_in(&r, &side, &again), "rejected");
+    std::fs::write(&go, "").unwrap();
+    let (code, out, stderr) = crate::support::ship_repo::finished(child);
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (0, Some("merge-ready")),
+        "{out} {stderr}"
+    );
+    // Read again, both failed commits: neither is in the run's commits.
+    let g = gate(&out, "failed-work-absent");
+    assert_eq!(g["outcome"], "pass", "{out}");
+    assert!(
+        r.spy()
+            .count(&format!("cat-file -e --end-of-options {again}"))
+            >= 1
+    );
+    assert!(
+        g["detail"].as_str().unwrap().contains("1 node"),
+        "{out} {stream}"
+    );
+    r.audit_ok();
+}

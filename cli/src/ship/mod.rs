@@ -127,6 +127,44 @@ fn observed(
     ))
 }
 
+/// [`observed`], for a step whose readings are planned on the journal as well
+/// as the world: pre-merge reads the ancestries of the placed nodes' commits
+/// (`failed-work-absent`), and the decision plans them again from its own read.
+/// A node that moved in between (a verification that failed while git ran)
+/// makes the recorded runs miss or exceed that plan: the step reads the
+/// journal and the world again and decides again, up to three times (found: a
+/// racing `work verify` made `pre-merge` exit 2, `evidence-complete`, as if the
+/// caller's input were at fault).
+fn observed_again(
+    rec: &Recorder,
+    stream: &StreamId,
+    request: Request,
+    mut observe: impl FnMut() -> Result<Command, Failure>,
+) -> Result<Done, Failure> {
+    if let Some(done) = rec.recall::<Ship>(stream, &request)? {
+        return Ok(print(&done));
+    }
+    let mut attempts = 0;
+    loop {
+        let command = observe()?;
+        match rec.record(Step::new(stream, &command).request(request.clone())) {
+            Err(Failure::Cairn(cairn::Error::Rejected(r)))
+                if attempts < 3
+                    && r.violations.iter().any(|v| {
+                        v.field.as_deref() == Some("runs")
+                            && matches!(
+                                v.predicate.as_str(),
+                                "evidence-complete" | "evidence-bound"
+                            )
+                    }) =>
+            {
+                attempts += 1;
+            }
+            done => return Ok(print(&done?)),
+        }
+    }
+}
+
 pub fn run_verb(verb: &ShipCommand, db: &Db, options: &Options) -> Result<Done, Failure> {
     let rec = |key| Recorder::new(db, options, key);
     match verb {

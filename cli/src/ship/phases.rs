@@ -8,7 +8,7 @@ use cairn::observe::{run as exec, run_all};
 use cairn::StreamId;
 use serde_json::{json, Value};
 
-use super::{admitted, observed, review};
+use super::{admitted, observed, observed_again, review};
 use crate::args::{ShipOpen, ShipReport, ShipReview};
 use crate::failure::{input, require_abs_path, Done, Failure};
 use crate::record::{Recorder, Request};
@@ -156,8 +156,15 @@ pub fn report_verb(
     } else {
         Request::new(name, json!({ "report": doc, "work_nodes": work_nodes }))
     };
-    observed(rec, stream, request, || {
-        let run = run?;
+    let (run, mut refusal) = match run {
+        Ok(run) => (Some(run), None),
+        Err(e) => (None, Some(e)),
+    };
+    let observe = || {
+        let Some(run) = run.as_ref() else {
+            // A refusal ends the verb: the closure runs once when there is one.
+            return Err(refusal.take().expect("a run or its refusal, taken once"));
+        };
         let (p, root) = (&run.params, run.repo_root.as_str());
         Ok(match phase {
             Phase::Verify => {
@@ -170,7 +177,10 @@ pub fn report_verb(
                 } else {
                     run_all(&gates::phase1d_plan(p, root))
                 };
-                Command::Verify { report: doc, runs }
+                Command::Verify {
+                    report: doc.clone(),
+                    runs,
+                }
             }
             Phase::Refine => {
                 let passed = doc.get("verdict").and_then(Value::as_str) == Some("passed");
@@ -179,7 +189,10 @@ pub fn report_verb(
                 } else {
                     vec![]
                 };
-                Command::Refine { report: doc, runs }
+                Command::Refine {
+                    report: doc.clone(),
+                    runs,
+                }
             }
             Phase::PreMerge => {
                 let conflict =
@@ -213,7 +226,7 @@ pub fn report_verb(
                             Some(engine) => engine.scan(Sieve::PlacedNodes)?,
                             None => vec![],
                         };
-                        let linked = history::ship_nodes(&run, work_nodes, placed.iter());
+                        let linked = history::ship_nodes(run, work_nodes, placed.iter());
                         let tip = gates::premerge_tip(p, &runs);
                         runs.extend(run_all(&history::plan(
                             &p.worktree_path,
@@ -225,13 +238,17 @@ pub fn report_verb(
                     runs
                 };
                 Command::PreMerge {
-                    report: doc,
+                    report: doc.clone(),
                     runs,
                     work_nodes: work_nodes.to_vec(),
                 }
             }
         })
-    })
+    };
+    match phase {
+        Phase::PreMerge => observed_again(rec, stream, request, observe),
+        Phase::Verify | Phase::Refine => observed(rec, stream, request, observe),
+    }
 }
 
 /// A phase report: stdin, or the leaf's packet under the worktree (read once,
