@@ -7,7 +7,7 @@
 # is judged there); measurements use the default, release.
 profile=${CAIRN_BENCH_PROFILE:-release}
 cargo build -q --profile "$profile" -p cairn-cli --bin cairn --example floor
-out=$PWD/target/$([ "$profile" = dev ] && echo debug || echo "$profile")
+out=${CARGO_TARGET_DIR:-$PWD/target}/$([ "$profile" = dev ] && echo debug || echo "$profile")
 C=$out/cairn
 FLOOR=$out/examples/floor
 work=$(mktemp -d)

@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 walks=${1:-50}
 profile=${CAIRN_BENCH_PROFILE:-release}
 cargo build -q --profile "$profile" -p cairn-cli --bin cairn
-out=$PWD/target/$([ "$profile" = dev ] && echo debug || echo "$profile")
+out=${CARGO_TARGET_DIR:-$PWD/target}/$([ "$profile" = dev ] && echo debug || echo "$profile")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 for _ in $(seq 1 "$walks"); do
