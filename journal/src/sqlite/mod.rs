@@ -20,6 +20,31 @@ use crate::{Access, Durability, Error, Options, SCHEMA_VERSION};
 /// `PRAGMA application_id` of a cairn journal ("cairn" would not fit: "crn1").
 const APPLICATION_ID: i64 = 0x6372_6e31;
 
+/// One connection to the file, set up as every cairn connection is.
+fn connect(
+    target: impl AsRef<Path>,
+    flags: OpenFlags,
+    options: &Options,
+) -> Result<Connection, Error> {
+    let busy_ms = u64::try_from(options.busy_timeout.as_millis()).unwrap_or(u64::MAX);
+    let err = |e| Error::sql(e, busy_ms);
+    let conn = Connection::open_with_flags(target, flags).map_err(err)?;
+    conn.busy_timeout(options.busy_timeout).map_err(err)?;
+    // The query planner's stability guarantee: a plan never depends on a bound
+    // value. Without it this build (STAT4) marks every `stream = ?1` query to be
+    // re-planned when its parameter changes, and the statement cache clearing the
+    // bindings made each cached statement re-compile at its next step: measured,
+    // a third of a 1,000-transition batch's time went to re-parsing the stream
+    // tip query. cairn's queries are planned by their indexes alone (no ANALYZE),
+    // and `sql.rs`'s plan test holds them to those plans.
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+        true,
+    )
+    .map_err(err)?;
+    Ok(conn)
+}
+
 /// The migrations, in order; entry `i` takes the schema from version `i` to `i + 1`.
 /// Append only: never edit or remove an entry.
 const MIGRATIONS: &[&str] = &[
@@ -157,13 +182,11 @@ impl SqliteStore {
             }
             Err(e) => return Err(e),
         }
-        let conn = Connection::open_with_flags(
+        let conn = connect(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(|e| Error::sql(e, busy_ms))?;
-        conn.busy_timeout(options.busy_timeout)
-            .map_err(|e| Error::sql(e, busy_ms))?;
+            options,
+        )?;
         let mut journal = Self {
             conn,
             path: path.to_owned(),
@@ -226,10 +249,7 @@ impl SqliteStore {
             | OpenFlags::SQLITE_OPEN_URI;
         let attempt = |access: Access| -> Result<Self, Error> {
             let uri = file_uri(path, access);
-            let conn =
-                Connection::open_with_flags(&uri, flags).map_err(|e| Error::sql(e, busy_ms))?;
-            conn.busy_timeout(options.busy_timeout)
-                .map_err(|e| Error::sql(e, busy_ms))?;
+            let conn = connect(&uri, flags, options)?;
             let mut journal = Self {
                 conn,
                 path: path.to_owned(),

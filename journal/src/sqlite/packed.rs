@@ -15,6 +15,7 @@
 //! with cairn's source alone (`zstd -D v1.dict -d` on the frame after the three
 //! header bytes).
 
+use std::cell::RefCell;
 use std::sync::OnceLock;
 
 use rusqlite::types::{Value, ValueRef};
@@ -49,16 +50,51 @@ fn decoder() -> &'static zstd::dict::DecoderDictionary<'static> {
     D.get_or_init(|| zstd::dict::DecoderDictionary::copy(DICT_V1_BYTES))
 }
 
+thread_local! {
+    /// One compression context per thread, made at its first packed value and
+    /// reused: making one per value (allocating and initialising zstd's
+    /// workspace) was most of a 1,000-transition batch's CPU.
+    static COMPRESSOR: RefCell<Option<zstd::bulk::Compressor<'static>>> =
+        const { RefCell::new(None) };
+    /// The same for reading.
+    static DECOMPRESSOR: RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+        const { RefCell::new(None) };
+}
+
+fn compress(text: &str) -> std::io::Result<Vec<u8>> {
+    COMPRESSOR.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let c = match &mut *slot {
+            Some(c) => c,
+            empty => {
+                let mut c = zstd::bulk::Compressor::with_prepared_dictionary(encoder())?;
+                // The frame carries its checksum: a damaged row is an error,
+                // never other text.
+                c.include_checksum(true)?;
+                empty.insert(c)
+            }
+        };
+        c.compress(text.as_bytes())
+    })
+}
+
+fn decompress(frame: &[u8], size: usize) -> std::io::Result<Vec<u8>> {
+    DECOMPRESSOR.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let d = match &mut *slot {
+            Some(d) => d,
+            empty => empty.insert(zstd::bulk::Decompressor::with_prepared_dictionary(
+                decoder(),
+            )?),
+        };
+        d.decompress(frame, size)
+    })
+}
+
 /// `text` as the store writes it: a packed BLOB when that is smaller, else TEXT.
 pub(crate) fn pack(text: &str) -> Value {
     if text.len() >= MIN_PACKED {
-        // The frame carries its checksum: a damaged row is an error, never
-        // other text.
-        let frame =
-            zstd::bulk::Compressor::with_prepared_dictionary(encoder()).and_then(|mut c| {
-                c.include_checksum(true)?;
-                c.compress(text.as_bytes())
-            });
+        let frame = compress(text);
         if let Ok(frame) = frame {
             if frame.len() + 3 < text.len() {
                 let mut blob = Vec::with_capacity(frame.len() + 3);
@@ -91,8 +127,7 @@ pub(crate) fn unpack(value: ValueRef<'_>) -> Result<String, String> {
                 .flatten()
                 .filter(|n| *n <= MAX_TEXT)
                 .ok_or("a packed value whose frame names no readable size")?;
-            let bytes = zstd::bulk::Decompressor::with_prepared_dictionary(decoder())
-                .and_then(|mut d| d.decompress(frame, size as usize))
+            let bytes = decompress(frame, size as usize)
                 .map_err(|e| format!("a packed value that does not decompress: {e}"))?;
             if bytes.len() as u64 != size {
                 return Err("a packed value shorter than its frame says".into());
