@@ -20,6 +20,19 @@ use rusqlite::{params, Connection, TransactionBehavior};
 
 fn main() {
     divan::main();
+    if std::env::var_os("CAIRN_BENCH_KEEP").is_none() {
+        let _ = std::fs::remove_dir_all(scratch_dir());
+    }
+}
+
+/// Where the benchmark's files live: a directory of this process, removed at
+/// the end; with `CAIRN_BENCH_KEEP=DIR`, DIR, kept, and the filled journals in
+/// it reused by the next run (to profile one operation without its fill).
+fn scratch_dir() -> PathBuf {
+    match std::env::var_os("CAIRN_BENCH_KEEP") {
+        Some(dir) => PathBuf::from(dir),
+        None => std::env::temp_dir().join(format!("cairn-floors-{}", std::process::id())),
+    }
 }
 
 fn smoke() -> bool {
@@ -43,7 +56,7 @@ fn big_n() -> u64 {
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("cairn-floors-{}", std::process::id()));
+    let dir = scratch_dir();
     std::fs::create_dir_all(&dir).expect("temp dir");
     let p = dir.join(name);
     let _ = std::fs::remove_file(&p);
@@ -142,7 +155,11 @@ fn filled(n: u64) -> &'static PathBuf {
     static BIG: OnceLock<PathBuf> = OnceLock::new();
     let cell = if n == replay_n() { &SMALL } else { &BIG };
     cell.get_or_init(|| {
-        let p = scratch(&format!("cairn-filled-{n}.db"));
+        let name = format!("cairn-filled-{n}.db");
+        if std::env::var_os("CAIRN_BENCH_KEEP").is_some() && scratch_dir().join(&name).exists() {
+            return scratch_dir().join(name);
+        }
+        let p = scratch(&name);
         let mut j = Journal::open(&p, &Options::default()).expect("journal");
         let mut v = 0;
         while v < n {

@@ -327,6 +327,27 @@ pub(crate) fn populate_signed(s: &Store) {
         .unwrap();
 }
 
+/// The walk opens as many records as there are, one of them twice: a count
+/// alone would miss the record left without events; verify names it.
+#[test]
+fn a_record_emptied_by_moving_its_event_back_is_named_on_both() {
+    for b in backends() {
+        let s = b.fresh();
+        populate_signed(&s);
+        s.tamper("UPDATE events SET transition_id = 1 WHERE seq = 4");
+        let r = s.reader().verify().unwrap();
+        assert!(
+            r.problems
+                .iter()
+                .any(|p| p.kind == ProblemKind::TransitionIncomplete
+                    && p.transition_id == Some(3)
+                    && p.detail.contains("has no events")),
+            "{b:?}: {:?}",
+            r.problems
+        );
+    }
+}
+
 #[test]
 fn verify_names_the_same_damage_on_both() {
     for d in damages() {

@@ -38,6 +38,7 @@ mod hash;
 mod location;
 mod open;
 mod postgres;
+mod problem;
 mod read;
 mod sign;
 mod signed;

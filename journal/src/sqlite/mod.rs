@@ -3,6 +3,7 @@
 //! lives here and in `sql.rs`, its `Store` in `store.rs`, the file-system checks
 //! and the private read copy in `file.rs`.
 
+mod ahead;
 mod file;
 mod packed;
 mod sql;
@@ -19,6 +20,15 @@ use crate::{Access, Durability, Error, Options, SCHEMA_VERSION};
 
 /// `PRAGMA application_id` of a cairn journal ("cairn" would not fit: "crn1").
 const APPLICATION_ID: i64 = 0x6372_6e31;
+
+/// SQLite's structural check on `conn`: at most `limit` problems, none when sound.
+fn integrity_lines(conn: &Connection, limit: u32) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare(&format!("PRAGMA integrity_check({limit})"))?;
+    let lines: Vec<String> = stmt
+        .query_map([], |r| r.get(0))
+        .and_then(|rows| rows.collect())?;
+    Ok(lines.into_iter().filter(|l| l != "ok").collect())
+}
 
 /// One connection to the file, set up as every cairn connection is.
 fn connect(
@@ -345,15 +355,7 @@ impl SqliteStore {
     /// with its table, every page is where the file says. The problems it names,
     /// at most `limit`; empty when the file is sound.
     pub(crate) fn integrity_problems(&self, limit: u32) -> Result<Vec<String>, Error> {
-        let mut stmt = self
-            .conn
-            .prepare(&format!("PRAGMA integrity_check({limit})"))
-            .map_err(|e| Error::sql(e, self.busy_ms))?;
-        let lines: Vec<String> = stmt
-            .query_map([], |r| r.get(0))
-            .and_then(|rows| rows.collect())
-            .map_err(|e| Error::sql(e, self.busy_ms))?;
-        Ok(lines.into_iter().filter(|l| l != "ok").collect())
+        integrity_lines(&self.conn, limit).map_err(|e| Error::sql(e, self.busy_ms))
     }
 
     /// The file's permission bits when they let group or others in.

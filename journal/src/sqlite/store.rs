@@ -366,10 +366,7 @@ impl Store for SqliteStore {
                 return Err(e);
             }
         };
-        let result = f(&mut Snap {
-            store: self,
-            signed,
-        });
+        let result = f(&mut Snap::new(self, signed));
         let _ = self.conn.execute_batch("COMMIT");
         result
     }

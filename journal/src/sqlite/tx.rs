@@ -2,8 +2,11 @@
 //! (inside `BEGIN IMMEDIATE`), and the verify walk's reads (inside one read
 //! transaction).
 
+use std::collections::HashMap;
+
 use rusqlite::{params, OptionalExtension, Transaction};
 
+use super::ahead::{Ahead, Seen};
 use super::store::{event_from_row, transition_from_row, EVENT_COLUMNS, TRANSITION_COLUMNS};
 use super::{sql, SqliteStore};
 use crate::hash::EventFields;
@@ -227,6 +230,60 @@ pub(super) struct Snap<'a> {
     /// Whether the file has a `signatures` table (by the tables present, never
     /// by `user_version`).
     pub(super) signed: bool,
+    /// Transition records and signatures read ahead, by id.
+    pub(super) transitions: Ahead<StoredTransition>,
+    pub(super) signatures: Ahead<SignatureRow>,
+    /// The signing keys' public halves by id, read at the first signature.
+    pub(super) keys: Option<HashMap<i64, String>>,
+    /// The structural check running beside the walk, with its line limit.
+    pub(super) integrity: Option<IntegrityCheck>,
+}
+
+type IntegrityCheck = (u32, std::thread::JoinHandle<Result<Vec<String>, String>>);
+
+impl<'a> Snap<'a> {
+    pub(super) fn new(store: &'a SqliteStore, signed: bool) -> Self {
+        Self {
+            store,
+            signed,
+            transitions: Ahead::new(),
+            signatures: Ahead::new(),
+            keys: None,
+            integrity: None,
+        }
+    }
+}
+
+fn transitions_page(
+    s: &SqliteStore,
+    after: i64,
+    limit: i64,
+) -> Result<Vec<StoredTransition>, Error> {
+    s.conn
+        .prepare_cached(sql::TRANSITIONS_AFTER)
+        .and_then(|mut st| {
+            st.query_map(params![after, limit], transition_from_row)?
+                .collect()
+        })
+        .map_err(s.sql_err())
+}
+
+fn signatures_page(s: &SqliteStore, after: i64, limit: i64) -> Result<Vec<SignatureRow>, Error> {
+    s.conn
+        .prepare_cached(sql::SIGNATURES_AFTER)
+        .and_then(|mut st| {
+            st.query_map(params![after, limit], |r| {
+                Ok(SignatureRow {
+                    transition_id: r.get(0)?,
+                    key_id: r.get(1)?,
+                    head_seq: r.get(2)?,
+                    head_hash: r.get(3)?,
+                    signature: r.get(4)?,
+                })
+            })?
+            .collect()
+        })
+        .map_err(s.sql_err())
 }
 
 impl Snapshot for Snap<'_> {
@@ -275,6 +332,15 @@ impl Snapshot for Snap<'_> {
     }
 
     fn transition(&mut self, id: i64) -> Result<Option<StoredTransition>, String> {
+        let store = self.store;
+        match self
+            .transitions
+            .take(id, |t| t.id, |after, n| transitions_page(store, after, n))
+        {
+            Seen::Found(t) => return Ok(Some(t)),
+            Seen::Absent => return Ok(None),
+            Seen::Ask => {}
+        }
         self.store
             .conn
             .prepare_cached(&format!(
@@ -289,14 +355,7 @@ impl Snapshot for Snap<'_> {
         after: i64,
         limit: i64,
     ) -> Result<Vec<StoredTransition>, Error> {
-        let s = self.store;
-        s.conn
-            .prepare_cached(sql::TRANSITIONS_AFTER)
-            .and_then(|mut st| {
-                st.query_map(params![after, limit], transition_from_row)?
-                    .collect()
-            })
-            .map_err(s.sql_err())
+        transitions_page(self.store, after, limit)
     }
 
     fn signature(
@@ -306,6 +365,22 @@ impl Snapshot for Snap<'_> {
         let s = self.store;
         if !self.signed {
             return Ok(None);
+        }
+        if self.keys.is_none() {
+            let keys = self.keys()?;
+            self.keys = Some(keys.into_iter().map(|k| (k.id, k.public_key)).collect());
+        }
+        match self.signatures.take(
+            transition_id,
+            |r| r.transition_id,
+            |after, n| signatures_page(s, after, n),
+        ) {
+            Seen::Found(row) => {
+                let key = self.keys.as_ref().and_then(|k| k.get(&row.key_id)).cloned();
+                return Ok(Some((row, key)));
+            }
+            Seen::Absent => return Ok(None),
+            Seen::Ask => {}
         }
         s.conn
             .prepare_cached(sql::SIGNATURE_OF)
@@ -328,25 +403,10 @@ impl Snapshot for Snap<'_> {
     }
 
     fn signatures_after(&mut self, after: i64, limit: i64) -> Result<Vec<SignatureRow>, Error> {
-        let s = self.store;
         if !self.signed {
             return Ok(Vec::new());
         }
-        s.conn
-            .prepare_cached(sql::SIGNATURES_AFTER)
-            .and_then(|mut st| {
-                st.query_map(params![after, limit], |r| {
-                    Ok(SignatureRow {
-                        transition_id: r.get(0)?,
-                        key_id: r.get(1)?,
-                        head_seq: r.get(2)?,
-                        head_hash: r.get(3)?,
-                        signature: r.get(4)?,
-                    })
-                })?
-                .collect()
-            })
-            .map_err(s.sql_err())
+        signatures_page(self.store, after, limit)
     }
 
     fn keys(&mut self) -> Result<Vec<KeyRow>, Error> {
@@ -406,6 +466,38 @@ impl Snapshot for Snap<'_> {
     }
 
     fn integrity_problems(&mut self, limit: u32) -> Result<Vec<String>, Error> {
+        if let Some((started, check)) = self.integrity.take() {
+            // A check that could not run there runs here.
+            if let (true, Ok(Ok(lines))) = (started == limit, check.join()) {
+                return Ok(lines);
+            }
+        }
         self.store.integrity_problems(limit)
+    }
+
+    fn start_integrity(&mut self, limit: u32) {
+        // A connection of its own, on another thread: SQLite's check reads every
+        // page and looks every row up in its indexes (measured: a third of a 1M-
+        // event verify), and needs nothing from the walk. It reads in its own
+        // transaction, so it may see rows committed after the walk's snapshot;
+        // it judges the file's structure, which those rows do not change.
+        let Some(path) = self.store.conn.path().map(std::path::PathBuf::from) else {
+            return;
+        };
+        let busy = self.store.busy_ms;
+        self.integrity = Some((
+            limit,
+            std::thread::spawn(move || {
+                let conn = rusqlite::Connection::open_with_flags(
+                    &path,
+                    rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
+                        | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                )
+                .map_err(|e| e.to_string())?;
+                conn.busy_timeout(std::time::Duration::from_millis(busy))
+                    .map_err(|e| e.to_string())?;
+                super::integrity_lines(&conn, limit).map_err(|e| e.to_string())
+            }),
+        ));
     }
 }
