@@ -167,6 +167,19 @@ impl Journal {
         self.store.transitions(stream)
     }
 
+    /// A page of a stream's transition records: up to `limit` of those whose
+    /// first version is above `after`, in version order (a long stream read in
+    /// bounded memory).
+    pub fn transitions_from(
+        &self,
+        stream: &str,
+        after: u64,
+        limit: u64,
+    ) -> Result<Vec<StoredTransition>, Error> {
+        self.store
+            .transitions_from(stream, int(after, "version")?, int(limit, "limit")?)
+    }
+
     /// One transition record by id.
     pub fn transition(&self, id: i64) -> Result<Option<StoredTransition>, Error> {
         self.store.transition(id)

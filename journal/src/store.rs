@@ -51,6 +51,14 @@ pub(crate) trait Store: Send {
         limit: i64,
     ) -> Result<Vec<StoredEvent>, Error>;
     fn transitions(&self, stream: &str) -> Result<Vec<StoredTransition>, Error>;
+    /// Up to `limit` of a stream's transition records with `first_version >
+    /// after`, by first version.
+    fn transitions_from(
+        &self,
+        stream: &str,
+        after: i64,
+        limit: i64,
+    ) -> Result<Vec<StoredTransition>, Error>;
     fn transition(&self, id: i64) -> Result<Option<StoredTransition>, Error>;
     fn transition_count(&self, stream: &str) -> Result<u64, Error>;
     /// `(id, first_version, last_version)` of the last transition record of
@@ -74,6 +82,10 @@ pub(crate) trait Store: Send {
     /// The database's own structural check, at most `limit` problems; empty when
     /// sound or when the backend has none (see `Journal::integrity_problems`).
     fn integrity_problems(&self, limit: u32) -> Result<Vec<String>, Error>;
+    /// That check started on a thread of its own, when the backend can.
+    fn integrity_beside(&self, _limit: u32) -> Option<IntegrityThread> {
+        None
+    }
     /// Writes rows verbatim into this (empty) journal in one transaction: `feed`
     /// pushes them into the sink. Refused with [`Error::NotEmpty`] when the
     /// journal holds any row.
@@ -195,6 +207,9 @@ pub(crate) trait Snapshot {
     /// for a later [`Snapshot::integrity_problems`] with the same `limit`.
     fn start_integrity(&mut self, _limit: u32) {}
 }
+
+/// A structural check on a thread of its own: its lines, or why it could not run.
+pub(crate) type IntegrityThread = std::thread::JoinHandle<Result<Vec<String>, String>>;
 
 /// Where `import` writes rows verbatim.
 pub(crate) trait Sink {

@@ -12,11 +12,10 @@
 
 use cairn_journal::{StoredEvent, StoredTransition};
 use cairn_machines::reads::Reread;
-use cairn_machines::{Context, DecideFailure, DynFold, DynMachine, RawEvent};
+use cairn_machines::{Context, RawEvent};
 use serde::Serialize;
-use serde_json::Value;
 
-use cairn_machines::reads::{check_fence, claim_stream, CLAIM_MACHINE};
+use cairn_machines::reads::{claim_stream, CLAIM_MACHINE};
 
 use crate::engine::raw;
 use crate::{Engine, Error, StreamId};
@@ -24,6 +23,9 @@ use crate::{Engine, Error, StreamId};
 mod cross;
 use cross::{first_seq, seq_at};
 mod diff;
+mod records;
+mod redecide;
+use redecide::{close, redecide};
 
 pub use diff::FieldDiff;
 
@@ -177,16 +179,8 @@ impl Engine {
             findings: Vec::new(),
             by_stream: Vec::new(),
         };
-        for line in self.journal().integrity_problems(10)? {
-            report.findings.push(Finding {
-                kind: FindingKind::Damaged,
-                stream: String::new(),
-                transition_id: None,
-                seq: None,
-                detail: format!("sqlite integrity_check: {line}"),
-                diff: None,
-            });
-        }
+        // Beside the re-decisions (another core); its findings are listed first.
+        let integrity = self.journal().start_integrity(10);
         // Each stream read by a decision, as it stands now (for `reliance-withdrawn`).
         let mut now = cross::Now::new();
         for s in &streams {
@@ -200,6 +194,18 @@ impl Engine {
                 redecided: report.redecided - before.2,
             });
         }
+        let damaged = self.journal().finish_integrity(integrity)?;
+        report.findings.splice(
+            0..0,
+            damaged.into_iter().map(|line| Finding {
+                kind: FindingKind::Damaged,
+                stream: String::new(),
+                transition_id: None,
+                seq: None,
+                detail: format!("sqlite integrity_check: {line}"),
+                diff: None,
+            }),
+        );
         report.findings.extend(self.cross_invariants(&streams)?);
         report.ok = !report.findings.iter().any(|f| f.kind.is_failure());
         Ok(report)
@@ -236,8 +242,8 @@ impl Engine {
             ));
             return Ok(machine_name);
         };
-        // Transition records are fetched one at a time as their first event arrives:
-        // memory stays bounded by one transition, whatever the stream's length.
+        // Transition records are fetched a page at a time as their first events
+        // arrive: memory stays bounded by a page, whatever the stream's length.
         let recorded = self.journal().transition_count(stream)?;
         report.transitions += recorded;
         let mut started = 0u64;
@@ -253,6 +259,7 @@ impl Engine {
         // The transition being checked: its record, what re-deciding it yields, the events seen so far.
         let mut current: Option<(StoredTransition, Option<Vec<RawEvent>>, Vec<RawEvent>)> = None;
         let mut broken = false;
+        let mut records = records::Records::new(stream);
 
         self.journal().scan_stream(stream, i64::MAX, &mut |e: StoredEvent| {
             report.events += 1;
@@ -263,7 +270,7 @@ impl Engine {
                 }
             }
             if current.is_none() {
-                match journal.transition(e.transition_id)? {
+                match records.get(journal, e.version, e.transition_id)? {
                     Some(t) if t.first_version == e.version && t.stream == stream => {
                         started += 1;
                         let decided = redecide(machine, fold.as_ref(), &t, report, stream);
@@ -451,148 +458,5 @@ impl Engine {
                 ),
             }
         }
-    }
-}
-
-/// Re-decides a transition; `None` when it could not be (a finding says why).
-fn redecide(
-    machine: &dyn DynMachine,
-    fold: &dyn DynFold,
-    t: &StoredTransition,
-    report: &mut AuditReport,
-    stream: &str,
-) -> Option<Vec<RawEvent>> {
-    let mut push = |kind, detail: String| {
-        report.findings.push(Finding {
-            kind,
-            stream: stream.to_owned(),
-            transition_id: Some(t.id),
-            seq: None,
-            detail,
-            diff: None,
-        })
-    };
-    if t.rules_version != machine.rules_version() {
-        if machine.retired_rules().contains(&t.rules_version) {
-            push(
-                FindingKind::RulesChanged,
-                format!(
-                    "decided under retired rules v{} (this build has v{}): not re-decided",
-                    t.rules_version,
-                    machine.rules_version()
-                ),
-            );
-        } else {
-            push(
-                FindingKind::RulesUndeclared,
-                format!(
-                    "records rules v{}, which `{}` never declared (current v{}, retired {:?}): not a transition this machine decided",
-                    t.rules_version,
-                    machine.name(),
-                    machine.rules_version(),
-                    machine.retired_rules()
-                ),
-            );
-        }
-        return None;
-    }
-    let command: Value = match serde_json::from_str(&t.command) {
-        Ok(v) => v,
-        Err(e) => {
-            push(
-                FindingKind::UnreadableRecord,
-                format!("recorded command is not JSON: {e}"),
-            );
-            return None;
-        }
-    };
-    let context: Context = match serde_json::from_str(&t.context) {
-        Ok(c) => c,
-        Err(e) => {
-            push(
-                FindingKind::UnreadableRecord,
-                format!("recorded context is invalid: {e}"),
-            );
-            return None;
-        }
-    };
-    if let Err(r) = check_fence(
-        machine.name(),
-        stream,
-        &t.command_name,
-        fold.state_name(),
-        &context,
-    ) {
-        push(
-            FindingKind::RedecideRejected,
-            format!(
-                "the fence now refuses the recorded `{}`: {r}",
-                t.command_name
-            ),
-        );
-        return None;
-    }
-    match fold.decide(&command, &context) {
-        Ok(events) => Some(events),
-        Err(DecideFailure::Command(e)) => {
-            push(
-                FindingKind::UnreadableRecord,
-                format!(
-                    "recorded command `{}` is not a valid command: {e}",
-                    t.command_name
-                ),
-            );
-            None
-        }
-        Err(DecideFailure::Rejected(r)) => {
-            push(
-                FindingKind::RedecideRejected,
-                format!(
-                    "the rules now refuse the recorded `{}`: {r}",
-                    t.command_name
-                ),
-            );
-            None
-        }
-        Err(DecideFailure::Encode(e)) => {
-            push(FindingKind::UnreadableRecord, e.to_string());
-            None
-        }
-    }
-}
-
-fn close(
-    (t, decided, seen): (StoredTransition, Option<Vec<RawEvent>>, Vec<RawEvent>),
-    report: &mut AuditReport,
-    stream: &str,
-) {
-    let Some(decided) = decided else { return };
-    if decided == seen {
-        report.redecided += 1;
-    } else {
-        let names = |v: &[RawEvent]| {
-            v.iter()
-                .map(|e| e.event_type.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        report.findings.push(Finding {
-            kind: FindingKind::RedecideMismatch,
-            stream: stream.to_owned(),
-            transition_id: Some(t.id),
-            seq: None,
-            detail: format!(
-                "re-deciding `{}` yields [{}], the journal records [{}]{}",
-                t.command_name,
-                names(&decided),
-                names(&seen),
-                if names(&decided) == names(&seen) {
-                    " (same types, different payloads)"
-                } else {
-                    ""
-                }
-            ),
-            diff: Some(diff::events(&seen, &decided)),
-        });
     }
 }

@@ -233,6 +233,18 @@ impl Store for PgStore {
             .collect()
     }
 
+    fn transitions_from(
+        &self,
+        stream: &str,
+        after: i64,
+        limit: i64,
+    ) -> Result<Vec<StoredTransition>, Error> {
+        self.query(sql::TRANSITIONS_FROM, &[&stream, &after, &limit])?
+            .iter()
+            .map(transition)
+            .collect()
+    }
+
     fn transition(&self, id: i64) -> Result<Option<StoredTransition>, Error> {
         self.query_opt(sql::TRANSITION, &[&id])?
             .as_ref()

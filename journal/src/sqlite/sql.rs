@@ -32,6 +32,8 @@ pub(crate) const STREAM_MACHINE: &str =
     "SELECT machine FROM events WHERE stream = ?1 ORDER BY version LIMIT 1";
 /// The replay path.
 pub(crate) const REPLAY: &str = "SELECT seq, version, event_type, schema_version, payload FROM events WHERE stream = ?1 AND version <= ?2 ORDER BY version";
+/// A page of a stream's transition records, by first version.
+pub(crate) const TRANSITIONS_FROM: &str = "SELECT id, stream, machine, rules_version, command_name, command, context, idempotency_key, fingerprint, first_version, last_version, recorded_at FROM transitions WHERE stream = ?1 AND first_version > ?2 ORDER BY first_version LIMIT ?3";
 /// How many transition records a stream has.
 pub(crate) const TRANSITION_COUNT: &str = "SELECT count(*) FROM transitions WHERE stream = ?1";
 /// The transition record that covers a stream version: the last one starting at or
@@ -112,6 +114,7 @@ mod tests {
             TRANSITION_AT,
             STREAM_RANGE,
             TRANSITIONS_AFTER,
+            TRANSITIONS_FROM,
             SIGNATURES_AFTER,
         ] {
             let mut stmt = j

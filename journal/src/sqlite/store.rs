@@ -257,6 +257,22 @@ impl Store for SqliteStore {
         rows.collect::<Result<_, _>>().map_err(self.sql_err())
     }
 
+    fn transitions_from(
+        &self,
+        stream: &str,
+        after: i64,
+        limit: i64,
+    ) -> Result<Vec<StoredTransition>, Error> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(sql::TRANSITIONS_FROM)
+            .map_err(self.sql_err())?;
+        let rows = stmt
+            .query_map(params![stream, after, limit], transition_from_row)
+            .map_err(self.sql_err())?;
+        rows.collect::<Result<_, _>>().map_err(self.sql_err())
+    }
+
     fn transition(&self, id: i64) -> Result<Option<StoredTransition>, Error> {
         self.conn
             .prepare_cached(&format!(
@@ -409,6 +425,10 @@ impl Store for SqliteStore {
 
     fn integrity_problems(&self, limit: u32) -> Result<Vec<String>, Error> {
         SqliteStore::integrity_problems(self, limit)
+    }
+
+    fn integrity_beside(&self, limit: u32) -> Option<crate::store::IntegrityThread> {
+        super::integrity_beside(&self.conn, self.busy_ms, limit)
     }
 
     fn import(

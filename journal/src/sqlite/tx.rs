@@ -239,7 +239,7 @@ pub(super) struct Snap<'a> {
     pub(super) integrity: Option<IntegrityCheck>,
 }
 
-type IntegrityCheck = (u32, std::thread::JoinHandle<Result<Vec<String>, String>>);
+type IntegrityCheck = (u32, crate::store::IntegrityThread);
 
 impl<'a> Snap<'a> {
     pub(super) fn new(store: &'a SqliteStore, signed: bool) -> Self {
@@ -476,28 +476,7 @@ impl Snapshot for Snap<'_> {
     }
 
     fn start_integrity(&mut self, limit: u32) {
-        // A connection of its own, on another thread: SQLite's check reads every
-        // page and looks every row up in its indexes (measured: a third of a 1M-
-        // event verify), and needs nothing from the walk. It reads in its own
-        // transaction, so it may see rows committed after the walk's snapshot;
-        // it judges the file's structure, which those rows do not change.
-        let Some(path) = self.store.conn.path().map(std::path::PathBuf::from) else {
-            return;
-        };
-        let busy = self.store.busy_ms;
-        self.integrity = Some((
-            limit,
-            std::thread::spawn(move || {
-                let conn = rusqlite::Connection::open_with_flags(
-                    &path,
-                    rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
-                        | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
-                )
-                .map_err(|e| e.to_string())?;
-                conn.busy_timeout(std::time::Duration::from_millis(busy))
-                    .map_err(|e| e.to_string())?;
-                super::integrity_lines(&conn, limit).map_err(|e| e.to_string())
-            }),
-        ));
+        self.integrity = super::integrity_beside(&self.store.conn, self.store.busy_ms, limit)
+            .map(|check| (limit, check));
     }
 }
