@@ -84,6 +84,13 @@ impl Journal {
         self.store.machine_streams(machine)
     }
 
+    /// Every stream's name, in name order: one index seek per stream, never a
+    /// pass over the events ([`Journal::streams`] reads every event for its
+    /// summaries).
+    pub fn stream_names(&self) -> Result<Vec<String>, Error> {
+        self.store.stream_names()
+    }
+
     /// The machine that owns a stream, if the stream exists.
     pub fn stream_machine(&self, stream: &str) -> Result<Option<String>, Error> {
         self.store.stream_machine(stream)

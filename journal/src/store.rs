@@ -30,6 +30,8 @@ pub(crate) trait Store: Send {
     /// Every stream of `machine` (named `machine/…`), in name order.
     fn machine_streams(&self, machine: &str) -> Result<Vec<String>, Error>;
     fn stream_machine(&self, stream: &str) -> Result<Option<String>, Error>;
+    /// Every stream's name, in name order (a skip scan of the stream index).
+    fn stream_names(&self) -> Result<Vec<String>, Error>;
     /// A stream's events in version order up to `up_to`. `f` may call back into
     /// the journal (the audit fetches transition records from inside it).
     fn scan_stream(

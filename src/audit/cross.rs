@@ -148,19 +148,25 @@ impl Engine {
         // The rounds each thread's PR loops counted (`thread -> (loops, rounds)`).
         let mut counted: std::collections::BTreeMap<String, (Vec<String>, Vec<u32>)> =
             Default::default();
-        for info in self.journal().streams()? {
-            let folded = [
-                cairn_machines::reads::SAGA_MACHINE,
-                cairn_machines::reads::PR_LOOP_MACHINE,
-            ];
-            if !folded.contains(&info.machine.as_str()) {
-                continue;
+        // The two machines' streams by their names' range (an index seek per
+        // stream), each kept only when its events say it is that machine's.
+        let mut folded = vec![];
+        for machine in [
+            cairn_machines::reads::SAGA_MACHINE,
+            cairn_machines::reads::PR_LOOP_MACHINE,
+        ] {
+            for stream in self.journal().machine_streams(machine)? {
+                if self.journal().stream_machine(&stream)?.as_deref() == Some(machine) {
+                    folded.push((stream, machine));
+                }
             }
-            match fact_of(&info.stream)? {
+        }
+        for (stream, machine) in folded {
+            match fact_of(&stream)? {
                 Some(Fact::Saga { merged, .. })
-                    if info.machine == cairn_machines::reads::SAGA_MACHINE =>
+                    if machine == cairn_machines::reads::SAGA_MACHINE =>
                 {
-                    credits.push((info.stream, merged));
+                    credits.push((stream, merged));
                 }
                 Some(Fact::PrLoop {
                     thread: Some(thread),
@@ -168,7 +174,7 @@ impl Engine {
                     ..
                 }) => {
                     let entry = counted.entry(thread).or_default();
-                    entry.0.push(info.stream);
+                    entry.0.push(stream);
                     entry.1.extend(rounds_seen);
                 }
                 _ => {}
@@ -182,6 +188,15 @@ impl Engine {
                 .collect()
         };
         for stream in streams {
+            // Only a thread's or a ship run's fact is checked below: no other
+            // stream is replayed for it.
+            let checked = [
+                cairn_machines::reads::SAGA_MACHINE,
+                cairn_machines::reads::SHIP_MACHINE,
+            ];
+            if !checked.contains(&stream.split('/').next().unwrap_or_default()) {
+                continue;
+            }
             let fact = fact_of(stream)?;
             // One merge is one unit's work: credited by two threads, one of them
             // took another's merge (a typed merge without `--from`).

@@ -163,12 +163,7 @@ impl Engine {
     ) -> Result<AuditReport, Error> {
         let streams: Vec<String> = match stream {
             Some(s) => vec![s.to_owned()],
-            None => self
-                .journal()
-                .streams()?
-                .into_iter()
-                .map(|s| s.stream)
-                .collect(),
+            None => self.journal().stream_names()?,
         };
         let mut report = AuditReport {
             ok: true,

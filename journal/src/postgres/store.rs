@@ -169,6 +169,14 @@ impl Store for PgStore {
             .collect())
     }
 
+    fn stream_names(&self) -> Result<Vec<String>, Error> {
+        Ok(self
+            .query(sql::ALL_STREAMS, &[])?
+            .iter()
+            .map(|r| r.get(0))
+            .collect())
+    }
+
     fn stream_machine(&self, stream: &str) -> Result<Option<String>, Error> {
         Ok(self
             .query_opt(sql::STREAM_MACHINE, &[&stream])?

@@ -155,6 +155,15 @@ impl Store for SqliteStore {
         rows.collect::<Result<_, _>>().map_err(self.sql_err())
     }
 
+    fn stream_names(&self) -> Result<Vec<String>, Error> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(sql::ALL_STREAMS)
+            .map_err(self.sql_err())?;
+        let rows = stmt.query_map([], |r| r.get(0)).map_err(self.sql_err())?;
+        rows.collect::<Result<_, _>>().map_err(self.sql_err())
+    }
+
     fn stream_machine(&self, stream: &str) -> Result<Option<String>, Error> {
         self.conn
             .prepare_cached(sql::STREAM_MACHINE)
