@@ -2,7 +2,9 @@
 //! `-- --smoke` for CI-sized runs): a durable transition through the `cairn` binary
 //! beside a minimal durable insert with the same client crate (whole processes),
 //! appends/s with 1, 8 and 32 concurrent writers over distinct streams (one
-//! connection each, as separate hosts would have), replay rate, and verify. Uses
+//! connection each, as separate hosts would have), and beside a floor with the
+//! same crate on the same rows: one durable append, 1,000-event transactions,
+//! typed replay; then verify. Uses
 //! `CAIRN_TEST_PG` when set, else starts the tests' throwaway cluster.
 
 #[path = "../tests/support/pg.rs"]
@@ -81,10 +83,15 @@ fn whole_process(n: usize, argv: &[String], stdin: &str) -> Duration {
 fn main() {
     let smoke = std::env::args().any(|a| a == "--smoke");
     let server = pg::server();
+    // CAIRN_BENCH_PG_EVENTS: the long stream's length (default 100,000).
     let (procs, secs, replay_n) = if smoke {
         (3, 1, 2_000)
     } else {
-        (100, 5, 100_000)
+        let n = std::env::var("CAIRN_BENCH_PG_EVENTS")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(100_000u64);
+        (100, 5, n.div_ceil(1000) * 1000)
     };
     println!(
         "# cairn on PostgreSQL ({})",
@@ -188,9 +195,48 @@ fn main() {
         println!("| {writers} writer(s), distinct streams, durable single-event appends | {:.0} appends/s |", total as f64 / secs as f64);
     }
 
-    // 3. Replay and verify of one long stream.
+    // 3. Beside the floor: the same rows through the `postgres` crate alone
+    // (the floor's table has no chain, no transition records, no signatures).
+    let raw_url = server.fresh_url();
+    let mut raw = postgres::Client::connect(&raw_url, postgres::NoTls).unwrap();
+    raw.batch_execute(
+        "SET synchronous_commit = on;
+         CREATE TABLE raw_events (seq bigserial PRIMARY KEY, stream text NOT NULL,
+             version bigint NOT NULL, machine text NOT NULL, event_type text NOT NULL,
+             schema_version int NOT NULL, payload text NOT NULL, recorded_at text NOT NULL,
+             UNIQUE (stream, version))",
+    )
+    .unwrap();
     let url = server.fresh_url();
     let mut j = Journal::open(url.as_str(), &Options::default()).unwrap();
+    let ones = if smoke { 5 } else { 200 };
+    let one_cairn = median(
+        (0..ones as u64)
+            .map(|v| {
+                let a = append("bench/one", v, 1);
+                let started = Instant::now();
+                j.append(&a).unwrap();
+                started.elapsed()
+            })
+            .collect(),
+    );
+    let one_raw = median(
+        (0..ones as u64)
+            .map(|v| {
+                let started = Instant::now();
+                raw_append(&mut raw, "bench/one", v, 1);
+                started.elapsed()
+            })
+            .collect(),
+    );
+    println!(
+        "| one durable single-event append (median of {ones}) | {:.2} ms | {:.2} ms | {:.2}x the time |",
+        ms(one_cairn),
+        ms(one_raw),
+        one_cairn.as_secs_f64() / one_raw.as_secs_f64()
+    );
+
+    // Load one long stream, 1,000 events per transaction, both ways.
     let started = Instant::now();
     let mut v = 0u64;
     while v < replay_n {
@@ -198,30 +244,94 @@ fn main() {
         v += 1000;
     }
     let load = started.elapsed();
+    let started = Instant::now();
+    let mut v = 0u64;
+    while v < replay_n {
+        raw_append(&mut raw, "bench/long", v, 1000);
+        v += 1000;
+    }
+    let raw_load = started.elapsed();
+    let rate = |d: Duration| replay_n as f64 / d.as_secs_f64();
     println!(
-        "| load {replay_n} events, 1,000 per transaction | {:.0} events/s |",
-        replay_n as f64 / load.as_secs_f64()
+        "| {replay_n} events, 1,000 per transaction | {:.0} events/s | {:.0} events/s | {:.0}% of the floor's rate |",
+        rate(load),
+        rate(raw_load),
+        100.0 * rate(load) / rate(raw_load)
     );
+
+    // Replay into a typed payload, both ways.
     let started = Instant::now();
     let mut n = 0u64;
-    j.replay_stream("bench/long", i64::MAX, &mut |_| {
-        n += 1;
+    j.replay_stream("bench/long", i64::MAX, &mut |r| {
+        let p: Payload = serde_json::from_str(r.payload).expect("payload");
+        n += u64::from(p.n < u64::MAX && !p.pad.is_empty());
         Ok(())
     })
     .unwrap();
     let replay = started.elapsed();
     assert_eq!(n, replay_n);
+    let started = Instant::now();
+    let mut n = 0u64;
+    for row in raw
+        .query(
+            "SELECT payload FROM raw_events WHERE stream = $1 ORDER BY version",
+            &[&"bench/long"],
+        )
+        .unwrap()
+    {
+        let p: Payload = serde_json::from_str(row.get::<_, &str>(0)).expect("payload");
+        n += u64::from(p.n < u64::MAX && !p.pad.is_empty());
+    }
+    let raw_replay = started.elapsed();
+    assert_eq!(n, replay_n);
     println!(
-        "| replay {replay_n} events (rows to the caller) | {:.0} events/s |",
-        n as f64 / replay.as_secs_f64()
+        "| replay {replay_n} events into a typed payload | {:.0} events/s | {:.0} events/s | {:.0}% of the floor's rate |",
+        rate(replay),
+        rate(raw_replay),
+        100.0 * rate(replay) / rate(raw_replay)
     );
     let started = Instant::now();
     let report = j.verify().unwrap();
     assert!(report.ok);
     let verify = started.elapsed();
     println!(
-        "| verify {replay_n} events | {:.2} s ({:.0} events/s) |",
+        "| verify {replay_n} events (chain, versions, records, signatures) | {:.2} s ({:.0} events/s) | — | — |",
         verify.as_secs_f64(),
-        replay_n as f64 / verify.as_secs_f64()
+        rate(verify)
     );
+}
+
+#[derive(serde::Deserialize)]
+struct Payload {
+    n: u64,
+    pad: String,
+}
+
+/// The floor's append: one transaction, an expected-version check, the rows.
+fn raw_append(c: &mut postgres::Client, stream: &str, expected: u64, n: usize) {
+    let mut tx = c.transaction().unwrap();
+    let v: i64 = tx
+        .query_one(
+            "SELECT coalesce(max(version), 0) FROM raw_events WHERE stream = $1",
+            &[&stream],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(v as u64, expected);
+    let insert = tx
+        .prepare("INSERT INTO raw_events (stream, version, machine, event_type, schema_version, payload, recorded_at) VALUES ($1, $2, 'bench', 'happened', 1, $3, '2026-12-01T00:00:00.000000Z')")
+        .unwrap();
+    for i in 0..n {
+        let payload = format!(
+            "{{\"n\":{},\"pad\":\"{}\"}}",
+            expected as usize + i,
+            "x".repeat(64)
+        );
+        tx.execute(
+            &insert,
+            &[&stream, &(expected as i64 + i as i64 + 1), &payload],
+        )
+        .unwrap();
+    }
+    tx.commit().unwrap();
 }
