@@ -353,6 +353,40 @@ fn stream_names_and_record_pages_match_the_full_reads_on_both() {
     }
 }
 
+/// A stream longer than a replay page reads back whole and in order, and a
+/// replay cut at or across a page's edge stops there, on both backends.
+#[test]
+fn a_stream_of_several_pages_replays_whole_on_both() {
+    let n = 2 * 4096 + 5;
+    let texts: Vec<String> = (0..n).map(|i| format!("{{\"i\":{i}}}")).collect();
+    for b in backends() {
+        let s = b.fresh();
+        let mut j = Journal::open(&s.db(), &Options::default()).unwrap();
+        let mut v = 0;
+        for chunk in texts.chunks(1000) {
+            let payloads: Vec<&str> = chunk.iter().map(String::as_str).collect();
+            j.append(&append("ticket/long", v, &payloads, None)).unwrap();
+            v += chunk.len() as u64;
+        }
+        for up_to in [4095, 4096, 4097, n as i64, i64::MAX] {
+            let mut seen = vec![];
+            j.replay_stream("ticket/long", up_to, &mut |r| {
+                seen.push((r.version, r.payload.to_owned()));
+                Ok(())
+            })
+            .unwrap();
+            let want = (up_to as usize).min(n);
+            assert_eq!(seen.len(), want, "{b:?} up to {up_to}");
+            assert!(
+                seen.iter()
+                    .enumerate()
+                    .all(|(i, (v, p))| *v == i as u64 + 1 && *p == texts[i]),
+                "{b:?} up to {up_to}"
+            );
+        }
+    }
+}
+
 /// The walk opens as many records as there are, one of them twice: a count
 /// alone would miss the record left without events; verify names it.
 #[test]

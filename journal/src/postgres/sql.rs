@@ -168,6 +168,7 @@ pub(crate) const ALL_STREAMS: &str = "WITH RECURSIVE s(stream) AS (
 pub(crate) const STREAM_MACHINE: &str =
     "SELECT machine FROM events WHERE stream = $1 ORDER BY version LIMIT 1";
 /// A page of a stream, by version.
+pub(crate) const REPLAY_PAGE: &str = "SELECT seq, version, event_type, schema_version, payload FROM events WHERE stream = $1 AND version > $2 AND version <= $3 ORDER BY version LIMIT $4";
 pub(crate) const STREAM_PAGE: &str = "SELECT seq, stream, version, machine, event_type, schema_version, payload, recorded_at, transition_id, hash FROM events WHERE stream = $1 AND version > $2 AND version <= $3 ORDER BY version LIMIT $4";
 pub(crate) const LOG_AFTER: &str = "SELECT seq, stream, version, machine, event_type, schema_version, payload, recorded_at, transition_id, hash FROM events WHERE seq > $1 ORDER BY seq LIMIT $2";
 pub(crate) const LOG_FIRST: &str = "SELECT seq, stream, version, machine, event_type, schema_version, payload, recorded_at, transition_id, hash FROM events ORDER BY seq LIMIT $1";

@@ -18,6 +18,8 @@ use crate::{Access, Error, SigningKey};
 
 /// Rows per page of a stream read.
 const PAGE: i64 = 1024;
+/// Rows per page of a replay: its rows are narrow (five columns).
+const REPLAY_PAGE: i64 = 4096;
 
 fn unsigned<T: TryFrom<i64>>(row: &Row, i: usize, id: i64) -> Result<T, String> {
     let v: i64 = row.try_get(i).map_err(|e| e.to_string())?;
@@ -210,15 +212,32 @@ impl Store for PgStore {
         up_to: i64,
         f: &mut dyn FnMut(ReplayRow<'_>) -> Result<(), Error>,
     ) -> Result<(), Error> {
-        self.scan_stream(stream, up_to, &mut |e| {
-            f(ReplayRow {
-                seq: e.seq,
-                version: e.version,
-                event_type: &e.event_type,
-                schema_version: e.schema_version,
-                payload: &e.payload,
-            })
-        })
+        // The five columns a fold reads, borrowed from the page's rows (no
+        // per-row allocation), pages of [`REPLAY_PAGE`] rows.
+        let mut after = i64::MIN;
+        loop {
+            let rows = self.query(sql::REPLAY_PAGE, &[&stream, &after, &up_to, &REPLAY_PAGE])?;
+            for row in &rows {
+                let seq: i64 = row.try_get(0).map_err(|e| Error::Corrupt {
+                    seq: -1,
+                    reason: e.to_string(),
+                })?;
+                let bad = |e: String| Error::Corrupt { seq, reason: e };
+                let text = |i: usize| row.try_get::<_, &str>(i).map_err(|e| bad(e.to_string()));
+                let version = unsigned(row, 1, seq).map_err(bad)?;
+                after = version as i64;
+                f(ReplayRow {
+                    seq,
+                    version,
+                    event_type: text(2)?,
+                    schema_version: unsigned(row, 3, seq).map_err(bad)?,
+                    payload: text(4)?,
+                })?;
+            }
+            if (rows.len() as i64) < REPLAY_PAGE {
+                return Ok(());
+            }
+        }
     }
 
     fn read_after(
