@@ -24,6 +24,33 @@ fn fields(v: &Value) -> Vec<&str> {
         .collect()
 }
 
+/// SQLite waits at most a C int of milliseconds: a longer wait is refused as
+/// usage, by flag or environment, not a panic (helper-47).
+#[test]
+fn a_busy_timeout_past_what_sqlite_takes_is_refused() {
+    let v = usage(&["--busy-timeout-ms", "2147483648", "journal", "verify"]);
+    assert_eq!(
+        (v["error"]["field"].as_str(), v["error"]["rule"].as_str()),
+        (Some("busy_timeout_ms"), Some("value"))
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("j.db");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["--db", db.to_str().unwrap(), "journal", "verify"])
+        .env("CAIRN_BUSY_TIMEOUT_MS", "3000000000")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(!db.exists());
+    // The library takes any Duration and waits as long as SQLite can.
+    let options = cairn::journal::Options {
+        busy_timeout: std::time::Duration::from_secs(u64::MAX / 2),
+        ..Default::default()
+    };
+    let j = cairn::journal::Journal::open(&db, &options).unwrap();
+    assert!(j.verify().unwrap().ok);
+}
+
 #[test]
 fn a_missing_positional_is_named() {
     insta::assert_json_snapshot!(usage(&["graph"]));
@@ -203,4 +230,38 @@ fn help_on_help_is_the_top_level_page() {
     }
     // Anything else after `help` is still a verb's name.
     usage(&["help", "--nope"]);
+}
+
+/// A journal whose path is not UTF-8 is read as itself: its own events, not
+/// those of a file whose name has U+FFFD in that place (helper-47).
+#[cfg(unix)]
+#[test]
+fn a_journal_at_a_path_that_is_not_utf8_is_read_as_itself() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+
+    let dir = tempfile::tempdir().unwrap();
+    let odd = dir.path().join(OsStr::from_bytes(b"p\xff"));
+    let lookalike = dir.path().join("p\u{fffd}");
+    for (at, events) in [(&odd, 1u64), (&lookalike, 2)] {
+        std::fs::create_dir(at).unwrap();
+        let mut j = cairn::journal::Journal::open(&at.join("j.db"), &Default::default()).unwrap();
+        for v in 0..events {
+            j.append(&crate::journal::append("ticket/a", v, &["{}"], None))
+                .unwrap();
+        }
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .arg("--db")
+        .arg(odd.join("j.db"))
+        .args(["journal", "verify"])
+        .env_remove("CAIRN_DB")
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(
+        (out.status.code(), v["events"].as_u64()),
+        (Some(0), Some(1)),
+        "{v}"
+    );
 }

@@ -365,7 +365,8 @@ fn a_stream_of_several_pages_replays_whole_on_both() {
         let mut v = 0;
         for chunk in texts.chunks(1000) {
             let payloads: Vec<&str> = chunk.iter().map(String::as_str).collect();
-            j.append(&append("ticket/long", v, &payloads, None)).unwrap();
+            j.append(&append("ticket/long", v, &payloads, None))
+                .unwrap();
             v += chunk.len() as u64;
         }
         for up_to in [4095, 4096, 4097, n as i64, i64::MAX] {

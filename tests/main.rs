@@ -41,6 +41,7 @@ mod harness_work;
 mod idempotency;
 mod journal;
 mod journal_packed;
+mod journal_schema;
 mod links;
 mod links_history;
 mod links_work;

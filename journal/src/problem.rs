@@ -37,8 +37,9 @@ pub enum ProblemKind {
     UntrustedKey,
     /// An anchor's signature does not verify: it was not made by the key it names.
     AnchorForged,
-    /// The storage itself is damaged (SQLite found a truncated or overwritten
-    /// page): the walk stopped here.
+    /// The storage itself is damaged: SQLite found a truncated or overwritten
+    /// page (the walk stopped there), an index that disagrees with its table,
+    /// or the file's tables and indexes are not the ones cairn makes (`schema:`).
     Damaged,
 }
 

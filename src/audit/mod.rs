@@ -51,8 +51,9 @@ pub enum FindingKind {
     /// declares retired; it was folded and edge-checked but not re-decided.
     RulesChanged,
     /// SQLite's structural check found the file damaged (an index that disagrees
-    /// with its table tells readers another history than the rows): nothing read
-    /// through it can be trusted.
+    /// with its table tells readers another history than the rows), or its tables
+    /// and indexes are not the ones cairn makes (`schema:`): nothing read through
+    /// it can be trusted.
     Damaged,
     /// The transition names a rules version its machine never declared (a future
     /// one included): it cannot have been decided by this machine.
@@ -174,8 +175,16 @@ impl Engine {
             findings: Vec::new(),
             by_stream: Vec::new(),
         };
-        // Beside the re-decisions (another core); its findings are listed first.
-        let integrity = self.journal().start_integrity(10);
+        for line in self.journal().integrity_problems(10)? {
+            report.findings.push(Finding {
+                kind: FindingKind::Damaged,
+                stream: String::new(),
+                transition_id: None,
+                seq: None,
+                detail: line,
+                diff: None,
+            });
+        }
         // Each stream read by a decision, as it stands now (for `reliance-withdrawn`).
         let mut now = cross::Now::new();
         for s in &streams {
@@ -189,18 +198,6 @@ impl Engine {
                 redecided: report.redecided - before.2,
             });
         }
-        let damaged = self.journal().finish_integrity(integrity)?;
-        report.findings.splice(
-            0..0,
-            damaged.into_iter().map(|line| Finding {
-                kind: FindingKind::Damaged,
-                stream: String::new(),
-                transition_id: None,
-                seq: None,
-                detail: format!("sqlite integrity_check: {line}"),
-                diff: None,
-            }),
-        );
         report.findings.extend(self.cross_invariants(&streams)?);
         report.ok = !report.findings.iter().any(|f| f.kind.is_failure());
         Ok(report)

@@ -58,7 +58,9 @@ pub struct Cli {
         value_name = "MS",
         env = "CAIRN_BUSY_TIMEOUT_MS",
         hide_env_values = true,
-        default_value_t = 5000
+        default_value_t = 5000,
+        // SQLite takes the wait as a C int of milliseconds (~24.8 days at most).
+        value_parser = clap::value_parser!(u64).range(0..=i32::MAX as u64)
     )]
     pub busy_timeout_ms: u64,
 

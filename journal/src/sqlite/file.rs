@@ -87,7 +87,14 @@ pub(super) fn regular_file(path: &Path) -> Result<std::fs::Metadata, Error> {
 /// `file:` URI of `path` for SQLite, percent-encoding what a URI reserves.
 pub(super) fn file_uri(path: &Path, access: Access) -> String {
     let mut uri = String::from("file:");
-    for b in path.to_string_lossy().bytes() {
+    // The path's own bytes, each outside the safe set percent-encoded: a name
+    // that is not UTF-8 is opened as itself (a lossy conversion opened the
+    // file whose name has U+FFFD there instead: helper-47).
+    #[cfg(unix)]
+    let bytes = std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str()).to_vec();
+    #[cfg(not(unix))]
+    let bytes = path.to_string_lossy().into_owned().into_bytes();
+    for b in bytes {
         match b {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => {
                 uri.push(b as char)

@@ -436,10 +436,6 @@ impl Store for SqliteStore {
         SqliteStore::integrity_problems(self, limit)
     }
 
-    fn integrity_beside(&self, limit: u32) -> Option<crate::store::IntegrityThread> {
-        super::integrity_beside(&self.conn, self.busy_ms, limit)
-    }
-
     fn import(
         &mut self,
         feed: &mut dyn FnMut(&mut dyn Sink) -> Result<(), Error>,

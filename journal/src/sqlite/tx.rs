@@ -233,13 +233,9 @@ pub(super) struct Snap<'a> {
     /// Transition records and signatures read ahead, by id.
     pub(super) transitions: Ahead<StoredTransition>,
     pub(super) signatures: Ahead<SignatureRow>,
-    /// The signing keys' public halves by id, read at the first signature.
-    pub(super) keys: Option<HashMap<i64, String>>,
-    /// The structural check running beside the walk, with its line limit.
-    pub(super) integrity: Option<IntegrityCheck>,
+    /// The signing keys' public halves by id, as signatures name them.
+    pub(super) keys: HashMap<i64, Option<String>>,
 }
-
-type IntegrityCheck = (u32, crate::store::IntegrityThread);
 
 impl<'a> Snap<'a> {
     pub(super) fn new(store: &'a SqliteStore, signed: bool) -> Self {
@@ -248,8 +244,7 @@ impl<'a> Snap<'a> {
             signed,
             transitions: Ahead::new(),
             signatures: Ahead::new(),
-            keys: None,
-            integrity: None,
+            keys: HashMap::new(),
         }
     }
 }
@@ -366,17 +361,27 @@ impl Snapshot for Snap<'_> {
         if !self.signed {
             return Ok(None);
         }
-        if self.keys.is_none() {
-            let keys = self.keys()?;
-            self.keys = Some(keys.into_iter().map(|k| (k.id, k.public_key)).collect());
-        }
         match self.signatures.take(
             transition_id,
             |r| r.transition_id,
             |after, n| signatures_page(s, after, n),
         ) {
             Seen::Found(row) => {
-                let key = self.keys.as_ref().and_then(|k| k.get(&row.key_id)).cloned();
+                // The key each signature names, read when first named (as the
+                // point query's join reads it: a key row no signature names is
+                // never read).
+                let key = match self.keys.get(&row.key_id) {
+                    Some(key) => key.clone(),
+                    None => {
+                        let key: Option<String> = s
+                            .conn
+                            .prepare_cached("SELECT public_key FROM signing_keys WHERE id = ?1")
+                            .and_then(|mut st| st.query_row([row.key_id], |r| r.get(0)).optional())
+                            .map_err(s.sql_err())?;
+                        self.keys.insert(row.key_id, key.clone());
+                        key
+                    }
+                };
                 return Ok(Some((row, key)));
             }
             Seen::Absent => return Ok(None),
@@ -466,17 +471,10 @@ impl Snapshot for Snap<'_> {
     }
 
     fn integrity_problems(&mut self, limit: u32) -> Result<Vec<String>, Error> {
-        if let Some((started, check)) = self.integrity.take() {
-            // A check that could not run there runs here.
-            if let (true, Ok(Ok(lines))) = (started == limit, check.join()) {
-                return Ok(lines);
-            }
-        }
+        // On the walk's own connection and in its read transaction: the same
+        // file and the same rows the walk read (a check on a second connection
+        // opened the file again by name, and a file renamed over it in between
+        // was checked instead: helper-47).
         self.store.integrity_problems(limit)
-    }
-
-    fn start_integrity(&mut self, limit: u32) {
-        self.integrity = super::integrity_beside(&self.store.conn, self.store.busy_ms, limit)
-            .map(|check| (limit, check));
     }
 }
