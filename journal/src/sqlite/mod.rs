@@ -470,9 +470,7 @@ impl SqliteStore {
         let mode: String = if journal_mode.eq_ignore_ascii_case("wal") {
             journal_mode.to_owned()
         } else {
-            self.conn
-                .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
-                .map_err(|e| Error::sql(e, self.busy_ms))?
+            self.switch_to_wal()?
         };
         if !mode.eq_ignore_ascii_case("wal") {
             return Err(Error::NotAJournal {
@@ -484,6 +482,26 @@ impl SqliteStore {
             .pragma_update(None, "synchronous", sync)
             .map_err(|e| Error::sql(e, self.busy_ms))?;
         Ok(())
+    }
+
+    /// `PRAGMA journal_mode=WAL`, tried again until the busy timeout: SQLite
+    /// answers a switch that meets another connection's lock with `SQLITE_BUSY`
+    /// at once, without its busy handler (found: eight processes creating one
+    /// journal at once, one of them failed as busy in a fraction of a second).
+    fn switch_to_wal(&self) -> Result<String, Error> {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_millis(self.busy_ms);
+        loop {
+            match self
+                .conn
+                .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+                .map_err(|e| Error::sql(e, self.busy_ms))
+            {
+                Err(Error::Busy { .. }) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                }
+                other => return other,
+            }
+        }
     }
 
     /// Brings the schema from `current` (as [`SqliteStore::identify`] read it) to
