@@ -145,13 +145,7 @@ pub(crate) fn locate_missing<T: DeserializeOwned>(
                     }
                 }
             }
-            Value::Array(a) => {
-                for (i, v) in a.iter().enumerate() {
-                    if v.is_object() || v.is_array() {
-                        queue.push_back(extend(&path, Step::Index(i)));
-                    }
-                }
-            }
+            Value::Array(a) => queue.extend(nested_items(&path, a)),
             _ => {}
         }
     }
@@ -172,6 +166,16 @@ fn at_mut<'a>(doc: &'a mut Value, path: &[Step]) -> Option<&'a mut Value> {
         Step::Key(k) => v.get_mut(k),
         Step::Index(i) => v.get_mut(*i),
     })
+}
+
+/// The paths of an array's items that hold objects or arrays (the places a
+/// breadth-first probe descends into).
+fn nested_items<'a>(path: &'a [Step], items: &'a [Value]) -> impl Iterator<Item = Vec<Step>> + 'a {
+    items
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.is_object() || v.is_array())
+        .map(|(i, _)| extend(path, Step::Index(i)))
 }
 
 fn extend(path: &[Step], step: Step) -> Vec<Step> {
@@ -238,13 +242,7 @@ pub(crate) fn ignored<T: DeserializeOwned + Serialize>(doc: &Value, read: &T) ->
                     }
                 }
             }
-            Value::Array(a) => {
-                for (i, v) in a.iter().enumerate() {
-                    if v.is_object() || v.is_array() {
-                        queue.push_back(extend(&path, Step::Index(i)));
-                    }
-                }
-            }
+            Value::Array(a) => queue.extend(nested_items(&path, a)),
             _ => {}
         }
     }

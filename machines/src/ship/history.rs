@@ -357,21 +357,15 @@ pub fn gate<'a>(
             }
         }
     }
-    Some(if !failed.is_empty() {
-        failed.extend(unknown);
-        Gate::new(GATE, Outcome::Fail, failed.join("; "))
-    } else if !unknown.is_empty() {
-        Gate::new(GATE, Outcome::Unknown, unknown.join("; "))
-    } else {
-        Gate::new(
-            GATE,
-            Outcome::Pass,
-            format!(
-                "the commits merged hold no failed or unvouched work of {} node(s) outside the run",
-                suspects.len()
-            ),
-        )
-    })
+    Some(Gate::judged(
+        GATE,
+        failed,
+        unknown,
+        format!(
+            "the commits merged hold no failed or unvouched work of {} node(s) outside the run",
+            suspects.len()
+        ),
+    ))
 }
 
 #[cfg(test)]

@@ -227,21 +227,15 @@ pub(super) fn nodes_vouch(
             _ => unknown.push(format!("the journal holds no work node `{node}`")),
         }
     }
-    if !failed.is_empty() {
-        failed.extend(unknown);
-        Gate::new(NAME, Outcome::Fail, failed.join("; "))
-    } else if !unknown.is_empty() {
-        Gate::new(NAME, Outcome::Unknown, unknown.join("; "))
-    } else {
-        Gate::new(
-            NAME,
-            Outcome::Pass,
-            match work_nodes.len() {
-                1 => format!("the work node verified {shipped}"),
-                n => format!("{n} work nodes verified {shipped}"),
-            },
-        )
-    }
+    Gate::judged(
+        NAME,
+        failed,
+        unknown,
+        match work_nodes.len() {
+            1 => format!("the work node verified {shipped}"),
+            n => format!("{n} work nodes verified {shipped}"),
+        },
+    )
 }
 
 #[cfg(test)]

@@ -54,6 +54,24 @@ impl Gate {
             detail: detail.into(),
         }
     }
+    /// A gate judged from its findings, failing closed: any failure fails it
+    /// (the unreadable ones listed after), else anything unreadable leaves it
+    /// `unknown`; only no finding at all passes, with `pass` as its detail.
+    pub(in crate::ship) fn judged(
+        name: &str,
+        mut failed: Vec<String>,
+        unknown: Vec<String>,
+        pass: impl Into<String>,
+    ) -> Self {
+        if !failed.is_empty() {
+            failed.extend(unknown);
+            Gate::new(name, Outcome::Fail, failed.join("; "))
+        } else if !unknown.is_empty() {
+            Gate::new(name, Outcome::Unknown, unknown.join("; "))
+        } else {
+            Gate::new(name, Outcome::Pass, pass)
+        }
+    }
     fn eq(name: &str, seen: Option<String>, want: &str) -> Self {
         match seen {
             None => Gate::new(name, Outcome::Unknown, "the reading failed"),
