@@ -489,7 +489,9 @@ impl SqliteStore {
     /// at once, without its busy handler (found: eight processes creating one
     /// journal at once, one of them failed as busy in a fraction of a second).
     fn switch_to_wal(&self) -> Result<String, Error> {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_millis(self.busy_ms);
+        // As long as SQLite's own busy handler would wait (a C int of ms).
+        let deadline = std::time::Instant::now()
+            + std::time::Duration::from_millis(self.busy_ms.min(i32::MAX as u64));
         loop {
             match self
                 .conn
