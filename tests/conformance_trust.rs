@@ -324,3 +324,53 @@ fn the_signing_key_cannot_be_the_journal_or_its_sidecars() {
         }
     }
 }
+
+/// More than two pages of the walk (hashed on a second thread, a page behind the
+/// reading): every changed event is found where a one-thread walk finds it, at
+/// the page boundary, across it, and in a transition record a boundary splits.
+#[test]
+fn a_walk_of_many_pages_finds_each_change_where_one_thread_would() {
+    for b in backends() {
+        let s = b.fresh();
+        let mut j = s.journal();
+        // 1,500 transitions of 7 events: 10,500 events; pages of 4,096 split records.
+        let payloads: Vec<String> = (0..7).map(|i| format!("{{\"n\":{i}}}")).collect();
+        let refs: Vec<&str> = payloads.iter().map(String::as_str).collect();
+        let batch: Vec<_> = (0..1500u64)
+            .map(|t| append("ticket/many", t * 7, &refs, None))
+            .collect();
+        j.append_batch(&batch).unwrap();
+        let split = j.transition_at("ticket/many", 8192).unwrap().unwrap();
+        drop(j);
+        let clean = s.reader().verify().unwrap();
+        assert!(clean.ok, "{b:?}: {:?}", clean.problems);
+        assert_eq!((clean.events, clean.transitions), (10_500, 1500), "{b:?}");
+
+        // The last event of the first page; the stored hash of the second page's
+        // first event (it and the event after it no longer follow); the record
+        // of the transition the second boundary splits (all its events).
+        s.tamper(&format!(
+            "UPDATE events SET payload = '{{\"n\":99}}' WHERE seq = 4096;
+             UPDATE events SET hash = '{}' WHERE seq = 4097;
+             UPDATE transitions SET command = '{{\"forged\":1}}' WHERE id = {};",
+            "0".repeat(64),
+            split.0
+        ));
+        let r = s.reader().verify().unwrap();
+        let found: Vec<(ProblemKind, Option<i64>)> =
+            r.problems.iter().map(|p| (p.kind, p.seq)).collect();
+        let mut want = vec![
+            (ProblemKind::HashMismatch, Some(4096)),
+            (ProblemKind::HashMismatch, Some(4097)),
+            (ProblemKind::HashMismatch, Some(4098)),
+        ];
+        // One stream: its versions are the events' sequence numbers.
+        want.extend((split.1..=split.2).map(|v| (ProblemKind::HashMismatch, Some(v as i64))));
+        assert_eq!(found, want, "{b:?}");
+        assert!(
+            want.iter().any(|w| w.1 == Some(8192)),
+            "{b:?}: the record spans 8192"
+        );
+        assert_eq!((r.events, r.problem_count), (10_500, 10), "{b:?}");
+    }
+}

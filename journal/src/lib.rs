@@ -37,6 +37,7 @@ mod error;
 mod hash;
 mod location;
 mod open;
+mod pages;
 mod postgres;
 mod problem;
 mod read;

@@ -6,9 +6,9 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::hash::{event_hash, stored_event_fields, stored_transition_digest, GENESIS};
+use crate::hash::GENESIS;
+use crate::pages::{check_hashes, Hasher, Page, Reader, Record};
 pub use crate::problem::{Problem, ProblemKind};
-use crate::read::StoredTransition;
 use crate::signed::Signatures;
 pub use crate::signed::{SigningReport, VerifyOptions};
 use crate::store::{Snapshot, WalkRow};
@@ -89,8 +89,7 @@ struct StreamCursor {
 }
 
 pub(crate) struct OpenTransition {
-    pub(crate) record: StoredTransition,
-    digest: String,
+    pub(crate) record: Record,
     seen: u64,
     pub(crate) last: Option<(i64, String)>,
 }
@@ -181,7 +180,8 @@ impl Journal {
 }
 
 /// The walk: every event in `seq` order, page by page, each transition record
-/// fetched as its first event arrives and its signature checked as it closes.
+/// fetched as its first event is read and its signature checked as it closes;
+/// the hashes are checked a page at a time (`pages.rs`).
 fn walk(
     snap: &mut dyn Snapshot,
     options: &VerifyOptions,
@@ -199,74 +199,59 @@ fn walk(
         count: 0,
     };
     let mut streams: HashMap<String, StreamCursor> = HashMap::new();
-    let mut prev_hash = GENESIS.to_owned();
     let mut prev_seq = 0i64;
     let mut events = 0u64;
     let mut head = None;
     let mut open: Option<OpenTransition> = None;
-    let mut after = None;
     let mut opened = Opened {
         count: 0,
         last: 0,
         in_order: true,
     };
+    let mut c = Cursors {
+        problems: &mut problems,
+        streams: &mut streams,
+        prev_seq: &mut prev_seq,
+        head: &mut head,
+        open: &mut open,
+        opened: &mut opened,
+        signatures: &mut signatures,
+        events: &mut events,
+    };
 
-    'pages: loop {
-        let page = snap.events_after(after, PAGE)?;
-        let full = page.rows.len() as i64 == PAGE;
-        for row in page.rows {
-            events += 1;
-            let e = match row {
-                WalkRow::Event(e) => e,
-                WalkRow::Unreadable { seq, hash, reason } => {
-                    problems.push(ProblemKind::Unreadable, Some(seq), None, None, reason);
-                    prev_seq = seq;
-                    after = Some(seq);
-                    // Its hash cannot be checked; continue the chain from its stored hash if readable.
-                    if let Some(h) = hash {
-                        prev_hash = h;
-                    }
-                    continue;
+    // A journal of more than one page hashes on a second thread, a page behind
+    // the reading; a smaller one on this thread (no thread to start).
+    let mut reader = Reader::new(GENESIS, PAGE);
+    let mut page = reader.read(snap)?;
+    let damaged = if page.full && page.damaged.is_none() {
+        std::thread::scope(|scope| -> Result<bool, Error> {
+            let hasher = Hasher::start(scope);
+            loop {
+                let last = !page.full || page.damaged.is_some();
+                hasher.send(page)?;
+                let next = if last { None } else { Some(reader.read(snap)?) };
+                if check_page(snap, hasher.take()?, &mut c, progress)? {
+                    return Ok(true);
                 }
-            };
-            after = Some(e.seq);
-            check_event(
-                snap,
-                e,
-                &mut Cursors {
-                    problems: &mut problems,
-                    streams: &mut streams,
-                    prev_hash: &mut prev_hash,
-                    prev_seq: &mut prev_seq,
-                    head: &mut head,
-                    open: &mut open,
-                    opened: &mut opened,
-                    signatures: &mut signatures,
-                },
-            )?;
-        }
-        progress(events);
-        if let Some(detail) = page.damaged {
-            // Nothing after the damage can be read in order; report what was.
-            problems.push(
-                ProblemKind::Damaged,
-                Some(prev_seq + 1),
-                None,
-                None,
-                format!("the file is damaged after event {prev_seq}: {detail}"),
-            );
-            return Ok(Walked {
-                problems,
-                events,
-                transitions: 0,
-                streams: streams.len() as u64,
-                head,
-                signatures,
-            });
-        }
-        if !full {
-            break 'pages;
-        }
+                match next {
+                    Some(p) => page = p,
+                    None => return Ok(false),
+                }
+            }
+        })?
+    } else {
+        check_hashes(&mut page);
+        check_page(snap, page, &mut c, progress)?
+    };
+    if damaged {
+        return Ok(Walked {
+            problems,
+            events,
+            transitions: 0,
+            streams: streams.len() as u64,
+            head,
+            signatures,
+        });
     }
     if let Some(t) = open.take() {
         close_transition(&t, &mut problems);
@@ -320,12 +305,46 @@ fn walk(
 struct Cursors<'a> {
     problems: &'a mut Collector,
     streams: &'a mut HashMap<String, StreamCursor>,
-    prev_hash: &'a mut String,
     prev_seq: &'a mut i64,
     head: &'a mut Option<ChainHead>,
     open: &'a mut Option<OpenTransition>,
     opened: &'a mut Opened,
     signatures: &'a mut Signatures,
+    events: &'a mut u64,
+}
+
+/// Checks one read and hashed page in `seq` order; `true` when the file is
+/// damaged after it (nothing further can be read in order).
+fn check_page(
+    snap: &mut dyn Snapshot,
+    page: Page,
+    c: &mut Cursors<'_>,
+    progress: &mut dyn FnMut(u64),
+) -> Result<bool, Error> {
+    for row in page.rows {
+        *c.events += 1;
+        match row.row {
+            WalkRow::Event(e) => check_event(snap, e, row.lookup, row.hash_holds, c)?,
+            WalkRow::Unreadable { seq, reason, .. } => {
+                c.problems
+                    .push(ProblemKind::Unreadable, Some(seq), None, None, reason);
+                *c.prev_seq = seq;
+            }
+        }
+    }
+    progress(*c.events);
+    if let Some(detail) = page.damaged {
+        let prev_seq = *c.prev_seq;
+        c.problems.push(
+            ProblemKind::Damaged,
+            Some(prev_seq + 1),
+            None,
+            None,
+            format!("the file is damaged after event {prev_seq}: {detail}"),
+        );
+        return Ok(true);
+    }
+    Ok(false)
 }
 
 /// The transition records the walk opened: how many, and whether their ids
@@ -339,6 +358,8 @@ struct Opened {
 fn check_event(
     snap: &mut dyn Snapshot,
     e: crate::StoredEvent,
+    lookup: Option<Result<Option<Record>, String>>,
+    hash_holds: bool,
     c: &mut Cursors<'_>,
 ) -> Result<(), Error> {
     let problems = &mut *c.problems;
@@ -358,20 +379,20 @@ fn check_event(
     *c.prev_seq = e.seq;
 
     // The transition record this event belongs to (events of one transition are contiguous).
-    if c.open.as_ref().map(|t| t.record.id) != Some(e.transition_id) {
+    // The page's reader looked the record up exactly when this event names
+    // another transition than the open one.
+    if let Some(lookup) = lookup {
         if let Some(t) = c.open.take() {
             close_transition(&t, problems);
             c.signatures.check(snap, &t, problems)?;
         }
-        match snap.transition(e.transition_id) {
+        match lookup {
             Ok(Some(record)) => {
                 c.opened.count += 1;
                 c.opened.in_order &= record.id > c.opened.last;
                 c.opened.last = record.id;
-                let digest = stored_transition_digest(&record);
                 *c.open = Some(OpenTransition {
                     record,
-                    digest,
                     seen: 0,
                     last: None,
                 });
@@ -392,7 +413,7 @@ fn check_event(
             ),
         }
     }
-    let in_open = match c.open.as_mut() {
+    match c.open.as_mut() {
         Some(t) if t.record.id == e.transition_id => {
             t.seen += 1;
             let r = &t.record;
@@ -419,17 +440,11 @@ fn check_event(
                     ),
                 );
             }
-            true
         }
-        _ => false,
-    };
-    let digest = match c.open.as_ref() {
-        Some(t) if in_open => t.digest.as_str(),
-        _ => "",
-    };
+        _ => {}
+    }
 
-    let expected_hash = event_hash(c.prev_hash, &stored_event_fields(&e), digest);
-    if expected_hash != e.hash {
+    if !hash_holds {
         problems.push(
             ProblemKind::HashMismatch,
             Some(e.seq),
@@ -438,7 +453,6 @@ fn check_event(
             "the stored hash does not follow from the previous hash and this event's content (or its transition record)".into(),
         );
     }
-    c.prev_hash.clone_from(&e.hash);
     if let Some(t) = c.open.as_mut().filter(|t| t.record.id == e.transition_id) {
         t.last = Some((e.seq, e.hash.clone()));
     }
