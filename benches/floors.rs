@@ -13,7 +13,7 @@ use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use cairn::journal::{Journal, Options};
+use cairn::journal::{Journal, Options, SigningKey};
 use cairn::{Engine, Registry, StreamId};
 use common::{append, decided, event, note, Bumped, Counter};
 use rusqlite::{params, Connection, TransactionBehavior};
@@ -172,6 +172,33 @@ fn filled(n: u64) -> &'static PathBuf {
     })
 }
 
+/// A journal of `replay_n()` one-event transitions, each signed as the CLI signs
+/// (the CLI signs every transition with the user's key).
+fn filled_signed() -> &'static PathBuf {
+    static CELL: OnceLock<PathBuf> = OnceLock::new();
+    CELL.get_or_init(|| {
+        let n = replay_n();
+        let name = format!("cairn-signed-{n}.db");
+        if std::env::var_os("CAIRN_BENCH_KEEP").is_some() && scratch_dir().join(&name).exists() {
+            return scratch_dir().join(name);
+        }
+        let p = scratch(&name);
+        let options = Options {
+            signing_key: Some(SigningKey::from_seed([7; 32])),
+            ..Options::default()
+        };
+        let mut j = Journal::open(&p, &options).expect("journal");
+        let mut v = 0;
+        while v < n {
+            let k = 1000.min(n - v);
+            let batch: Vec<_> = (0..k).map(|i| decided("counter/signed", v + i)).collect();
+            j.append_batch(&batch).expect("fill");
+            v += k;
+        }
+        p
+    })
+}
+
 fn raw_filled(n: u64) -> &'static PathBuf {
     static SMALL: OnceLock<PathBuf> = OnceLock::new();
     static BIG: OnceLock<PathBuf> = OnceLock::new();
@@ -273,6 +300,19 @@ mod whole_journal {
         bencher
             .counter(divan::counter::ItemsCount::new(big_n()))
             .bench_local(|| assert!(j.verify().expect("verify").ok));
+    }
+
+    /// `replay_n()` transitions, every one signed: the Ed25519 checks on top of
+    /// the chain.
+    #[divan::bench(sample_count = 3, sample_size = 1)]
+    fn cairn_verify_signed(bencher: divan::Bencher) {
+        let j = Journal::open(filled_signed(), &Options::default()).expect("journal");
+        bencher
+            .counter(divan::counter::ItemsCount::new(replay_n()))
+            .bench_local(|| {
+                let r = j.verify().expect("verify");
+                assert!(r.ok && r.signing.signed == replay_n(), "{:?}", r.signing);
+            });
     }
 
     #[divan::bench(sample_count = 3, sample_size = 1)]

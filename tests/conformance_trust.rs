@@ -374,3 +374,57 @@ fn a_walk_of_many_pages_finds_each_change_where_one_thread_would() {
         assert_eq!((r.events, r.problem_count), (10_500, 10), "{b:?}");
     }
 }
+
+/// The same walk on a signed journal: each signature is read as its record
+/// opens and verified off the walk's thread, the page's share split between
+/// threads; each forged one is found at its transition's head, in order.
+#[test]
+fn a_signed_walk_of_many_pages_finds_each_forged_signature() {
+    for b in backends() {
+        let s = b.fresh();
+        let mut j = Journal::open(&s.db(), &signed()).unwrap();
+        let payloads: Vec<String> = (0..7).map(|i| format!("{{\"n\":{i}}}")).collect();
+        let refs: Vec<&str> = payloads.iter().map(String::as_str).collect();
+        let batch: Vec<_> = (0..1500u64)
+            .map(|t| append("ticket/many", t * 7, &refs, None))
+            .collect();
+        j.append_batch(&batch).unwrap();
+        // The second transition, the one the first page boundary splits, one
+        // in the third page: each signature replaced by its predecessor's.
+        let forged: Vec<(i64, u64)> = [8, 4096, 9800]
+            .iter()
+            .map(|v| {
+                let (id, _, last) = j.transition_at("ticket/many", *v).unwrap().unwrap();
+                (id, last)
+            })
+            .collect();
+        drop(j);
+        let clean = s.reader().verify().unwrap();
+        assert!(clean.ok, "{b:?}: {:?}", clean.problems);
+        assert_eq!(clean.signing.signed, 1500, "{b:?}");
+        s.tamper(
+            &forged
+                .iter()
+                .map(|(id, _)| {
+                    format!(
+                        "UPDATE signatures SET signature = (SELECT signature FROM signatures
+                         WHERE transition_id = {prev}) WHERE transition_id = {id};",
+                        prev = id - 1
+                    )
+                })
+                .collect::<String>(),
+        );
+        let r = s.reader().verify().unwrap();
+        let found: Vec<(ProblemKind, Option<i64>, Option<i64>)> = r
+            .problems
+            .iter()
+            .map(|p| (p.kind, p.seq, p.transition_id))
+            .collect();
+        let want: Vec<_> = forged
+            .iter()
+            .map(|(id, last)| (ProblemKind::BadSignature, Some(*last as i64), Some(*id)))
+            .collect();
+        assert_eq!(found, want, "{b:?}");
+        assert_eq!(r.signing.signed, 1497, "{b:?}");
+    }
+}

@@ -1,7 +1,9 @@
 //! The walk's pages for `verify`: each page of events is read with the transition
-//! records its events open, then its hashes are checked, on a second thread while
-//! the walk's own thread reads the next page (the store's connection never leaves
-//! the walk's thread; the hasher gets owned rows and records and nothing else).
+//! records its events open and those records' signatures, then its hashes and
+//! signatures are checked on other threads while the walk's own thread reads the
+//! next page (the store's connection never leaves the walk's thread; the checkers
+//! get owned rows and nothing else). Signatures, the costliest check (an Ed25519
+//! verification each), are spread over every core.
 //!
 //! An event's hash is checked against the *stored* hash of the row before it, so
 //! every event's check stands alone and a page can be checked apart from the rest;
@@ -12,26 +14,42 @@ use std::sync::Arc;
 
 use crate::hash::{event_hash, stored_event_fields, stored_transition_digest};
 use crate::read::StoredTransition;
-use crate::store::{Snapshot, WalkRow};
+use crate::sign::HeadVerifier;
+use crate::store::{SignatureRow, Snapshot, WalkRow};
 use crate::Error;
 
 /// A transition record as the walk shares it between its threads.
 pub(crate) type Record = Arc<StoredTransition>;
+
+/// A transition record the walk opens, with its signature row.
+pub(crate) struct OpenedRecord {
+    pub(crate) record: Record,
+    /// `None`: the transition is unsigned.
+    pub(crate) signature: Option<FoundSignature>,
+}
+
+/// A signature row, the key it names (`None`: no recorded key), and whether it
+/// verifies under that key (set by [`check_page`]; `false` until then).
+pub(crate) struct FoundSignature {
+    pub(crate) row: SignatureRow,
+    pub(crate) key: Option<String>,
+    pub(crate) holds: bool,
+}
 
 /// One row of a page, with what the walk learned about it while reading.
 pub(crate) struct PageRow {
     pub(crate) row: WalkRow,
     /// The record lookup this event made: it did not belong to the transition
     /// open before it. `None` when it made none.
-    pub(crate) lookup: Option<Result<Option<Record>, String>>,
+    pub(crate) lookup: Option<Result<Option<OpenedRecord>, String>>,
     /// The open record this event's hash covers (the record whose id it names).
     covered_by: Option<Record>,
     /// Whether the stored hash follows from the row before and this event (set
-    /// by [`check_hashes`]; `true` until then and for unreadable rows).
+    /// by [`check_page`]; `true` until then and for unreadable rows).
     pub(crate) hash_holds: bool,
 }
 
-/// One page of the walk, read and (once [`check_hashes`] ran) hashed.
+/// One page of the walk, read and (once [`check_page`] ran) checked.
 pub(crate) struct Page {
     pub(crate) rows: Vec<PageRow>,
     pub(crate) damaged: Option<String>,
@@ -61,10 +79,11 @@ impl Reader {
         }
     }
 
-    /// Reads the next page and the records its events open, looking a record up
-    /// exactly when the one-thread walk would: when an event names another id than
-    /// the record open before it (after a failed lookup none is open, so the next
-    /// event of that id looks again).
+    /// Reads the next page, the records its events open and their signatures,
+    /// looking a record up exactly when the one-thread walk would: when an event
+    /// names another id than the record open before it (after a failed lookup
+    /// none is open, so the next event of that id looks again). Each opened
+    /// record's signature is read as it opens (the walk checks it as it closes).
     pub(crate) fn read(&mut self, snap: &mut dyn Snapshot) -> Result<Page, Error> {
         let page = snap.events_after(self.after, self.page)?;
         let full = page.rows.len() as i64 == self.page;
@@ -80,9 +99,15 @@ impl Reader {
                         self.open = None;
                         lookup = Some(match snap.transition(e.transition_id) {
                             Ok(Some(record)) => {
+                                let signature =
+                                    snap.signature(record.id)?.map(|(row, key)| FoundSignature {
+                                        row,
+                                        key,
+                                        holds: false,
+                                    });
                                 let record = Arc::new(record);
                                 self.open = Some(Arc::clone(&record));
-                                Ok(Some(record))
+                                Ok(Some(OpenedRecord { record, signature }))
                             }
                             Ok(None) => Ok(None),
                             Err(reason) => Err(reason),
@@ -120,25 +145,76 @@ impl Reader {
     }
 }
 
-/// Checks every event's stored hash on the page: it must follow from the stored
-/// hash of the row before, the event's columns and its record's digest (none
-/// when no record covers it). Each record's digest is computed once.
-pub(crate) fn check_hashes(page: &mut Page) {
-    let mut prev = std::mem::take(&mut page.prev_hash);
-    let mut digest: Option<(Record, String)> = None;
-    for r in &mut page.rows {
-        match &r.row {
+/// Checks the page: every signature (spread over the cores, beside the hashing)
+/// and every event's stored hash, which must follow from the stored hash of the
+/// row before, the event's columns and its record's digest (none when no record
+/// covers it; each record's digest is computed once).
+pub(crate) fn check_page(page: &mut Page) {
+    let Page {
+        rows, prev_hash, ..
+    } = page;
+    let mut found: Vec<&mut FoundSignature> = Vec::new();
+    let mut hashed: Vec<(&WalkRow, Option<&Record>, &mut bool)> = Vec::with_capacity(rows.len());
+    for r in rows.iter_mut() {
+        let PageRow {
+            row,
+            lookup,
+            covered_by,
+            hash_holds,
+        } = r;
+        if let Some(Ok(Some(OpenedRecord {
+            signature: Some(s), ..
+        }))) = lookup
+        {
+            if s.key.is_some() {
+                found.push(s);
+            }
+        }
+        hashed.push((row, covered_by.as_ref(), hash_holds));
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    let share = found.len().div_ceil(cores).max(SIGNATURES_PER_THREAD);
+    std::thread::scope(|scope| {
+        let mut chunks = found.chunks_mut(share);
+        let here = chunks.next();
+        for chunk in chunks {
+            scope.spawn(move || check_signatures(chunk));
+        }
+        check_hashes(std::mem::take(prev_hash), &mut hashed);
+        if let Some(chunk) = here {
+            check_signatures(chunk);
+        }
+    });
+}
+
+/// Fewer signatures than this are checked on the thread that has them (a thread
+/// costs more than the checks it would take over).
+const SIGNATURES_PER_THREAD: usize = 64;
+
+fn check_signatures(found: &mut [&mut FoundSignature]) {
+    let mut keys = HeadVerifier::default();
+    for s in found {
+        if let Some(key) = &s.key {
+            s.holds = keys.holds(key, s.row.head_seq, &s.row.head_hash, &s.row.signature);
+        }
+    }
+}
+
+fn check_hashes(mut prev: String, rows: &mut [(&WalkRow, Option<&Record>, &mut bool)]) {
+    let mut digest: Option<(&Record, String)> = None;
+    for (row, covered_by, holds) in rows {
+        match row {
             WalkRow::Event(e) => {
-                let d = match &r.covered_by {
+                let d = match covered_by {
                     Some(record) => {
                         if !digest.as_ref().is_some_and(|(d, _)| Arc::ptr_eq(d, record)) {
-                            digest = Some((Arc::clone(record), stored_transition_digest(record)));
+                            digest = Some((record, stored_transition_digest(record)));
                         }
                         digest.as_ref().map_or("", |(_, d)| d.as_str())
                     }
                     None => "",
                 };
-                r.hash_holds = event_hash(&prev, &stored_event_fields(e), d) == e.hash;
+                **holds = event_hash(&prev, &stored_event_fields(e), d) == e.hash;
                 prev.clone_from(&e.hash);
             }
             WalkRow::Unreadable { hash, .. } => {
@@ -150,7 +226,7 @@ pub(crate) fn check_hashes(page: &mut Page) {
     }
 }
 
-/// A second thread that checks the hashes of the pages sent to it, in order.
+/// A second thread that checks the pages sent to it, in order.
 pub(crate) struct Hasher {
     to: SyncSender<Page>,
     back: Receiver<Page>,
@@ -163,7 +239,7 @@ impl Hasher {
         let (done, back) = sync_channel::<Page>(1);
         scope.spawn(move || {
             for mut page in pages {
-                check_hashes(&mut page);
+                check_page(&mut page);
                 if done.send(page).is_err() {
                     break;
                 }

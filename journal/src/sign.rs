@@ -157,16 +157,45 @@ pub fn verify_head(public_key: &str, seq: i64, hash: &str, signature: &str) -> b
 }
 
 fn verify(public_key: &str, msg: &[u8], signature: &str) -> bool {
-    let Some(pk) = from_hex(public_key).and_then(|b| <[u8; 32]>::try_from(b).ok()) else {
-        return false;
-    };
+    decode_key(public_key).is_some_and(|pk| verify_with(&pk, msg, signature))
+}
+
+fn decode_key(public_key: &str) -> Option<VerifyingKey> {
+    let pk = from_hex(public_key).and_then(|b| <[u8; 32]>::try_from(b).ok())?;
+    VerifyingKey::from_bytes(&pk).ok()
+}
+
+fn verify_with(pk: &VerifyingKey, msg: &[u8], signature: &str) -> bool {
     let Some(sig) = from_hex(signature).and_then(|b| <[u8; 64]>::try_from(b).ok()) else {
         return false;
     };
-    let Ok(pk) = VerifyingKey::from_bytes(&pk) else {
-        return false;
-    };
     pk.verify_strict(msg, &Signature::from_bytes(&sig)).is_ok()
+}
+
+/// [`verify_head`] for many heads under few keys: each key is decoded (a point
+/// decompression, a fifth of a check) once.
+#[derive(Default)]
+pub(crate) struct HeadVerifier {
+    keys: std::collections::HashMap<String, Option<VerifyingKey>>,
+}
+
+impl HeadVerifier {
+    pub(crate) fn holds(
+        &mut self,
+        public_key: &str,
+        seq: i64,
+        hash: &str,
+        signature: &str,
+    ) -> bool {
+        if !self.keys.contains_key(public_key) {
+            self.keys
+                .insert(public_key.to_owned(), decode_key(public_key));
+        }
+        self.keys
+            .get(public_key)
+            .and_then(Option::as_ref)
+            .is_some_and(|pk| verify_with(pk, &message(HEAD_DOMAIN, seq, hash), signature))
+    }
 }
 
 /// A signed chain head to keep outside the journal (a bead comment, a git note):

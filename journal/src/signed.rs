@@ -3,9 +3,7 @@
 
 use serde::Serialize;
 
-use crate::store::Snapshot;
 use crate::verify::{ChainHead, Collector, OpenTransition, ProblemKind};
-use crate::Error;
 
 /// The signature part of a verify report.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -47,18 +45,12 @@ pub(crate) struct Signatures {
 }
 
 impl Signatures {
-    pub(crate) fn check(
-        &mut self,
-        snap: &mut dyn Snapshot,
-        t: &OpenTransition,
-        problems: &mut Collector,
-    ) -> Result<(), Error> {
+    /// Checks a closing transition's signature, as read when it opened and
+    /// verified off the walk's thread.
+    pub(crate) fn check(&mut self, t: &OpenTransition, problems: &mut Collector) {
         let id = t.record.id;
         let stream = Some(t.record.stream.as_str());
-        let found = snap
-            .signature(id)?
-            .map(|(row, key)| (row.head_seq, row.head_hash, row.signature, key));
-        let Some((seq, hash, signature, key)) = found else {
+        let Some(found) = &t.signature else {
             self.unsigned += 1;
             if self.trusted.is_some() {
                 problems.push(ProblemKind::Unsigned, t.last.as_ref().map(|l| l.0), stream, Some(id),
@@ -67,10 +59,11 @@ impl Signatures {
                 problems.push(ProblemKind::Unsigned, t.last.as_ref().map(|l| l.0), stream, Some(id),
                     format!("transition {id} is unsigned after signed transitions: a signed journal never goes back to unsigned"));
             }
-            return Ok(());
+            return;
         };
         self.any_signed = true;
-        let Some(key) = key else {
+        let (seq, hash) = (found.row.head_seq, &found.row.head_hash);
+        let Some(key) = found.key.clone() else {
             problems.push(
                 ProblemKind::BadSignature,
                 Some(seq),
@@ -78,9 +71,9 @@ impl Signatures {
                 Some(id),
                 format!("transition {id}'s signature names no recorded key"),
             );
-            return Ok(());
+            return;
         };
-        if t.last.as_ref() != Some(&(seq, hash.clone())) {
+        if t.last.as_ref().map(|(s, h)| (*s, h)) != Some((seq, hash)) {
             problems.push(
                 ProblemKind::BadSignature,
                 Some(seq),
@@ -88,9 +81,9 @@ impl Signatures {
                 Some(id),
                 format!("transition {id}'s signature is for event {seq}, not its last event"),
             );
-            return Ok(());
+            return;
         }
-        if !crate::sign::verify_head(&key, seq, &hash, &signature) {
+        if !found.holds {
             problems.push(
                 ProblemKind::BadSignature,
                 Some(seq),
@@ -98,7 +91,7 @@ impl Signatures {
                 Some(id),
                 format!("transition {id}'s signature does not verify under key {key}"),
             );
-            return Ok(());
+            return;
         }
         if let Some(trusted) = &self.trusted {
             if &key != trusted {
@@ -115,7 +108,6 @@ impl Signatures {
             self.keys.push(key);
         }
         self.signed += 1;
-        Ok(())
     }
 
     pub(crate) fn report(self) -> SigningReport {

@@ -7,7 +7,9 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use crate::hash::GENESIS;
-use crate::pages::{check_hashes, Hasher, Page, Reader, Record};
+use crate::pages::{
+    check_page as check_off_thread, FoundSignature, Hasher, OpenedRecord, Page, Reader, Record,
+};
 pub use crate::problem::{Problem, ProblemKind};
 use crate::signed::Signatures;
 pub use crate::signed::{SigningReport, VerifyOptions};
@@ -90,6 +92,8 @@ struct StreamCursor {
 
 pub(crate) struct OpenTransition {
     pub(crate) record: Record,
+    /// Its signature row as read when it opened (`None`: unsigned).
+    pub(crate) signature: Option<FoundSignature>,
     seen: u64,
     pub(crate) last: Option<(i64, String)>,
 }
@@ -230,7 +234,7 @@ fn walk(
                 let last = !page.full || page.damaged.is_some();
                 hasher.send(page)?;
                 let next = if last { None } else { Some(reader.read(snap)?) };
-                if check_page(snap, hasher.take()?, &mut c, progress)? {
+                if check_page(hasher.take()?, &mut c, progress) {
                     return Ok(true);
                 }
                 match next {
@@ -240,8 +244,8 @@ fn walk(
             }
         })?
     } else {
-        check_hashes(&mut page);
-        check_page(snap, page, &mut c, progress)?
+        check_off_thread(&mut page);
+        check_page(page, &mut c, progress)
     };
     if damaged {
         return Ok(Walked {
@@ -255,7 +259,7 @@ fn walk(
     }
     if let Some(t) = open.take() {
         close_transition(&t, &mut problems);
-        signatures.check(snap, &t, &mut problems)?;
+        signatures.check(&t, &mut problems);
     }
     for id in snap.orphan_signatures()? {
         problems.push(
@@ -315,16 +319,11 @@ struct Cursors<'a> {
 
 /// Checks one read and hashed page in `seq` order; `true` when the file is
 /// damaged after it (nothing further can be read in order).
-fn check_page(
-    snap: &mut dyn Snapshot,
-    page: Page,
-    c: &mut Cursors<'_>,
-    progress: &mut dyn FnMut(u64),
-) -> Result<bool, Error> {
+fn check_page(page: Page, c: &mut Cursors<'_>, progress: &mut dyn FnMut(u64)) -> bool {
     for row in page.rows {
         *c.events += 1;
         match row.row {
-            WalkRow::Event(e) => check_event(snap, e, row.lookup, row.hash_holds, c)?,
+            WalkRow::Event(e) => check_event(e, row.lookup, row.hash_holds, c),
             WalkRow::Unreadable { seq, reason, .. } => {
                 c.problems
                     .push(ProblemKind::Unreadable, Some(seq), None, None, reason);
@@ -342,9 +341,9 @@ fn check_page(
             None,
             format!("the file is damaged after event {prev_seq}: {detail}"),
         );
-        return Ok(true);
+        return true;
     }
-    Ok(false)
+    false
 }
 
 /// The transition records the walk opened: how many, and whether their ids
@@ -356,12 +355,11 @@ struct Opened {
 }
 
 fn check_event(
-    snap: &mut dyn Snapshot,
     e: crate::StoredEvent,
-    lookup: Option<Result<Option<Record>, String>>,
+    lookup: Option<Result<Option<OpenedRecord>, String>>,
     hash_holds: bool,
     c: &mut Cursors<'_>,
-) -> Result<(), Error> {
+) {
     let problems = &mut *c.problems;
     if e.seq != *c.prev_seq + 1 {
         problems.push(
@@ -384,15 +382,16 @@ fn check_event(
     if let Some(lookup) = lookup {
         if let Some(t) = c.open.take() {
             close_transition(&t, problems);
-            c.signatures.check(snap, &t, problems)?;
+            c.signatures.check(&t, problems);
         }
         match lookup {
-            Ok(Some(record)) => {
+            Ok(Some(OpenedRecord { record, signature })) => {
                 c.opened.count += 1;
                 c.opened.in_order &= record.id > c.opened.last;
                 c.opened.last = record.id;
                 *c.open = Some(OpenTransition {
                     record,
+                    signature,
                     seen: 0,
                     last: None,
                 });
@@ -501,7 +500,6 @@ fn check_event(
         seq: e.seq,
         hash: e.hash,
     });
-    Ok(())
 }
 
 /// A kept head and a signed anchor: each must still be in the journal.
