@@ -25,7 +25,7 @@ use cross::{first_seq, seq_at};
 mod diff;
 mod records;
 mod redecide;
-use redecide::{close, redecide};
+use redecide::{close, redecide, Parsed};
 
 pub use diff::FieldDiff;
 
@@ -265,15 +265,25 @@ impl Engine {
                 match records.get(journal, e.version, e.transition_id)? {
                     Some(t) if t.first_version == e.version && t.stream == stream => {
                         started += 1;
-                        let decided = redecide(machine, fold.as_ref(), &t, report, stream);
+                        // The record's command and context, each parsed once
+                        // for the re-decision and the reads.
+                        let parsed = Parsed {
+                            command: serde_json::from_str(&t.command),
+                            context: serde_json::from_str(&t.context),
+                        };
+                        let decided =
+                            redecide(machine, fold.as_ref(), &t, &parsed, report, stream);
                         // The scans the machine names for the command: required
                         // of a transition decided under this build's rules (a
                         // machine that adds a scan bumps its rules version).
-                        let sieves = match serde_json::from_str(&t.command) {
-                            Ok(c) if t.rules_version == machine.rules_version() => fold.scans(&c),
+                        let sieves = match &parsed.command {
+                            Ok(c) if t.rules_version == machine.rules_version() => fold.scans(c),
                             _ => Vec::new(),
                         };
-                        self.check_reads(&t, e.seq, lease_since, &sieves, report, now);
+                        if let Ok(context) = &parsed.context {
+                            let at = (e.seq, lease_since);
+                            self.check_reads(&t, context, at, &sieves, report, now);
+                        }
                         current = Some((t, decided, Vec::new()));
                     }
                     _ => report.findings.push(finding(
@@ -356,8 +366,8 @@ impl Engine {
     fn check_reads(
         &self,
         t: &StoredTransition,
-        seq: i64,
-        lease_since: Option<i64>,
+        context: &Context,
+        (seq, lease_since): (i64, Option<i64>),
         sieves: &[cairn_machines::reads::Sieve],
         report: &mut AuditReport,
         now: &mut cross::Now,
@@ -372,10 +382,6 @@ impl Engine {
                 diff: None,
             })
         };
-        // An unreadable context is reported by the re-decision.
-        let Ok(context) = serde_json::from_str::<Context>(&t.context) else {
-            return;
-        };
         let lease = claim_stream(&t.stream);
         if let Some(since) = lease_since {
             if since < seq && context.read(&lease).is_none() {
@@ -385,7 +391,7 @@ impl Engine {
                 );
             }
         }
-        match self.scan_findings(t.id, &t.stream, &context, sieves) {
+        match self.scan_findings(t.id, &t.stream, context, sieves) {
             Ok(found) => found
                 .into_iter()
                 .for_each(|(kind, detail)| push(kind, detail)),

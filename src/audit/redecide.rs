@@ -8,11 +8,19 @@ use serde_json::Value;
 
 use super::{diff, AuditReport, Finding, FindingKind};
 
+/// A record's command and context, parsed once for everything the audit
+/// checks of it (an unreadable one is reported by the re-decision).
+pub(super) struct Parsed {
+    pub(super) command: Result<Value, serde_json::Error>,
+    pub(super) context: Result<Context, serde_json::Error>,
+}
+
 /// Re-decides a transition; `None` when it could not be (a finding says why).
 pub(super) fn redecide(
     machine: &dyn DynMachine,
     fold: &dyn DynFold,
     t: &StoredTransition,
+    parsed: &Parsed,
     report: &mut AuditReport,
     stream: &str,
 ) -> Option<Vec<RawEvent>> {
@@ -50,7 +58,7 @@ pub(super) fn redecide(
         }
         return None;
     }
-    let command: Value = match serde_json::from_str(&t.command) {
+    let command = match &parsed.command {
         Ok(v) => v,
         Err(e) => {
             push(
@@ -60,7 +68,7 @@ pub(super) fn redecide(
             return None;
         }
     };
-    let context: Context = match serde_json::from_str(&t.context) {
+    let context = match &parsed.context {
         Ok(c) => c,
         Err(e) => {
             push(
@@ -75,7 +83,7 @@ pub(super) fn redecide(
         stream,
         &t.command_name,
         fold.state_name(),
-        &context,
+        context,
     ) {
         push(
             FindingKind::RedecideRejected,
@@ -86,7 +94,7 @@ pub(super) fn redecide(
         );
         return None;
     }
-    match fold.decide(&command, &context) {
+    match fold.decide(command, context) {
         Ok(events) => Some(events),
         Err(DecideFailure::Command(e)) => {
             push(
