@@ -329,3 +329,76 @@ fn a_copy_of_a_journal_that_fails_verify_creates_no_target() {
     );
     assert!(!to.exists(), "a refused copy created its target");
 }
+
+/// `journal verify` where the system starts no thread (a process limit): every
+/// page is checked on the walk's own thread, with the same findings
+/// (helper-48: it panicked, exit 101). Run as `nobody` when the tests run as
+/// root (root is not held to the limit).
+#[test]
+fn verify_where_no_thread_can_start_finds_the_same() {
+    use cairn::journal::{Journal, Options, SigningKey};
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("journal.db");
+    let options = Options {
+        signing_key: Some(SigningKey::from_seed([9; 32])),
+        ..Options::default()
+    };
+    let mut j = Journal::open(&db, &options).unwrap();
+    let batch: Vec<_> = (0..4200u64)
+        .map(|t| crate::journal::append("ticket/many", t, &["{\"n\":1}"], None))
+        .collect();
+    j.append_batch(&batch).unwrap();
+    drop(j);
+    crate::support::tamper(
+        &rusqlite::Connection::open(&db).unwrap(),
+        "DROP TRIGGER signatures_append_only_update;
+         UPDATE signatures SET signature = (SELECT signature FROM signatures WHERE transition_id = 4099)
+         WHERE transition_id = 4100;",
+    );
+    let problems = |limited: bool| -> (i32, Value) {
+        let bin = dir.path().join("cairn");
+        if !bin.exists() {
+            std::fs::copy(env!("CARGO_BIN_EXE_cairn"), &bin).unwrap();
+        }
+        let mut cmd = Command::new(if limited {
+            "prlimit"
+        } else {
+            bin.to_str().unwrap()
+        });
+        if limited {
+            // SAFETY: geteuid has no preconditions.
+            if unsafe { libc::geteuid() } == 0 {
+                use std::os::unix::fs::PermissionsExt;
+                for p in [dir.path(), &bin] {
+                    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+                }
+                // SAFETY: a NUL-terminated name; the entry is read at once.
+                let nobody = unsafe { libc::getpwnam(c"nobody".as_ptr()).as_ref() }
+                    .map(|pw| (pw.pw_uid, pw.pw_gid))
+                    .expect("a `nobody` user");
+                std::os::unix::fs::chown(&db, Some(nobody.0), Some(nobody.1)).unwrap();
+                cmd = Command::new("setpriv");
+                cmd.args([
+                    "--reuid=nobody",
+                    "--regid=nogroup",
+                    "--clear-groups",
+                    "prlimit",
+                ]);
+            }
+            cmd.arg("--nproc=1").arg(&bin);
+        }
+        let out = cmd
+            .args(["journal", "verify", "--db"])
+            .arg(&db)
+            .output()
+            .unwrap();
+        let report: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
+        (out.status.code().unwrap_or(-1), report["problems"].clone())
+    };
+    let free = problems(false);
+    assert_eq!(free.0, 5, "{:?}", free.1);
+    assert_eq!(free.1.as_array().map(Vec::len), Some(1), "{:?}", free.1);
+    assert_eq!(free.1[0]["transition_id"], 4100);
+    assert_eq!(problems(true), free);
+}

@@ -10,7 +10,7 @@
 //! the walk then reports each page's findings in `seq` order, as one thread would.
 
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::hash::{event_hash, stored_event_fields, stored_transition_digest};
 use crate::read::StoredTransition;
@@ -59,12 +59,24 @@ pub(crate) struct Page {
     prev_hash: String,
 }
 
-/// Where reading stopped: the next page starts after it.
+/// A page ends early once the records it opened and its events' payloads reach
+/// this many bytes: two or three pages are in flight, so memory stays bounded
+/// whatever the size of the records (helper-48: pages of 4,096 decompressed
+/// 400 KB commands held 3.3 GB).
+const PAGE_BYTES: usize = 4 << 20;
+
+/// Where reading stopped: the rows fetched but not yet handed out, and the
+/// chain and record state at the last row handed out.
 pub(crate) struct Reader {
     after: Option<i64>,
-    /// The record of the transition open at the end of the last page read.
+    /// Rows fetched from the store and not yet in a page (at most one fetch).
+    fetched: std::collections::VecDeque<WalkRow>,
+    /// The fetch's damage (after its last row), and whether it was full.
+    fetched_damaged: Option<String>,
+    fetched_full: bool,
+    /// The record of the transition open at the last row handed out.
     open: Option<Record>,
-    /// The stored hash of the last row read (the genesis hash before any).
+    /// The stored hash of the last row handed out (the genesis hash before any).
     prev_hash: String,
     page: i64,
 }
@@ -73,6 +85,9 @@ impl Reader {
     pub(crate) fn new(genesis: &str, page: i64) -> Self {
         Reader {
             after: None,
+            fetched: std::collections::VecDeque::new(),
+            fetched_damaged: None,
+            fetched_full: true,
             open: None,
             prev_hash: genesis.to_owned(),
             page,
@@ -84,21 +99,38 @@ impl Reader {
     /// names another id than the record open before it (after a failed lookup
     /// none is open, so the next event of that id looks again). Each opened
     /// record's signature is read as it opens (the walk checks it as it closes).
+    /// The page ends at the store's page of rows or at [`PAGE_BYTES`], whichever
+    /// comes first; rows fetched beyond it begin the next page.
     pub(crate) fn read(&mut self, snap: &mut dyn Snapshot) -> Result<Page, Error> {
-        let page = snap.events_after(self.after, self.page)?;
-        let full = page.rows.len() as i64 == self.page;
+        if self.fetched.is_empty() && self.fetched_full && self.fetched_damaged.is_none() {
+            let page = snap.events_after(self.after, self.page)?;
+            self.fetched_full = page.rows.len() as i64 == self.page;
+            self.fetched_damaged = page.damaged;
+            if let Some(last) = page.rows.last() {
+                self.after = Some(match last {
+                    WalkRow::Event(e) => e.seq,
+                    WalkRow::Unreadable { seq, .. } => *seq,
+                });
+            }
+            self.fetched.extend(page.rows);
+        }
         let prev_hash = self.prev_hash.clone();
-        let mut rows = Vec::with_capacity(page.rows.len());
-        for row in page.rows {
+        let mut rows = Vec::new();
+        let mut bytes = 0usize;
+        while bytes < PAGE_BYTES {
+            let Some(row) = self.fetched.pop_front() else {
+                break;
+            };
             let mut lookup = None;
             let mut covered_by = None;
             match &row {
                 WalkRow::Event(e) => {
-                    self.after = Some(e.seq);
+                    bytes += e.payload.len();
                     if self.open.as_ref().map(|r| r.id) != Some(e.transition_id) {
                         self.open = None;
                         lookup = Some(match snap.transition(e.transition_id) {
                             Ok(Some(record)) => {
+                                bytes += record.command.len() + record.context.len();
                                 let signature =
                                     snap.signature(record.id)?.map(|(row, key)| FoundSignature {
                                         row,
@@ -120,8 +152,7 @@ impl Reader {
                         .map(Arc::clone);
                     self.prev_hash.clone_from(&e.hash);
                 }
-                WalkRow::Unreadable { seq, hash, .. } => {
-                    self.after = Some(*seq);
+                WalkRow::Unreadable { hash, .. } => {
                     // Its own hash cannot be checked; the chain goes on from its
                     // stored hash when that is readable.
                     if let Some(h) = hash {
@@ -136,9 +167,16 @@ impl Reader {
                 hash_holds: true,
             });
         }
+        // The fetch's damage and fullness belong to the page that ends with its
+        // last row; a page cut short by its bytes has more after it.
+        let (damaged, full) = if self.fetched.is_empty() {
+            (self.fetched_damaged.take(), self.fetched_full)
+        } else {
+            (None, true)
+        };
         Ok(Page {
             rows,
-            damaged: page.damaged,
+            damaged,
             full,
             prev_hash,
         })
@@ -172,16 +210,25 @@ pub(crate) fn check_page(page: &mut Page) {
         }
         hashed.push((row, covered_by.as_ref(), hash_holds));
     }
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
-    let share = found.len().div_ceil(cores).max(SIGNATURES_PER_THREAD);
+    let share = found.len().div_ceil(cores()).max(SIGNATURES_PER_THREAD);
+    // The shares wait in a queue that every thread takes from, this one too:
+    // a thread the system will not start leaves its share to the others.
+    let queue = Mutex::new(found.chunks_mut(share).collect::<Vec<_>>());
+    let take = || queue.lock().unwrap_or_else(PoisonError::into_inner).pop();
     std::thread::scope(|scope| {
-        let mut chunks = found.chunks_mut(share);
-        let here = chunks.next();
-        for chunk in chunks {
-            scope.spawn(move || check_signatures(chunk));
+        let helpers = queue.lock().map_or(0, |q| q.len().saturating_sub(1));
+        for _ in 0..helpers {
+            let started = std::thread::Builder::new().spawn_scoped(scope, || {
+                while let Some(chunk) = take() {
+                    check_signatures(chunk);
+                }
+            });
+            if started.is_err() {
+                break;
+            }
         }
         check_hashes(std::mem::take(prev_hash), &mut hashed);
-        if let Some(chunk) = here {
+        while let Some(chunk) = take() {
             check_signatures(chunk);
         }
     });
@@ -190,6 +237,13 @@ pub(crate) fn check_page(page: &mut Page) {
 /// Fewer signatures than this are checked on the thread that has them (a thread
 /// costs more than the checks it would take over).
 const SIGNATURES_PER_THREAD: usize = 64;
+
+/// The threads a page's signatures are spread over: the cores this process may
+/// use (read once: on Linux it reads the cgroup's quota), at most four.
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(4)))
+}
 
 fn check_signatures(found: &mut [&mut FoundSignature]) {
     let mut keys = HeadVerifier::default();
@@ -233,19 +287,23 @@ pub(crate) struct Hasher {
 }
 
 impl Hasher {
-    /// Starts the hasher in `scope`; it ends when the walk drops it.
-    pub(crate) fn start<'scope>(scope: &'scope std::thread::Scope<'scope, '_>) -> Self {
+    /// Starts the checker in `scope`; it ends when the walk drops it. `None`
+    /// when the system will not start a thread (the walk then checks each page
+    /// itself).
+    pub(crate) fn start<'scope>(scope: &'scope std::thread::Scope<'scope, '_>) -> Option<Self> {
         let (to, pages) = sync_channel::<Page>(1);
         let (done, back) = sync_channel::<Page>(1);
-        scope.spawn(move || {
-            for mut page in pages {
-                check_page(&mut page);
-                if done.send(page).is_err() {
-                    break;
+        std::thread::Builder::new()
+            .spawn_scoped(scope, move || {
+                for mut page in pages {
+                    check_page(&mut page);
+                    if done.send(page).is_err() {
+                        break;
+                    }
                 }
-            }
-        });
-        Hasher { to, back }
+            })
+            .ok()?;
+        Some(Hasher { to, back })
     }
 
     pub(crate) fn send(&self, page: Page) -> Result<(), Error> {
@@ -259,4 +317,76 @@ impl Hasher {
 
 fn hasher_gone() -> Error {
     Error::InvalidAppend("internal: verify's hashing thread stopped".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hash::GENESIS;
+    use crate::{Append, Journal, NewEvent, Options, TransitionRecord};
+
+    /// One transition of one small event whose command is `pad` bytes long.
+    fn big(version: u64, pad: usize) -> Append {
+        Append {
+            stream: "ticket/big".into(),
+            machine: "ticket".into(),
+            expected_version: version,
+            events: vec![NewEvent {
+                event_type: "commented".into(),
+                schema_version: 1,
+                payload: "{\"n\":1}".into(),
+            }],
+            transition: TransitionRecord {
+                command_name: "comment".into(),
+                command: format!("{{\"pad\":\"{}\"}}", "x".repeat(pad)),
+                context: "{}".into(),
+                rules_version: 1,
+            },
+            idempotency: None,
+            recorded_at: "2026-12-04T00:00:00Z".into(),
+            reads: Vec::new(),
+            scans: Vec::new(),
+        }
+    }
+
+    /// 300 records of 100 KB come in one fetch of rows; the pages holding them
+    /// are cut by bytes (helper-48: pages of 4,096 such records held gigabytes),
+    /// and together still hand out every row once, in order.
+    #[test]
+    fn a_page_holds_its_bytes_and_at_most_one_record_more() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut j = Journal::open(&dir.path().join("j.db"), &Options::default()).expect("open");
+        let batch: Vec<_> = (0..300).map(|v| big(v, 100 << 10)).collect();
+        j.append_batch(&batch).expect("append");
+        let mut pages: Vec<(usize, Vec<i64>)> = Vec::new();
+        j.store
+            .snapshot(&mut |snap| {
+                let mut reader = Reader::new(GENESIS, 4096);
+                loop {
+                    let page = reader.read(snap)?;
+                    let mut bytes = 0;
+                    let mut seqs = Vec::new();
+                    for r in &page.rows {
+                        if let WalkRow::Event(e) = &r.row {
+                            bytes += e.payload.len();
+                            seqs.push(e.seq);
+                        }
+                        if let Some(Ok(Some(o))) = &r.lookup {
+                            bytes += o.record.command.len() + o.record.context.len();
+                        }
+                    }
+                    pages.push((bytes, seqs));
+                    if !page.full {
+                        return Ok(());
+                    }
+                }
+            })
+            .expect("walk");
+        let record = (100 << 10) + 12;
+        // 30 MB of records in pages of at most 4 MiB and one record.
+        assert!(pages.len() >= 7, "{} pages", pages.len());
+        assert!(pages.iter().all(|(b, _)| *b < (4 << 20) + record));
+        let seqs: Vec<i64> = pages.into_iter().flat_map(|(_, s)| s).collect();
+        assert_eq!(seqs, (1..=300).collect::<Vec<_>>());
+    }
 }

@@ -223,30 +223,37 @@ fn walk(
         events: &mut events,
     };
 
-    // A journal of more than one page hashes on a second thread, a page behind
-    // the reading; a smaller one on this thread (no thread to start).
+    // A journal of more than one page is checked on other threads, a page
+    // behind the reading; a smaller one (or where no thread can be started) on
+    // this thread.
     let mut reader = Reader::new(GENESIS, PAGE);
     let mut page = reader.read(snap)?;
-    let damaged = if page.full && page.damaged.is_none() {
-        std::thread::scope(|scope| -> Result<bool, Error> {
-            let hasher = Hasher::start(scope);
-            loop {
-                let last = !page.full || page.damaged.is_some();
-                hasher.send(page)?;
-                let next = if last { None } else { Some(reader.read(snap)?) };
-                if check_page(hasher.take()?, &mut c, progress) {
-                    return Ok(true);
+    let threaded = page.full && page.damaged.is_none();
+    let damaged = std::thread::scope(|scope| -> Result<bool, Error> {
+        let checker = if threaded { Hasher::start(scope) } else { None };
+        loop {
+            let last = !page.full || page.damaged.is_some();
+            let checked = match &checker {
+                Some(checker) => {
+                    checker.send(page)?;
+                    let next = if last { None } else { Some(reader.read(snap)?) };
+                    (checker.take()?, next)
                 }
-                match next {
-                    Some(p) => page = p,
-                    None => return Ok(false),
+                None => {
+                    check_off_thread(&mut page);
+                    let next = if last { None } else { Some(reader.read(snap)?) };
+                    (page, next)
                 }
+            };
+            if check_page(checked.0, &mut c, progress) {
+                return Ok(true);
             }
-        })?
-    } else {
-        check_off_thread(&mut page);
-        check_page(page, &mut c, progress)
-    };
+            match checked.1 {
+                Some(p) => page = p,
+                None => return Ok(false),
+            }
+        }
+    })?;
     if damaged {
         return Ok(Walked {
             problems,
