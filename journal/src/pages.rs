@@ -70,7 +70,7 @@ const PAGE_BYTES: usize = 4 << 20;
 pub(crate) struct Reader {
     after: Option<i64>,
     /// Rows fetched from the store and not yet in a page (at most one fetch).
-    fetched: std::collections::VecDeque<WalkRow>,
+    fetched: std::vec::IntoIter<WalkRow>,
     /// The fetch's damage (after its last row), and whether it was full.
     fetched_damaged: Option<String>,
     fetched_full: bool,
@@ -85,7 +85,7 @@ impl Reader {
     pub(crate) fn new(genesis: &str, page: i64) -> Self {
         Reader {
             after: None,
-            fetched: std::collections::VecDeque::new(),
+            fetched: Vec::new().into_iter(),
             fetched_damaged: None,
             fetched_full: true,
             open: None,
@@ -102,7 +102,7 @@ impl Reader {
     /// The page ends at the store's page of rows or at [`PAGE_BYTES`], whichever
     /// comes first; rows fetched beyond it begin the next page.
     pub(crate) fn read(&mut self, snap: &mut dyn Snapshot) -> Result<Page, Error> {
-        if self.fetched.is_empty() && self.fetched_full && self.fetched_damaged.is_none() {
+        if self.fetched.len() == 0 && self.fetched_full && self.fetched_damaged.is_none() {
             let page = snap.events_after(self.after, self.page)?;
             self.fetched_full = page.rows.len() as i64 == self.page;
             self.fetched_damaged = page.damaged;
@@ -112,13 +112,13 @@ impl Reader {
                     WalkRow::Unreadable { seq, .. } => *seq,
                 });
             }
-            self.fetched.extend(page.rows);
+            self.fetched = page.rows.into_iter();
         }
         let prev_hash = self.prev_hash.clone();
-        let mut rows = Vec::new();
+        let mut rows = Vec::with_capacity(self.fetched.len());
         let mut bytes = 0usize;
         while bytes < PAGE_BYTES {
-            let Some(row) = self.fetched.pop_front() else {
+            let Some(row) = self.fetched.next() else {
                 break;
             };
             let mut lookup = None;
@@ -169,7 +169,7 @@ impl Reader {
         }
         // The fetch's damage and fullness belong to the page that ends with its
         // last row; a page cut short by its bytes has more after it.
-        let (damaged, full) = if self.fetched.is_empty() {
+        let (damaged, full) = if self.fetched.len() == 0 {
             (self.fetched_damaged.take(), self.fetched_full)
         } else {
             (None, true)
