@@ -325,6 +325,17 @@ fn the_signing_key_cannot_be_the_journal_or_its_sidecars() {
     }
 }
 
+/// Appends 1,500 transitions of 7 events to `ticket/many`: 10,500 events, so
+/// pages of 4,096 split records.
+fn many_pages(j: &mut Journal) {
+    let payloads: Vec<String> = (0..7).map(|i| format!("{{\"n\":{i}}}")).collect();
+    let refs: Vec<&str> = payloads.iter().map(String::as_str).collect();
+    let batch: Vec<_> = (0..1500u64)
+        .map(|t| append("ticket/many", t * 7, &refs, None))
+        .collect();
+    j.append_batch(&batch).unwrap();
+}
+
 /// More than two pages of the walk (hashed on a second thread, a page behind the
 /// reading): every changed event is found where a one-thread walk finds it, at
 /// the page boundary, across it, and in a transition record a boundary splits.
@@ -333,13 +344,7 @@ fn a_walk_of_many_pages_finds_each_change_where_one_thread_would() {
     for b in backends() {
         let s = b.fresh();
         let mut j = s.journal();
-        // 1,500 transitions of 7 events: 10,500 events; pages of 4,096 split records.
-        let payloads: Vec<String> = (0..7).map(|i| format!("{{\"n\":{i}}}")).collect();
-        let refs: Vec<&str> = payloads.iter().map(String::as_str).collect();
-        let batch: Vec<_> = (0..1500u64)
-            .map(|t| append("ticket/many", t * 7, &refs, None))
-            .collect();
-        j.append_batch(&batch).unwrap();
+        many_pages(&mut j);
         let split = j.transition_at("ticket/many", 8192).unwrap().unwrap();
         drop(j);
         let clean = s.reader().verify().unwrap();
@@ -383,12 +388,7 @@ fn a_signed_walk_of_many_pages_finds_each_forged_signature() {
     for b in backends() {
         let s = b.fresh();
         let mut j = Journal::open(&s.db(), &signed()).unwrap();
-        let payloads: Vec<String> = (0..7).map(|i| format!("{{\"n\":{i}}}")).collect();
-        let refs: Vec<&str> = payloads.iter().map(String::as_str).collect();
-        let batch: Vec<_> = (0..1500u64)
-            .map(|t| append("ticket/many", t * 7, &refs, None))
-            .collect();
-        j.append_batch(&batch).unwrap();
+        many_pages(&mut j);
         // The second transition, the one the first page boundary splits, one
         // in the third page: each signature replaced by its predecessor's.
         let forged: Vec<(i64, u64)> = [8, 4096, 9800]
