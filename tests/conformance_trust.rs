@@ -326,7 +326,7 @@ fn the_signing_key_cannot_be_the_journal_or_its_sidecars() {
 }
 
 /// Appends 1,500 transitions of 7 events to `ticket/many`: 10,500 events, so
-/// pages of 4,096 split records.
+/// the walk's pages (2,048 rows) split records.
 fn many_pages(j: &mut Journal) {
     let payloads: Vec<String> = (0..7).map(|i| format!("{{\"n\":{i}}}")).collect();
     let refs: Vec<&str> = payloads.iter().map(String::as_str).collect();

@@ -63,7 +63,7 @@ pub(crate) struct Page {
 /// this many bytes: two or three pages are in flight, so memory stays bounded
 /// whatever the size of the records (helper-48: pages of 4,096 decompressed
 /// 400 KB commands held 3.3 GB).
-const PAGE_BYTES: usize = 4 << 20;
+const PAGE_BYTES: usize = 2 << 20;
 
 /// Where reading stopped: the rows fetched but not yet handed out, and the
 /// chain and record state at the last row handed out.
@@ -383,9 +383,9 @@ mod tests {
             })
             .expect("walk");
         let record = (100 << 10) + 12;
-        // 30 MB of records in pages of at most 4 MiB and one record.
-        assert!(pages.len() >= 7, "{} pages", pages.len());
-        assert!(pages.iter().all(|(b, _)| *b < (4 << 20) + record));
+        // 30 MB of records in pages of at most 2 MiB and one record.
+        assert!(pages.len() >= 14, "{} pages", pages.len());
+        assert!(pages.iter().all(|(b, _)| *b < (2 << 20) + record));
         let seqs: Vec<i64> = pages.into_iter().flat_map(|(_, s)| s).collect();
         assert_eq!(seqs, (1..=300).collect::<Vec<_>>());
     }
