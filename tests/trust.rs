@@ -779,3 +779,51 @@ fn a_write_ahead_log_on_read_only_media_is_read_not_dropped() {
     assert_eq!(files(ro.dir.path()), before);
     ro.remount("rw");
 }
+
+/// Damage at the end of the events table (a torn tail, the likeliest damage): the
+/// CLI prints the verify report naming it, with what precedes it, as the library
+/// does (helper-49: reading the head for the progress bar ended the verb with an
+/// error document and no report).
+#[test]
+fn a_damaged_last_page_of_events_is_reported_with_what_precedes_it() {
+    use cairn::journal::{Journal, Options};
+    let t = TempJournal::new();
+    let mut j = Journal::open(&t.path(), &Options::default()).unwrap();
+    let payload = format!("{{\"note\":\"{}\"}}", "n".repeat(200));
+    let batch: Vec<_> = (0..300u64)
+        .map(|v| crate::journal::append("ticket/long", v, &[payload.as_str()], None))
+        .collect();
+    j.append_batch(&batch).unwrap();
+    drop(j);
+    crate::support::checkpoint(&t.path());
+    let last_leaf: i64 = t
+        .raw()
+        .query_row(
+            "SELECT pageno FROM dbstat WHERE name = 'events' AND pagetype = 'leaf' ORDER BY path DESC LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let mut bytes = std::fs::read(t.path()).unwrap();
+    let at = (last_leaf as usize - 1) * 4096;
+    for (i, b) in bytes[at..at + 4096].iter_mut().enumerate() {
+        *b = (i * 37 % 251) as u8;
+    }
+    std::fs::write(t.path(), &bytes).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["journal", "verify", "--db"])
+        .arg(t.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(5), "{out:?}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let events = report["events"].as_u64().unwrap_or(0);
+    assert!(events > 0 && events < 300, "{report}");
+    assert_eq!(report["head"]["seq"].as_u64(), Some(events), "{report}");
+    assert!(
+        report["problems"]
+            .as_array()
+            .is_some_and(|p| p.iter().any(|p| p["kind"] == "damaged")),
+        "{report}"
+    );
+}

@@ -287,9 +287,12 @@ pub fn audit(
     }
     let total = match stream {
         Some(s) => engine.journal().stream_version(s)?,
+        // Only the progress bar's total: damage there is the audit's to report.
         None => engine
             .journal()
-            .head()?
+            .head()
+            .ok()
+            .flatten()
             .map_or(0, |(seq, _)| u64::try_from(seq).unwrap_or(0)),
     };
     let progress = Progress::new("audit", total);

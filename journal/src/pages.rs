@@ -60,9 +60,11 @@ pub(crate) struct Page {
 }
 
 /// A page ends early once the records it opened and its events' payloads reach
-/// this many bytes: two or three pages are in flight, so memory stays bounded
-/// whatever the size of the records (helper-48: pages of 4,096 decompressed
-/// 400 KB commands held 3.3 GB).
+/// this many bytes: two or three pages are in flight, so what the pages hold
+/// stays near this many bytes each plus one record (helper-48: pages of 4,096
+/// decompressed 400 KB commands held 3.3 GB). Not bounded by bytes, as before
+/// this walk (helper-49): the store's fetch of rows and its read-ahead of 128
+/// records, each record decompressed (at most 256 MiB a value).
 const PAGE_BYTES: usize = 2 << 20;
 
 /// Where reading stopped: the rows fetched but not yet handed out, and the
