@@ -62,9 +62,9 @@ pub(crate) struct Page {
 /// A page ends early once the records it opened and its events' payloads reach
 /// this many bytes: two or three pages are in flight, so what the pages hold
 /// stays near this many bytes each plus one record (helper-48: pages of 4,096
-/// decompressed 400 KB commands held 3.3 GB). Not bounded by bytes, as before
-/// this walk (helper-49): the store's fetch of rows and its read-ahead of 128
-/// records, each record decompressed (at most 256 MiB a value).
+/// decompressed 400 KB commands held 3.3 GB). The SQLite snapshot's read-ahead
+/// of records ends at its bytes too (`sqlite/ahead.rs`); the store's fetch of
+/// 2,048 event rows is not cut by bytes (as before this walk: helper-49).
 const PAGE_BYTES: usize = 2 << 20;
 
 /// Where reading stopped: the rows fetched but not yet handed out, and the

@@ -9,8 +9,14 @@
 use std::collections::VecDeque;
 
 /// Rows per page: small enough that a page of large commands (a ship report
-/// with its git runs) stays a few megabytes.
+/// with its git runs) stays a few megabytes. A page may also end early (the
+/// transition records' page ends at [`PAGE_BYTES`] decompressed).
 pub(super) const PAGE: i64 = 128;
+
+/// Where a page of transition records ends, counting each record's command and
+/// context as decompressed: 128 records that each unpack to 32 MB held 4 GB
+/// (helper-49, a 236 KB file). A page holds this much and at most one record more.
+pub(super) const PAGE_BYTES: usize = 2 << 20;
 
 /// What the pages say of one id.
 #[derive(Debug, PartialEq, Eq)]
@@ -48,12 +54,13 @@ impl<T> Ahead<T> {
     }
 
     /// The row with id `id`, from the pages `page(after, limit)` returns (rows
-    /// with ids above `after`, by id).
+    /// with ids above `after`, by id, at most `limit`, and whether more may
+    /// follow: a page may end before `limit`).
     pub(super) fn take<E>(
         &mut self,
         id: i64,
         key: impl Fn(&T) -> i64,
-        mut page: impl FnMut(i64, i64) -> Result<Vec<T>, E>,
+        mut page: impl FnMut(i64, i64) -> Result<(Vec<T>, bool), E>,
     ) -> Seen<T> {
         if id <= self.asked || self.failed {
             return Seen::Ask;
@@ -71,8 +78,8 @@ impl<T> Ahead<T> {
                 }
                 None if self.ended => return Seen::Absent,
                 None => match page(self.after, PAGE) {
-                    Ok(rows) => {
-                        self.ended = (rows.len() as i64) < PAGE;
+                    Ok((rows, more)) => {
+                        self.ended = !more;
                         if let Some(last) = rows.last() {
                             self.after = key(last);
                         }
@@ -92,14 +99,25 @@ impl<T> Ahead<T> {
 mod tests {
     use super::*;
 
-    fn pages(rows: &[i64]) -> impl FnMut(i64, i64) -> Result<Vec<i64>, ()> + '_ {
+    fn pages(rows: &[i64]) -> impl FnMut(i64, i64) -> Result<(Vec<i64>, bool), ()> + '_ {
+        cut_pages(rows, usize::MAX)
+    }
+
+    /// Pages that end after `cut` rows (as a page of large records ends early),
+    /// saying that more follow.
+    fn cut_pages(
+        rows: &[i64],
+        cut: usize,
+    ) -> impl FnMut(i64, i64) -> Result<(Vec<i64>, bool), ()> + '_ {
         move |after, n| {
-            Ok(rows
+            let page: Vec<i64> = rows
                 .iter()
                 .copied()
                 .filter(|r| *r > after)
-                .take(n as usize)
-                .collect())
+                .take((n as usize).min(cut))
+                .collect();
+            let more = page.len() == n as usize || page.len() == cut;
+            Ok((page, more))
         }
     }
 
@@ -121,7 +139,10 @@ mod tests {
     #[test]
     fn an_unreadable_page_hands_every_later_id_to_the_store() {
         let mut a: Ahead<i64> = Ahead::new();
-        assert_eq!(a.take(1, |r| *r, |_, _| Err::<Vec<i64>, _>(())), Seen::Ask);
+        assert_eq!(
+            a.take(1, |r| *r, |_, _| Err::<(Vec<i64>, bool), _>(())),
+            Seen::Ask
+        );
         let rows = [1, 2, 3];
         assert_eq!(a.take(2, |r| *r, pages(&rows)), Seen::Ask);
     }
@@ -133,11 +154,12 @@ mod tests {
         fn the_pages_never_contradict_the_store(
             rows in proptest::collection::btree_set(1i64..600, 0..400),
             asks in proptest::collection::vec(-3i64..610, 0..200),
+            cut in 1usize..200,
         ) {
             let rows: Vec<i64> = rows.into_iter().collect();
             let mut a = Ahead::new();
             for id in asks {
-                match a.take(id, |r| *r, pages(&rows)) {
+                match a.take(id, |r| *r, cut_pages(&rows, cut)) {
                     Seen::Found(r) => proptest::prop_assert!(r == id && rows.contains(&id)),
                     Seen::Absent => proptest::prop_assert!(!rows.contains(&id)),
                     Seen::Ask => {}

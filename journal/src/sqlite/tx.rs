@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use rusqlite::{params, OptionalExtension, Transaction};
 
-use super::ahead::{Ahead, Seen};
+use super::ahead::{Ahead, Seen, PAGE_BYTES};
 use super::store::{event_from_row, transition_from_row, EVENT_COLUMNS, TRANSITION_COLUMNS};
 use super::{sql, SqliteStore};
 use crate::hash::EventFields;
@@ -249,21 +249,38 @@ impl<'a> Snap<'a> {
     }
 }
 
+/// Up to `limit` records after `after`, ending early at `budget` bytes of
+/// decompressed commands and contexts; and whether more may follow.
 fn transitions_page(
     s: &SqliteStore,
     after: i64,
     limit: i64,
-) -> Result<Vec<StoredTransition>, Error> {
-    s.conn
+    budget: usize,
+) -> Result<(Vec<StoredTransition>, bool), Error> {
+    let mut st = s
+        .conn
         .prepare_cached(sql::TRANSITIONS_AFTER)
-        .and_then(|mut st| {
-            st.query_map(params![after, limit], transition_from_row)?
-                .collect()
-        })
-        .map_err(s.sql_err())
+        .map_err(s.sql_err())?;
+    let mut rows = st.query(params![after, limit]).map_err(s.sql_err())?;
+    let mut page = Vec::new();
+    let mut bytes = 0;
+    while let Some(row) = rows.next().map_err(s.sql_err())? {
+        let t = transition_from_row(row).map_err(s.sql_err())?;
+        bytes += t.command.len() + t.context.len();
+        page.push(t);
+        if bytes >= budget {
+            return Ok((page, true));
+        }
+    }
+    let more = page.len() as i64 == limit;
+    Ok((page, more))
 }
 
-fn signatures_page(s: &SqliteStore, after: i64, limit: i64) -> Result<Vec<SignatureRow>, Error> {
+fn signatures_page(
+    s: &SqliteStore,
+    after: i64,
+    limit: i64,
+) -> Result<(Vec<SignatureRow>, bool), Error> {
     s.conn
         .prepare_cached(sql::SIGNATURES_AFTER)
         .and_then(|mut st| {
@@ -276,7 +293,11 @@ fn signatures_page(s: &SqliteStore, after: i64, limit: i64) -> Result<Vec<Signat
                     signature: r.get(4)?,
                 })
             })?
-            .collect()
+            .collect::<Result<Vec<_>, _>>()
+        })
+        .map(|page| {
+            let more = page.len() as i64 == limit;
+            (page, more)
         })
         .map_err(s.sql_err())
 }
@@ -328,10 +349,11 @@ impl Snapshot for Snap<'_> {
 
     fn transition(&mut self, id: i64) -> Result<Option<StoredTransition>, String> {
         let store = self.store;
-        match self
-            .transitions
-            .take(id, |t| t.id, |after, n| transitions_page(store, after, n))
-        {
+        match self.transitions.take(
+            id,
+            |t| t.id,
+            |after, n| transitions_page(store, after, n, PAGE_BYTES),
+        ) {
             Seen::Found(t) => return Ok(Some(t)),
             Seen::Absent => return Ok(None),
             Seen::Ask => {}
@@ -350,7 +372,8 @@ impl Snapshot for Snap<'_> {
         after: i64,
         limit: i64,
     ) -> Result<Vec<StoredTransition>, Error> {
-        transitions_page(self.store, after, limit)
+        // A caller's full page (`copy` reads until a page comes back short).
+        Ok(transitions_page(self.store, after, limit, usize::MAX)?.0)
     }
 
     fn signature(
@@ -411,7 +434,7 @@ impl Snapshot for Snap<'_> {
         if !self.signed {
             return Ok(Vec::new());
         }
-        signatures_page(self.store, after, limit)
+        Ok(signatures_page(self.store, after, limit)?.0)
     }
 
     fn keys(&mut self) -> Result<Vec<KeyRow>, Error> {
@@ -476,5 +499,56 @@ impl Snapshot for Snap<'_> {
         // opened the file again by name, and a file renamed over it in between
         // was checked instead: helper-47).
         self.store.integrity_problems(limit)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Append, Journal, NewEvent, Options, TransitionRecord};
+
+    /// The read-ahead's page of records ends at its bytes, decompressed (130
+    /// records that each unpack to 32 MB held 4 GB: helper-49), still saying
+    /// that more follow; a caller's page (`transitions_after`) stays whole.
+    #[test]
+    fn a_page_of_large_records_ends_at_its_bytes() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("j.db");
+        let mut j = Journal::open(&path, &Options::default()).expect("open");
+        let batch: Vec<Append> = (0..10)
+            .map(|v| Append {
+                stream: "ticket/big".into(),
+                machine: "ticket".into(),
+                expected_version: v,
+                events: vec![NewEvent {
+                    event_type: "commented".into(),
+                    schema_version: 1,
+                    payload: "{}".into(),
+                }],
+                transition: TransitionRecord {
+                    command_name: "comment".into(),
+                    command: format!("{{\"pad\":\"{}\"}}", "x".repeat(1 << 20)),
+                    context: "{}".into(),
+                    rules_version: 1,
+                },
+                idempotency: None,
+                recorded_at: "2026-12-04T00:00:00Z".into(),
+                reads: Vec::new(),
+                scans: Vec::new(),
+            })
+            .collect();
+        j.append_batch(&batch).expect("append");
+        drop(j);
+        let s = SqliteStore::open(&path, &Options::default()).expect("store");
+        let (page, more) = transitions_page(&s, 0, 128, PAGE_BYTES).expect("page");
+        assert_eq!(
+            (page.len(), more),
+            (2, true),
+            "2 MiB: the second 1 MB record ends it"
+        );
+        let (rest, more) = transitions_page(&s, page[1].id, 128, PAGE_BYTES).expect("page");
+        assert_eq!((rest[0].id, rest.len(), more), (3, 2, true));
+        let (all, more) = transitions_page(&s, 0, 128, usize::MAX).expect("page");
+        assert_eq!((all.len(), more), (10, false));
     }
 }
