@@ -322,13 +322,13 @@ fn hasher_gone() -> Error {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::hash::GENESIS;
     use crate::{Append, Journal, NewEvent, Options, TransitionRecord};
 
     /// One transition of one small event whose command is `pad` bytes long.
-    fn big(version: u64, pad: usize) -> Append {
+    pub(crate) fn big(version: u64, pad: usize) -> Append {
         Append {
             stream: "ticket/big".into(),
             machine: "ticket".into(),

@@ -505,7 +505,7 @@ impl Snapshot for Snap<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Append, Journal, NewEvent, Options, TransitionRecord};
+    use crate::{Journal, Options};
 
     /// The read-ahead's page of records ends at its bytes, decompressed (130
     /// records that each unpack to 32 MB held 4 GB: helper-49), still saying
@@ -515,27 +515,8 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("j.db");
         let mut j = Journal::open(&path, &Options::default()).expect("open");
-        let batch: Vec<Append> = (0..10)
-            .map(|v| Append {
-                stream: "ticket/big".into(),
-                machine: "ticket".into(),
-                expected_version: v,
-                events: vec![NewEvent {
-                    event_type: "commented".into(),
-                    schema_version: 1,
-                    payload: "{}".into(),
-                }],
-                transition: TransitionRecord {
-                    command_name: "comment".into(),
-                    command: format!("{{\"pad\":\"{}\"}}", "x".repeat(1 << 20)),
-                    context: "{}".into(),
-                    rules_version: 1,
-                },
-                idempotency: None,
-                recorded_at: "2026-12-04T00:00:00Z".into(),
-                reads: Vec::new(),
-                scans: Vec::new(),
-            })
+        let batch: Vec<_> = (0..10)
+            .map(|v| crate::pages::tests::big(v, 1 << 20))
             .collect();
         j.append_batch(&batch).expect("append");
         drop(j);
