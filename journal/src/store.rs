@@ -8,6 +8,16 @@ use crate::append::{Append, AppendOutcome};
 use crate::read::{ReplayRow, StoredEvent, StoredTransition, StreamInfo};
 use crate::{Access, Error, SigningKey};
 
+/// Every stream's name, in name order: a skip scan of the events'
+/// `(stream, version)` index, one seek per stream (standard SQL without
+/// parameters: the same text on both backends).
+pub(crate) const ALL_STREAMS: &str = "WITH RECURSIVE s(stream) AS (
+    SELECT min(stream) FROM events
+    UNION ALL
+    SELECT (SELECT min(e.stream) FROM events AS e WHERE e.stream > s.stream)
+    FROM s WHERE s.stream IS NOT NULL
+) SELECT stream FROM s WHERE stream IS NOT NULL";
+
 /// A backend: one open connection to one journal.
 pub(crate) trait Store: Send {
     fn access(&self) -> Access;

@@ -159,12 +159,7 @@ pub(crate) const FAMILY_STREAMS: &str = "WITH RECURSIVE s(stream) AS (
     SELECT (SELECT min(e.stream) FROM events AS e WHERE e.stream > s.stream AND e.stream < $2)
     FROM s WHERE s.stream IS NOT NULL
 ) SELECT stream FROM s WHERE stream IS NOT NULL";
-pub(crate) const ALL_STREAMS: &str = "WITH RECURSIVE s(stream) AS (
-    SELECT min(stream) FROM events
-    UNION ALL
-    SELECT (SELECT min(e.stream) FROM events AS e WHERE e.stream > s.stream)
-    FROM s WHERE s.stream IS NOT NULL
-) SELECT stream FROM s WHERE stream IS NOT NULL";
+pub(crate) use crate::store::ALL_STREAMS;
 pub(crate) const STREAM_MACHINE: &str =
     "SELECT machine FROM events WHERE stream = $1 ORDER BY version LIMIT 1";
 /// A page of a stream, by version.
