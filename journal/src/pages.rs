@@ -283,12 +283,12 @@ fn check_hashes(mut prev: String, rows: &mut [(&WalkRow, Option<&Record>, &mut b
 }
 
 /// A second thread that checks the pages sent to it, in order.
-pub(crate) struct Hasher {
+pub(crate) struct Checker {
     to: SyncSender<Page>,
     back: Receiver<Page>,
 }
 
-impl Hasher {
+impl Checker {
     /// Starts the checker in `scope`; it ends when the walk drops it. `None`
     /// when the system will not start a thread (the walk then checks each page
     /// itself).
@@ -305,20 +305,20 @@ impl Hasher {
                 }
             })
             .ok()?;
-        Some(Hasher { to, back })
+        Some(Checker { to, back })
     }
 
     pub(crate) fn send(&self, page: Page) -> Result<(), Error> {
-        self.to.send(page).map_err(|_| hasher_gone())
+        self.to.send(page).map_err(|_| checker_gone())
     }
 
     pub(crate) fn take(&self) -> Result<Page, Error> {
-        self.back.recv().map_err(|_| hasher_gone())
+        self.back.recv().map_err(|_| checker_gone())
     }
 }
 
-fn hasher_gone() -> Error {
-    Error::InvalidAppend("internal: verify's hashing thread stopped".into())
+fn checker_gone() -> Error {
+    Error::InvalidAppend("internal: verify's checking thread stopped".into())
 }
 
 #[cfg(test)]

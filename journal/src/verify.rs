@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::hash::GENESIS;
 use crate::pages::{
-    check_page as check_off_thread, FoundSignature, Hasher, OpenedRecord, Page, Reader, Record,
+    check_page as check_off_thread, Checker, FoundSignature, OpenedRecord, Page, Reader, Record,
 };
 pub use crate::problem::{Problem, ProblemKind};
 use crate::signed::Signatures;
@@ -232,7 +232,11 @@ fn walk(
     let mut page = reader.read(snap)?;
     let threaded = page.full && page.damaged.is_none();
     let damaged = std::thread::scope(|scope| -> Result<bool, Error> {
-        let checker = if threaded { Hasher::start(scope) } else { None };
+        let checker = if threaded {
+            Checker::start(scope)
+        } else {
+            None
+        };
         loop {
             let last = !page.full || page.damaged.is_some();
             let checked = match &checker {
