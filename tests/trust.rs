@@ -827,3 +827,33 @@ fn a_damaged_last_page_of_events_is_reported_with_what_precedes_it() {
         "{report}"
     );
 }
+
+/// The audit reads a stream's records a page at a time; on SQLite a page of
+/// large records ends at its bytes (helper-49: 128 records unpacking to 32 MB
+/// each were 4 GB), and a short page does not end the stream: every
+/// transition of a stream of 1 MB commands is still re-decided.
+#[test]
+fn an_audit_of_large_records_redecides_every_one() {
+    let t = TempJournal::new();
+    let mut e = engine(&t.path(), &Options::default());
+    let s = StreamId::parse("ticket/big").unwrap();
+    e.execute_with_context::<Ticket>(
+        &s,
+        &Command::Open {
+            title: "big".into(),
+        },
+        &ctx(1),
+        None,
+    )
+    .unwrap();
+    for n in 2..12 {
+        let text = format!("{n}{}", "x".repeat(1 << 20));
+        e.execute_with_context::<Ticket>(&s, &Command::Comment { text }, &ctx(n), None)
+            .unwrap();
+    }
+    let j = e.journal();
+    assert!(j.transitions_from("ticket/big", 0, 128).unwrap().len() < 11);
+    let report = e.audit(None).unwrap();
+    assert!(report.ok, "{:?}", report.findings);
+    assert_eq!((report.transitions, report.redecided), (11, 11));
+}

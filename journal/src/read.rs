@@ -176,7 +176,8 @@ impl Journal {
 
     /// A page of a stream's transition records: up to `limit` of those whose
     /// first version is above `after`, in version order (a long stream read in
-    /// bounded memory).
+    /// bounded memory). A page may hold fewer (SQLite ends one at 2 MiB of
+    /// decompressed commands and contexts); only an empty page ends the stream.
     pub fn transitions_from(
         &self,
         stream: &str,

@@ -65,7 +65,9 @@ impl<'a> Records<'a> {
                 None if self.ended => return None,
                 None => match journal.transitions_from(self.stream, self.after, PAGE) {
                     Ok(page) => {
-                        self.ended = (page.len() as u64) < PAGE;
+                        // A page may end early (large records): only an empty one
+                        // ends the stream.
+                        self.ended = page.is_empty();
                         match page.last() {
                             Some(last) => self.after = last.first_version,
                             None => return None,

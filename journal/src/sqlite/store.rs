@@ -276,10 +276,22 @@ impl Store for SqliteStore {
             .conn
             .prepare_cached(sql::TRANSITIONS_FROM)
             .map_err(self.sql_err())?;
-        let rows = stmt
-            .query_map(params![stream, after, limit], transition_from_row)
+        // A page ends early at `PAGE_BYTES` decompressed, as the verify walk's
+        // read-ahead does: the audit asks 128 records a page, and 128 that each
+        // unpack to 32 MB would be 4 GB (helper-49).
+        let mut rows = stmt
+            .query(params![stream, after, limit])
             .map_err(self.sql_err())?;
-        rows.collect::<Result<_, _>>().map_err(self.sql_err())
+        let (mut page, mut bytes) = (Vec::new(), 0);
+        while let Some(row) = rows.next().map_err(self.sql_err())? {
+            let t = transition_from_row(row).map_err(self.sql_err())?;
+            bytes += t.command.len() + t.context.len();
+            page.push(t);
+            if bytes >= super::ahead::PAGE_BYTES {
+                break;
+            }
+        }
+        Ok(page)
     }
 
     fn transition(&self, id: i64) -> Result<Option<StoredTransition>, Error> {
