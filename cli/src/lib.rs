@@ -64,13 +64,13 @@ impl From<Exit> for std::process::ExitCode {
 /// Runs the CLI on this process's arguments with `registry`; prints the answer and
 /// returns the exit code (see the README's table).
 pub fn main_with(registry: cairn::Registry) -> Exit {
-    let mut cmd = args::command();
     let mut argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // `cairn help --help`: clap reads `--help` as a verb's name there; the help on
     // help is the top-level page, which lists `help` and what it takes.
     if argv.len() == 3 && argv[1] == "help" && (argv[2] == "--help" || argv[2] == "-h") {
         argv.remove(1);
     }
+    let mut cmd = args::command_for(&argv);
     let parsed = cmd.try_get_matches_from_mut(argv);
     // The command tree and its matches are thousands of small allocations; freeing
     // them one by one was a tenth of a short verb's time, and the process exits

@@ -49,13 +49,68 @@ const IGNORED: [(&str, &[&str]); 28] = [
 const ALL: [&str; 3] = ["db", "busy_timeout_ms", "signing_key"];
 
 /// `cmd` with each ignored global option hidden on the verbs of [`IGNORED`].
-pub fn hide_where_ignored(mut cmd: clap::Command) -> clap::Command {
+pub fn hide_where_ignored(cmd: clap::Command) -> clap::Command {
+    hide_on(cmd, |_| true)
+}
+
+/// `cmd` with the ignored global options hidden on the one verb `argv` names (if
+/// it is listed): what parsing `argv` reads, without rebuilding the other 27
+/// verbs (a twelfth of a short verb's instructions at every start).
+///
+/// The verb is found as clap descends: words that name a subcommand (or an
+/// alias of one), with options skipped and the value of a global option that
+/// takes one not read as a word; `help VERB…` names `VERB…`. Where this reads a
+/// line differently from clap, the verb keeps its global options visible: its
+/// help lists them, and the values parse and reach `Cli` as everywhere else.
+pub fn hide_for(cmd: clap::Command, argv: &[std::ffi::OsString]) -> clap::Command {
+    let named = named_verb(&cmd, argv);
+    hide_on(cmd, |path| path == named)
+}
+
+/// The verb path `argv` (with the program name first) names in `cmd`.
+fn named_verb(cmd: &clap::Command, argv: &[std::ffi::OsString]) -> String {
+    let takes_value: Vec<String> = cmd
+        .get_arguments()
+        .filter(|a| a.is_global_set() && a.get_action().takes_values())
+        .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+        .collect();
+    let mut at = cmd;
+    let mut path: Vec<&str> = Vec::new();
+    let mut words = argv.iter().skip(1);
+    while let Some(word) = words.next() {
+        let Some(word) = word.to_str() else { break };
+        if word == "--" {
+            break;
+        }
+        if word.starts_with('-') {
+            if takes_value.iter().any(|t| t == word) {
+                words.next();
+            }
+            continue;
+        }
+        if word == "help" && at.find_subcommand("help").is_none() {
+            continue;
+        }
+        match at.find_subcommand(word) {
+            Some(sub) => {
+                path.push(sub.get_name());
+                at = sub;
+            }
+            None => break,
+        }
+    }
+    path.join(" ")
+}
+
+/// `cmd` with the ignored global options hidden on the verbs of [`IGNORED`] that
+/// `wanted` keeps.
+fn hide_on(mut cmd: clap::Command, wanted: impl Fn(&str) -> bool) -> clap::Command {
     let globals: Vec<clap::Arg> = cmd
         .get_arguments()
         .filter(|a| a.is_global_set())
         .cloned()
         .collect();
-    for (path, ignored) in IGNORED {
+    for (path, ignored) in IGNORED.iter().filter(|(path, _)| wanted(path)) {
         let hidden: Vec<clap::Arg> = globals
             .iter()
             .filter(|g| ignored.contains(&g.get_id().as_str()))
@@ -85,6 +140,82 @@ fn at(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::ffi::OsString;
+
+    fn line(words: &[&str]) -> Vec<OsString> {
+        std::iter::once("cairn")
+            .chain(words.iter().copied())
+            .map(OsString::from)
+            .collect()
+    }
+
+    /// What parsing `words` gives with `cmd`: the parsed `Cli`, or the error
+    /// exactly as the user would read it (help pages included).
+    fn parse(mut cmd: clap::Command, words: &[&str]) -> String {
+        use clap::FromArgMatches;
+        match cmd.try_get_matches_from_mut(line(words)) {
+            Ok(m) => format!("{:?}", crate::args::Cli::from_arg_matches(&m)),
+            Err(e) => format!("{:?} {}", e.kind(), e.render()),
+        }
+    }
+
+    /// The verb a line names, as clap descends it, however the line spells it.
+    #[test]
+    fn the_named_verb_is_the_one_clap_parses() {
+        let cmd = crate::args::command();
+        for (words, named) in [
+            (&["park", "check"][..], "park check"),
+            (&["--db", "park", "park", "check"], "park check"),
+            (&["--db=x", "journal", "verify", "--json"], "journal verify"),
+            (&["--busy-timeout-ms", "5", "state", "park/x"], "state"),
+            (&["help", "journal", "copy"], "journal copy"),
+            (&["journal", "help", "copy"], "journal copy"),
+            (&["graph", "ship", "--db", "x"], "graph"),
+            (&["park", "--", "check"], "park"),
+            (&["nope", "check"], ""),
+            (&[], ""),
+        ] {
+            assert_eq!(named_verb(&cmd, &line(words)), named, "{words:?}");
+        }
+    }
+
+    /// Preparing only the named verb changes no parse and no page: every listed
+    /// verb's help, its ignored options given before and after it, and lines
+    /// that name no listed verb read the same as with the whole tree prepared.
+    #[test]
+    fn only_the_named_verb_prepared_parses_the_same() {
+        let mut lines: Vec<Vec<String>> = Vec::new();
+        for (path, _) in IGNORED {
+            let verb: Vec<String> = path.split(' ').map(str::to_owned).collect();
+            let with = |before: &[&str], after: &[&str]| {
+                let mut l: Vec<String> = before.iter().map(|w| (*w).to_owned()).collect();
+                l.extend(verb.iter().cloned());
+                l.extend(after.iter().map(|w| (*w).to_owned()));
+                l
+            };
+            lines.push(with(&[], &["--help"]));
+            lines.push(with(&["help"], &[]));
+            lines.push(with(&[], &["--db", "x", "--signing-key", "k"]));
+            lines.push(with(&["--db", "x", "--busy-timeout-ms", "7"], &[]));
+            lines.push(with(&[], &["--busy-timeout-ms", "x"]));
+        }
+        for l in [
+            &["park", "evaluate", "--help"][..],
+            &["park", "evaluate", "--db", "x", "--episode-id", "e"],
+            &["--db", "x", "state", "--signing-key", "k", "park/x"],
+            &["journal", "--help"],
+            &["--help"],
+            &["park", "chek"],
+        ] {
+            lines.push(l.iter().map(|w| (*w).to_owned()).collect());
+        }
+        for l in &lines {
+            let words: Vec<&str> = l.iter().map(String::as_str).collect();
+            let whole = parse(crate::args::command(), &words);
+            let named = parse(crate::args::command_for(&line(&words)), &words);
+            assert_eq!(named, whole, "{words:?}");
+        }
+    }
 
     /// Every path names a verb: a renamed verb fails here, not silently.
     #[test]

@@ -262,6 +262,14 @@ pub fn command() -> clap::Command {
     globals::hide_where_ignored(Cli::command())
 }
 
+/// [`command`] as parsing `argv` reads it (the program name first): the same
+/// parse, with only the verb it names prepared for its help (see
+/// [`globals::hide_for`]).
+pub fn command_for(argv: &[std::ffi::OsString]) -> clap::Command {
+    use clap::CommandFactory;
+    globals::hide_for(Cli::command(), argv)
+}
+
 /// [`command`] with every verb's arguments built (see `Command`'s `defer`): what
 /// reads the whole tree — its flags, not only its verbs — starts here.
 pub fn built() -> clap::Command {
