@@ -145,14 +145,19 @@ impl Store for SqliteStore {
 
     fn machine_streams(&self, machine: &str) -> Result<Vec<String>, Error> {
         let (from, to) = crate::store::machine_range(machine);
-        let mut stmt = self
-            .conn
-            .prepare_cached(sql::FAMILY_STREAMS)
-            .map_err(self.sql_err())?;
-        let rows = stmt
-            .query_map([from, to], |r| r.get(0))
-            .map_err(self.sql_err())?;
-        rows.collect::<Result<_, _>>().map_err(self.sql_err())
+        let seek = |sql: &str, after: &str| -> Result<Option<String>, Error> {
+            self.conn
+                .prepare_cached(sql)
+                .and_then(|mut s| s.query_row([after, to.as_str()], |r| r.get(0)))
+                .map_err(self.sql_err())
+        };
+        let mut streams = Vec::new();
+        let mut next = seek(sql::FAMILY_FIRST, &from)?;
+        while let Some(stream) = next {
+            next = seek(sql::FAMILY_NEXT, &stream)?;
+            streams.push(stream);
+        }
+        Ok(streams)
     }
 
     fn stream_names(&self) -> Result<Vec<String>, Error> {
