@@ -6,7 +6,11 @@
 # CAIRN_BENCH_PROFILE=dev: CI's smoke, on the test build's artifacts (no timing
 # is judged there); measurements use the default, release.
 profile=${CAIRN_BENCH_PROFILE:-release}
-cargo build -q --profile "$profile" -p cairn-cli --bin cairn --example floor
+# Two builds: with the example in the same invocation, cargo would build the
+# binary with the dev-dependencies' features too (the `testing` facade), which
+# is not the binary `cargo build --release` or `cargo install` makes.
+cargo build -q --profile "$profile" -p cairn-cli --bin cairn
+cargo build -q --profile "$profile" -p cairn-cli --example floor
 out=${CARGO_TARGET_DIR:-$PWD/target}/$([ "$profile" = dev ] && echo debug || echo "$profile")
 C=$out/cairn
 FLOOR=$out/examples/floor
