@@ -100,6 +100,7 @@ impl Journal {
                         return Err(Error::Damaged { detail });
                     }
                     let n = page.rows.len() as i64;
+                    let more = page.more;
                     for row in page.rows {
                         match row {
                             WalkRow::Event(e) => {
@@ -112,7 +113,7 @@ impl Journal {
                         }
                     }
                     events += n as u64;
-                    if n < PAGE {
+                    if !more {
                         break;
                     }
                 }

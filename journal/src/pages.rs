@@ -63,8 +63,9 @@ pub(crate) struct Page {
 /// this many bytes: two or three pages are in flight, so what the pages hold
 /// stays near this many bytes each plus one record (helper-48: pages of 4,096
 /// decompressed 400 KB commands held 3.3 GB). The SQLite snapshot's read-ahead
-/// of records ends at its bytes too (`sqlite/ahead.rs`); the store's fetch of
-/// 2,048 event rows is not cut by bytes (as before this walk: helper-49).
+/// of records ends at its bytes too (`sqlite/ahead.rs`), and so does its fetch
+/// of 2,048 event rows, at its payloads' bytes (`sqlite/tx.rs`). PostgreSQL's
+/// fetch is not cut by bytes: its client reads a query's rows whole.
 const PAGE_BYTES: usize = 2 << 20;
 
 /// Where reading stopped: the rows fetched but not yet handed out, and the
@@ -106,7 +107,7 @@ impl Reader {
     pub(crate) fn read(&mut self, snap: &mut dyn Snapshot) -> Result<Page, Error> {
         if self.fetched.len() == 0 && self.fetched_full && self.fetched_damaged.is_none() {
             let page = snap.events_after(self.after, self.page)?;
-            self.fetched_full = page.rows.len() as i64 == self.page;
+            self.fetched_full = page.more;
             self.fetched_damaged = page.damaged;
             if let Some(last) = page.rows.last() {
                 self.after = Some(match last {

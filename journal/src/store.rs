@@ -180,12 +180,16 @@ pub(crate) enum WalkRow {
 pub(crate) struct Page {
     pub rows: Vec<WalkRow>,
     pub damaged: Option<String>,
+    /// Whether rows may follow the last one: the fetch stopped at its limit or
+    /// at its bytes, not at the end of the journal.
+    pub more: bool,
 }
 
 /// One consistent read of the whole journal, for `verify` and `copy`.
 pub(crate) trait Snapshot {
     /// Up to `limit` rows with `seq > after` (from the very first row when
-    /// `None`, whatever its `seq`), in `seq` order.
+    /// `None`, whatever its `seq`), in `seq` order; a store may end the page
+    /// sooner at its bytes, and says so in [`Page::more`].
     fn events_after(&mut self, after: Option<i64>, limit: i64) -> Result<Page, Error>;
     /// A transition record by id; `Err(text)` when it cannot be read.
     fn transition(&mut self, id: i64) -> Result<Option<StoredTransition>, String>;

@@ -27,11 +27,13 @@ impl Snapshot for PgSnap<'_, '_> {
                 return Ok(Page {
                     rows: Vec::new(),
                     damaged: Some(detail),
+                    more: false,
                 })
             }
             Err(other) => return Err(other),
         };
         Ok(Page {
+            more: rows.len() as i64 == limit,
             rows: rows
                 .iter()
                 .map(|row| match event_from_row(row) {

@@ -320,8 +320,16 @@ impl Snapshot for Snap<'_> {
         let mut page = Page {
             rows: Vec::new(),
             damaged: None,
+            more: false,
         };
+        // The page also ends at its payloads' bytes: 2,048 rows of 1 MB events
+        // were 2 GB in one fetch (helper-49's second finding).
+        let mut bytes = 0usize;
         loop {
+            if page.rows.len() as i64 >= limit || bytes >= PAGE_BYTES {
+                page.more = true;
+                break;
+            }
             let row = match rows.next() {
                 Ok(Some(row)) => row,
                 Ok(None) => break,
@@ -335,7 +343,10 @@ impl Snapshot for Snap<'_> {
                 },
             };
             page.rows.push(match event_from_row(row) {
-                Ok(e) => WalkRow::Event(e),
+                Ok(e) => {
+                    bytes += e.payload.len();
+                    WalkRow::Event(e)
+                }
                 Err(err) => WalkRow::Unreadable {
                     // The rowid is always an integer.
                     seq: row.get(0).map_err(s.sql_err())?,
@@ -531,5 +542,51 @@ mod tests {
         assert_eq!((rest[0].id, rest.len(), more), (3, 2, true));
         let (all, more) = transitions_page(&s, 0, 128, usize::MAX).expect("page");
         assert_eq!((all.len(), more), (10, false));
+    }
+
+    /// The walk's fetch of events ends at its payloads' bytes (2,048 rows of
+    /// 1 MB events were 2 GB in one fetch: helper-49), says that more follow,
+    /// and the fetches together hand out every row once, in order; the last
+    /// says none follow.
+    #[test]
+    fn a_fetch_of_large_events_ends_at_its_bytes() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("j.db");
+        let mut j = Journal::open(&path, &Options::default()).expect("open");
+        let batch: Vec<_> = (0..7)
+            .map(|v| {
+                let mut a = crate::pages::tests::big(v, 10);
+                a.events[0].payload = format!("{{\"pad\":\"{}\"}}", "y".repeat(900 << 10));
+                a
+            })
+            .collect();
+        j.append_batch(&batch).expect("append");
+        drop(j);
+        let s = SqliteStore::open(&path, &Options::default()).expect("store");
+        let mut snap = Snap::new(&s, true);
+        let mut after = None;
+        let mut seqs = Vec::new();
+        let mut sizes = Vec::new();
+        loop {
+            let page = snap.events_after(after, 2048).expect("page");
+            assert!(page.damaged.is_none());
+            sizes.push((page.rows.len(), page.more));
+            for row in &page.rows {
+                let WalkRow::Event(e) = row else {
+                    panic!("readable")
+                };
+                seqs.push(e.seq);
+                after = Some(e.seq);
+            }
+            if !page.more {
+                break;
+            }
+        }
+        assert_eq!(seqs, (1..=7).collect::<Vec<i64>>());
+        // 900 KB each: the third row passes 2 MiB and ends the fetch.
+        assert_eq!(sizes, [(3, true), (3, true), (1, false)]);
+        // A fetch of small rows still ends at its limit and says more may follow.
+        let page = snap.events_after(None, 2).expect("page");
+        assert_eq!((page.rows.len(), page.more), (2, true));
     }
 }
