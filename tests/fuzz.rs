@@ -322,7 +322,7 @@ proptest! {
         let bytes = doc.to_string();
         let (command, parsed) = match which {
             0 => (park::Command::PrepareAttempt { input: doc.clone() }, prepare::prepare(&doc, &ctx()).map(drop)),
-            1 => (park::Command::Evaluate { episode_id: e, intent_id: i, attempt_id: attempt, observation: doc.clone() }, observation::parse(&doc).map(drop)),
+            1 => (park::Command::Evaluate { episode_id: e, intent_id: i, attempt_id: attempt, observation: park::Observed::unparsed(doc.clone()) }, observation::parse(&doc).map(drop)),
             2 => (park::Command::ValidateReceipt { episode_id: e, intent_id: i, attempt_id: attempt, receipt_bytes: bytes.clone() }, receipt::validate_bytes(&bytes).map(drop)),
             _ => (park::Command::ConfirmReadback { episode_id: e, intent_id: i, attempt_id: attempt, input: doc.clone() }, receipt::parse_readback(&doc).and_then(|r| receipt::confirm(&r)).map(drop)),
         };
@@ -336,6 +336,12 @@ proptest! {
             let r = decided.expect_err("a document its parser refuses is refused");
             prop_assert_eq!(&r.violations[0].predicate, want.rule);
             prop_assert_eq!(r.violations[0].field.as_deref(), Some(want.field.as_str()));
+        } else if which == 1 {
+            // The CLI hands `decide` its own parse of the document: the same
+            // decision as `decide` parsing it (what the audit re-decides).
+            let observed = park::Observed::parse(doc.clone()).expect("it parsed above");
+            let command = park::Command::Evaluate { episode_id: e, intent_id: i, attempt_id: attempt, observation: observed };
+            prop_assert_eq!(park::Park::decide(&states[which], &command, &ctx()), decided);
         }
     }
 }
@@ -374,7 +380,7 @@ fn park_states() -> ([park::State; 4], park::AttemptId) {
             episode_id: e,
             intent_id: i,
             attempt_id: attempt,
-            observation: observation(),
+            observation: park::Observed::unparsed(observation()),
         },
     );
     assert_eq!(Park::state_name(&authorized), "receipt-authorized");

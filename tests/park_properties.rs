@@ -256,7 +256,7 @@ pub fn park_command(current: &str, s: &Step) -> (Command, Option<(String, Vec<Va
                 episode_id: e,
                 intent_id: i,
                 attempt_id: a,
-                observation: v,
+                observation: park::Observed::unparsed(v),
             }
         }
         Step::Validate { good, stale } => {
@@ -407,7 +407,7 @@ proptest! {
         let prepare = park_command(ATTEMPT, &Step::Prepare { other_intent: false }).0;
         let prepared = Park::decide(&State::Fresh, &prepare, &ctx(1)).expect("the fixture prepares").iter().fold(State::Fresh, Park::evolve);
         let attempt = current_attempt(&prepared);
-        let evaluate = Command::Evaluate { episode_id: park::EpisodeId::parse(EPISODE).unwrap(), intent_id: park::IntentId::parse(INTENT).unwrap(), attempt_id: park::AttemptId::parse(&attempt).unwrap(), observation: v };
+        let evaluate = Command::Evaluate { episode_id: park::EpisodeId::parse(EPISODE).unwrap(), intent_id: park::IntentId::parse(INTENT).unwrap(), attempt_id: park::AttemptId::parse(&attempt).unwrap(), observation: park::Observed::unparsed(v) };
         let later = Context { now: Timestamp::parse("2027-06-01T12:00:00Z").unwrap(), ..ctx(2) };
         let now = Park::decide(&prepared, &evaluate, &ctx(1));
         prop_assert!(now.is_ok(), "{:?}", now);

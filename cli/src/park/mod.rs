@@ -122,8 +122,10 @@ pub fn run(verb: &ParkCommand, db: &Db, options: &Options) -> Result<Done, Failu
         }
         ParkCommand::Evaluate(flags) => {
             let id = journal_identity(flags)?;
-            let v = document()?;
-            let obs = observation::parse(&v)?;
+            // Parsed once: the answer and `decide` both use this parse.
+            let observed = park::Observed::parse(document()?)?;
+            // `Observed::parse` always keeps its parse.
+            let obs = observed.parsed().expect("parsed above");
             let Some(id) = id else {
                 answer(&obs, &fold::evaluate(&obs));
                 return Ok(Done::Ok);
@@ -136,7 +138,7 @@ pub fn run(verb: &ParkCommand, db: &Db, options: &Options) -> Result<Done, Failu
                     episode_id: id.episode_id,
                     intent_id: id.intent_id,
                     attempt_id: id.attempt_id,
-                    observation: v,
+                    observation: observed,
                 },
                 None,
             )?;

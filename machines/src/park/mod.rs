@@ -35,7 +35,7 @@ mod evolve;
 mod graph;
 mod state;
 
-pub use command::Command;
+pub use command::{Command, Observed};
 pub use event::Event;
 pub use state::{
     AttemptId, AttemptKind, Episode, EpisodeId, EpisodeKind, IntentId, IntentKind, State,
@@ -111,6 +111,7 @@ impl Machine for Park {
         // merge outranks the observation's (`decide::evaluate`).
         match command {
             Command::Evaluate { observation, .. } => observation
+                .document()
                 .get("bead")
                 .and_then(|b| b.get("pr_url"))
                 .and_then(serde_json::Value::as_str)

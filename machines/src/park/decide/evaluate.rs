@@ -1,9 +1,8 @@
 //! `evaluate`: the observation, folded, authorizes a checkpoint or a receipt for
 //! the current attempt; an unsafe evaluation appends nothing.
 
-use serde_json::Value;
-
 use super::super::bind::BindOutput;
+use super::super::command::Observed;
 use super::super::event::Event;
 use super::super::fold::{self, Action};
 use super::super::observation;
@@ -22,7 +21,7 @@ pub(super) fn decide_evaluate(
     episode_id: &EpisodeId,
     intent_id: &IntentId,
     attempt_id: &AttemptId,
-    observation: &Value,
+    observation: &Observed,
     ctx: &Context,
 ) -> Result<Vec<Event>, Rejection> {
     let state = r.state;
@@ -39,7 +38,7 @@ pub(super) fn decide_evaluate(
             "this attempt is past evaluation: prepare a new attempt",
         ));
     }
-    let obs = observation::parse(observation).map_err(|e| r.input(e))?;
+    let obs = observation.observation().map_err(|e| r.input(e))?;
     if obs.anchor().is_some_and(|a| a != ep.anchor_bead) {
         return Err(r.rejection(
             "anchor-matches",
