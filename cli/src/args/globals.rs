@@ -78,7 +78,14 @@ fn named_verb(cmd: &clap::Command, argv: &[std::ffi::OsString]) -> String {
     let mut path: Vec<&str> = Vec::new();
     let mut words = argv.iter().skip(1);
     while let Some(word) = words.next() {
-        let Some(word) = word.to_str() else { break };
+        let Some(word) = word.to_str() else {
+            // An option whose `=value` is not UTF-8 (a legal path) is still an
+            // option; any other such word cannot name a verb (helper-51).
+            if word.as_encoded_bytes().starts_with(b"-") {
+                continue;
+            }
+            break;
+        };
         if word == "--" {
             break;
         }
@@ -177,6 +184,36 @@ mod tests {
         ] {
             assert_eq!(named_verb(&cmd, &line(words)), named, "{words:?}");
         }
+    }
+
+    /// A `--flag=value` whose value is not UTF-8 (a legal path) still names the
+    /// verb after it, so its page hides what that verb ignores (helper-51: the
+    /// walk stopped at the word, and `machines --help` listed `--db`); any other
+    /// such word names no verb.
+    #[cfg(unix)]
+    #[test]
+    fn a_non_utf8_option_value_still_names_the_verb() {
+        use std::os::unix::ffi::OsStringExt;
+        let cmd = crate::args::command();
+        let odd = |before: &[u8]| {
+            let mut v = before.to_vec();
+            v.extend_from_slice(b"/tmp/j\xff.db");
+            OsString::from_vec(v)
+        };
+        let words = |first: OsString, rest: &[&str]| {
+            let mut l = vec![OsString::from("cairn"), first];
+            l.extend(rest.iter().map(OsString::from));
+            l
+        };
+        let argv = words(odd(b"--db="), &["machines", "--help"]);
+        assert_eq!(named_verb(&cmd, &argv), "machines");
+        let page = crate::args::command_for(&argv)
+            .try_get_matches_from(&argv)
+            .expect_err("a help page")
+            .render()
+            .to_string();
+        assert!(!page.contains("--db"), "{page}");
+        assert_eq!(named_verb(&cmd, &words(odd(b""), &["machines"])), "");
     }
 
     /// Preparing only the named verb changes no parse and no page: every listed
