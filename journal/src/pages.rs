@@ -62,10 +62,9 @@ pub(crate) struct Page {
 /// A page ends early once the records it opened and its events' payloads reach
 /// this many bytes: two or three pages are in flight, so what the pages hold
 /// stays near this many bytes each plus one record (helper-48: pages of 4,096
-/// decompressed 400 KB commands held 3.3 GB). The SQLite snapshot's read-ahead
-/// of records ends at its bytes too (`sqlite/ahead.rs`), and so does its fetch
-/// of 2,048 event rows, at its payloads' bytes (`sqlite/tx.rs`). PostgreSQL's
-/// fetch is not cut by bytes: its client reads a query's rows whole.
+/// decompressed 400 KB commands held 3.3 GB). The stores' fetches of event rows
+/// and records end at their bytes too ([`crate::store::FETCH_BYTES`]), on both
+/// backends.
 const PAGE_BYTES: usize = 2 << 20;
 
 /// Where reading stopped: the rows fetched but not yet handed out, and the

@@ -176,6 +176,15 @@ pub(crate) enum WalkRow {
     },
 }
 
+/// Where a store's fetch of rows ends early, counting what the rows unpack to
+/// (event payloads; a transition record's command and context): a fetch holds
+/// this many bytes and at most one row more. 2,048 rows of 1 MB events were 2 GB
+/// in one fetch, and 128 records that each unpack to 32 MB 4 GB (helper-49).
+/// Both backends cut here: SQLite as it steps its rows, PostgreSQL in the query
+/// (a running sum of the rows' `octet_length`, which reads a stored value's size
+/// without unpacking it), since its client reads a query's rows whole.
+pub(crate) const FETCH_BYTES: usize = 2 << 20;
+
 /// A page of the verify walk; `damaged` when the storage itself failed after `rows`.
 pub(crate) struct Page {
     pub rows: Vec<WalkRow>,

@@ -17,11 +17,15 @@ pub(super) struct PgSnap<'a, 't> {
 
 impl Snapshot for PgSnap<'_, '_> {
     fn events_after(&mut self, after: Option<i64>, limit: i64) -> Result<Page, Error> {
-        let rows = match after {
-            Some(a) => self.tx.query(sql::LOG_AFTER, &[&a, &limit]),
-            None => self.tx.query(sql::LOG_FIRST, &[&limit]),
+        // The fetch ends at its payloads' bytes, cut in the query: the client
+        // reads a query's rows whole.
+        let bytes = crate::store::FETCH_BYTES as i64;
+        let walk = if after.is_some() {
+            sql::WALK_AFTER
+        } else {
+            sql::WALK_FIRST
         };
-        let rows = match rows {
+        let rows = match self.tx.query(walk, &[&after, &limit, &bytes]) {
             Ok(rows) => rows,
             Err(Error::Damaged { detail }) => {
                 return Ok(Page {
@@ -32,8 +36,14 @@ impl Snapshot for PgSnap<'_, '_> {
             }
             Err(other) => return Err(other),
         };
+        // Rows may follow when the fetch took its limit, or when its last row
+        // reached the bytes (the cut falls there).
+        let cut = rows
+            .last()
+            .and_then(|r| r.try_get::<_, i64>(10).ok())
+            .is_some_and(|upto| upto >= bytes);
         Ok(Page {
-            more: rows.len() as i64 == limit,
+            more: rows.len() as i64 == limit || cut,
             rows: rows
                 .iter()
                 .map(|row| match event_from_row(row) {

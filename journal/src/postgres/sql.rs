@@ -166,10 +166,43 @@ pub(crate) const STREAM_MACHINE: &str =
 pub(crate) const REPLAY_PAGE: &str = "SELECT seq, version, event_type, schema_version, payload FROM events WHERE stream = $1 AND version > $2 AND version <= $3 ORDER BY version LIMIT $4";
 pub(crate) const STREAM_PAGE: &str = "SELECT seq, stream, version, machine, event_type, schema_version, payload, recorded_at, transition_id, hash FROM events WHERE stream = $1 AND version > $2 AND version <= $3 ORDER BY version LIMIT $4";
 pub(crate) const LOG_AFTER: &str = "SELECT seq, stream, version, machine, event_type, schema_version, payload, recorded_at, transition_id, hash FROM events WHERE seq > $1 ORDER BY seq LIMIT $2";
-pub(crate) const LOG_FIRST: &str = "SELECT seq, stream, version, machine, event_type, schema_version, payload, recorded_at, transition_id, hash FROM events ORDER BY seq LIMIT $1";
+/// The verify walk's fetch: up to `$2` rows (after `$1`, or from the first row),
+/// ending at the row whose payloads reach `$3` bytes
+/// ([`crate::store::FETCH_BYTES`]); `upto` is the running sum, so the caller
+/// knows where the cut fell. `octet_length` reads a stored value's size without
+/// unpacking it; the cast to text keeps the query valid whatever type a tamperer
+/// gave the column (the row is then unreadable, as before), and a size that is
+/// null counts as 0, so the cut only ever drops a tail.
+macro_rules! walk_events {
+    ($from:literal) => {
+        concat!(
+            "SELECT seq, stream, version, machine, event_type, schema_version, payload, recorded_at, transition_id, hash, upto FROM (
+    SELECT f.*, (sum(f.len) OVER (ORDER BY f.seq ROWS UNBOUNDED PRECEDING))::bigint AS upto FROM (
+        SELECT seq, stream, version, machine, event_type, schema_version, payload, recorded_at, transition_id, hash,
+               coalesce(octet_length(payload::text), 0)::bigint AS len
+        FROM events ",
+            $from,
+            " ORDER BY seq LIMIT $2
+    ) AS f
+) AS s WHERE s.upto - s.len < $3 ORDER BY s.seq"
+        )
+    };
+}
+pub(crate) const WALK_AFTER: &str = walk_events!("WHERE seq > $1");
+/// [`WALK_AFTER`] from the first row, whatever its `seq` (`$1` is null: a
+/// one-time filter, so both take the same parameters).
+pub(crate) const WALK_FIRST: &str = walk_events!("WHERE $1::bigint IS NULL");
 pub(crate) const LOG_STREAM_AFTER: &str = "SELECT seq, stream, version, machine, event_type, schema_version, payload, recorded_at, transition_id, hash FROM events WHERE stream = $2 AND seq > $1 ORDER BY version LIMIT $3";
 pub(crate) const TRANSITIONS_OF: &str = "SELECT id, stream, machine, rules_version, command_name, command, context, idempotency_key, fingerprint, first_version, last_version, recorded_at FROM transitions WHERE stream = $1 ORDER BY first_version";
-pub(crate) const TRANSITIONS_FROM: &str = "SELECT id, stream, machine, rules_version, command_name, command, context, idempotency_key, fingerprint, first_version, last_version, recorded_at FROM transitions WHERE stream = $1 AND first_version > $2 ORDER BY first_version LIMIT $3";
+/// A page of a stream's records, ending at the record whose command and context
+/// reach `$4` bytes ([`crate::store::FETCH_BYTES`]; as [`WALK_EVENTS`]).
+pub(crate) const TRANSITIONS_FROM: &str = "SELECT id, stream, machine, rules_version, command_name, command, context, idempotency_key, fingerprint, first_version, last_version, recorded_at FROM (
+    SELECT f.*, (sum(f.len) OVER (ORDER BY f.first_version ROWS UNBOUNDED PRECEDING))::bigint AS upto FROM (
+        SELECT id, stream, machine, rules_version, command_name, command, context, idempotency_key, fingerprint, first_version, last_version, recorded_at,
+               (coalesce(octet_length(command::text), 0) + coalesce(octet_length(context::text), 0))::bigint AS len
+        FROM transitions WHERE stream = $1 AND first_version > $2 ORDER BY first_version LIMIT $3
+    ) AS f
+) AS s WHERE s.upto - s.len < $4 ORDER BY s.first_version";
 pub(crate) const TRANSITION: &str = "SELECT id, stream, machine, rules_version, command_name, command, context, idempotency_key, fingerprint, first_version, last_version, recorded_at FROM transitions WHERE id = $1";
 pub(crate) const TRANSITION_BY_KEY: &str = "SELECT id, stream, machine, rules_version, command_name, command, context, idempotency_key, fingerprint, first_version, last_version, recorded_at FROM transitions WHERE stream = $1 AND idempotency_key = $2";
 pub(crate) const TRANSITIONS_AFTER: &str = "SELECT id, stream, machine, rules_version, command_name, command, context, idempotency_key, fingerprint, first_version, last_version, recorded_at FROM transitions WHERE id > $1 ORDER BY id LIMIT $2";

@@ -266,7 +266,8 @@ impl Store for PgStore {
         after: i64,
         limit: i64,
     ) -> Result<Vec<StoredTransition>, Error> {
-        self.query(sql::TRANSITIONS_FROM, &[&stream, &after, &limit])?
+        let bytes = crate::store::FETCH_BYTES as i64;
+        self.query(sql::TRANSITIONS_FROM, &[&stream, &after, &limit, &bytes])?
             .iter()
             .map(transition)
             .collect()

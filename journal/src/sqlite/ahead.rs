@@ -14,9 +14,8 @@ use std::collections::VecDeque;
 pub(super) const PAGE: i64 = 128;
 
 /// Where a page of transition records ends, counting each record's command and
-/// context as decompressed: 128 records that each unpack to 32 MB held 4 GB
-/// (helper-49, a 236 KB file). A page holds this much and at most one record more.
-pub(super) const PAGE_BYTES: usize = 2 << 20;
+/// context as decompressed: the fetch bound every store keeps.
+pub(super) const PAGE_BYTES: usize = crate::store::FETCH_BYTES;
 
 /// What the pages say of one id.
 #[derive(Debug, PartialEq, Eq)]
