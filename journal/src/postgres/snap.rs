@@ -17,8 +17,8 @@ pub(super) struct PgSnap<'a, 't> {
 
 impl Snapshot for PgSnap<'_, '_> {
     fn events_after(&mut self, after: Option<i64>, limit: i64) -> Result<Page, Error> {
-        // The fetch ends at its payloads' bytes, cut in the query: the client
-        // reads a query's rows whole.
+        // The fetch ends at its payloads' bytes, cut in the query (the client
+        // reads a query's rows whole).
         let bytes = crate::store::FETCH_BYTES as i64;
         let walk = if after.is_some() {
             sql::WALK_AFTER
@@ -36,26 +36,29 @@ impl Snapshot for PgSnap<'_, '_> {
             }
             Err(other) => return Err(other),
         };
-        // Rows may follow when the fetch took its limit, or when its last row
-        // reached the bytes (the cut falls there).
-        let cut = rows
-            .last()
-            .and_then(|r| r.try_get::<_, i64>(10).ok())
-            .is_some_and(|upto| upto >= bytes);
+        let rows: Vec<WalkRow> = rows
+            .iter()
+            .map(|row| match event_from_row(row) {
+                Ok(e) => WalkRow::Event(e),
+                Err(reason) => WalkRow::Unreadable {
+                    // `seq` is a bigint primary key: always readable.
+                    seq: row.get(0),
+                    hash: row.try_get(9).ok(),
+                    reason,
+                },
+            })
+            .collect();
+        // Rows may follow when the fetch took its limit or its payloads reached
+        // the bytes (the cut falls there). The client's count of a payload is
+        // never below the server's (the same UTF-8, or more once converted), and
+        // a row it cannot read may hide a cut: both lean to one more fetch.
+        let seen = rows.iter().try_fold(0usize, |n, row| match row {
+            WalkRow::Event(e) => Some(n + e.payload.len()),
+            WalkRow::Unreadable { .. } => None,
+        });
         Ok(Page {
-            more: rows.len() as i64 == limit || cut,
-            rows: rows
-                .iter()
-                .map(|row| match event_from_row(row) {
-                    Ok(e) => WalkRow::Event(e),
-                    Err(reason) => WalkRow::Unreadable {
-                        // `seq` is a bigint primary key: always readable.
-                        seq: row.get(0),
-                        hash: row.try_get(9).ok(),
-                        reason,
-                    },
-                })
-                .collect(),
+            more: rows.len() as i64 == limit || !seen.is_some_and(|n| (n as i64) < bytes),
+            rows,
             damaged: None,
         })
     }
