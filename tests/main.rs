@@ -24,6 +24,7 @@ mod cli_vocabulary;
 mod conformance;
 mod conformance_claim;
 mod conformance_cli;
+mod conformance_fetch;
 mod conformance_reads;
 mod conformance_trust;
 mod depth;

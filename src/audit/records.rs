@@ -21,6 +21,12 @@ pub(super) struct Records<'a> {
     /// The last version asked for.
     asked: Option<u64>,
     ended: bool,
+    /// Records the next page asks for: twice what a short page held (it ended
+    /// at its bytes), back up to [`PAGE`] while pages come full, so a stream
+    /// of large records is not sized 128 at a time to keep one or two (where
+    /// sizing costs, on PostgreSQL a column a tamperer retyped, that was
+    /// quadratic: helper-52).
+    page: u64,
 }
 
 impl<'a> Records<'a> {
@@ -31,6 +37,7 @@ impl<'a> Records<'a> {
             after: 0,
             asked: None,
             ended: false,
+            page: PAGE,
         }
     }
 
@@ -63,11 +70,17 @@ impl<'a> Records<'a> {
                 }
                 Some(_) => return None,
                 None if self.ended => return None,
-                None => match journal.transitions_from(self.stream, self.after, PAGE) {
+                None => match journal.transitions_from(self.stream, self.after, self.page) {
                     Ok(page) => {
                         // A page may end early (large records): only an empty one
                         // ends the stream.
                         self.ended = page.is_empty();
+                        let held = page.len() as u64;
+                        self.page = if held < self.page {
+                            (held * 2).clamp(4, PAGE)
+                        } else {
+                            (self.page * 2).min(PAGE)
+                        };
                         match page.last() {
                             Some(last) => self.after = last.first_version,
                             None => return None,

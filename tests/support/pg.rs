@@ -52,6 +52,28 @@ impl Server {
         self.url_of(&schema)
     }
 
+    /// A URL of a fresh database of its own in `encoding` (the server's
+    /// encoding is what `octet_length` counts in), with the `C` locale.
+    pub fn fresh_database(&self, encoding: &str) -> String {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let name = format!(
+            "cairn_d{}_{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        );
+        self.admin()
+            .batch_execute(&format!(
+                "CREATE DATABASE {name} ENCODING '{encoding}' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0"
+            ))
+            .expect("the test server lets us create a database");
+        let (path, query) = self.base.split_once('?').unwrap_or((&self.base, ""));
+        let (server, _db) = path.rsplit_once('/').expect("a URL names its database");
+        match query {
+            "" => format!("{server}/{name}"),
+            q => format!("{server}/{name}?{q}"),
+        }
+    }
+
     /// The URL of `schema` (which may not exist).
     pub fn url_of(&self, schema: &str) -> String {
         let sep = if self.base.contains('?') { '&' } else { '?' };

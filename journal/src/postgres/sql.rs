@@ -170,23 +170,32 @@ pub(crate) const LOG_AFTER: &str = "SELECT seq, stream, version, machine, event_
 /// ending at the row whose payloads reach `$3` bytes
 /// ([`crate::store::FETCH_BYTES`]). The cut is found first on the rows' sizes
 /// alone (a running sum over `(seq, size)`: summing beside the whole rows cost
-/// 2.5x the fetch, this ~1.3x, pgbench), then the rows up to it are read.
-/// `octet_length` reads a stored value's size without unpacking it; the cast to
+/// 2.5x the fetch, this ~1.3x, pgbench), then the rows up to it are read; each
+/// row also carries how many rows the size scan saw and how many it kept, so
+/// the caller knows from the server whether rows may follow (helper-52: counted
+/// on the client, a payload longer in the server's encoding than in UTF-8 ended
+/// the walk early, and a duplicated `seq` made a full scan look short).
+/// `octet_length` reads a stored text's size without unpacking it; the cast to
 /// text keeps the query valid whatever type a tamperer gave the column (the row
 /// is then unreadable, as before), and a null size counts 0: the cut only ever
 /// leaves out a tail. One statement, so both scans see the same rows.
 macro_rules! walk_events {
     ($from:literal) => {
         concat!(
-            "SELECT seq, stream, version, machine, event_type, schema_version, payload, recorded_at, transition_id, hash FROM events ",
-            $from,
-            " AND seq <= (SELECT max(seq) FROM (
+            "WITH sized AS (
     SELECT seq, sum(len) OVER (ORDER BY seq ROWS UNBOUNDED PRECEDING) - len AS before FROM (
         SELECT seq, coalesce(octet_length(payload::text), 0) AS len FROM events ",
             $from,
             " ORDER BY seq LIMIT $2
     ) AS f
-) AS s WHERE s.before < $3) ORDER BY seq"
+), cut AS (
+    SELECT count(*) AS scanned, count(*) FILTER (WHERE before < $3) AS kept,
+           max(seq) FILTER (WHERE before < $3) AS last FROM sized
+)
+SELECT seq, stream, version, machine, event_type, schema_version, payload, recorded_at, transition_id, hash,
+       (SELECT scanned FROM cut), (SELECT kept FROM cut) FROM events ",
+            $from,
+            " AND seq <= (SELECT last FROM cut) ORDER BY seq"
         )
     };
 }

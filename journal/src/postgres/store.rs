@@ -353,6 +353,7 @@ impl Store for PgStore {
                 store: self,
             },
             signed,
+            window: i64::MAX,
         })?;
         tx.commit().map_err(|e| self.pg(e))
     }
