@@ -81,17 +81,26 @@ impl Journal {
                     sink.key(&k)?;
                     keys += 1;
                 }
-                let mut after = i64::MIN;
+                // A page ends at its bytes; the next asks twice what a cut page
+                // held (back up to `PAGE` while pages come whole), so records
+                // that keep pages short are not sized `PAGE` at a time.
+                let (mut after, mut ask) = (i64::MIN, PAGE);
                 loop {
-                    let page = snap.transitions_after(after, PAGE)?;
+                    let (page, more) = snap.transitions_after(after, ask)?;
                     for t in &page {
                         sink.transition(t)?;
                         after = t.id;
                     }
-                    transitions += page.len() as u64;
-                    if (page.len() as i64) < PAGE {
+                    let held = page.len() as i64;
+                    transitions += held as u64;
+                    if !more || held == 0 {
                         break;
                     }
+                    ask = if held < ask {
+                        (held * 2).clamp(4, PAGE)
+                    } else {
+                        (ask * 2).min(PAGE)
+                    };
                 }
                 let mut after = None;
                 loop {

@@ -202,9 +202,13 @@ pub(crate) trait Snapshot {
     fn events_after(&mut self, after: Option<i64>, limit: i64) -> Result<Page, Error>;
     /// A transition record by id; `Err(text)` when it cannot be read.
     fn transition(&mut self, id: i64) -> Result<Option<StoredTransition>, String>;
-    /// Up to `limit` transition records with `id > after`, by id.
-    fn transitions_after(&mut self, after: i64, limit: i64)
-        -> Result<Vec<StoredTransition>, Error>;
+    /// Up to `limit` transition records with `id > after`, by id, ending sooner
+    /// at [`FETCH_BYTES`] of commands and contexts; `true` when more may follow.
+    fn transitions_after(
+        &mut self,
+        after: i64,
+        limit: i64,
+    ) -> Result<(Vec<StoredTransition>, bool), Error>;
     /// A transition's signature with its key's public half (`None` when the key
     /// row is gone). Always `None` when the journal has no `signatures` table
     /// (decided by the tables present, never by the recorded schema version, so a

@@ -91,12 +91,20 @@ impl Snapshot for PgSnap<'_, '_> {
         &mut self,
         after: i64,
         limit: i64,
-    ) -> Result<Vec<StoredTransition>, Error> {
-        self.tx
-            .query(sql::TRANSITIONS_AFTER, &[&after, &limit])?
-            .iter()
-            .map(transition)
-            .collect()
+    ) -> Result<(Vec<StoredTransition>, bool), Error> {
+        // Cut in the query, as the events' fetch is; the server says whether
+        // rows follow.
+        let bytes = crate::store::FETCH_BYTES as i64;
+        let rows = self
+            .tx
+            .query(sql::TRANSITIONS_AFTER, &[&after, &limit, &bytes])?;
+        let more = rows.first().is_some_and(|r| {
+            let scanned = r.try_get::<_, i64>(12).unwrap_or(limit);
+            let kept = r.try_get::<_, i64>(13).unwrap_or(0);
+            scanned >= limit || kept < scanned
+        });
+        let page = rows.iter().map(transition).collect::<Result<_, _>>()?;
+        Ok((page, more))
     }
 
     fn signature(

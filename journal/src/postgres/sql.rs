@@ -216,7 +216,20 @@ pub(crate) const TRANSITIONS_FROM: &str = "SELECT id, stream, machine, rules_ver
 ) AS s WHERE s.before < $4) ORDER BY first_version";
 pub(crate) const TRANSITION: &str = "SELECT id, stream, machine, rules_version, command_name, command, context, idempotency_key, fingerprint, first_version, last_version, recorded_at FROM transitions WHERE id = $1";
 pub(crate) const TRANSITION_BY_KEY: &str = "SELECT id, stream, machine, rules_version, command_name, command, context, idempotency_key, fingerprint, first_version, last_version, recorded_at FROM transitions WHERE stream = $1 AND idempotency_key = $2";
-pub(crate) const TRANSITIONS_AFTER: &str = "SELECT id, stream, machine, rules_version, command_name, command, context, idempotency_key, fingerprint, first_version, last_version, recorded_at FROM transitions WHERE id > $1 ORDER BY id LIMIT $2";
+/// `copy`'s page of records by id, ending at the record whose command and
+/// context reach `$3` bytes, with the size scan's counts (as [`WALK_AFTER`]).
+pub(crate) const TRANSITIONS_AFTER: &str = "WITH sized AS (
+    SELECT id, sum(c) OVER w + sum(x) OVER w - c - x AS before FROM (
+        SELECT id, coalesce(octet_length(command::text), 0) AS c, coalesce(octet_length(context::text), 0) AS x
+        FROM transitions WHERE id > $1 ORDER BY id LIMIT $2
+    ) AS f WINDOW w AS (ORDER BY id ROWS UNBOUNDED PRECEDING)
+), cut AS (
+    SELECT count(*) AS scanned, count(*) FILTER (WHERE before < $3) AS kept,
+           max(id) FILTER (WHERE before < $3) AS last FROM sized
+)
+SELECT id, stream, machine, rules_version, command_name, command, context, idempotency_key, fingerprint, first_version, last_version, recorded_at,
+       (SELECT scanned FROM cut), (SELECT kept FROM cut)
+FROM transitions WHERE id > $1 AND id <= (SELECT last FROM cut) ORDER BY id";
 /// The transition record that covers a stream version: the last one starting at or before it.
 pub(crate) const TRANSITION_AT: &str = "SELECT id, first_version, last_version FROM transitions WHERE stream = $1 AND first_version <= $2 ORDER BY first_version DESC LIMIT 1";
 /// A stream's events in a version range (a transition's events).
