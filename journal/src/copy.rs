@@ -96,11 +96,7 @@ impl Journal {
                     if !more || held == 0 {
                         break;
                     }
-                    ask = if held < ask {
-                        (held * 2).clamp(4, PAGE)
-                    } else {
-                        (ask * 2).min(PAGE)
-                    };
+                    ask = crate::next_page(held, ask, PAGE);
                 }
                 let mut after = None;
                 loop {

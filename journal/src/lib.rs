@@ -53,7 +53,7 @@ pub use error::Error;
 pub use hash::{chain_hash, sha256_hex};
 pub use location::{Location, PostgresUrl};
 pub use open::{Access, Durability, Journal, Options, SCHEMA_VERSION};
-pub use read::{ReplayRow, StoredEvent, StoredTransition, StreamInfo};
+pub use read::{next_page, ReplayRow, StoredEvent, StoredTransition, StreamInfo};
 pub use sign::{default_key_path, verify_head, Anchor, SigningKey};
 pub use store::{KeyRow, SignatureRow};
 pub use verify::{ChainHead, Problem, ProblemKind, SigningReport, VerifyOptions, VerifyReport};

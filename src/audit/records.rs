@@ -75,12 +75,11 @@ impl<'a> Records<'a> {
                         // A page may end early (large records): only an empty one
                         // ends the stream.
                         self.ended = page.is_empty();
-                        let held = page.len() as u64;
-                        self.page = if held < self.page {
-                            (held * 2).clamp(4, PAGE)
-                        } else {
-                            (self.page * 2).min(PAGE)
-                        };
+                        self.page = cairn_journal::next_page(
+                            page.len() as i64,
+                            self.page as i64,
+                            PAGE as i64,
+                        ) as u64;
                         match page.last() {
                             Some(last) => self.after = last.first_version,
                             None => return None,

@@ -53,14 +53,9 @@ impl Snapshot for PgSnap<'_, '_> {
             )
         });
         let more = counts.is_some_and(|(scanned, kept)| scanned >= scan || kept < scanned);
-        if let Some((scanned, kept)) = counts {
-            self.window = if kept < scanned {
-                kept.saturating_mul(2).max(4)
-            } else if scanned >= scan {
-                scan.saturating_mul(2)
-            } else {
-                self.window
-            };
+        if let Some((_, kept)) = counts {
+            // What the scan kept of what it was allowed: a cut keeps fewer.
+            self.window = crate::next_page(kept, scan, limit);
         }
         Ok(Page {
             more,
