@@ -240,3 +240,19 @@ fn a_duplicated_seq_does_not_end_the_walk() {
         r.problems
     );
 }
+
+/// A tamperer who drops the key and gives every later event the same `seq`
+/// is reported: the fetch brings back every row of the last `seq` it kept, so
+/// the walk sees them all (a fetch capped at the rows its size scan kept
+/// skipped the rest and called the journal intact at 7 events of 41).
+#[test]
+fn a_seq_given_to_every_later_event_is_reported() {
+    let s = Backend::Postgres.fresh();
+    large_records(&s, 40);
+    s.tamper(
+        "ALTER TABLE events DROP CONSTRAINT events_pkey; UPDATE events SET seq = 7 WHERE seq > 7",
+    );
+    let r = s.reader().verify().unwrap();
+    assert!(!r.ok, "{r:?}");
+    assert_eq!(r.events, 41, "every row is read");
+}

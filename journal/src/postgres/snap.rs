@@ -2,7 +2,9 @@
 //! repeatable-read, read-only transaction.
 
 use super::sql;
-use super::store::{event_from_row, signature_row, transition, transition_from_row, PgTx};
+use super::store::{
+    cut_counts, event_from_row, signature_row, transition, transition_from_row, PgTx,
+};
 use crate::read::StoredTransition;
 use crate::store::{KeyRow, Page, SignatureRow, Snapshot, Store, WalkRow};
 use crate::Error;
@@ -43,19 +45,11 @@ impl Snapshot for PgSnap<'_, '_> {
             }
             Err(other) => return Err(other),
         };
-        // What the size scan saw and kept, as the server counted: rows may
-        // follow when it read all it was allowed or left rows out. Counts that
-        // cannot be read lean to one more fetch.
-        let counts = rows.first().map(|r| {
-            (
-                r.try_get::<_, i64>(10).unwrap_or(scan),
-                r.try_get::<_, i64>(11).unwrap_or(0),
-            )
-        });
-        let more = counts.is_some_and(|(scanned, kept)| scanned >= scan || kept < scanned);
-        if let Some((_, kept)) = counts {
-            // What the scan kept of what it was allowed: a cut keeps fewer.
-            self.window = crate::next_page(kept, scan, limit);
+        // Whether rows follow is the server's word; the next fetch sizes
+        // twice what this one kept.
+        let (more, next) = cut_counts(&rows, 10, scan, limit);
+        if !rows.is_empty() {
+            self.window = next;
         }
         Ok(Page {
             more,
@@ -93,11 +87,7 @@ impl Snapshot for PgSnap<'_, '_> {
         let rows = self
             .tx
             .query(sql::TRANSITIONS_AFTER, &[&after, &limit, &bytes])?;
-        let more = rows.first().is_some_and(|r| {
-            let scanned = r.try_get::<_, i64>(12).unwrap_or(limit);
-            let kept = r.try_get::<_, i64>(13).unwrap_or(0);
-            scanned >= limit || kept < scanned
-        });
+        let (more, _) = cut_counts(&rows, 12, limit, limit);
         let page = rows.iter().map(transition).collect::<Result<_, _>>()?;
         Ok((page, more))
     }

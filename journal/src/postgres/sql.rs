@@ -2,6 +2,61 @@
 //! schema from version `i` to `i + 1`, recorded in the `cairn_journal` marker
 //! table) and every query, named.
 
+/// A page of rows that ends at [`crate::store::FETCH_BYTES`] of what they
+/// unpack to, cut in the query (the client reads a result whole): up to
+/// `limit` rows of `table` matching `filter`, in `key` order, ending at the row
+/// whose `size`s reach `bytes`. The cut is found first on the rows' sizes alone
+/// (a running sum over `(key, size)`: summing beside the whole rows cost 2.5x
+/// the fetch, this ~1.5x, pgbench), then the rows up to it are read: every row
+/// of the last key kept, so a tamperer's duplicated key is seen whole (capped
+/// at the rows kept, the walk skipped the rest and called a journal of 41
+/// events intact at 7; a key duplicated over many large rows still comes back
+/// whole: helper-53, left). Each row ends with how many rows the size scan saw and kept, so
+/// whether rows follow is the server's word (helper-52: counted on the client,
+/// a payload longer in the server's encoding than in UTF-8 ended the walk
+/// early). `octet_length` reads a stored text's size without unpacking it; the
+/// cast to text keeps the query valid whatever type a tamperer gave a column
+/// (the row is then unreadable), and a null size counts 0, so the cut only ever
+/// leaves out a tail. One statement: both scans see the same rows.
+macro_rules! cut_page {
+    ($cols:literal, $table:literal, $key:literal, $size:literal, $filter:literal, $limit:literal, $bytes:literal) => {
+        concat!(
+            "WITH sized AS (SELECT ",
+            $key,
+            ", sum(len) OVER (ORDER BY ",
+            $key,
+            " ROWS UNBOUNDED PRECEDING) - len AS before FROM (SELECT ",
+            $key,
+            ", ",
+            $size,
+            " AS len FROM ",
+            $table,
+            " ",
+            $filter,
+            " ORDER BY ",
+            $key,
+            " LIMIT ",
+            $limit,
+            ") AS f), cut AS (SELECT count(*) AS scanned, count(*) FILTER (WHERE before < ",
+            $bytes,
+            ") AS kept, max(",
+            $key,
+            ") FILTER (WHERE before < ",
+            $bytes,
+            ") AS last FROM sized) SELECT ",
+            $cols,
+            ", (SELECT scanned FROM cut), (SELECT kept FROM cut) FROM ",
+            $table,
+            " ",
+            $filter,
+            " AND ",
+            $key,
+            " <= (SELECT last FROM cut) ORDER BY ",
+            $key
+        )
+    };
+}
+
 /// The server's clock now, in UTC, as RFC 3339 with microseconds (the format
 /// `now_rfc3339` writes on SQLite): `clock_timestamp()`, the instant of the
 /// call, not of the transaction's start.
@@ -163,73 +218,53 @@ pub(crate) use crate::store::ALL_STREAMS;
 pub(crate) const STREAM_MACHINE: &str =
     "SELECT machine FROM events WHERE stream = $1 ORDER BY version LIMIT 1";
 /// A page of a stream, by version.
-pub(crate) const REPLAY_PAGE: &str = "SELECT seq, version, event_type, schema_version, payload FROM events WHERE stream = $1 AND version > $2 AND version <= $3 ORDER BY version LIMIT $4";
-pub(crate) const STREAM_PAGE: &str = "SELECT seq, stream, version, machine, event_type, schema_version, payload, recorded_at, transition_id, hash FROM events WHERE stream = $1 AND version > $2 AND version <= $3 ORDER BY version LIMIT $4";
+pub(crate) const REPLAY_PAGE: &str = cut_page!(
+    "seq, version, event_type, schema_version, payload",
+    "events",
+    "version",
+    "coalesce(octet_length(payload::text), 0)",
+    "WHERE stream = $1 AND version > $2 AND version <= $3",
+    "$4",
+    "$5"
+);
+pub(crate) const STREAM_PAGE: &str = cut_page!(
+    "seq, stream, version, machine, event_type, schema_version, payload, recorded_at, transition_id, hash",
+    "events", "version", "coalesce(octet_length(payload::text), 0)",
+    "WHERE stream = $1 AND version > $2 AND version <= $3", "$4", "$5"
+);
 pub(crate) const LOG_AFTER: &str = "SELECT seq, stream, version, machine, event_type, schema_version, payload, recorded_at, transition_id, hash FROM events WHERE seq > $1 ORDER BY seq LIMIT $2";
-/// The verify walk's fetch: up to `$2` rows (after `$1`, or from the first row),
-/// ending at the row whose payloads reach `$3` bytes
-/// ([`crate::store::FETCH_BYTES`]). The cut is found first on the rows' sizes
-/// alone (a running sum over `(seq, size)`: summing beside the whole rows cost
-/// 2.5x the fetch, this ~1.3x, pgbench), then the rows up to it are read; each
-/// row also carries how many rows the size scan saw and how many it kept, so
-/// the caller knows from the server whether rows may follow (helper-52: counted
-/// on the client, a payload longer in the server's encoding than in UTF-8 ended
-/// the walk early, and a duplicated `seq` made a full scan look short).
-/// `octet_length` reads a stored text's size without unpacking it; the cast to
-/// text keeps the query valid whatever type a tamperer gave the column (the row
-/// is then unreadable, as before), and a null size counts 0: the cut only ever
-/// leaves out a tail. One statement, so both scans see the same rows.
-macro_rules! walk_events {
-    ($from:literal) => {
-        concat!(
-            "WITH sized AS (
-    SELECT seq, sum(len) OVER (ORDER BY seq ROWS UNBOUNDED PRECEDING) - len AS before FROM (
-        SELECT seq, coalesce(octet_length(payload::text), 0) AS len FROM events ",
-            $from,
-            " ORDER BY seq LIMIT $2
-    ) AS f
-), cut AS (
-    SELECT count(*) AS scanned, count(*) FILTER (WHERE before < $3) AS kept,
-           max(seq) FILTER (WHERE before < $3) AS last FROM sized
-)
-SELECT seq, stream, version, machine, event_type, schema_version, payload, recorded_at, transition_id, hash,
-       (SELECT scanned FROM cut), (SELECT kept FROM cut) FROM events ",
-            $from,
-            " AND seq <= (SELECT last FROM cut) ORDER BY seq"
-        )
-    };
-}
-pub(crate) const WALK_AFTER: &str = walk_events!("WHERE seq > $1");
+/// The verify walk's fetch: events after `$1`, `$2` at most, cut at `$3` bytes.
+pub(crate) const WALK_AFTER: &str = cut_page!(
+    "seq, stream, version, machine, event_type, schema_version, payload, recorded_at, transition_id, hash",
+    "events", "seq", "coalesce(octet_length(payload::text), 0)", "WHERE seq > $1", "$2", "$3"
+);
 /// [`WALK_AFTER`] from the first row, whatever its `seq` (`$1` is null: a
 /// one-time filter, so both take the same parameters).
-pub(crate) const WALK_FIRST: &str = walk_events!("WHERE $1::bigint IS NULL");
+pub(crate) const WALK_FIRST: &str = cut_page!(
+    "seq, stream, version, machine, event_type, schema_version, payload, recorded_at, transition_id, hash",
+    "events", "seq", "coalesce(octet_length(payload::text), 0)", "WHERE $1::bigint IS NULL", "$2", "$3"
+);
 pub(crate) const LOG_STREAM_AFTER: &str = "SELECT seq, stream, version, machine, event_type, schema_version, payload, recorded_at, transition_id, hash FROM events WHERE stream = $2 AND seq > $1 ORDER BY version LIMIT $3";
 pub(crate) const TRANSITIONS_OF: &str = "SELECT id, stream, machine, rules_version, command_name, command, context, idempotency_key, fingerprint, first_version, last_version, recorded_at FROM transitions WHERE stream = $1 ORDER BY first_version";
-/// A page of a stream's records, ending at the record whose command and context
-/// reach `$4` bytes ([`crate::store::FETCH_BYTES`]; found as [`WALK_AFTER`]
-/// finds its cut; each size is summed on its own, so no sum overflows).
-pub(crate) const TRANSITIONS_FROM: &str = "SELECT id, stream, machine, rules_version, command_name, command, context, idempotency_key, fingerprint, first_version, last_version, recorded_at FROM transitions WHERE stream = $1 AND first_version > $2 AND first_version <= (SELECT max(first_version) FROM (
-    SELECT first_version, sum(c) OVER w + sum(x) OVER w - c - x AS before FROM (
-        SELECT first_version, coalesce(octet_length(command::text), 0) AS c, coalesce(octet_length(context::text), 0) AS x
-        FROM transitions WHERE stream = $1 AND first_version > $2 ORDER BY first_version LIMIT $3
-    ) AS f WINDOW w AS (ORDER BY first_version ROWS UNBOUNDED PRECEDING)
-) AS s WHERE s.before < $4) ORDER BY first_version";
+/// A page of a stream's records after version `$2`, `$3` at most, cut at `$4`
+/// bytes of command and context ([`cut_page`]; each is at most 1 GB, so their
+/// sum fits an `int`).
+pub(crate) const TRANSITIONS_FROM: &str = cut_page!(
+    "id, stream, machine, rules_version, command_name, command, context, idempotency_key, fingerprint, first_version, last_version, recorded_at",
+    "transitions", "first_version",
+    "coalesce(octet_length(command::text), 0) + coalesce(octet_length(context::text), 0)",
+    "WHERE stream = $1 AND first_version > $2", "$3", "$4"
+);
 pub(crate) const TRANSITION: &str = "SELECT id, stream, machine, rules_version, command_name, command, context, idempotency_key, fingerprint, first_version, last_version, recorded_at FROM transitions WHERE id = $1";
 pub(crate) const TRANSITION_BY_KEY: &str = "SELECT id, stream, machine, rules_version, command_name, command, context, idempotency_key, fingerprint, first_version, last_version, recorded_at FROM transitions WHERE stream = $1 AND idempotency_key = $2";
-/// `copy`'s page of records by id, ending at the record whose command and
-/// context reach `$3` bytes, with the size scan's counts (as [`WALK_AFTER`]).
-pub(crate) const TRANSITIONS_AFTER: &str = "WITH sized AS (
-    SELECT id, sum(c) OVER w + sum(x) OVER w - c - x AS before FROM (
-        SELECT id, coalesce(octet_length(command::text), 0) AS c, coalesce(octet_length(context::text), 0) AS x
-        FROM transitions WHERE id > $1 ORDER BY id LIMIT $2
-    ) AS f WINDOW w AS (ORDER BY id ROWS UNBOUNDED PRECEDING)
-), cut AS (
-    SELECT count(*) AS scanned, count(*) FILTER (WHERE before < $3) AS kept,
-           max(id) FILTER (WHERE before < $3) AS last FROM sized
-)
-SELECT id, stream, machine, rules_version, command_name, command, context, idempotency_key, fingerprint, first_version, last_version, recorded_at,
-       (SELECT scanned FROM cut), (SELECT kept FROM cut)
-FROM transitions WHERE id > $1 AND id <= (SELECT last FROM cut) ORDER BY id";
+/// `copy`'s page of records by id after `$1`, `$2` at most, cut at `$3` bytes
+/// ([`cut_page`]).
+pub(crate) const TRANSITIONS_AFTER: &str = cut_page!(
+    "id, stream, machine, rules_version, command_name, command, context, idempotency_key, fingerprint, first_version, last_version, recorded_at",
+    "transitions", "id",
+    "coalesce(octet_length(command::text), 0) + coalesce(octet_length(context::text), 0)",
+    "WHERE id > $1", "$2", "$3"
+);
 /// The transition record that covers a stream version: the last one starting at or before it.
 pub(crate) const TRANSITION_AT: &str = "SELECT id, first_version, last_version FROM transitions WHERE stream = $1 AND first_version <= $2 ORDER BY first_version DESC LIMIT 1";
 /// A stream's events in a version range (a transition's events).

@@ -26,6 +26,25 @@ fn unsigned<T: TryFrom<i64>>(row: &Row, i: usize, id: i64) -> Result<T, String> 
     T::try_from(v).map_err(|_| format!("column {i} of row {id} is out of range: {v}"))
 }
 
+/// What a page cut in the query ([`sql`]'s `cut_page`) says of what follows,
+/// from the counts its rows end with (at column `at`): whether rows may follow
+/// (the size scan read all `asked` or left rows out), and how many rows to ask
+/// next ([`crate::next_page`] of what the scan kept). Counts that cannot be
+/// read lean to one more page. No rows: the scan saw none, nothing follows.
+pub(super) fn cut_counts(rows: &[Row], at: usize, asked: i64, max: i64) -> (bool, i64) {
+    match rows.first() {
+        None => (false, asked),
+        Some(r) => {
+            let scanned = r.try_get::<_, i64>(at).unwrap_or(asked);
+            let kept = r.try_get::<_, i64>(at + 1).unwrap_or(0);
+            (
+                scanned >= asked || kept < scanned,
+                crate::next_page(kept, asked, max),
+            )
+        }
+    }
+}
+
 pub(super) fn event_from_row(row: &Row) -> Result<StoredEvent, String> {
     let text = |i: usize| row.try_get::<_, String>(i).map_err(|e| e.to_string());
     let seq: i64 = row.try_get(0).map_err(|e| e.to_string())?;
@@ -191,18 +210,23 @@ impl Store for PgStore {
         up_to: i64,
         f: &mut dyn FnMut(StoredEvent) -> Result<(), Error>,
     ) -> Result<(), Error> {
-        let mut after = i64::MIN;
+        let (mut after, mut ask) = (i64::MIN, PAGE);
+        let bytes = crate::store::FETCH_BYTES as i64;
         loop {
-            // The page is read and the connection released before `f` runs.
-            let rows = self.query(sql::STREAM_PAGE, &[&stream, &after, &up_to, &PAGE])?;
+            // The page is read and the connection released before `f` runs; it
+            // ends at its payloads' bytes (helper-53: an audit of one stream of
+            // 1 MB events held 1,024 of them, 473 MB).
+            let rows = self.query(sql::STREAM_PAGE, &[&stream, &after, &up_to, &ask, &bytes])?;
+            let (more, next) = cut_counts(&rows, 10, ask, PAGE);
             for row in &rows {
                 let e = event(row)?;
                 after = e.version as i64;
                 f(e)?;
             }
-            if (rows.len() as i64) < PAGE {
+            if !more || rows.is_empty() {
                 return Ok(());
             }
+            ask = next;
         }
     }
 
@@ -213,10 +237,12 @@ impl Store for PgStore {
         f: &mut dyn FnMut(ReplayRow<'_>) -> Result<(), Error>,
     ) -> Result<(), Error> {
         // The five columns a fold reads, borrowed from the page's rows (no
-        // per-row allocation), pages of [`REPLAY_PAGE`] rows.
-        let mut after = i64::MIN;
+        // per-row allocation), pages of [`REPLAY_PAGE`] rows or `FETCH_BYTES`.
+        let (mut after, mut ask) = (i64::MIN, REPLAY_PAGE);
+        let bytes = crate::store::FETCH_BYTES as i64;
         loop {
-            let rows = self.query(sql::REPLAY_PAGE, &[&stream, &after, &up_to, &REPLAY_PAGE])?;
+            let rows = self.query(sql::REPLAY_PAGE, &[&stream, &after, &up_to, &ask, &bytes])?;
+            let (more, next) = cut_counts(&rows, 5, ask, REPLAY_PAGE);
             for row in &rows {
                 let seq: i64 = row.try_get(0).map_err(|e| Error::Corrupt {
                     seq: -1,
@@ -234,9 +260,10 @@ impl Store for PgStore {
                     payload: text(4)?,
                 })?;
             }
-            if (rows.len() as i64) < REPLAY_PAGE {
+            if !more || rows.is_empty() {
                 return Ok(());
             }
+            ask = next;
         }
     }
 
