@@ -13,21 +13,24 @@ use crate::support::backend::{backends, Backend, Store};
 use crate::support::ctx;
 use crate::support::ticket::{Command, Ticket};
 
-/// A stream of large records: `Open`, then `comments` comments of 1 MB each.
+/// A stream of large records: `Open`, then `comments` comments of 1 MB each,
+/// the comment at version `n` starting with the digits of `n`.
 fn large_records(s: &Store, comments: u32) -> StreamId {
-    let mut e = s.engine(ticket_registry());
-    let t = StreamId::parse("ticket/big").unwrap();
-    e.execute_with_context::<Ticket>(
-        &t,
-        &Command::Open {
-            title: "big".into(),
-        },
-        &ctx(1),
-        None,
+    ticket_stream(
+        s,
+        "ticket/big",
+        (2..2 + comments).map(|n| format!("{n}{}", "x".repeat(1 << 20))),
     )
-    .unwrap();
-    for n in 2..2 + comments {
-        let text = format!("{n}{}", "x".repeat(1 << 20));
+}
+
+/// `Open` on the ticket stream `name`, then a comment of each text, in order.
+fn ticket_stream(s: &Store, name: &str, texts: impl Iterator<Item = String>) -> StreamId {
+    let mut e = s.engine(ticket_registry());
+    let t = StreamId::parse(name).unwrap();
+    let open = Command::Open { title: name.into() };
+    e.execute_with_context::<Ticket>(&t, &open, &ctx(1), None)
+        .unwrap();
+    for (n, text) in (2..).zip(texts) {
         e.execute_with_context::<Ticket>(&t, &Command::Comment { text }, &ctx(n), None)
             .unwrap();
     }
@@ -172,26 +175,9 @@ fn the_server_says_where_it_cut_whatever_its_encoding() {
             crate::support::pg::server().fresh_database("EUC_TW"),
         )),
     };
-    let mut e = s.engine(ticket_registry());
-    let t = StreamId::parse("ticket/wide").unwrap();
-    e.execute_with_context::<Ticket>(
-        &t,
-        &Command::Open {
-            title: "wide".into(),
-        },
-        &ctx(1),
-        None,
-    )
-    .unwrap();
-    let text = "\u{4E07}".repeat(600_000);
-    e.execute_with_context::<Ticket>(&t, &Command::Comment { text }, &ctx(2), None)
-        .unwrap();
-    for n in 3..6 {
-        let text = format!("small {n} xxxxxxxxxx");
-        e.execute_with_context::<Ticket>(&t, &Command::Comment { text }, &ctx(n), None)
-            .unwrap();
-    }
-    drop(e);
+    let wide = "\u{4E07}".repeat(600_000);
+    let small = (3..6).map(|n| format!("small {n} xxxxxxxxxx"));
+    ticket_stream(&s, "ticket/wide", std::iter::once(wide).chain(small));
     let r = s.reader().verify().unwrap();
     assert!(r.ok, "{:?}", r.problems);
     assert_eq!(r.events, 5);
