@@ -77,11 +77,7 @@ fn a_stored_value_of_the_wrong_type_is_damage_or_refused() {
             Backend::Sqlite => {
                 // SQLite stores what it is given: the read is damage (exit 5).
                 s.tamper("UPDATE events SET payload = CAST(payload AS BLOB) WHERE seq = 3");
-                let out = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
-                    .args(["journal", "verify", "--db"])
-                    .arg(s.db())
-                    .output()
-                    .unwrap();
+                let out = crate::trust::cli_verify(&s.db());
                 assert_eq!(out.status.code(), Some(5), "{out:?}");
                 let r = s.reader().verify().unwrap();
                 assert!(

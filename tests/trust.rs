@@ -27,6 +27,15 @@ fn signed_options() -> Options {
     }
 }
 
+/// `cairn journal verify --db DB` as a user runs it: its exit code and output.
+pub(crate) fn cli_verify(db: &Path) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["journal", "verify", "--db"])
+        .arg(db)
+        .output()
+        .unwrap()
+}
+
 fn engine(path: &Path, options: &Options) -> Engine {
     let mut r = Registry::new();
     r.register::<Ticket>();
@@ -552,11 +561,7 @@ fn readers_never_convert_checkpoint_or_create() {
     assert!(before
         .iter()
         .any(|(n, b)| n.ends_with("-wal") && !b.is_empty()));
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .args(["journal", "verify", "--db"])
-        .arg(t.path())
-        .output()
-        .unwrap();
+    let out = cli_verify(&t.path());
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let after = files(t.dir.path());
     let main =
@@ -572,11 +577,7 @@ fn readers_never_convert_checkpoint_or_create() {
     let empty = dir.path().join("empty.db");
     std::fs::write(&empty, b"").unwrap();
     for path in [dir.path().join("missing.db"), empty.clone()] {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
-            .args(["journal", "verify", "--db"])
-            .arg(&path)
-            .output()
-            .unwrap();
+        let out = cli_verify(&path);
         assert_eq!(out.status.code(), Some(2), "{out:?}");
     }
     assert!(!dir.path().join("missing.db").exists());
@@ -810,11 +811,7 @@ fn a_damaged_last_page_of_events_is_reported_with_what_precedes_it() {
         *b = (i * 37 % 251) as u8;
     }
     std::fs::write(t.path(), &bytes).unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .args(["journal", "verify", "--db"])
-        .arg(t.path())
-        .output()
-        .unwrap();
+    let out = cli_verify(&t.path());
     assert_eq!(out.status.code(), Some(5), "{out:?}");
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let events = report["events"].as_u64().unwrap_or(0);

@@ -44,6 +44,31 @@ pub(super) fn event_from_row(row: &Row<'_>) -> rusqlite::Result<StoredEvent> {
     })
 }
 
+/// Up to `limit` transition records that `sql` with `params` selects, ending
+/// early once their commands and contexts, decompressed, reach `budget` bytes;
+/// and whether more may follow (the page ended at its limit or its bytes).
+pub(super) fn records_page(
+    s: &SqliteStore,
+    sql: &str,
+    params: impl rusqlite::Params,
+    limit: i64,
+    budget: usize,
+) -> Result<(Vec<StoredTransition>, bool), Error> {
+    let mut st = s.conn.prepare_cached(sql).map_err(s.sql_err())?;
+    let mut rows = st.query(params).map_err(s.sql_err())?;
+    let (mut page, mut bytes) = (Vec::new(), 0);
+    while let Some(row) = rows.next().map_err(s.sql_err())? {
+        let t = transition_from_row(row).map_err(s.sql_err())?;
+        bytes += t.command.len() + t.context.len();
+        page.push(t);
+        if bytes >= budget {
+            return Ok((page, true));
+        }
+    }
+    let more = page.len() as i64 == limit;
+    Ok((page, more))
+}
+
 pub(super) fn transition_from_row(row: &Row<'_>) -> rusqlite::Result<StoredTransition> {
     let id: i64 = row.get(0)?;
     Ok(StoredTransition {
@@ -277,26 +302,17 @@ impl Store for SqliteStore {
         after: i64,
         limit: i64,
     ) -> Result<Vec<StoredTransition>, Error> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(sql::TRANSITIONS_FROM)
-            .map_err(self.sql_err())?;
-        // A page ends early at `PAGE_BYTES` decompressed, as the verify walk's
-        // read-ahead does: the audit asks 128 records a page, and 128 that each
-        // unpack to 32 MB would be 4 GB (helper-49).
-        let mut rows = stmt
-            .query(params![stream, after, limit])
-            .map_err(self.sql_err())?;
-        let (mut page, mut bytes) = (Vec::new(), 0);
-        while let Some(row) = rows.next().map_err(self.sql_err())? {
-            let t = transition_from_row(row).map_err(self.sql_err())?;
-            bytes += t.command.len() + t.context.len();
-            page.push(t);
-            if bytes >= super::ahead::PAGE_BYTES {
-                break;
-            }
-        }
-        Ok(page)
+        // The audit asks 128 records a page, and 128 that each unpack to 32 MB
+        // would be 4 GB (helper-49): the page ends at its bytes.
+        let budget = super::ahead::PAGE_BYTES;
+        Ok(records_page(
+            self,
+            sql::TRANSITIONS_FROM,
+            params![stream, after, limit],
+            limit,
+            budget,
+        )?
+        .0)
     }
 
     fn transition(&self, id: i64) -> Result<Option<StoredTransition>, Error> {

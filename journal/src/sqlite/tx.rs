@@ -257,23 +257,13 @@ fn transitions_page(
     limit: i64,
     budget: usize,
 ) -> Result<(Vec<StoredTransition>, bool), Error> {
-    let mut st = s
-        .conn
-        .prepare_cached(sql::TRANSITIONS_AFTER)
-        .map_err(s.sql_err())?;
-    let mut rows = st.query(params![after, limit]).map_err(s.sql_err())?;
-    let mut page = Vec::new();
-    let mut bytes = 0;
-    while let Some(row) = rows.next().map_err(s.sql_err())? {
-        let t = transition_from_row(row).map_err(s.sql_err())?;
-        bytes += t.command.len() + t.context.len();
-        page.push(t);
-        if bytes >= budget {
-            return Ok((page, true));
-        }
-    }
-    let more = page.len() as i64 == limit;
-    Ok((page, more))
+    super::store::records_page(
+        s,
+        sql::TRANSITIONS_AFTER,
+        params![after, limit],
+        limit,
+        budget,
+    )
 }
 
 fn signatures_page(
@@ -522,17 +512,23 @@ mod tests {
     /// The read-ahead's page of records ends at its bytes, decompressed (130
     /// records that each unpack to 32 MB held 4 GB: helper-49), still saying
     /// that more follow; unbounded, a page holds all it is asked for.
-    #[test]
-    fn a_page_of_large_records_ends_at_its_bytes() {
+    /// A store on a fresh journal holding `batch` (and the directory it is in).
+    fn store_of(batch: &[crate::Append]) -> (tempfile::TempDir, SqliteStore) {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("j.db");
         let mut j = Journal::open(&path, &Options::default()).expect("open");
+        j.append_batch(batch).expect("append");
+        drop(j);
+        let s = SqliteStore::open(&path, &Options::default()).expect("store");
+        (dir, s)
+    }
+
+    #[test]
+    fn a_page_of_large_records_ends_at_its_bytes() {
         let batch: Vec<_> = (0..10)
             .map(|v| crate::pages::tests::big(v, 1 << 20))
             .collect();
-        j.append_batch(&batch).expect("append");
-        drop(j);
-        let s = SqliteStore::open(&path, &Options::default()).expect("store");
+        let (_dir, s) = store_of(&batch);
         let (page, more) = transitions_page(&s, 0, 128, PAGE_BYTES).expect("page");
         assert_eq!(
             (page.len(), more),
@@ -551,9 +547,6 @@ mod tests {
     /// says none follow.
     #[test]
     fn a_fetch_of_large_events_ends_at_its_bytes() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("j.db");
-        let mut j = Journal::open(&path, &Options::default()).expect("open");
         let batch: Vec<_> = (0..7)
             .map(|v| {
                 let mut a = crate::pages::tests::big(v, 10);
@@ -561,9 +554,7 @@ mod tests {
                 a
             })
             .collect();
-        j.append_batch(&batch).expect("append");
-        drop(j);
-        let s = SqliteStore::open(&path, &Options::default()).expect("store");
+        let (_dir, s) = store_of(&batch);
         let mut snap = Snap::new(&s, true);
         let mut after = None;
         let mut seqs = Vec::new();
