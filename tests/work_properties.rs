@@ -10,7 +10,7 @@ use cairn::{Context, Machine, Timestamp};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence};
 
-use crate::support::work::{command, happy, step, Step, C_LANE, C_MERGED, LANE, MERGED};
+use crate::support::work::{command, happy, step, Step, C_LANE, C_MERGED, MERGED};
 
 fn config(cases: u32) -> Config {
     Config {
@@ -97,7 +97,15 @@ proptest! {
                     let last_merge = log.iter().rposition(|(e, _)| matches!(e, Event::Merged { .. }));
                     prop_assert!(last_merge.is_some(), "done without a merge");
                     let m = last_merge.unwrap();
-                    let pre = log[..m].iter().any(|(e, sess)| matches!(e, Event::Verified { verification: v } if !v.integration && v.checklist_ok && v.worktree_path == LANE && v.commit == C_LANE && sess == s));
+                    // The worker tree is the one the last dispatch before the merge named
+                    // (the generator dispatches LANE or another tree).
+                    let worker = log[..m].iter().rev().find_map(|(e, _)| match e {
+                        Event::Dispatched { worktree_path, .. } => Some(worktree_path.as_str().to_owned()),
+                        _ => None,
+                    });
+                    prop_assert!(worker.is_some(), "done without a dispatch");
+                    let worker = worker.unwrap();
+                    let pre = log[..m].iter().any(|(e, sess)| matches!(e, Event::Verified { verification: v } if !v.integration && v.checklist_ok && v.worktree_path == worker && v.commit == C_LANE && sess == s));
                     let integ = log[m..].iter().any(|(e, sess)| matches!(e, Event::Verified { verification: v } if v.integration && v.worktree_path == MERGED && v.commit == C_MERGED && sess == s));
                     prop_assert!(pre, "done without a passing worker-tree verification this session");
                     prop_assert!(integ, "done without integration evidence after the last merge this session");
