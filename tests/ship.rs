@@ -606,6 +606,52 @@ fn a_rebase_conflict_is_tiebreaker_3_and_the_answer_respawns_phase_2() {
 }
 
 #[test]
+fn a_report_field_a_person_could_take_for_one_cairn_reads_is_refused() {
+    let r = Repo::new();
+    let head = r.to_phase2();
+    let bytes = r.journal.bytes();
+    // A stop tiebreaker under a near name, beside `passed`: kept unread, it would
+    // let the refine pass to phase 3 (ship rules 9 refuse it).
+    let stop = json!([{"number": 3, "context": "src.txt conflicts", "disposition": "ask"}]);
+    for (key, predicate) in [
+        ("tiebreaker", "field-name-resembles"),
+        ("Tie-Breakers", "field-name-resembles"),
+        ("tiebreakers\u{200B}", "invisible-character"),
+    ] {
+        let mut bad = refine(&head);
+        bad[key] = stop.clone();
+        let (code, out) = r.verb("refine", &bad.to_string());
+        let v = &out["error"]["violations"][0];
+        assert_eq!(
+            (code, v["predicate"].as_str()),
+            (2, Some(predicate)),
+            "{key:?}: {out}"
+        );
+        assert_eq!(
+            v["field"].as_str(),
+            Some(format!("report.{}", key.escape_debug()).as_str()),
+            "{out}"
+        );
+    }
+    let mut bad = refine(&head);
+    bad["remaining-findings"] = json!(["job 14 MEDIUM"]);
+    let (code, out) = r.verb("refine", &bad.to_string());
+    assert_eq!(
+        (code, out["error"]["violations"][0]["predicate"].as_str()),
+        (2, Some("field-name-resembles")),
+        "{out}"
+    );
+    assert_eq!(r.journal.bytes(), bytes, "a refused report writes nothing");
+    // The consumer's own fields, far from every field cairn reads, are kept.
+    let mut report = refine(&head);
+    report["pushed_to_kata"] = json!(true);
+    report["summary_80w"] = json!("refined");
+    let (code, out) = r.verb("refine", &report.to_string());
+    assert_eq!((code, out["state"].as_str()), (0, Some("phase-3")), "{out}");
+    r.audit_ok();
+}
+
+#[test]
 fn flapping_stops_and_broadening_is_a_new_run_without_a_second_rebase() {
     let r = Repo::new();
     let head = r.to_phase2();

@@ -1,5 +1,6 @@
 //! The phase reports (leaf result packets) in the wire format the seed's leaves
-//! already write: known fields typed, consumer-added fields kept as they are.
+//! already write: known fields typed, consumer-added fields kept as they are —
+//! unless a consumer field's name cannot be told from one cairn reads.
 
 use std::collections::BTreeMap;
 
@@ -7,6 +8,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::gates::Squash;
+use crate::evidence::text::first_invisible;
+use crate::evidence::wire::InputError;
 
 /// A leaf verdict: `ok`/`passed`/`shipped`, or `stopped:<reason>`.
 pub fn stopped_reason(verdict: &str) -> Option<&str> {
@@ -134,4 +137,235 @@ pub struct PreMergeReport {
     /// Consumer fields.
     #[serde(flatten)]
     pub extra: BTreeMap<String, Value>,
+}
+
+/// A phase report's fields as the wire spells them, and the consumer's.
+pub trait Fields {
+    /// Every field the report's type reads (a test holds the list to the type's
+    /// JSON Schema).
+    const FIELDS: &'static [&'static str];
+    /// The consumer's fields, kept unread.
+    fn extra(&self) -> &BTreeMap<String, Value>;
+}
+
+impl Fields for Phase1Report {
+    const FIELDS: &'static [&'static str] = &[
+        "verdict",
+        "worktree_path",
+        "branch",
+        "head_sha",
+        "in_scope_paths",
+        "commit_subject",
+    ];
+    fn extra(&self) -> &BTreeMap<String, Value> {
+        &self.extra
+    }
+}
+
+impl Fields for RefineReport {
+    const FIELDS: &'static [&'static str] = &[
+        "verdict",
+        "rebase_outcome",
+        "iterations_run",
+        "tip_sha",
+        "commits_added",
+        "dismissed_findings",
+        "remaining_findings",
+        "lint_clean",
+        "rebase_already_done",
+        "tiebreakers",
+    ];
+    fn extra(&self) -> &BTreeMap<String, Value> {
+        &self.extra
+    }
+}
+
+impl Fields for PreMergeReport {
+    const FIELDS: &'static [&'static str] = &[
+        "rebase_outcome_3_2",
+        "tests_pass",
+        "lint_clean",
+        "squash",
+        "pre_squash_sha",
+        "rollups",
+        "open_review_jobs",
+    ];
+    fn extra(&self) -> &BTreeMap<String, Value> {
+        &self.extra
+    }
+}
+
+/// A consumer's field is kept unread, so one misspelt field would drop what it
+/// says: a `tiebreaker` list keeps its stop tiebreaker from stopping a `passed`
+/// refine, a `remaining-findings` keeps findings off a `passed`. A consumer
+/// field is refused when a person cannot tell its name from one the report reads:
+/// it holds a character no one can see, or, folded (lower case, letters and
+/// digits only, a trailing `s` dropped), it equals one of the report's fields or
+/// is one edit from it (two for names of eight letters or more). The consumer
+/// fields the seed's leaves write (`resolve_intent_excerpt`, `cited_rdrs`,
+/// `merged_sha`, `summary`, `teardown`, …) are far from every report field.
+pub fn consumer_fields<R: Fields>(report: &R) -> Result<(), InputError> {
+    for key in report.extra().keys() {
+        let field = format!("report.{}", key.escape_debug());
+        if let Some((i, c)) = first_invisible(key) {
+            return Err(InputError::new(
+                field,
+                "invisible-character",
+                format!(
+                    "character {i} of the field name is U+{:04X}, a character a person cannot see",
+                    u32::from(c)
+                ),
+            ));
+        }
+        let folded = fold(key);
+        if let Some(own) = R::FIELDS.iter().find(|f| resembles(&folded, &fold(f))) {
+            return Err(InputError::new(
+                field,
+                "field-name-resembles",
+                format!(
+                    "`{}` is not a field of this report but reads like `{own}`, which is: \
+                     spell it `{own}`, or name a consumer field so it cannot be taken for one",
+                    key.escape_debug()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Lower case, letters and digits only, one trailing `s` dropped.
+fn fold(name: &str) -> String {
+    let mut out: String = name
+        .chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect();
+    if out.len() > 1 && out.ends_with('s') {
+        out.pop();
+    }
+    out
+}
+
+fn resembles(key: &str, own: &str) -> bool {
+    let within = if own.chars().count() >= 8 { 2 } else { 1 };
+    key == own || strsim::osa_distance(key, own) <= within
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema_fields<T: schemars::JsonSchema>() -> Vec<String> {
+        let schema = serde_json::to_value(schemars::schema_for!(T)).expect("a schema serializes");
+        let mut keys: Vec<String> = schema["properties"]
+            .as_object()
+            .expect("a report's schema has properties")
+            .keys()
+            .cloned()
+            .collect();
+        keys.sort();
+        keys
+    }
+
+    fn listed<R: Fields>() -> Vec<String> {
+        let mut keys: Vec<String> = R::FIELDS.iter().map(|f| (*f).to_owned()).collect();
+        keys.sort();
+        keys
+    }
+
+    #[test]
+    fn each_report_lists_the_fields_its_type_reads() {
+        assert_eq!(listed::<Phase1Report>(), schema_fields::<Phase1Report>());
+        assert_eq!(listed::<RefineReport>(), schema_fields::<RefineReport>());
+        assert_eq!(
+            listed::<PreMergeReport>(),
+            schema_fields::<PreMergeReport>()
+        );
+    }
+
+    fn refine_with(key: &str) -> RefineReport {
+        let mut doc = json!({
+            "verdict": "passed", "rebase_outcome": "clean", "iterations_run": 1,
+            "tip_sha": "abc1234", "lint_clean": true,
+        });
+        doc[key] = json!([{"number": 3, "context": "c", "disposition": "d"}]);
+        serde_json::from_value(doc).expect("a refine report")
+    }
+
+    #[test]
+    fn a_field_that_reads_like_one_the_report_reads_is_refused() {
+        for key in [
+            "tiebreaker",
+            "Tiebreakers",
+            "tie-breakers",
+            "tie_breakers ",
+            "tiebraekers",
+            "remaining-findings",
+            "RemainingFindings",
+            "rebase_already_don",
+        ] {
+            let e = consumer_fields(&refine_with(key)).expect_err(key);
+            assert_eq!(e.rule, "field-name-resembles", "{key}");
+        }
+        for key in ["tiebreakers\u{200B}", "\u{202E}tiebreakers", "x\ty"] {
+            let e = consumer_fields(&refine_with(key)).expect_err(key);
+            assert_eq!(e.rule, "invisible-character", "{key:?}");
+            assert!(e.field.starts_with("report."), "{}", e.field);
+        }
+    }
+
+    #[test]
+    fn the_consumer_fields_the_seed_names_are_kept() {
+        for key in [
+            "resolve_intent_excerpt",
+            "intent_excerpt",
+            "cited_rdrs",
+            "cited_refs",
+            "followup_katas",
+            "followups_noted",
+            "pushed_to_kata",
+            "phase",
+            "kata_id",
+            "session_id",
+            "merged_sha",
+            "summary",
+            "summary_80w",
+            "teardown",
+            "changed_paths",
+            "evidence_paths",
+            "next_action",
+            "mutation_requests",
+            "worktree_path",
+            "branch",
+            "verdict",
+        ] {
+            let base = [
+                json!({"verdict": "ok", "worktree_path": "/w", "branch": "b"}),
+                json!({
+                    "verdict": "passed", "rebase_outcome": "clean", "iterations_run": 1,
+                    "tip_sha": "abc1234", "lint_clean": true,
+                }),
+                json!({
+                    "rebase_outcome_3_2": "clean", "tests_pass": true, "lint_clean": true,
+                    "squash": "n/a", "open_review_jobs": 0,
+                }),
+            ];
+            let with = |i: usize| {
+                let mut doc = base[i].clone();
+                doc[key] = json!("x");
+                doc
+            };
+            if !Phase1Report::FIELDS.contains(&key) {
+                let r: Phase1Report = serde_json::from_value(with(0)).expect("phase 1");
+                assert!(consumer_fields(&r).is_ok(), "phase 1: {key}");
+            }
+            if !RefineReport::FIELDS.contains(&key) {
+                let r: RefineReport = serde_json::from_value(with(1)).expect("refine");
+                assert!(consumer_fields(&r).is_ok(), "refine: {key}");
+            }
+            let r: PreMergeReport = serde_json::from_value(with(2)).expect("pre-merge");
+            assert!(consumer_fields(&r).is_ok(), "pre-merge: {key}");
+        }
+    }
 }

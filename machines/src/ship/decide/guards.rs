@@ -7,6 +7,7 @@ use serde_json::Value;
 use super::super::event::Event;
 use super::super::gates::{self, Runs};
 use super::super::graph::state_name;
+use super::super::report::{consumer_fields, Fields};
 use super::super::state::{Run, State};
 use super::super::NAME;
 use crate::evidence::wire::typed;
@@ -124,8 +125,15 @@ impl<'a> Guard<'a> {
         Ok(())
     }
 
-    /// A leaf's report, typed (the error names the report's field).
-    pub(super) fn parse<T: serde::de::DeserializeOwned>(self, v: &Value) -> Result<T, Rejection> {
-        typed(v.clone(), "report").map_err(|e| self.bad(&e.field, e.rule, &e.message))
+    /// A leaf's report, typed (the error names the report's field), with no
+    /// consumer field a person could take for one of its own.
+    pub(super) fn parse<T: serde::de::DeserializeOwned + Fields>(
+        self,
+        v: &Value,
+    ) -> Result<T, Rejection> {
+        let bad = |e: crate::evidence::wire::InputError| self.bad(&e.field, e.rule, &e.message);
+        let report: T = typed(v.clone(), "report").map_err(bad)?;
+        consumer_fields(&report).map_err(bad)?;
+        Ok(report)
     }
 }
