@@ -179,6 +179,16 @@ impl<M: Machine> Face for Typed<M> {
 fn read_command<T: serde::de::DeserializeOwned + serde::Serialize>(
     command: &Value,
 ) -> Result<T, Error> {
+    // serde reads a struct or a tagged enum from an array too, by position: `[]`
+    // was "missing field `command`" and `["x"]` an unknown variant at `[0]`, a
+    // field no command has. A command is an object, said at the document.
+    if !command.is_object() {
+        return Err(Error::BadCommand {
+            field: "$".to_owned(),
+            rule: "type",
+            message: "expected a JSON object with a `command` field".to_owned(),
+        });
+    }
     let read = read_strict::<T>(command)?;
     match crate::command_path::ignored::<T>(command, &read) {
         Some(field) => Err(Error::BadCommand {

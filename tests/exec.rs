@@ -157,6 +157,11 @@ fn bad_input_names_the_field_and_rule_and_writes_nothing() {
         ),
         (r#"{"command":"teleport"}"#, "command", "unknown-variant"),
         (r#""adjust""#, "$", "type"),
+        // An array is not read by position (it was "missing field `command`" for
+        // `[]`, and an unknown variant at `[0]`, a field no command has).
+        ("[]", "$", "type"),
+        (r#"["adjust","drain"]"#, "$", "type"),
+        ("[[]]", "$", "type"),
         (
             r#"{"command":"adjust","command":"adjust","directive":"drain"}"#,
             "$",
