@@ -26,6 +26,7 @@ mod conformance_claim;
 mod conformance_cli;
 mod conformance_fetch;
 mod conformance_reads;
+mod conformance_schema;
 mod conformance_trust;
 mod depth;
 mod engine;

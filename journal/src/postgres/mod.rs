@@ -5,6 +5,7 @@
 //! anything is written, and migrations under the journal's lock. Its SQL lives in
 //! `sql.rs`, its `Store` in `store.rs`, the verify snapshot in `snap.rs`.
 
+mod rows;
 mod snap;
 mod sql;
 mod store;
@@ -13,7 +14,8 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::time::Duration;
 
-use postgres::{Client, GenericClient, NoTls, Statement};
+use postgres::types::FromSql;
+use postgres::{Client, GenericClient, NoTls, Row, Statement};
 
 use crate::{Access, Durability, Error, Options, PostgresUrl, SCHEMA_VERSION};
 
@@ -167,6 +169,25 @@ fn connect(
     Ok((client, s))
 }
 
+/// A column of a row as the type cairn's schema gives it. A table altered by
+/// hand (a column retyped, `ALTER TABLE … TYPE`) holds values of another type:
+/// that is [`Error::Damaged`] (exit 5, as SQLite's wrong-typed values are),
+/// never a panic.
+pub(crate) trait Col {
+    fn col<'a, T: FromSql<'a>>(&'a self, i: usize) -> Result<T, Error>;
+}
+
+impl Col for Row {
+    fn col<'a, T: FromSql<'a>>(&'a self, i: usize) -> Result<T, Error> {
+        self.try_get(i).map_err(|e| Error::Damaged {
+            detail: format!(
+                "a stored value has the wrong type: column `{}`: {e}",
+                self.columns().get(i).map_or("?", |c| c.name())
+            ),
+        })
+    }
+}
+
 /// The server's clock now (`clock_timestamp()`, in UTC, RFC 3339 with
 /// microseconds): the journal's one clock, whether or not a journal exists yet.
 pub(crate) fn clock(url: &PostgresUrl, options: &Options) -> Result<String, Error> {
@@ -234,8 +255,8 @@ impl Session {
                     )),
                     _ => self.pg(e),
                 })?;
-            let version: Option<i64> = marker.get(0);
-            let all_cairn: Option<bool> = marker.get(1);
+            let version: Option<i64> = marker.col(0)?;
+            let all_cairn: Option<bool> = marker.col(1)?;
             let Some(version) = version else {
                 return Err(self.not_journal(&format!(
                     "schema `{schema}` has an empty `cairn_journal` marker"
@@ -327,6 +348,24 @@ pub(crate) fn map_error(e: postgres::Error, busy_ms: u64, location: &str) -> Err
         if *code == SqlState::DATA_CORRUPTED || *code == SqlState::INDEX_CORRUPTED {
             return Error::Damaged { detail: reason(&e) };
         }
+        // cairn's statements are typed by cairn's schema: one the server cannot
+        // type or run on the tables (no `min(bytea)`, `bytea = text`) meets a
+        // table altered by hand.
+        if [
+            SqlState::UNDEFINED_FUNCTION,
+            SqlState::DATATYPE_MISMATCH,
+            SqlState::CANNOT_COERCE,
+            SqlState::UNDEFINED_COLUMN,
+        ]
+        .contains(code)
+        {
+            return Error::Damaged {
+                detail: format!(
+                    "the journal's tables are not as cairn made them: {}",
+                    reason(&e)
+                ),
+            };
+        }
         if code.code().starts_with("08") || code.code().starts_with("57P") {
             return Error::Connect {
                 location: location.to_owned(),
@@ -339,6 +378,13 @@ pub(crate) fn map_error(e: postgres::Error, busy_ms: u64, location: &str) -> Err
         return Error::Connect {
             location: location.to_owned(),
             reason: "the connection was closed".into(),
+        };
+    }
+    // A parameter the server typed otherwise than cairn binds it: the column it
+    // is compared with was retyped by hand.
+    if std::error::Error::source(&e).is_some_and(|s| s.is::<postgres::types::WrongType>()) {
+        return Error::Damaged {
+            detail: format!("the journal's tables are not as cairn made them: {e}"),
         };
     }
     let io = std::error::Error::source(&e).is_some_and(|s| s.is::<std::io::Error>());

@@ -1,12 +1,14 @@
 //! The PostgreSQL backend's verify snapshot: the walk's reads inside one
 //! repeatable-read, read-only transaction.
 
-use super::sql;
-use super::store::{
-    cut_counts, event_from_row, signature_row, transition, transition_from_row, PgTx,
+use super::rows::{
+    all_tables, cut_counts, event_from_row, signature_row, transition, transition_from_row,
 };
+use super::sql;
+use super::store::PgTx;
+use super::Col;
 use crate::read::StoredTransition;
-use crate::store::{KeyRow, Page, SignatureRow, Snapshot, Store, WalkRow};
+use crate::store::{KeyRow, Page, SignatureRow, Snapshot, WalkRow};
 use crate::Error;
 
 /// The walk's reads, inside the snapshot's transaction.
@@ -34,7 +36,18 @@ impl Snapshot for PgSnap<'_, '_> {
         } else {
             sql::WALK_FIRST
         };
-        let rows = match self.tx.query(walk, &[&after, &scan, &bytes]) {
+        // A `seq` that is not a bigint (the column retyped by hand) leaves the
+        // walk nowhere to go on from: the table is damaged there.
+        let fetched = self
+            .tx
+            .query(walk, &[&after, &scan, &bytes])
+            .and_then(|rows| {
+                for row in &rows {
+                    row.col::<i64>(0)?;
+                }
+                Ok(rows)
+            });
+        let rows = match fetched {
             Ok(rows) => rows,
             Err(Error::Damaged { detail }) => {
                 return Ok(Page {
@@ -58,8 +71,8 @@ impl Snapshot for PgSnap<'_, '_> {
                 .map(|row| match event_from_row(row) {
                     Ok(e) => WalkRow::Event(e),
                     Err(reason) => WalkRow::Unreadable {
-                        // `seq` is a bigint primary key: always readable.
-                        seq: row.get(0),
+                        // Read above: every row's `seq` is a bigint.
+                        seq: row.try_get(0).unwrap_or_default(),
                         hash: row.try_get(9).ok(),
                         reason,
                     },
@@ -99,81 +112,86 @@ impl Snapshot for PgSnap<'_, '_> {
         if !self.signed {
             return Ok(None);
         }
-        Ok(self
-            .tx
+        self.tx
             .first(sql::SIGNATURE_OF, &[&transition_id])?
             .map(|r| {
-                (
+                Ok((
                     SignatureRow {
                         transition_id,
-                        key_id: r.get(0),
-                        head_seq: r.get(1),
-                        head_hash: r.get(2),
-                        signature: r.get(3),
+                        key_id: r.col(0)?,
+                        head_seq: r.col(1)?,
+                        head_hash: r.col(2)?,
+                        signature: r.col(3)?,
                     },
-                    r.get(4),
-                )
-            }))
+                    r.col(4)?,
+                ))
+            })
+            .transpose()
     }
 
     fn signatures_after(&mut self, after: i64, limit: i64) -> Result<Vec<SignatureRow>, Error> {
         if !self.signed {
             return Ok(Vec::new());
         }
-        Ok(self
-            .tx
+        self.tx
             .query(sql::SIGNATURES_AFTER, &[&after, &limit])?
             .iter()
             .map(signature_row)
-            .collect())
+            .collect::<Result<_, _>>()
     }
 
     fn keys(&mut self) -> Result<Vec<KeyRow>, Error> {
         if !self.signed {
             return Ok(Vec::new());
         }
-        Ok(self
-            .tx
+        self.tx
             .query(sql::KEYS, &[])?
             .iter()
-            .map(|r| KeyRow {
-                id: r.get(0),
-                public_key: r.get(1),
-                added_at: r.get(2),
+            .map(|r| {
+                Ok(KeyRow {
+                    id: r.col(0)?,
+                    public_key: r.col(1)?,
+                    added_at: r.col(2)?,
+                })
             })
-            .collect())
+            .collect::<Result<_, Error>>()
     }
 
     fn orphan_signatures(&mut self) -> Result<Vec<i64>, Error> {
         if !self.signed {
             return Ok(Vec::new());
         }
-        Ok(self
-            .tx
+        self.tx
             .query(sql::ORPHAN_SIGNATURES, &[])?
             .iter()
-            .map(|r| r.get(0))
-            .collect())
+            .map(|r| r.col(0))
+            .collect::<Result<_, _>>()
     }
 
     fn orphan_transitions(&mut self) -> Result<Vec<(i64, String)>, Error> {
-        Ok(self
-            .tx
+        self.tx
             .query(sql::ORPHAN_TRANSITIONS, &[])?
             .iter()
-            .map(|r| (r.get(0), r.get(1)))
-            .collect())
+            .map(|r| Ok((r.col(0)?, r.col(1)?)))
+            .collect::<Result<_, Error>>()
     }
 
     fn transition_total(&mut self) -> Result<i64, Error> {
-        Ok(self.tx.query(sql::TRANSITION_TOTAL, &[])?[0].get(0))
+        self.tx.query(sql::TRANSITION_TOTAL, &[])?[0].col(0)
     }
 
     fn hash_at(&mut self, seq: i64) -> Result<Option<String>, Error> {
-        Ok(self.tx.first(sql::HASH_AT, &[&seq])?.map(|r| r.get(0)))
+        self.tx
+            .first(sql::HASH_AT, &[&seq])?
+            .map(|r| r.col(0))
+            .transpose()
     }
 
     fn integrity_problems(&mut self, limit: u32) -> Result<Vec<String>, Error> {
-        self.tx.store.integrity_problems(limit)
+        // In the snapshot's transaction: the store's client is the one it holds.
+        let rows = self
+            .tx
+            .query(sql::SHAPE, &[&self.tx.store.namespace, &all_tables()])?;
+        self.tx.store.shape(&rows, limit)
     }
 }

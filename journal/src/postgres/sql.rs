@@ -155,6 +155,137 @@ CREATE TRIGGER signatures_no_truncate BEFORE TRUNCATE ON signatures
     "-- packed command and context (SQLite only)",
 ];
 
+/// The shape of cairn's tables present among `$2` in the schema `$1`: a line
+/// per column (type, collation, `not null`), constraint and index (its
+/// `CREATE INDEX` as the server renders it, without the schema's name).
+/// `verify` holds it to [`SHAPE_DECLARED`] (`shape_problems`): a column retyped
+/// by hand, a dropped key or an index cairn never made changes what the
+/// journal's queries return, and passes every row's hash (helper-53: a record
+/// duplicated after its key was dropped passed verify).
+pub(crate) const SHAPE: &str = r#"
+WITH t AS (
+  SELECT c.oid, c.relname FROM pg_catalog.pg_class c
+  WHERE c.relnamespace = $1::bigint::oid AND c.relname = ANY ($2::text[]) AND c.relkind IN ('r', 'p')
+)
+SELECT line FROM (
+  SELECT format('column %s.%s %s%s%s', t.relname, a.attname, format_type(a.atttypid, a.atttypmod),
+      CASE WHEN a.attcollation <> 0 AND a.attcollation <> 100
+           THEN ' collate ' || (SELECT quote_ident(collname) FROM pg_catalog.pg_collation WHERE oid = a.attcollation)
+           ELSE '' END,
+      CASE WHEN a.attnotnull THEN ' not null' ELSE '' END) AS line
+  FROM t JOIN pg_catalog.pg_attribute a ON a.attrelid = t.oid
+  WHERE a.attnum > 0 AND NOT a.attisdropped
+  UNION ALL
+  SELECT format('constraint %s.%s %s', t.relname, k.conname, pg_get_constraintdef(k.oid, true))
+  FROM t JOIN pg_catalog.pg_constraint k ON k.conrelid = t.oid
+  UNION ALL
+  SELECT format('index %s.%s %s', t.relname, i.relname,
+      replace(pg_get_indexdef(x.indexrelid),
+              ' ON ' || (SELECT quote_ident(nspname) FROM pg_catalog.pg_namespace WHERE oid = $1::bigint::oid) || '.',
+              ' ON '))
+  FROM t JOIN pg_catalog.pg_index x ON x.indrelid = t.oid
+  JOIN pg_catalog.pg_class i ON i.oid = x.indexrelid
+) AS lines ORDER BY line COLLATE "C"
+"#;
+
+/// [`SHAPE`]'s lines for a journal [`MIGRATIONS`] made (a test creates one and
+/// holds the two equal), by the schema version that made each table.
+pub(crate) const SHAPE_DECLARED: &[&str] = &[
+    "column cairn_journal.application_id bigint not null",
+    "column cairn_journal.migrated_at text not null",
+    "column cairn_journal.schema_version bigint not null",
+    "column events.event_type text not null",
+    "column events.hash text not null",
+    "column events.machine text collate \"C\" not null",
+    "column events.payload text not null",
+    "column events.recorded_at text collate \"C\" not null",
+    "column events.schema_version bigint not null",
+    "column events.seq bigint not null",
+    "column events.stream text collate \"C\" not null",
+    "column events.transition_id bigint not null",
+    "column events.version bigint not null",
+    "column signatures.head_hash text not null",
+    "column signatures.head_seq bigint not null",
+    "column signatures.key_id bigint not null",
+    "column signatures.signature text not null",
+    "column signatures.transition_id bigint not null",
+    "column signing_keys.added_at text not null",
+    "column signing_keys.id bigint not null",
+    "column signing_keys.public_key text collate \"C\" not null",
+    "column transitions.command text not null",
+    "column transitions.command_name text not null",
+    "column transitions.context text not null",
+    "column transitions.fingerprint text",
+    "column transitions.first_version bigint not null",
+    "column transitions.id bigint not null",
+    "column transitions.idempotency_key text collate \"C\"",
+    "column transitions.last_version bigint not null",
+    "column transitions.machine text collate \"C\" not null",
+    "column transitions.recorded_at text collate \"C\" not null",
+    "column transitions.rules_version bigint not null",
+    "column transitions.stream text collate \"C\" not null",
+    "constraint cairn_journal.cairn_journal_pkey PRIMARY KEY (schema_version)",
+    "constraint events.events_pkey PRIMARY KEY (seq)",
+    "constraint events.events_stream_version_key UNIQUE (stream, version)",
+    "constraint signatures.signatures_pkey PRIMARY KEY (transition_id)",
+    "constraint signing_keys.signing_keys_pkey PRIMARY KEY (id)",
+    "constraint signing_keys.signing_keys_public_key_key UNIQUE (public_key)",
+    "constraint transitions.transitions_pkey PRIMARY KEY (id)",
+    "index cairn_journal.cairn_journal_pkey CREATE UNIQUE INDEX cairn_journal_pkey ON cairn_journal USING btree (schema_version)",
+    "index events.events_pkey CREATE UNIQUE INDEX events_pkey ON events USING btree (seq)",
+    "index events.events_stream_version_key CREATE UNIQUE INDEX events_stream_version_key ON events USING btree (stream, version)",
+    "index events.events_transition CREATE INDEX events_transition ON events USING btree (transition_id)",
+    "index signatures.signatures_pkey CREATE UNIQUE INDEX signatures_pkey ON signatures USING btree (transition_id)",
+    "index signing_keys.signing_keys_pkey CREATE UNIQUE INDEX signing_keys_pkey ON signing_keys USING btree (id)",
+    "index signing_keys.signing_keys_public_key_key CREATE UNIQUE INDEX signing_keys_public_key_key ON signing_keys USING btree (public_key)",
+    "index transitions.transitions_idempotency CREATE UNIQUE INDEX transitions_idempotency ON transitions USING btree (stream, idempotency_key) WHERE (idempotency_key IS NOT NULL)",
+    "index transitions.transitions_pkey CREATE UNIQUE INDEX transitions_pkey ON transitions USING btree (id)",
+    "index transitions.transitions_stream CREATE INDEX transitions_stream ON transitions USING btree (stream, first_version)",
+];
+
+/// The shape's differences from cairn's declaration for `tables`, one line each,
+/// in the words SQLite's schema check uses: what is not one cairn makes, what
+/// is declared otherwise (with both), what is missing.
+pub(crate) fn shape_problems(live: &[String], tables: &[&str]) -> Vec<String> {
+    use std::collections::BTreeMap;
+    // `kind table.name` → the rest of the line.
+    let split = |line: &str| -> (String, String) {
+        let mut words = line.splitn(3, ' ');
+        let kind = words.next().unwrap_or_default();
+        let name = words.next().unwrap_or_default();
+        (
+            format!("{kind} `{name}`"),
+            words.next().unwrap_or_default().to_owned(),
+        )
+    };
+    let of_table = |line: &&&str| {
+        let name = line.split(' ').nth(1).unwrap_or_default();
+        tables.iter().any(|t| name.split('.').next() == Some(*t))
+    };
+    let want: BTreeMap<String, String> = SHAPE_DECLARED
+        .iter()
+        .filter(of_table)
+        .map(|l| split(l))
+        .collect();
+    let have: BTreeMap<String, String> = live.iter().map(|l| split(l)).collect();
+    let mut out = Vec::new();
+    for (key, declared) in &have {
+        match want.get(key) {
+            None => out.push(format!("schema: {key} ({declared}) is not one cairn makes")),
+            Some(w) if w != declared => out.push(format!(
+                "schema: {key} is declared `{declared}`; cairn declares `{w}`"
+            )),
+            Some(_) => {}
+        }
+    }
+    for (key, w) in &want {
+        if !have.contains_key(key) {
+            out.push(format!("schema: {key} ({w}) is missing"));
+        }
+    }
+    out
+}
+
 /// The tables of each schema version, for the guard check.
 pub(crate) const TABLES: &[(i64, &str)] = &[
     (1, "cairn_journal"),

@@ -6,8 +6,9 @@
 use postgres::types::ToSql;
 use postgres::{IsolationLevel, Row};
 
+use super::rows::{all_tables, cut_counts, event, transition, unsigned};
 use super::snap::PgSnap;
-use super::{sql, PgStore};
+use super::{sql, Col, PgStore};
 use crate::append::{append_all, Append, AppendOutcome};
 use crate::hash::EventFields;
 use crate::read::{ReplayRow, StoredEvent, StoredTransition, StreamInfo};
@@ -20,90 +21,6 @@ use crate::{Access, Error, SigningKey};
 const PAGE: i64 = 1024;
 /// Rows per page of a replay: its rows are narrow (five columns).
 const REPLAY_PAGE: i64 = 4096;
-
-fn unsigned<T: TryFrom<i64>>(row: &Row, i: usize, id: i64) -> Result<T, String> {
-    let v: i64 = row.try_get(i).map_err(|e| e.to_string())?;
-    T::try_from(v).map_err(|_| format!("column {i} of row {id} is out of range: {v}"))
-}
-
-/// What a page cut in the query ([`sql`]'s `cut_page`) says of what follows,
-/// from the counts its rows end with (at column `at`): whether rows may follow
-/// (the size scan read all `asked` or left rows out), and how many rows to ask
-/// next ([`crate::next_page`] of what the scan kept). Counts that cannot be
-/// read lean to one more page. No rows: the scan saw none, nothing follows.
-pub(super) fn cut_counts(rows: &[Row], at: usize, asked: i64, max: i64) -> (bool, i64) {
-    match rows.first() {
-        None => (false, asked),
-        Some(r) => {
-            let scanned = r.try_get::<_, i64>(at).unwrap_or(asked);
-            let kept = r.try_get::<_, i64>(at + 1).unwrap_or(0);
-            (
-                scanned >= asked || kept < scanned,
-                crate::next_page(kept, asked, max),
-            )
-        }
-    }
-}
-
-pub(super) fn event_from_row(row: &Row) -> Result<StoredEvent, String> {
-    let text = |i: usize| row.try_get::<_, String>(i).map_err(|e| e.to_string());
-    let seq: i64 = row.try_get(0).map_err(|e| e.to_string())?;
-    Ok(StoredEvent {
-        seq,
-        stream: text(1)?,
-        version: unsigned(row, 2, seq)?,
-        machine: text(3)?,
-        event_type: text(4)?,
-        schema_version: unsigned(row, 5, seq)?,
-        payload: text(6)?,
-        recorded_at: text(7)?,
-        transition_id: row.try_get(8).map_err(|e| e.to_string())?,
-        hash: text(9)?,
-    })
-}
-
-pub(super) fn transition_from_row(row: &Row) -> Result<StoredTransition, String> {
-    let text = |i: usize| row.try_get::<_, String>(i).map_err(|e| e.to_string());
-    let id: i64 = row.try_get(0).map_err(|e| e.to_string())?;
-    Ok(StoredTransition {
-        id,
-        stream: text(1)?,
-        machine: text(2)?,
-        rules_version: unsigned(row, 3, id)?,
-        command_name: text(4)?,
-        command: text(5)?,
-        context: text(6)?,
-        idempotency_key: row.try_get(7).map_err(|e| e.to_string())?,
-        fingerprint: row.try_get(8).map_err(|e| e.to_string())?,
-        first_version: unsigned(row, 9, id)?,
-        last_version: unsigned(row, 10, id)?,
-        recorded_at: text(11)?,
-    })
-}
-
-fn event(row: &Row) -> Result<StoredEvent, Error> {
-    event_from_row(row).map_err(|reason| Error::Corrupt {
-        seq: row.try_get(0).unwrap_or(-1),
-        reason,
-    })
-}
-
-pub(super) fn transition(row: &Row) -> Result<StoredTransition, Error> {
-    transition_from_row(row).map_err(|reason| Error::Corrupt {
-        seq: -1,
-        reason: format!("transition record: {reason}"),
-    })
-}
-
-pub(super) fn signature_row(r: &Row) -> SignatureRow {
-    SignatureRow {
-        transition_id: r.get(0),
-        key_id: r.get(1),
-        head_seq: r.get(2),
-        head_hash: r.get(3),
-        signature: r.get(4),
-    }
-}
 
 impl PgStore {
     /// Runs one query outside any explicit transaction.
@@ -128,6 +45,26 @@ impl PgStore {
 
     /// The tables whose guards are checked: those of the schema version, and every
     /// one present (a lowered marker must not hide a dropped guard).
+    /// The schema's problems from [`sql::SHAPE`]'s rows: cairn's tables of the
+    /// schema version and every one present, held to their declaration (no
+    /// structural check every role can run exists: `amcheck` is an extension).
+    pub(super) fn shape(&self, rows: &[Row], limit: u32) -> Result<Vec<String>, Error> {
+        let live: Vec<String> = rows.iter().map(|r| r.col(0)).collect::<Result<_, _>>()?;
+        let tables: Vec<&str> = sql::TABLES
+            .iter()
+            .filter(|(since, t)| {
+                *since <= self.schema
+                    || live
+                        .iter()
+                        .any(|l| l.split(' ').nth(1).and_then(|n| n.split('.').next()) == Some(*t))
+            })
+            .map(|(_, t)| *t)
+            .collect();
+        let mut out = sql::shape_problems(&live, &tables);
+        out.truncate(limit as usize);
+        Ok(out)
+    }
+
     fn tables(&self) -> Result<Vec<String>, Error> {
         let mut out = Vec::new();
         for (since, t) in sql::TABLES {
@@ -171,37 +108,35 @@ impl Store for PgStore {
     }
 
     fn stream_version(&self, stream: &str) -> Result<u64, Error> {
-        let v: Option<i64> = self.query(sql::STREAM_VERSION, &[&stream])?[0].get(0);
+        let v: Option<i64> = self.query(sql::STREAM_VERSION, &[&stream])?[0].col(0)?;
         Ok(v.unwrap_or(0).max(0) as u64)
     }
 
     fn machine_tip(&self, machine: &str) -> Result<i64, Error> {
         let (from, to) = crate::store::machine_range(machine);
-        let v: Option<i64> = self.query(sql::FAMILY_TIP, &[&from, &to])?[0].get(0);
+        let v: Option<i64> = self.query(sql::FAMILY_TIP, &[&from, &to])?[0].col(0)?;
         Ok(v.unwrap_or(0))
     }
 
     fn machine_streams(&self, machine: &str) -> Result<Vec<String>, Error> {
         let (from, to) = crate::store::machine_range(machine);
-        Ok(self
-            .query(sql::FAMILY_STREAMS, &[&from, &to])?
+        self.query(sql::FAMILY_STREAMS, &[&from, &to])?
             .iter()
-            .map(|r| r.get(0))
-            .collect())
+            .map(|r| r.col(0))
+            .collect::<Result<_, _>>()
     }
 
     fn stream_names(&self) -> Result<Vec<String>, Error> {
-        Ok(self
-            .query(sql::ALL_STREAMS, &[])?
+        self.query(sql::ALL_STREAMS, &[])?
             .iter()
-            .map(|r| r.get(0))
-            .collect())
+            .map(|r| r.col(0))
+            .collect::<Result<_, _>>()
     }
 
     fn stream_machine(&self, stream: &str) -> Result<Option<String>, Error> {
-        Ok(self
-            .query_opt(sql::STREAM_MACHINE, &[&stream])?
-            .map(|r| r.get(0)))
+        self.query_opt(sql::STREAM_MACHINE, &[&stream])?
+            .map(|r| r.col(0))
+            .transpose()
     }
 
     fn scan_stream(
@@ -308,14 +243,14 @@ impl Store for PgStore {
     }
 
     fn transition_count(&self, stream: &str) -> Result<u64, Error> {
-        let n: i64 = self.query(sql::TRANSITION_COUNT, &[&stream])?[0].get(0);
+        let n: i64 = self.query(sql::TRANSITION_COUNT, &[&stream])?[0].col(0)?;
         Ok(n.max(0) as u64)
     }
 
     fn transition_at(&self, stream: &str, version: i64) -> Result<Option<(i64, i64, i64)>, Error> {
-        Ok(self
-            .query_opt(sql::TRANSITION_AT, &[&stream, &version])?
-            .map(|r| (r.get(0), r.get(1), r.get(2))))
+        self.query_opt(sql::TRANSITION_AT, &[&stream, &version])?
+            .map(|r| Ok((r.col(0)?, r.col(1)?, r.col(2)?)))
+            .transpose()
     }
 
     fn stream_range(&self, stream: &str, first: i64, last: i64) -> Result<Vec<StoredEvent>, Error> {
@@ -337,24 +272,25 @@ impl Store for PgStore {
     }
 
     fn streams(&self) -> Result<Vec<StreamInfo>, Error> {
-        Ok(self
-            .query(sql::STREAMS, &[])?
+        self.query(sql::STREAMS, &[])?
             .iter()
-            .map(|r| StreamInfo {
-                stream: r.get(0),
-                machine: r.get(1),
-                version: r.get::<_, i64>(2).max(0) as u64,
-                last_recorded_at: r.get(3),
-                last_event_type: r.get(4),
-                last_event_at: r.get(5),
+            .map(|r| {
+                Ok(StreamInfo {
+                    stream: r.col(0)?,
+                    machine: r.col(1)?,
+                    version: r.col::<i64>(2)?.max(0) as u64,
+                    last_recorded_at: r.col(3)?,
+                    last_event_type: r.col(4)?,
+                    last_event_at: r.col(5)?,
+                })
             })
-            .collect())
+            .collect::<Result<_, Error>>()
     }
 
     fn head(&self) -> Result<Option<(i64, String)>, Error> {
-        Ok(self
-            .query_opt(sql::HEAD, &[])?
-            .map(|r| (r.get(0), r.get(1))))
+        self.query_opt(sql::HEAD, &[])?
+            .map(|r| Ok((r.col(0)?, r.col(1)?)))
+            .transpose()
     }
 
     fn snapshot(
@@ -387,19 +323,24 @@ impl Store for PgStore {
 
     fn unguarded(&self) -> Result<Vec<String>, Error> {
         let tables = self.tables()?;
-        Ok(self
-            .query(
-                sql::UNGUARDED,
-                &[&tables, &self.namespace, &sql::GUARD_BODY],
-            )?
-            .iter()
-            .map(|r| format!("{} on {}", r.get::<_, String>(1), r.get::<_, String>(0)))
-            .collect())
+        self.query(
+            sql::UNGUARDED,
+            &[&tables, &self.namespace, &sql::GUARD_BODY],
+        )?
+        .iter()
+        .map(|r| {
+            Ok(format!(
+                "{} on {}",
+                r.col::<String>(1)?,
+                r.col::<String>(0)?
+            ))
+        })
+        .collect::<Result<_, Error>>()
     }
 
-    fn integrity_problems(&self, _limit: u32) -> Result<Vec<String>, Error> {
-        // No structural check every role can run (`amcheck` is an extension).
-        Ok(Vec::new())
+    fn integrity_problems(&self, limit: u32) -> Result<Vec<String>, Error> {
+        let rows = self.query(sql::SHAPE, &[&self.namespace, &all_tables()])?;
+        self.shape(&rows, limit)
     }
 
     fn import(
@@ -457,13 +398,15 @@ impl PgTx<'_, '_> {
 
 impl AppendTx for PgTx<'_, '_> {
     fn head(&mut self) -> Result<Option<(i64, String)>, Error> {
-        Ok(self.first(sql::HEAD, &[])?.map(|r| (r.get(0), r.get(1))))
+        self.first(sql::HEAD, &[])?
+            .map(|r| Ok((r.col(0)?, r.col(1)?)))
+            .transpose()
     }
 
     fn idempotency(&mut self, stream: &str, key: &str) -> Result<Option<KeyedTransition>, Error> {
-        Ok(self
-            .first(sql::IDEMPOTENCY, &[&stream, &key])?
-            .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3))))
+        self.first(sql::IDEMPOTENCY, &[&stream, &key])?
+            .map(|r| Ok((r.col(0)?, r.col(1)?, r.col(2)?, r.col(3)?)))
+            .transpose()
     }
 
     fn transition_seqs(
@@ -473,20 +416,20 @@ impl AppendTx for PgTx<'_, '_> {
         last: i64,
     ) -> Result<(i64, i64), Error> {
         let rows = self.query(sql::TRANSITION_SEQS, &[&stream, &first, &last])?;
-        let (min, max): (Option<i64>, Option<i64>) = (rows[0].get(0), rows[0].get(1));
+        let (min, max): (Option<i64>, Option<i64>) = (rows[0].col(0)?, rows[0].col(1)?);
         Ok((min.unwrap_or(0), max.unwrap_or(0)))
     }
 
     fn machine_tip(&mut self, machine: &str) -> Result<i64, Error> {
         let (from, to) = crate::store::machine_range(machine);
-        let v: Option<i64> = self.query(sql::FAMILY_TIP, &[&from, &to])?[0].get(0);
+        let v: Option<i64> = self.query(sql::FAMILY_TIP, &[&from, &to])?[0].col(0)?;
         Ok(v.unwrap_or(0))
     }
 
     fn stream_tip(&mut self, stream: &str) -> Result<Option<(i64, String)>, Error> {
-        Ok(self
-            .first(sql::STREAM_TIP, &[&stream])?
-            .map(|r| (r.get(0), r.get(1))))
+        self.first(sql::STREAM_TIP, &[&stream])?
+            .map(|r| Ok((r.col(0)?, r.col(1)?)))
+            .transpose()
     }
 
     fn insert_transition(&mut self, t: &NewTransitionRow<'_>) -> Result<i64, Error> {
@@ -506,7 +449,7 @@ impl AppendTx for PgTx<'_, '_> {
                 &t.recorded_at,
             ],
         )?;
-        Ok(rows[0].get(0))
+        rows[0].col(0)
     }
 
     fn insert_event(&mut self, e: &EventFields<'_>, hash: &str) -> Result<bool, Error> {
@@ -538,7 +481,7 @@ impl AppendTx for PgTx<'_, '_> {
 
     fn key_id(&mut self, public_key: &str, added_at: &str) -> Result<i64, Error> {
         self.execute(sql::KEY_INSERT, &[&public_key, &added_at])?;
-        Ok(self.query(sql::KEY_ID, &[&public_key])?[0].get(0))
+        self.query(sql::KEY_ID, &[&public_key])?[0].col(0)
     }
 
     fn insert_signature(&mut self, s: &SignatureRow) -> Result<(), Error> {
