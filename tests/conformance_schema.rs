@@ -167,3 +167,37 @@ fn a_dropped_key_or_a_foreign_index_is_reported() {
         assert!(problems.iter().any(|p| p == want), "{want}: {problems:?}");
     }
 }
+
+/// A byte that is not text, written by hand into an `SQL_ASCII` database (which
+/// stores any byte): verify reports damage and every reader exits 5 (it was
+/// exit 1, the driver's error).
+#[test]
+fn a_byte_that_is_not_text_is_damage() {
+    let s = Store {
+        backend: Backend::Postgres,
+        temp: crate::support::TempJournal::at(std::path::PathBuf::from(
+            crate::support::pg::server().fresh_database("SQL_ASCII"),
+        )),
+    };
+    let db = s.db();
+    let claim = ["--resource", RESOURCE, "--claim-id", "a-c", "--ttl", "600"];
+    let (code, out) = run(
+        Some(&db),
+        &[&["claim", "acquire", "--owner", "a"][..], &claim].concat(),
+    );
+    assert_eq!(code, 0, "{out}");
+    s.tamper(
+        "UPDATE events SET payload = convert_from('\\x7b2278223a22ff227d'::bytea, 'SQL_ASCII') WHERE seq = 1",
+    );
+    let (code, out) = run(Some(&db), &["journal", "verify"]);
+    assert_eq!((code, &out["ok"]), (5, &Value::Bool(false)), "{out}");
+    assert_eq!(out["problems"][0]["kind"], "damaged", "{out}");
+    for args in [
+        &["journal", "audit"][..],
+        &["journal", "log"],
+        &["state", STREAM],
+    ] {
+        let (code, out) = run(Some(&db), args);
+        assert_eq!(code, 5, "{args:?}: {out}");
+    }
+}

@@ -366,6 +366,15 @@ pub(crate) fn map_error(e: postgres::Error, busy_ms: u64, location: &str) -> Err
                 ),
             };
         }
+        // A stored byte that is not text in the connection's encoding (written
+        // into an `SQL_ASCII` database by hand): damage, as SQLite's is.
+        if *code == SqlState::CHARACTER_NOT_IN_REPERTOIRE
+            || *code == SqlState::UNTRANSLATABLE_CHARACTER
+        {
+            return Error::Damaged {
+                detail: format!("a stored value is not text: {}", reason(&e)),
+            };
+        }
         if code.code().starts_with("08") || code.code().starts_with("57P") {
             return Error::Connect {
                 location: location.to_owned(),
