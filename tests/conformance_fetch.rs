@@ -169,12 +169,7 @@ fn peak_rss(args: &[&std::ffi::OsStr]) -> (Option<i32>, u64) {
 /// at the cut and called the journal intact, missing a change after it).
 #[test]
 fn the_server_says_where_it_cut_whatever_its_encoding() {
-    let s = Store {
-        backend: Backend::Postgres,
-        temp: crate::support::TempJournal::at(std::path::PathBuf::from(
-            crate::support::pg::server().fresh_database("EUC_TW"),
-        )),
-    };
+    let s = Store::postgres_in("EUC_TW");
     let wide = "\u{4E07}".repeat(600_000);
     let small = (3..6).map(|n| format!("small {n} xxxxxxxxxx"));
     ticket_stream(&s, "ticket/wide", std::iter::once(wide).chain(small));

@@ -173,12 +173,7 @@ fn a_dropped_key_or_a_foreign_index_is_reported() {
 /// exit 1, the driver's error).
 #[test]
 fn a_byte_that_is_not_text_is_damage() {
-    let s = Store {
-        backend: Backend::Postgres,
-        temp: crate::support::TempJournal::at(std::path::PathBuf::from(
-            crate::support::pg::server().fresh_database("SQL_ASCII"),
-        )),
-    };
+    let s = Store::postgres_in("SQL_ASCII");
     let db = s.db();
     let claim = ["--resource", RESOURCE, "--claim-id", "a-c", "--ttl", "600"];
     let (code, out) = run(

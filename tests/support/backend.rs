@@ -54,6 +54,16 @@ impl Backend {
 }
 
 impl Store {
+    /// A PostgreSQL journal in a fresh database of its own in `encoding`.
+    pub fn postgres_in(encoding: &str) -> Store {
+        Store {
+            backend: Backend::Postgres,
+            temp: TempJournal::at(PathBuf::from(
+                crate::support::pg::server().fresh_database(encoding),
+            )),
+        }
+    }
+
     /// What `--db` takes: the file's path, or the URL.
     pub fn db(&self) -> PathBuf {
         self.temp.path()
