@@ -748,3 +748,39 @@ fn a_refused_plan_writes_no_brief_and_no_journal() {
     );
     assert_eq!(w.journal.bytes(), bytes);
 }
+
+/// A verb answers from the spec it read: a file edited while it ran (here by the
+/// criterion itself) neither changes what it recorded nor turns the recorded
+/// verification into an error exit (it was exit 2 after the write: the verb read
+/// the spec again to print the lifecycle).
+#[test]
+fn a_spec_edited_while_a_verb_runs_does_not_undo_its_answer() {
+    let w = Work::new(&spec_text(
+        "printf 'title: [' > ../repo/.work/specs/cache.yaml; printf 'test result: ok\\n'",
+        "test result: ok",
+        30_000,
+    ));
+    w.dispatched("core");
+    let commit = w.commit_lane();
+    let before = std::fs::read_to_string(&w.spec).unwrap();
+    let (code, out) = w.verify(
+        "core",
+        &w.lane,
+        &commit,
+        &["--checklist", r#"[{"index":0,"done":true}]"#],
+    );
+    assert_ne!(
+        std::fs::read_to_string(&w.spec).unwrap(),
+        before,
+        "the criterion edited it"
+    );
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (0, Some("verified")),
+        "{out}"
+    );
+    assert_eq!(
+        out["lifecycle"], "ready",
+        "the axes of the spec it read: {out}"
+    );
+}

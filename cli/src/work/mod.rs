@@ -208,18 +208,20 @@ fn target(rec: &Recorder, r: &WorkNodeRef) -> Result<(SpecFile, Node), Failure> 
 fn node_verb(rec: &Recorder, r: &WorkNodeRef, command: Command) -> Result<Done, Failure> {
     let (f, n) = target(rec, r)?;
     let done = rec.record(Step::new(&stream(&f, &n.address)?, &command))?;
-    finish(out_of(&done), rec, &r.spec, &n.address, None)?;
+    finish(out_of(&done), rec, &f, &n.address, None)?;
     Ok(Done::Recorded(done.outcome))
 }
 
-/// Prints a node verb's output with both axes: lifecycle (from the spec as it is
-/// now, the recorded `done`s and what satisfies a dependency this session) and
-/// verification provenance. Both depend on the session: a verb given none (and
-/// no `CAIRN_SESSION`) claims neither.
+/// Prints a node verb's output with both axes: lifecycle (from the spec the verb
+/// read — never read again after the write: a file edited meanwhile would make
+/// a recorded verb exit with the new file's error — the recorded `done`s and
+/// what satisfies a dependency this session) and verification provenance. Both
+/// depend on the session: a verb given none (and no `CAIRN_SESSION`) claims
+/// neither.
 fn finish(
     mut out: NodeView,
     rec: &Recorder,
-    spec: &str,
+    f: &SpecFile,
     address: &[String],
     session: Option<&str>,
 ) -> Result<(), Failure> {
@@ -230,15 +232,14 @@ fn finish(
         output::json(&out);
         return Ok(());
     };
-    let f = read_spec(spec, Some(rec))?;
-    let s = valid_spec(&f)?;
+    let s = valid_spec(f)?;
     let e = rec.existing_engine()?;
-    let (done, satisfied) = standing(&e, &f, &s, session)?;
+    let (done, satisfied) = standing(&e, f, &s, session)?;
     if let (Some(n), Some((lifecycle, blockers))) = (
         s.node(address),
         lifecycles(&s, &done, &satisfied).get(address),
     ) {
-        let state = load(&e, &stream(&f, address)?)?;
+        let state = load(&e, &stream(f, address)?)?;
         let p = provenance(state.run(), n, session);
         out.lifecycle = Some(json!(lifecycle));
         out.blockers = Some(json!(blockers));
@@ -288,7 +289,7 @@ pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<Done, Failu
                 out.dispatch_state = Some("not-dispatched");
                 out.plan = Some(json!(plan));
             }
-            finish(out, &rec, &r.spec, &n.address, None)?;
+            finish(out, &rec, &f, &n.address, None)?;
             Ok(Done::Recorded(done.outcome))
         }
         WorkCommand::Verify {
@@ -397,7 +398,7 @@ pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<Done, Failu
             let done = rec.record(Step::new(&stream(&f, &n.address)?, &command))?;
             let mut out = out_of(&done);
             out.request = Some(json!(done.state.run().and_then(|r| r.scope.clone())));
-            finish(out, &rec, &r.spec, &n.address, None)?;
+            finish(out, &rec, &f, &n.address, None)?;
             Ok(Done::Recorded(done.outcome))
         }
         WorkCommand::PassUp {

@@ -23,7 +23,7 @@ pub fn plan(rec: &Recorder, r: &WorkNodeRef, with: &[String]) -> Result<Done, Fa
         json!({"spec": f.path, "node": n.address, "with": with}),
     );
     if let Some(done) = rec.recall::<WorkNode>(&st, &request)? {
-        return print(rec, r, (&f, &n), &done);
+        return print(rec, (&f, &n), &done);
     }
     let mut overlaps = vec![];
     for w in with {
@@ -62,14 +62,13 @@ pub fn plan(rec: &Recorder, r: &WorkNodeRef, with: &[String]) -> Result<Done, Fa
         .request(request)
         .effect(|_| write_brief(&brief_path, &brief_text), || {});
     let done = rec.record(step)?;
-    print(rec, r, (&f, &n), &done)
+    print(rec, (&f, &n), &done)
 }
 
 /// The recorded plan (its receipt from the `planned` event) and pi-work's
 /// `PlanReceipt` built from it (`receipt`: the paste-ready delegate fallback).
 fn print(
     rec: &Recorder,
-    r: &WorkNodeRef,
     (f, n): (&SpecFile, &Node),
     done: &Recorded<WorkNode>,
 ) -> Result<Done, Failure> {
@@ -82,7 +81,7 @@ fn print(
     out.receipt = Some(receipt.map_or(Value::Null, |r| {
         node::plan_receipt(n, &f.path.to_string_lossy(), r)
     }));
-    finish(out, rec, &r.spec, &n.address, None)?;
+    finish(out, rec, f, &n.address, None)?;
     Ok(Done::Recorded(done.outcome))
 }
 

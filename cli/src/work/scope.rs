@@ -115,7 +115,8 @@ fn print(
     }) {
         out.spec = Some(json!(path));
     }
-    finish(out, rec, spec, address, None)?;
+    // An approval or amendment rewrote the file: the lifecycle is the new one's.
+    finish(out, rec, &read_spec(spec, Some(rec))?, address, None)?;
     Ok(Done::Recorded(done.outcome))
 }
 

@@ -8,7 +8,7 @@ use cairn::machines::work::node::{self, ChecklistReport, Command, Verification, 
 use cairn::machines::work::spec::Evidence;
 use serde_json::{json, Value};
 
-use super::{draft_text, finish, out_of, standing, stream, target, valid_spec};
+use super::{draft_text, finish, out_of, standing, stream, target, valid_spec, SpecFile};
 use crate::args::WorkNodeRef;
 use crate::failure::{input, require_abs_path, Done, Failure};
 use crate::output;
@@ -91,7 +91,7 @@ pub fn verify(rec: &Recorder, r: &WorkNodeRef, a: &Flags) -> Result<Done, Failur
         }),
     );
     if let Some(done) = rec.recall::<WorkNode>(&st, &request)? {
-        return print(rec, r, &n.address, a.session, &done);
+        return print(rec, &f, &n.address, a.session, &done);
     }
     // The guard first: a refused verify runs nothing. A done node (a later
     // session re-verifying it) needs a tree containing its merged commit: read first.
@@ -136,14 +136,14 @@ pub fn verify(rec: &Recorder, r: &WorkNodeRef, a: &Flags) -> Result<Done, Failur
     let mut ctx = rec.context::<WorkNode>()?;
     ctx.session = Some(a.session.to_owned());
     let done = rec.record(Step::new(&st, &command).at(ctx).request(request))?;
-    print(rec, r, &n.address, a.session, &done)
+    print(rec, &f, &n.address, a.session, &done)
 }
 
 /// The recorded verification (its proof: every criterion's captured output,
 /// containment and tree watch) with both axes.
 fn print(
     rec: &Recorder,
-    r: &WorkNodeRef,
+    f: &SpecFile,
     address: &[String],
     session: &str,
     done: &Recorded<WorkNode>,
@@ -155,7 +155,7 @@ fn print(
         _ => None,
     });
     out.proof = Some(json!(proof));
-    finish(out, rec, &r.spec, address, Some(session))?;
+    finish(out, rec, f, address, Some(session))?;
     Ok(Done::Recorded(done.outcome))
 }
 
@@ -200,7 +200,7 @@ pub fn merge(
             rec.record(Step::new(&st, &command).request(request))?
         }
     };
-    finish(out_of(&done), rec, &r.spec, &n.address, None)?;
+    finish(out_of(&done), rec, &f, &n.address, None)?;
     Ok(Done::Recorded(done.outcome))
 }
 
@@ -237,6 +237,6 @@ pub fn done(rec: &Recorder, r: &WorkNodeRef, session: &str) -> Result<Done, Fail
     {
         out.containment = Some(containment(v));
     }
-    finish(out, rec, &r.spec, &n.address, Some(session))?;
+    finish(out, rec, &f, &n.address, Some(session))?;
     Ok(Done::Recorded(done.outcome))
 }
