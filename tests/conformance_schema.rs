@@ -196,3 +196,65 @@ fn a_byte_that_is_not_text_is_damage() {
         assert_eq!(code, 5, "{args:?}: {out}");
     }
 }
+
+/// What keeps or hides rows without touching a column — a rule, a trigger, a
+/// row security policy, a look-alike collation — is named by verify; and an
+/// append whose insert a rule swallowed is refused (exit 5, nothing stored)
+/// instead of answering as if recorded (helper-54: `claim acquire` handed out
+/// a token the journal never stored).
+#[test]
+fn a_rule_trigger_policy_or_collation_swap_is_reported() {
+    let s = claimed();
+    let db = s.db();
+    s.tamper(
+        "CREATE RULE keep AS ON INSERT TO events DO INSTEAD NOTHING; \
+         CREATE FUNCTION forget() RETURNS trigger LANGUAGE plpgsql AS \
+           $$ BEGIN NEW.idempotency_key := NULL; RETURN NEW; END $$; \
+         CREATE TRIGGER forget BEFORE INSERT ON transitions FOR EACH ROW EXECUTE FUNCTION forget(); \
+         ALTER TABLE signatures ENABLE ROW LEVEL SECURITY; \
+         CREATE POLICY early ON signatures USING (transition_id <= 1); \
+         CREATE COLLATION \"C\" (provider = icu, locale = 'und-u-ks-level2', deterministic = false); \
+         DO $$ BEGIN EXECUTE format('ALTER TABLE transitions ALTER COLUMN machine \
+           TYPE text COLLATE %I.\"C\"', current_schema()); END $$",
+    );
+    let problems = verify_problems(&s);
+    for want in [
+        "schema: rule `events.keep`",
+        "schema: trigger `transitions.forget`",
+        "schema: policy `signatures.early`",
+        "schema: row-security `signatures` (enabled)",
+        "schema: column `transitions.machine` is declared",
+    ] {
+        assert!(
+            problems.iter().any(|p| p.starts_with(want)),
+            "{want}: {problems:?}"
+        );
+    }
+    let streams = run(Some(&db), &["journal", "streams"]).1;
+    let other = "park/ep-22222222-3c1a-4b7e-9d2a-5f1c2e3d4a5b";
+    let (code, out) = run(
+        Some(&db),
+        &[
+            "claim",
+            "acquire",
+            "--resource",
+            other,
+            "--owner",
+            "b",
+            "--claim-id",
+            "b-c",
+            "--ttl",
+            "600",
+        ],
+    );
+    assert_eq!(
+        (code, &out["error"]["kind"]),
+        (5, &Value::from("damaged")),
+        "{out}"
+    );
+    assert_eq!(
+        run(Some(&db), &["journal", "streams"]).1,
+        streams,
+        "nothing stored"
+    );
+}

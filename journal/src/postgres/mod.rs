@@ -375,6 +375,15 @@ pub(crate) fn map_error(e: postgres::Error, busy_ms: u64, location: &str) -> Err
                 detail: format!("a stored value is not text: {}", reason(&e)),
             };
         }
+        // The only statement cairn runs after a failed one is verify's: a
+        // transition record it could not read is reported and the walk reads on,
+        // but the server has ended the snapshot's transaction.
+        if *code == SqlState::IN_FAILED_SQL_TRANSACTION {
+            return Error::Damaged {
+                detail: "a stored row could not be read, and the server ended the read there"
+                    .to_owned(),
+            };
+        }
         if code.code().starts_with("08") || code.code().starts_with("57P") {
             return Error::Connect {
                 location: location.to_owned(),

@@ -156,8 +156,10 @@ CREATE TRIGGER signatures_no_truncate BEFORE TRUNCATE ON signatures
 ];
 
 /// The shape of cairn's tables present among `$2` in the schema `$1`: a line
-/// per column (type, collation, `not null`), constraint and index (its
-/// `CREATE INDEX` as the server renders it, without the schema's name).
+/// per column (type, schema-qualified collation, `not null`), constraint and
+/// index (its `CREATE INDEX` as the server renders it, without the schema's
+/// name), and any trigger but cairn's guards, rule, row security policy or
+/// row security switch (cairn makes none: each can keep or hide rows).
 /// `verify` holds it to [`SHAPE_DECLARED`] (`shape_problems`): a column retyped
 /// by hand, a dropped key or an index cairn never made changes what the
 /// journal's queries return, and passes every row's hash (helper-53: a record
@@ -170,7 +172,10 @@ WITH t AS (
 SELECT line FROM (
   SELECT format('column %s.%s %s%s%s', t.relname, a.attname, format_type(a.atttypid, a.atttypmod),
       CASE WHEN a.attcollation <> 0 AND a.attcollation <> 100
-           THEN ' collate ' || (SELECT quote_ident(collname) FROM pg_catalog.pg_collation WHERE oid = a.attcollation)
+           THEN ' collate ' || (SELECT quote_ident(cn.nspname) || '.' || quote_ident(co.collname)
+                                FROM pg_catalog.pg_collation co
+                                JOIN pg_catalog.pg_namespace cn ON cn.oid = co.collnamespace
+                                WHERE co.oid = a.attcollation)
            ELSE '' END,
       CASE WHEN a.attnotnull THEN ' not null' ELSE '' END) AS line
   FROM t JOIN pg_catalog.pg_attribute a ON a.attrelid = t.oid
@@ -178,6 +183,29 @@ SELECT line FROM (
   UNION ALL
   SELECT format('constraint %s.%s %s', t.relname, k.conname, pg_get_constraintdef(k.oid, true))
   FROM t JOIN pg_catalog.pg_constraint k ON k.conrelid = t.oid
+  -- PostgreSQL 18 lists NOT NULL as constraints too; the columns say it.
+  WHERE k.contype <> 'n'
+  UNION ALL
+  SELECT format('trigger %s.%s %s', t.relname, g.tgname,
+      replace(pg_get_triggerdef(g.oid),
+              ' ON ' || (SELECT quote_ident(nspname) FROM pg_catalog.pg_namespace WHERE oid = $1::bigint::oid) || '.',
+              ' ON '))
+  FROM t JOIN pg_catalog.pg_trigger g ON g.tgrelid = t.oid
+  -- cairn's own guards are `unguarded`'s to report; any other trigger is not cairn's.
+  WHERE NOT g.tgisinternal AND g.tgfoid NOT IN (
+      SELECT p.oid FROM pg_catalog.pg_proc p
+      WHERE p.proname = 'cairn_append_only' AND p.pronamespace = $1::bigint::oid)
+  UNION ALL
+  SELECT format('rule %s.%s %s', t.relname, r.rulename, pg_get_ruledef(r.oid))
+  FROM t JOIN pg_catalog.pg_rewrite r ON r.ev_class = t.oid
+  UNION ALL
+  SELECT format('policy %s.%s %s', t.relname, p.polname, coalesce(pg_get_expr(p.polqual, p.polrelid), ''))
+  FROM t JOIN pg_catalog.pg_policy p ON p.polrelid = t.oid
+  UNION ALL
+  SELECT format('row-security %s %s', c.relname,
+      CASE WHEN c.relforcerowsecurity THEN 'forced' ELSE 'enabled' END)
+  FROM t JOIN pg_catalog.pg_class c ON c.oid = t.oid
+  WHERE c.relrowsecurity OR c.relforcerowsecurity
   UNION ALL
   SELECT format('index %s.%s %s', t.relname, i.relname,
       replace(pg_get_indexdef(x.indexrelid),
@@ -196,12 +224,12 @@ pub(crate) const SHAPE_DECLARED: &[&str] = &[
     "column cairn_journal.schema_version bigint not null",
     "column events.event_type text not null",
     "column events.hash text not null",
-    "column events.machine text collate \"C\" not null",
+    "column events.machine text collate pg_catalog.\"C\" not null",
     "column events.payload text not null",
-    "column events.recorded_at text collate \"C\" not null",
+    "column events.recorded_at text collate pg_catalog.\"C\" not null",
     "column events.schema_version bigint not null",
     "column events.seq bigint not null",
-    "column events.stream text collate \"C\" not null",
+    "column events.stream text collate pg_catalog.\"C\" not null",
     "column events.transition_id bigint not null",
     "column events.version bigint not null",
     "column signatures.head_hash text not null",
@@ -211,19 +239,19 @@ pub(crate) const SHAPE_DECLARED: &[&str] = &[
     "column signatures.transition_id bigint not null",
     "column signing_keys.added_at text not null",
     "column signing_keys.id bigint not null",
-    "column signing_keys.public_key text collate \"C\" not null",
+    "column signing_keys.public_key text collate pg_catalog.\"C\" not null",
     "column transitions.command text not null",
     "column transitions.command_name text not null",
     "column transitions.context text not null",
     "column transitions.fingerprint text",
     "column transitions.first_version bigint not null",
     "column transitions.id bigint not null",
-    "column transitions.idempotency_key text collate \"C\"",
+    "column transitions.idempotency_key text collate pg_catalog.\"C\"",
     "column transitions.last_version bigint not null",
-    "column transitions.machine text collate \"C\" not null",
-    "column transitions.recorded_at text collate \"C\" not null",
+    "column transitions.machine text collate pg_catalog.\"C\" not null",
+    "column transitions.recorded_at text collate pg_catalog.\"C\" not null",
     "column transitions.rules_version bigint not null",
-    "column transitions.stream text collate \"C\" not null",
+    "column transitions.stream text collate pg_catalog.\"C\" not null",
     "constraint cairn_journal.cairn_journal_pkey PRIMARY KEY (schema_version)",
     "constraint events.events_pkey PRIMARY KEY (seq)",
     "constraint events.events_stream_version_key UNIQUE (stream, version)",

@@ -6,7 +6,7 @@
 use postgres::types::ToSql;
 use postgres::{IsolationLevel, Row};
 
-use super::rows::{all_tables, cut_counts, event, transition, unsigned};
+use super::rows::{all_tables, cut_counts, event, kept, transition, unsigned};
 use super::snap::PgSnap;
 use super::{sql, Col, PgStore};
 use crate::append::{append_all, Append, AppendOutcome};
@@ -387,6 +387,19 @@ impl PgTx<'_, '_> {
         self.tx.execute(&stmt, params).map_err(|e| self.store.pg(e))
     }
 
+    /// An insert that must write its one row (`what` names it when it did not).
+    fn insert_one(
+        &mut self,
+        sql: &'static str,
+        params: &[&(dyn ToSql + Sync)],
+        what: &str,
+    ) -> Result<(), Error> {
+        match self.execute(sql, params)? {
+            1 => Ok(()),
+            _ => Err(kept(what)),
+        }
+    }
+
     pub(super) fn first(
         &mut self,
         sql: &'static str,
@@ -449,7 +462,9 @@ impl AppendTx for PgTx<'_, '_> {
                 &t.recorded_at,
             ],
         )?;
-        rows[0].col(0)
+        rows.first()
+            .ok_or_else(|| kept("a transition record"))?
+            .col(0)
     }
 
     fn insert_event(&mut self, e: &EventFields<'_>, hash: &str) -> Result<bool, Error> {
@@ -471,7 +486,8 @@ impl AppendTx for PgTx<'_, '_> {
                 &hash,
             ],
         ) {
-            Ok(_) => Ok(true),
+            Ok(1) => Ok(true),
+            Ok(_) => Err(kept("an event")),
             Err(err) if err.code() == Some(&postgres::error::SqlState::UNIQUE_VIOLATION) => {
                 Ok(false)
             }
@@ -481,11 +497,14 @@ impl AppendTx for PgTx<'_, '_> {
 
     fn key_id(&mut self, public_key: &str, added_at: &str) -> Result<i64, Error> {
         self.execute(sql::KEY_INSERT, &[&public_key, &added_at])?;
-        self.query(sql::KEY_ID, &[&public_key])?[0].col(0)
+        self.query(sql::KEY_ID, &[&public_key])?
+            .first()
+            .ok_or_else(|| kept("the signing key"))?
+            .col(0)
     }
 
     fn insert_signature(&mut self, s: &SignatureRow) -> Result<(), Error> {
-        self.execute(
+        self.insert_one(
             sql::SIGNATURE_INSERT,
             &[
                 &s.transition_id,
@@ -494,19 +513,22 @@ impl AppendTx for PgTx<'_, '_> {
                 &s.head_hash,
                 &s.signature,
             ],
-        )?;
-        Ok(())
+            "a signature",
+        )
     }
 }
 
 impl Sink for PgTx<'_, '_> {
     fn key(&mut self, k: &KeyRow) -> Result<(), Error> {
-        self.execute(sql::COPY_KEY, &[&k.id, &k.public_key, &k.added_at])?;
-        Ok(())
+        self.insert_one(
+            sql::COPY_KEY,
+            &[&k.id, &k.public_key, &k.added_at],
+            "a signing key",
+        )
     }
 
     fn transition(&mut self, t: &StoredTransition) -> Result<(), Error> {
-        self.execute(
+        self.insert_one(
             sql::COPY_TRANSITION,
             &[
                 &t.id,
@@ -522,8 +544,8 @@ impl Sink for PgTx<'_, '_> {
                 &(t.last_version as i64),
                 &t.recorded_at,
             ],
-        )?;
-        Ok(())
+            "a transition record",
+        )
     }
 
     fn event(&mut self, e: &StoredEvent) -> Result<(), Error> {
