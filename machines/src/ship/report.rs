@@ -198,12 +198,15 @@ impl Fields for PreMergeReport {
 /// A consumer's field is kept unread, so one misspelt field would drop what it
 /// says: a `tiebreaker` list keeps its stop tiebreaker from stopping a `passed`
 /// refine, a `remaining-findings` keeps findings off a `passed`. A consumer
-/// field is refused when a person cannot tell its name from one the report reads:
-/// it holds a character no one can see, or, folded (lower case, letters and
-/// digits only, a trailing `s` dropped), it equals one of the report's fields or
-/// is one edit from it (two for names of eight letters or more). The consumer
-/// fields the seed's leaves write (`resolve_intent_excerpt`, `cited_rdrs`,
-/// `merged_sha`, `summary`, `teardown`, …) are far from every report field.
+/// field is refused when a person could take its name for one the report reads:
+/// it holds a character no one can see, or any character but ASCII (a
+/// fullwidth, Cyrillic or mathematical letter passes for a Latin one:
+/// helper-54), or, folded (lower case, letters and digits only, a trailing `s`
+/// dropped), it equals one of the report's fields, is one edit from it (two
+/// for names of eight letters or more), contains it (`stop_tiebreakers`), or
+/// holds all its words (`findings_remaining`). The consumer fields the seed's
+/// leaves write (`resolve_intent_excerpt`, `cited_rdrs`, `merged_sha`,
+/// `summary`, `teardown`, …) are none of these.
 pub fn consumer_fields<R: Fields>(report: &R) -> Result<(), InputError> {
     for key in report.extra().keys() {
         let field = format!("report.{}", key.escape_debug());
@@ -217,8 +220,18 @@ pub fn consumer_fields<R: Fields>(report: &R) -> Result<(), InputError> {
                 ),
             ));
         }
-        let folded = fold(key);
-        if let Some(own) = R::FIELDS.iter().find(|f| resembles(&folded, &fold(f))) {
+        if let Some((i, c)) = key.chars().enumerate().find(|(_, c)| !c.is_ascii()) {
+            return Err(InputError::new(
+                field,
+                "field-name-ascii",
+                format!(
+                    "character {i} of the field name is U+{:04X}: a consumer field's name is \
+                     ASCII, so no letter in it can pass for another",
+                    u32::from(c)
+                ),
+            ));
+        }
+        if let Some(own) = R::FIELDS.iter().find(|f| resembles(key, f)) {
             return Err(InputError::new(
                 field,
                 "field-name-resembles",
@@ -246,9 +259,21 @@ fn fold(name: &str) -> String {
     out
 }
 
+/// The name's words (split at anything but a letter or digit), each folded.
+fn words(name: &str) -> std::collections::BTreeSet<String> {
+    name.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(fold)
+        .collect()
+}
+
 fn resembles(key: &str, own: &str) -> bool {
-    let within = if own.chars().count() >= 8 { 2 } else { 1 };
-    key == own || strsim::osa_distance(key, own) <= within
+    let (k, o) = (fold(key), fold(own));
+    let within = if o.chars().count() >= 8 { 2 } else { 1 };
+    k == o
+        || strsim::osa_distance(&k, &o) <= within
+        || k.contains(&o)
+        || words(own).is_subset(&words(key))
 }
 
 #[cfg(test)]
@@ -304,9 +329,28 @@ mod tests {
             "remaining-findings",
             "RemainingFindings",
             "rebase_already_don",
+            // helper-54: a field's name inside another, or its words reordered.
+            "stop_tiebreakers",
+            "tiebreakers_met",
+            "open_tiebreakers",
+            "tiebreaker_list",
+            "stoptiebreakers",
+            "findings_remaining",
         ] {
             let e = consumer_fields(&refine_with(key)).expect_err(key);
             assert_eq!(e.rule, "field-name-resembles", "{key}");
+        }
+        // helper-54: letters that pass for Latin ones (fullwidth, Cyrillic,
+        // mathematical bold, a combining mark that counts as a letter).
+        for key in [
+            "\u{FF54}\u{FF49}\u{FF45}\u{FF42}\u{FF52}\u{FF45}\u{FF41}\u{FF4B}\u{FF45}\u{FF52}\u{FF53}",
+            "t\u{456}\u{435}br\u{435}\u{430}k\u{435}r\u{455}",
+            "\u{1D42D}\u{1D422}\u{1D41E}\u{1D41B}\u{1D42B}\u{1D41E}\u{1D41A}\u{1D424}\u{1D41E}\u{1D42B}\u{1D42C}",
+            "tiebreaker\u{345}\u{345}\u{345}",
+            "r\u{435}m\u{430}\u{456}n\u{456}ng_f\u{456}nd\u{456}ng\u{455}",
+        ] {
+            let e = consumer_fields(&refine_with(key)).expect_err(key);
+            assert_eq!(e.rule, "field-name-ascii", "{key}");
         }
         for key in ["tiebreakers\u{200B}", "\u{202E}tiebreakers", "x\ty"] {
             let e = consumer_fields(&refine_with(key)).expect_err(key);
