@@ -190,6 +190,14 @@ fn read_command<T: serde::de::DeserializeOwned + serde::Serialize>(
         });
     }
     let read = read_strict::<T>(command)?;
+    let written = serde_json::to_value(&read).map_err(|e| Error::Stored(e.to_string()))?;
+    if let Some(field) = crate::command_path::positional(command, &written) {
+        return Err(Error::BadCommand {
+            field,
+            rule: "type",
+            message: "expected a JSON object: an array is not read by position".to_owned(),
+        });
+    }
     match crate::command_path::ignored::<T>(command, &read) {
         Some(field) => Err(Error::BadCommand {
             message: format!(

@@ -162,6 +162,12 @@ fn bad_input_names_the_field_and_rule_and_writes_nothing() {
         ("[]", "$", "type"),
         (r#"["adjust","drain"]"#, "$", "type"),
         ("[[]]", "$", "type"),
+        // Nor inside the command (helper-54: this was recorded as a review).
+        (
+            r#"{"command":"review","review":["accepted","0000000000000000000000000000000000000000"]}"#,
+            "review",
+            "type",
+        ),
         (
             r#"{"command":"adjust","command":"adjust","directive":"drain"}"#,
             "$",
