@@ -191,7 +191,7 @@ fn read_command<T: serde::de::DeserializeOwned + serde::Serialize>(
     }
     let read = read_strict::<T>(command)?;
     let written = serde_json::to_value(&read).map_err(|e| Error::Stored(e.to_string()))?;
-    if let Some(field) = crate::command_path::positional(command, &written) {
+    if let Some(field) = cairn_machines::evidence::wire::positional(command, &written, "") {
         return Err(Error::BadCommand {
             field,
             rule: "type",

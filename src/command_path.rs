@@ -200,27 +200,6 @@ fn render(path: &[Step]) -> String {
     out
 }
 
-/// Where `doc` has an array that the command, written back, shows as an object:
-/// serde read a struct (or a tagged enum) from it by position (helper-54:
-/// `"review": ["accepted", "0…0"]` was recorded as a review). A command's
-/// objects are objects; `None` when every one was.
-pub(crate) fn positional(doc: &Value, written: &Value) -> Option<String> {
-    let mut queue: std::collections::VecDeque<Vec<Step>> = [vec![]].into();
-    while let Some(path) = queue.pop_front() {
-        match (at(doc, &path)?, at(written, &path)) {
-            (Value::Array(_), Some(Value::Object(_))) => return Some(render(&path)),
-            (Value::Object(m), Some(Value::Object(_))) => queue.extend(
-                m.iter()
-                    .filter(|(_, v)| v.is_object() || v.is_array())
-                    .map(|(k, _)| extend(&path, Step::Key(k.clone()))),
-            ),
-            (Value::Array(a), Some(Value::Array(_))) => queue.extend(nested_items(&path, a)),
-            _ => {}
-        }
-    }
-    None
-}
-
 /// The first entry of `doc` the decoder ignored (a field none of the command's
 /// types has, nested where `deny_unknown_fields` does not reach): one whose
 /// value, replaced by a boolean, a string or a number, decodes each time to the

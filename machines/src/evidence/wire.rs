@@ -102,16 +102,51 @@ pub fn object<'a>(
 }
 
 /// Deserializes the field `key` of `map` into `T`, naming the path on failure.
-pub fn field<T: DeserializeOwned>(map: &Map<String, Value>, path: &str, key: &str) -> Result<T> {
+pub fn field<T: DeserializeOwned + serde::Serialize>(
+    map: &Map<String, Value>,
+    path: &str,
+    key: &str,
+) -> Result<T> {
     let v = map.get(key).cloned().unwrap_or(Value::Null);
     typed(v, &at(path, key))
 }
 
 /// Deserializes `v` into `T`, naming the path on failure (in words a caller
-/// knows: never a Rust type's name).
-pub fn typed<T: DeserializeOwned>(v: Value, path: &str) -> Result<T> {
-    serde_json::from_value(v)
-        .map_err(|e| InputError::new(path, "type", without_type_names(&e.to_string())))
+/// knows: never a Rust type's name). An array where `T` reads an object is
+/// refused at its place: serde reads a struct from an array by position, a
+/// document no contract spells (helper-54).
+pub fn typed<T: DeserializeOwned + serde::Serialize>(v: Value, path: &str) -> Result<T> {
+    let read: T = serde_json::from_value(v.clone())
+        .map_err(|e| InputError::new(path, "type", without_type_names(&e.to_string())))?;
+    if let Ok(written) = serde_json::to_value(&read) {
+        if let Some(place) = positional(&v, &written, path) {
+            return Err(InputError::new(
+                place,
+                "type",
+                "expected a JSON object: an array is not read by position",
+            ));
+        }
+    }
+    Ok(read)
+}
+
+/// The first place (a path from `path`) where `doc` has an array that `written`
+/// — the value read from it, written back — shows as an object.
+pub fn positional(doc: &Value, written: &Value, path: &str) -> Option<String> {
+    match (doc, written) {
+        (Value::Array(_), Value::Object(_)) => {
+            Some(if path.is_empty() { "$" } else { path }.to_owned())
+        }
+        (Value::Object(d), Value::Object(w)) => d
+            .iter()
+            .find_map(|(k, v)| w.get(k).and_then(|wv| positional(v, wv, &at(path, k)))),
+        (Value::Array(d), Value::Array(w)) => d
+            .iter()
+            .zip(w)
+            .enumerate()
+            .find_map(|(i, (dv, wv))| positional(dv, wv, &idx(path, i))),
+        _ => None,
+    }
 }
 
 /// serde's message with the Rust type names it quotes (`expected struct
@@ -339,14 +374,21 @@ mod tests {
 
     #[test]
     fn messages_never_name_rust_types() {
-        #[derive(Debug, serde::Deserialize)]
-        #[allow(dead_code)]
+        #[derive(Debug, serde::Deserialize, serde::Serialize)]
         struct BindOutput {
             a: u8,
         }
         let e = typed::<BindOutput>(Value::String("x".into()), "binding").unwrap_err();
         assert_eq!(e.field, "binding");
         assert!(!e.message.contains("BindOutput"), "{e:?}");
+        // Read by position, serde would take `[7]` for `{"a": 7}`: refused there.
+        #[derive(Debug, serde::Deserialize, serde::Serialize)]
+        struct Outer {
+            inner: BindOutput,
+        }
+        let e = typed::<Outer>(serde_json::json!({"inner": [7]}), "doc").unwrap_err();
+        assert_eq!((e.field.as_str(), e.rule), ("doc.inner", "type"));
+        assert!(typed::<Outer>(serde_json::json!({"inner": {"a": 7}}), "doc").is_ok());
         assert!(e.message.contains("expected a JSON object"), "{e:?}");
         assert_eq!(
             without_type_names("invalid type: integer `1`, expected enum Phase"),

@@ -66,8 +66,10 @@ impl Machine for PrLoop {
     // merging into that base waits for the operator's confirmation; only a base
     // cairn's gh reading named bears a merge read from git; the loops that follow
     // one thread count its rounds in one sequence (`Sieve::ThreadLoops`).
-    const RULES_VERSION: u32 = 5;
-    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4];
+    // 6: an array where a reading or input reads an object is refused at its
+    // place, not read by position (`wire::typed`; helper-54).
+    const RULES_VERSION: u32 = 6;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5];
     /// The approval token of an escalation proposal.
     const FRESH_IDS: usize = 1;
     type State = State;

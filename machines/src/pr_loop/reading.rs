@@ -145,7 +145,7 @@ pub const REQUIRED: [&str; 7] = [
 ];
 const OPTIONAL: [&str; 5] = ["number", "url", "headRefOid", "title", "baseRefName"];
 
-fn enum_field<T: serde::de::DeserializeOwned>(
+fn enum_field<T: serde::de::DeserializeOwned + serde::Serialize>(
     map: &Map<String, Value>,
     key: &str,
     path: &str,

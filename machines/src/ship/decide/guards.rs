@@ -127,7 +127,7 @@ impl<'a> Guard<'a> {
 
     /// A leaf's report, typed (the error names the report's field), with no
     /// consumer field a person could take for one of its own.
-    pub(super) fn parse<T: serde::de::DeserializeOwned + Fields>(
+    pub(super) fn parse<T: serde::de::DeserializeOwned + serde::Serialize + Fields>(
         self,
         v: &Value,
     ) -> Result<T, Rejection> {
