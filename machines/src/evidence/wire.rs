@@ -116,8 +116,12 @@ pub fn field<T: DeserializeOwned + serde::Serialize>(
 /// refused at its place: serde reads a struct from an array by position, a
 /// document no contract spells (helper-54).
 pub fn typed<T: DeserializeOwned + serde::Serialize>(v: Value, path: &str) -> Result<T> {
-    let read: T = serde_json::from_value(v.clone())
+    let read = T::deserialize(&v)
         .map_err(|e| InputError::new(path, "type", without_type_names(&e.to_string())))?;
+    // Only a document that holds an array can have been read by position.
+    if !holds_array(&v) {
+        return Ok(read);
+    }
     if let Ok(written) = serde_json::to_value(&read) {
         if let Some(place) = positional(&v, &written, path) {
             return Err(InputError::new(
@@ -133,18 +137,47 @@ pub fn typed<T: DeserializeOwned + serde::Serialize>(v: Value, path: &str) -> Re
 /// The first place (a path from `path`) where `doc` has an array that `written`
 /// — the value read from it, written back — shows as an object.
 pub fn positional(doc: &Value, written: &Value, path: &str) -> Option<String> {
+    // The walk that names the place allocates its paths: only when there is one.
+    if !has_positional(doc, written) {
+        return None;
+    }
+    place(doc, written, path)
+}
+
+fn holds_array(v: &Value) -> bool {
+    match v {
+        Value::Array(_) => true,
+        Value::Object(m) => m.values().any(holds_array),
+        _ => false,
+    }
+}
+
+fn has_positional(doc: &Value, written: &Value) -> bool {
+    match (doc, written) {
+        (Value::Array(_), Value::Object(_)) => true,
+        (Value::Object(d), Value::Object(w)) => d
+            .iter()
+            .any(|(k, v)| w.get(k).is_some_and(|wv| has_positional(v, wv))),
+        (Value::Array(d), Value::Array(w)) => {
+            d.iter().zip(w).any(|(dv, wv)| has_positional(dv, wv))
+        }
+        _ => false,
+    }
+}
+
+fn place(doc: &Value, written: &Value, path: &str) -> Option<String> {
     match (doc, written) {
         (Value::Array(_), Value::Object(_)) => {
             Some(if path.is_empty() { "$" } else { path }.to_owned())
         }
         (Value::Object(d), Value::Object(w)) => d
             .iter()
-            .find_map(|(k, v)| w.get(k).and_then(|wv| positional(v, wv, &at(path, k)))),
+            .find_map(|(k, v)| w.get(k).and_then(|wv| place(v, wv, &at(path, k)))),
         (Value::Array(d), Value::Array(w)) => d
             .iter()
             .zip(w)
             .enumerate()
-            .find_map(|(i, (dv, wv))| positional(dv, wv, &idx(path, i))),
+            .find_map(|(i, (dv, wv))| place(dv, wv, &idx(path, i))),
         _ => None,
     }
 }
