@@ -225,15 +225,17 @@ fn a_lease_is_judged_by_the_journals_clock_the_servers_on_postgres() {
     near(instant(&json!(sqlite.to_string())), Utc::now(), "sqlite");
     assert!(!t.path().exists(), "reading the clock created a journal");
 
-    // PostgreSQL: a server whose clock runs an hour behind this client's. The
-    // schema's `clock_timestamp()` shadows the catalogue's (the schema comes first
-    // on this session's search_path), as a server with a slow clock would answer.
-    let url = format!("{}%2Cpg_catalog", crate::support::pg::server().fresh_url());
+    // PostgreSQL: a server whose clock runs an hour behind this client's. In a
+    // database of its own, the catalogue's `clock_timestamp()` is replaced by one
+    // an hour behind, as a server with a slow clock would answer (a function of
+    // another schema no longer shadows it: cairn pins `search_path` to the
+    // journal's schema, so `pg_catalog` is searched first).
+    let url = crate::support::pg::server().fresh_database("UTF8");
     let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
     admin
         .batch_execute(
-            "CREATE FUNCTION clock_timestamp() RETURNS timestamptz LANGUAGE sql \
-             AS $$ SELECT pg_catalog.clock_timestamp() - interval '1 hour' $$",
+            "CREATE OR REPLACE FUNCTION pg_catalog.clock_timestamp() RETURNS timestamptz \
+             LANGUAGE sql VOLATILE AS $$ SELECT pg_catalog.statement_timestamp() - interval '1 hour' $$",
         )
         .unwrap();
     let db = PathBuf::from(&url);

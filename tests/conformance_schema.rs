@@ -258,3 +258,61 @@ fn a_rule_trigger_policy_or_collation_swap_is_reported() {
         "nothing stored"
     );
 }
+
+/// No way around the guards through PostgreSQL's own means (helper-55): a
+/// `public.=` on text put before `pg_catalog` by the database's `search_path`
+/// (it made a live lease read as never claimed), a guard disabled and stood in
+/// for by one that fires `WHEN (false)`, a child table whose rows every query of
+/// its parent reads.
+#[test]
+fn a_search_path_override_a_conditional_guard_or_a_child_table_is_no_way_around() {
+    let s = Store::postgres_in("UTF8");
+    let db = s.db();
+    let claim = ["--resource", RESOURCE, "--claim-id", "a-c", "--ttl", "600"];
+    let (code, out) = run(
+        Some(&db),
+        &[&["claim", "acquire", "--owner", "a"][..], &claim].concat(),
+    );
+    assert_eq!(code, 0, "{out}");
+    s.exec(
+        "CREATE FUNCTION public.evil_eq(a text, b text) RETURNS bool LANGUAGE sql IMMUTABLE \
+           AS $$ SELECT pg_catalog.texteq(a, b) AND a NOT LIKE 'claim/%' $$; \
+         CREATE OPERATOR public.= (LEFTARG = text, RIGHTARG = text, FUNCTION = public.evil_eq); \
+         DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET search_path = public, pg_catalog', \
+           current_database()); END $$",
+    )
+    .unwrap();
+    let (code, out) = run(Some(&db), &["claim", "show", "--resource", RESOURCE]);
+    assert_eq!(
+        (code, &out["holder"], &out["live"]),
+        (0, &Value::from("a"), &Value::Bool(true)),
+        "{out}"
+    );
+    let (code, out) = run(Some(&db), &["journal", "verify"]);
+    assert_eq!(code, 0, "the operator is not cairn's table: {out}");
+
+    s.exec(
+        "ALTER TABLE transitions DISABLE TRIGGER transitions_append_only; \
+         CREATE TRIGGER stand_in BEFORE UPDATE OR DELETE ON transitions FOR EACH ROW \
+           WHEN (false) EXECUTE FUNCTION cairn_append_only(); \
+         CREATE TABLE trx () INHERITS (transitions); \
+         INSERT INTO trx SELECT * FROM transitions WHERE id = 1",
+    )
+    .unwrap();
+    let (code, out) = run(Some(&db), &["journal", "verify"]);
+    assert_eq!(code, 5, "{out}");
+    let unguarded: Vec<String> = out["unguarded"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u.as_str().unwrap().to_owned())
+        .collect();
+    assert!(unguarded.iter().any(|u| u.contains("transitions")), "{out}");
+    let problems = verify_problems(&s);
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.starts_with("schema: child `transitions.trx`")),
+        "{problems:?}"
+    );
+}

@@ -94,6 +94,15 @@ fn a_node_goes_from_plan_to_done_and_unlocks_its_dependent_in_this_session_only(
         );
         assert_eq!(w.journal.bytes(), bytes, "{reports}: nothing written");
     }
+    // A report given as an array is not read by position (helper-55: `[[0,
+    // true]]` was recorded as the item done).
+    let (code, out) = w.verify("core", &w.lane, &commit, &["--checklist", "[[0,true]]"]);
+    assert_eq!(
+        (code, &out["error"]["field"], &out["error"]["rule"]),
+        (2, &json!("checklist"), &json!("checklist-reports")),
+        "{out}"
+    );
+    assert_eq!(w.journal.bytes(), bytes, "nothing written");
 
     // The checklist item needs exactly one `done` report.
     let (code, out) = w.verify("core", &w.lane, &commit, &[]);

@@ -39,11 +39,16 @@ fn checklist(text: &str) -> Result<Vec<ChecklistReport>, Failure> {
             ),
         )
     })?;
-    serde_json::from_value(v).map_err(|e| {
+    // Through `wire::typed`: a report given as an array (`[[0, true]]`) is
+    // refused, not read by position (helper-55).
+    cairn::machines::evidence::wire::typed(v, "checklist").map_err(|e| {
         input(
             "checklist",
             "checklist-reports",
-            &format!("expected [{{\"index\": N, \"done\": true}}, …]: {e}"),
+            &format!(
+                "expected [{{\"index\": N, \"done\": true}}, …]: {}: {}",
+                e.field, e.message
+            ),
         )
     })
 }

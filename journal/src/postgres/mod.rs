@@ -166,6 +166,14 @@ fn connect(
         );
     let s = Session { location, busy_ms };
     client.batch_execute(&session).map_err(|e| s.pg(e))?;
+    // The journal's schema alone: `pg_catalog` is then searched first, so no
+    // operator or function of another schema the database's `search_path`
+    // lists before it (`SET search_path = public, pg_catalog` and a
+    // `public.=` on text: helper-55 hid a live lease) stands in for the
+    // built-in one in cairn's statements. Every name here is qualified.
+    client
+        .batch_execute(sql::PIN_SEARCH_PATH)
+        .map_err(|e| s.pg(e))?;
     Ok((client, s))
 }
 

@@ -63,6 +63,11 @@ macro_rules! cut_page {
 pub(crate) const CLOCK: &str =
     r#"SELECT to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')"#;
 
+/// Sets `search_path` to the connection's current schema alone (empty when
+/// none exists: the journal is then refused as before).
+pub(crate) const PIN_SEARCH_PATH: &str = "SELECT pg_catalog.set_config('search_path', \
+     COALESCE(pg_catalog.quote_ident(pg_catalog.current_schema()), ''), false)";
+
 /// The marker's application id: the same as SQLite's `PRAGMA application_id` ("crn1").
 pub(crate) const APPLICATION_ID: i64 = 0x6372_6e31;
 
@@ -195,6 +200,10 @@ SELECT line FROM (
   WHERE NOT g.tgisinternal AND g.tgfoid NOT IN (
       SELECT p.oid FROM pg_catalog.pg_proc p
       WHERE p.proname = 'cairn_append_only' AND p.pronamespace = $1::bigint::oid)
+  UNION ALL
+  SELECT format('child %s.%s', t.relname, c.relname)
+  FROM t JOIN pg_catalog.pg_inherits i ON i.inhparent = t.oid
+  JOIN pg_catalog.pg_class c ON c.oid = i.inhrelid
   UNION ALL
   SELECT format('rule %s.%s %s', t.relname, r.rulename, pg_get_ruledef(r.oid))
   FROM t JOIN pg_catalog.pg_rewrite r ON r.ev_class = t.oid
@@ -350,6 +359,8 @@ WHERE NOT EXISTS (
       AND g.tgenabled IN ('O', 'A')
       AND (g.tgtype::int & 2) <> 0
       AND (g.tgtype::int & op.bit) <> 0
+      -- a guard that fires only when a condition holds guards nothing (helper-55)
+      AND g.tgqual IS NULL
       AND p.proname = 'cairn_append_only'
       AND p.pronamespace = $2::bigint::oid
       AND p.prosrc = $3)
