@@ -142,6 +142,7 @@ pub fn ship_preflight(
         tiebreaker_4: "n/a".into(),
         tiebreaker_5: false,
         close_step: "n/a".into(),
+        consumer_fields: vec![],
     };
     let runs = run_all(&gates::preflight_plan(&params, &p.repo_root));
     let facts = gates::preflight_facts(&params, &p.repo_root, &runs);

@@ -37,8 +37,13 @@ fn refused_for_depth(code: i32, out: &Value) {
 }
 
 /// `v` with a field `deep` nesting so that the whole document is `depth` deep.
-fn with_deep_field(mut v: Value, depth: usize) -> Value {
-    v["deep"] = nested(depth - 1);
+fn with_deep_field(v: Value, depth: usize) -> Value {
+    with_deep(v, "deep", depth)
+}
+
+/// `v` with `key` holding a value `depth` levels deep.
+fn with_deep(mut v: Value, key: &str, depth: usize) -> Value {
+    v[key] = nested(depth - 1);
     v
 }
 
@@ -83,7 +88,8 @@ fn a_ship_report_past_the_bound_is_refused_and_one_at_the_bound_is_recorded_and_
     let packet = r.wt().join(format!(".run-ship/resolve-{}.json", "abc"));
     std::fs::create_dir_all(packet.parent().unwrap()).unwrap();
     for depth in TOO_DEEP {
-        let report = with_deep_field(phase1(&head), depth).to_string();
+        // Under a field of the wire format's (a ship report holds no other).
+        let report = with_deep(phase1(&head), "mutation_requests", depth).to_string();
         let (code, out) = r.verb("verify", &[], &report);
         refused_for_depth(code, &out);
         // The leaf's packet is read through the same parse.
@@ -94,7 +100,7 @@ fn a_ship_report_past_the_bound_is_refused_and_one_at_the_bound_is_recorded_and_
     std::fs::remove_file(&packet).unwrap();
     assert_eq!(r.journal.bytes(), before, "nothing written");
     // At the bound: recorded, and every reader reads it back.
-    let report = with_deep_field(phase1(&head), 64).to_string();
+    let report = with_deep(phase1(&head), "mutation_requests", 64).to_string();
     let (code, out) = r.verb("verify", &[], &report);
     assert_eq!((code, out["state"].as_str()), (0, Some("phase-2")), "{out}");
     let (code, out) = run(&r.journal, &["state", "ship/abc"], "");

@@ -30,6 +30,7 @@ pub fn params() -> Params {
         tiebreaker_4: "ask-user".into(),
         tiebreaker_5: false,
         close_step: "echo".into(),
+        consumer_fields: vec![],
     }
 }
 

@@ -241,6 +241,11 @@ pub struct ShipOpen {
     /// CLOSE_STEP: the consumer's post-merge work (phase 3b), recorded, not run
     #[arg(long)]
     pub close_step: String,
+    /// A report field of the consumer's own beyond the wire format's (repeat
+    /// it): a phase report holds no field but its own, the wire format's and
+    /// these
+    #[arg(long = "consumer-field", value_name = "NAME")]
+    pub consumer_fields: Vec<String>,
     /// The saga thread the run acts for (`saga/issue-<N>` or `saga/task-<slug>`):
     /// only that thread may credit its merge to a unit (`saga merge-turn merged
     /// --from`, `saga release --from`)

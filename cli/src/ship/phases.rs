@@ -38,6 +38,7 @@ pub fn open(rec: &Recorder, o: &ShipOpen) -> Result<Done, Failure> {
         tiebreaker_4: o.tiebreaker_4.clone(),
         tiebreaker_5: o.tiebreaker_5,
         close_step: o.close_step.clone(),
+        consumer_fields: o.consumer_fields.clone(),
     };
     params.check().map_err(|(f, r, m)| input(f, r, &m))?;
     if let Some(s) = o.acts_for.as_deref() {

@@ -73,9 +73,10 @@ impl Machine for Ship {
     // 8 (#21): the commit shipped holds no work a node outside the run failed on
     // or stands unvouched on (`failed-work-absent`: pre-merge reads the
     // ancestries, the merge re-applies the rule on them; `history`).
-    // 9: a phase report's consumer field may not read like one of the report's
-    // own fields (a `tiebreaker` list kept unread let a stop tiebreaker pass as
-    // `passed`), nor hold a character no one can see (`report::consumer_fields`).
+    // 9: a phase report holds its own fields, the wire format's, the run's
+    // INTENT_FIELD and the consumer fields declared at open, nothing else (a
+    // `tiebreaker` list kept unread let a stop tiebreaker pass as `passed`;
+    // `report::consumer_fields`).
     const RULES_VERSION: u32 = 9;
     const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7, 8];
     type State = State;

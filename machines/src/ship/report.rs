@@ -8,7 +8,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::gates::Squash;
-use crate::evidence::text::first_invisible;
 use crate::evidence::wire::InputError;
 
 /// A leaf verdict: `ok`/`passed`/`shipped`, or `stopped:<reason>`.
@@ -195,55 +194,76 @@ impl Fields for PreMergeReport {
     }
 }
 
-/// A consumer's field is kept unread, so one misspelt field would drop what it
-/// says: a `tiebreaker` list keeps its stop tiebreaker from stopping a `passed`
-/// refine, a `remaining-findings` keeps findings off a `passed`. A consumer
-/// field is refused when a person could take its name for one the report reads:
-/// it holds a character no one can see, or any character but ASCII (a
-/// fullwidth, Cyrillic or mathematical letter passes for a Latin one:
-/// helper-54), or, folded (lower case, letters and digits only, a trailing `s`
-/// dropped), it equals one of the report's fields, is one edit from it (two
-/// for names of eight letters or more), contains it (`stop_tiebreakers`), or
-/// holds all its words (`findings_remaining`). The consumer fields the seed's
-/// leaves write (`resolve_intent_excerpt`, `cited_rdrs`, `merged_sha`,
-/// `summary`, `teardown`, …) are none of these.
-pub fn consumer_fields<R: Fields>(report: &R) -> Result<(), InputError> {
+/// The fields the wire format's reports and packets carry beyond what cairn reads
+/// (`ship-wire-format.md` §2–3: kata-ship's and prompt-ship's phase-1 fields,
+/// kata-ship's `pushed_to_kata`, the packet's envelope and phase-3 fields).
+pub const SHEET_FIELDS: &[&str] = &[
+    "resolve_intent_excerpt",
+    "intent_excerpt",
+    "cited_rdrs",
+    "cited_refs",
+    "followup_katas",
+    "followups_noted",
+    "pushed_to_kata",
+    "phase",
+    "verdict",
+    "kata_id",
+    "session_id",
+    "worktree_path",
+    "branch",
+    "merged_sha",
+    "summary",
+    "teardown",
+    "changed_paths",
+    "evidence_paths",
+    "next_action",
+    "mutation_requests",
+    "summary_80w",
+];
+
+/// A report's fields beyond its own are kept unread, so a misspelt field would
+/// drop what it says: a `tiebreaker` list kept its stop tiebreaker from
+/// stopping a `passed` refine, and no rule on names tells a typo from a new
+/// name (helper-54 and -55 walked around edit distance, containment, look-alike
+/// letters and nesting). So a report holds its own fields, the wire format's
+/// ([`SHEET_FIELDS`]), the run's `INTENT_FIELD` and the fields the consumer
+/// declared at `ship open --consumer-field`, and nothing else (`unknown-field`).
+pub fn consumer_fields<R: Fields>(
+    report: &R,
+    params: &super::state::Params,
+) -> Result<(), InputError> {
     for key in report.extra().keys() {
-        let field = format!("report.{}", key.escape_debug());
-        if let Some((i, c)) = first_invisible(key) {
+        let known = SHEET_FIELDS.contains(&key.as_str())
+            || *key == params.intent_field
+            || params.consumer_fields.iter().any(|c| c == key);
+        if !known {
             return Err(InputError::new(
-                field,
-                "invisible-character",
+                format!("report.{}", key.escape_debug()),
+                "unknown-field",
                 format!(
-                    "character {i} of the field name is U+{:04X}, a character a person cannot see",
-                    u32::from(c)
-                ),
-            ));
-        }
-        if let Some((i, c)) = key.chars().enumerate().find(|(_, c)| !c.is_ascii()) {
-            return Err(InputError::new(
-                field,
-                "field-name-ascii",
-                format!(
-                    "character {i} of the field name is U+{:04X}: a consumer field's name is \
-                     ASCII, so no letter in it can pass for another",
-                    u32::from(c)
-                ),
-            ));
-        }
-        if let Some(own) = R::FIELDS.iter().find(|f| resembles(key, f)) {
-            return Err(InputError::new(
-                field,
-                "field-name-resembles",
-                format!(
-                    "`{}` is not a field of this report but reads like `{own}`, which is: \
-                     spell it `{own}`, or name a consumer field so it cannot be taken for one",
+                    "`{}` is not a field of this report, of the wire format's, or one the \
+                     run declared: declare a consumer field of its own at `ship open \
+                     --consumer-field NAME`",
                     key.escape_debug()
                 ),
             ));
         }
     }
     Ok(())
+}
+
+/// The field of any phase report that `name` could be taken for: a declared
+/// consumer field must be none (`ship open --consumer-field`). Folded (lower
+/// case, letters and digits, a trailing `s` dropped), it equals one, is one
+/// edit from it (two for eight letters or more), contains it, or holds all its
+/// words.
+pub fn resembling(name: &str) -> Option<&'static str> {
+    Phase1Report::FIELDS
+        .iter()
+        .chain(RefineReport::FIELDS)
+        .chain(PreMergeReport::FIELDS)
+        .copied()
+        .find(|own| resembles(name, own))
 }
 
 /// Lower case, letters and digits only, one trailing `s` dropped.
@@ -279,6 +299,7 @@ fn resembles(key: &str, own: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ship::state::Params;
     use serde_json::json;
 
     fn schema_fields<T: schemars::JsonSchema>() -> Vec<String> {
@@ -309,107 +330,108 @@ mod tests {
         );
     }
 
-    fn refine_with(key: &str) -> RefineReport {
+    fn refine_with(key: &str, value: Value) -> RefineReport {
         let mut doc = json!({
             "verdict": "passed", "rebase_outcome": "clean", "iterations_run": 1,
             "tip_sha": "abc1234", "lint_clean": true,
         });
-        doc[key] = json!([{"number": 3, "context": "c", "disposition": "d"}]);
+        doc[key] = value;
         serde_json::from_value(doc).expect("a refine report")
     }
 
+    fn stop() -> Value {
+        json!([{"number": 3, "context": "c", "disposition": "d"}])
+    }
+
+    /// No spelling of a field the report reads gets a stop tiebreaker past
+    /// `passed` as a field kept unread: each name helper-54 and helper-55 found
+    /// is refused, and so is anything the run did not declare.
     #[test]
-    fn a_field_that_reads_like_one_the_report_reads_is_refused() {
+    fn a_field_the_report_and_the_run_do_not_know_is_refused() {
+        let params = Params::sample();
         for key in [
             "tiebreaker",
             "Tiebreakers",
             "tie-breakers",
-            "tie_breakers ",
             "tiebraekers",
             "remaining-findings",
-            "RemainingFindings",
-            "rebase_already_don",
-            // helper-54: a field's name inside another, or its words reordered.
             "stop_tiebreakers",
-            "tiebreakers_met",
-            "open_tiebreakers",
-            "tiebreaker_list",
-            "stoptiebreakers",
-            "findings_remaining",
-        ] {
-            let e = consumer_fields(&refine_with(key)).expect_err(key);
-            assert_eq!(e.rule, "field-name-resembles", "{key}");
-        }
-        // helper-54: letters that pass for Latin ones (fullwidth, Cyrillic,
-        // mathematical bold, a combining mark that counts as a letter).
-        for key in [
+            "stop_tiebreaks",
+            "tiebreaking",
+            "tiebrkrs",
+            "t1ebr3ak3rs",
+            "findings",
+            "open_findings",
+            "unresolved_findings",
+            "details",
+            "tiebreakers\u{200B}",
             "\u{FF54}\u{FF49}\u{FF45}\u{FF42}\u{FF52}\u{FF45}\u{FF41}\u{FF4B}\u{FF45}\u{FF52}\u{FF53}",
             "t\u{456}\u{435}br\u{435}\u{430}k\u{435}r\u{455}",
-            "\u{1D42D}\u{1D422}\u{1D41E}\u{1D41B}\u{1D42B}\u{1D41E}\u{1D41A}\u{1D424}\u{1D41E}\u{1D42B}\u{1D42C}",
-            "tiebreaker\u{345}\u{345}\u{345}",
-            "r\u{435}m\u{430}\u{456}n\u{456}ng_f\u{456}nd\u{456}ng\u{455}",
         ] {
-            let e = consumer_fields(&refine_with(key)).expect_err(key);
-            assert_eq!(e.rule, "field-name-ascii", "{key}");
-        }
-        for key in ["tiebreakers\u{200B}", "\u{202E}tiebreakers", "x\ty"] {
-            let e = consumer_fields(&refine_with(key)).expect_err(key);
-            assert_eq!(e.rule, "invisible-character", "{key:?}");
-            assert!(e.field.starts_with("report."), "{}", e.field);
+            let e = consumer_fields(&refine_with(key, stop()), &params).expect_err(key);
+            assert_eq!(
+                (e.rule, e.field.as_str()),
+                ("unknown-field", format!("report.{}", key.escape_debug()).as_str()),
+                "{key}"
+            );
         }
     }
 
+    /// The wire format's fields pass in every report, and so do the run's
+    /// `INTENT_FIELD` and the fields it declared.
     #[test]
-    fn the_consumer_fields_the_seed_names_are_kept() {
-        for key in [
-            "resolve_intent_excerpt",
-            "intent_excerpt",
-            "cited_rdrs",
-            "cited_refs",
-            "followup_katas",
-            "followups_noted",
-            "pushed_to_kata",
-            "phase",
-            "kata_id",
-            "session_id",
-            "merged_sha",
-            "summary",
-            "summary_80w",
-            "teardown",
-            "changed_paths",
-            "evidence_paths",
-            "next_action",
-            "mutation_requests",
-            "worktree_path",
-            "branch",
-            "verdict",
-        ] {
-            let base = [
-                json!({"verdict": "ok", "worktree_path": "/w", "branch": "b"}),
-                json!({
-                    "verdict": "passed", "rebase_outcome": "clean", "iterations_run": 1,
-                    "tip_sha": "abc1234", "lint_clean": true,
-                }),
-                json!({
-                    "rebase_outcome_3_2": "clean", "tests_pass": true, "lint_clean": true,
-                    "squash": "n/a", "open_review_jobs": 0,
-                }),
-            ];
+    fn the_wire_formats_and_the_declared_fields_are_kept() {
+        let mut params = Params::sample();
+        params.intent_field = "resolve_intent".into();
+        params.consumer_fields = vec!["kata_ticket".into()];
+        let base = [
+            json!({"verdict": "ok", "worktree_path": "/w", "branch": "b"}),
+            json!({
+                "verdict": "passed", "rebase_outcome": "clean", "iterations_run": 1,
+                "tip_sha": "abc1234", "lint_clean": true,
+            }),
+            json!({
+                "rebase_outcome_3_2": "clean", "tests_pass": true, "lint_clean": true,
+                "squash": "n/a", "open_review_jobs": 0,
+            }),
+        ];
+        for key in SHEET_FIELDS
+            .iter()
+            .copied()
+            .chain(["resolve_intent", "kata_ticket"])
+        {
             let with = |i: usize| {
                 let mut doc = base[i].clone();
-                doc[key] = json!("x");
+                if doc.get(key).is_none() {
+                    doc[key] = json!("x");
+                }
                 doc
             };
-            if !Phase1Report::FIELDS.contains(&key) {
-                let r: Phase1Report = serde_json::from_value(with(0)).expect("phase 1");
-                assert!(consumer_fields(&r).is_ok(), "phase 1: {key}");
-            }
-            if !RefineReport::FIELDS.contains(&key) {
-                let r: RefineReport = serde_json::from_value(with(1)).expect("refine");
-                assert!(consumer_fields(&r).is_ok(), "refine: {key}");
-            }
+            let r: Phase1Report = serde_json::from_value(with(0)).expect("phase 1");
+            assert!(consumer_fields(&r, &params).is_ok(), "phase 1: {key}");
+            let r: RefineReport = serde_json::from_value(with(1)).expect("refine");
+            assert!(consumer_fields(&r, &params).is_ok(), "refine: {key}");
             let r: PreMergeReport = serde_json::from_value(with(2)).expect("pre-merge");
-            assert!(consumer_fields(&r).is_ok(), "pre-merge: {key}");
+            assert!(consumer_fields(&r, &params).is_ok(), "pre-merge: {key}");
+        }
+    }
+
+    /// A declared consumer field may not be taken for a report's field.
+    #[test]
+    fn a_declaration_that_reads_like_a_report_field_is_refused() {
+        for name in [
+            "tiebreaker",
+            "tie_breakers",
+            "stop_tiebreakers",
+            "tiebreakers_met",
+            "findings_remaining",
+            "remaining_findingz",
+            "TESTS_PASSED",
+        ] {
+            assert!(resembling(name).is_some(), "{name}");
+        }
+        for name in ["kata_ticket", "pushed_to_kata", "reviewer", "notes"] {
+            assert_eq!(resembling(name), None, "{name}");
         }
     }
 }

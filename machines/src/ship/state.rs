@@ -42,6 +42,11 @@ pub struct Params {
     pub tiebreaker_5: bool,
     /// `CLOSE_STEP`: the post-merge work, mirrored in `next_action`.
     pub close_step: String,
+    /// The consumer's own report fields beyond the wire format's
+    /// (`report::SHEET_FIELDS`), declared when the run is opened: a phase report
+    /// holds no other field (`report::consumer_fields`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub consumer_fields: Vec<String>,
 }
 
 impl Params {
@@ -116,6 +121,28 @@ impl Params {
                 "field-name",
                 "a report field name ([A-Za-z0-9_]+)".into(),
             ));
+        }
+        for name in &self.consumer_fields {
+            if !ident(name) {
+                return Err((
+                    "consumer_field",
+                    "field-name",
+                    format!(
+                        "`{}`: a report field name ([A-Za-z0-9_]+)",
+                        name.escape_debug()
+                    ),
+                ));
+            }
+            if let Some(own) = super::report::resembling(name) {
+                return Err((
+                    "consumer_field",
+                    "field-name-resembles",
+                    format!(
+                        "`{name}` reads like `{own}`, a field a report has: a consumer field \
+                         must not be taken for one"
+                    ),
+                ));
+            }
         }
         for (field, text, what) in [
             ("tiebreaker_4", &self.tiebreaker_4, "name the protocol"),
@@ -404,6 +431,7 @@ impl Params {
             tiebreaker_4: "ask-user".into(),
             tiebreaker_5: false,
             close_step: "echo".into(),
+            consumer_fields: vec![],
         }
     }
 

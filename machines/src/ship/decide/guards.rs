@@ -133,7 +133,7 @@ impl<'a> Guard<'a> {
     ) -> Result<T, Rejection> {
         let bad = |e: crate::evidence::wire::InputError| self.bad(&e.field, e.rule, &e.message);
         let report: T = typed(v.clone(), "report").map_err(bad)?;
-        consumer_fields(&report).map_err(bad)?;
+        consumer_fields(&report, &self.opened()?.params).map_err(bad)?;
         Ok(report)
     }
 }
