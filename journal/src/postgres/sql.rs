@@ -173,6 +173,10 @@ pub(crate) const SHAPE: &str = r#"
 WITH t AS (
   SELECT c.oid, c.relname FROM pg_catalog.pg_class c
   WHERE c.relnamespace = $1::bigint::oid AND c.relname = ANY ($2::text[]) AND c.relkind IN ('r', 'p')
+), ns AS (
+  -- How the server's renderings name a table of the schema (dropped from them).
+  SELECT ' ON ' || quote_ident(nspname) || '.' AS qualified
+  FROM pg_catalog.pg_namespace WHERE oid = $1::bigint::oid
 )
 SELECT line FROM (
   SELECT format('column %s.%s %s%s%s', t.relname, a.attname, format_type(a.atttypid, a.atttypmod),
@@ -192,9 +196,7 @@ SELECT line FROM (
   WHERE k.contype <> 'n'
   UNION ALL
   SELECT format('trigger %s.%s %s', t.relname, g.tgname,
-      replace(pg_get_triggerdef(g.oid),
-              ' ON ' || (SELECT quote_ident(nspname) FROM pg_catalog.pg_namespace WHERE oid = $1::bigint::oid) || '.',
-              ' ON '))
+      replace(pg_get_triggerdef(g.oid), (SELECT qualified FROM ns), ' ON '))
   FROM t JOIN pg_catalog.pg_trigger g ON g.tgrelid = t.oid
   -- cairn's own guards are `unguarded`'s to report; any other trigger is not cairn's.
   WHERE NOT g.tgisinternal AND g.tgfoid NOT IN (
@@ -217,9 +219,7 @@ SELECT line FROM (
   WHERE c.relrowsecurity OR c.relforcerowsecurity
   UNION ALL
   SELECT format('index %s.%s %s', t.relname, i.relname,
-      replace(pg_get_indexdef(x.indexrelid),
-              ' ON ' || (SELECT quote_ident(nspname) FROM pg_catalog.pg_namespace WHERE oid = $1::bigint::oid) || '.',
-              ' ON '))
+      replace(pg_get_indexdef(x.indexrelid), (SELECT qualified FROM ns), ' ON '))
   FROM t JOIN pg_catalog.pg_index x ON x.indrelid = t.oid
   JOIN pg_catalog.pg_class i ON i.oid = x.indexrelid
 ) AS lines ORDER BY line COLLATE "C"
