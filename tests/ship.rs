@@ -647,15 +647,33 @@ fn a_report_holds_its_own_the_wire_formats_and_the_declared_fields_only() {
     report["kata_ticket"] = json!("K-1");
     let (code, out) = r.verb("refine", &report.to_string());
     assert_eq!((code, out["state"].as_str()), (0, Some("phase-3")), "{out}");
-    r.audit_ok();
-    // A declaration that reads like a report field is refused at open.
-    let other = Repo::new();
-    let (code, out) = other.open_with(&["--consumer-field", "tiebreakers_met"]);
+    // A phase-3 packet's `verdict` is the wire format's: one that says the leaf
+    // stopped is not merged on (helper-56: it was kept unread).
+    let bytes = r.journal.bytes();
+    let mut stopped = premerge();
+    stopped["verdict"] = json!("stopped:test_lint_fail");
+    let (code, out) = r.verb("pre-merge", &stopped.to_string());
     assert_eq!(
-        (code, out["error"]["rule"].as_str()),
-        (2, Some("field-name-resembles")),
+        (code, out["error"]["violations"][0]["field"].as_str()),
+        (2, Some("report.verdict")),
         "{out}"
     );
+    assert_eq!(r.journal.bytes(), bytes);
+    r.audit_ok();
+    // A declaration that reads like a report field is refused at open.
+    // So is an INTENT_FIELD (every report holds it unread; helper-56).
+    for flags in [
+        ["--consumer-field", "tiebreakers_met"],
+        ["--intent-field", "tiebreaker"],
+    ] {
+        let other = Repo::new();
+        let (code, out) = other.open_with(&flags);
+        assert_eq!(
+            (code, out["error"]["rule"].as_str()),
+            (2, Some("field-name-resembles")),
+            "{flags:?}: {out}"
+        );
+    }
 }
 
 #[test]

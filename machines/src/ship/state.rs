@@ -122,6 +122,18 @@ impl Params {
                 "a report field name ([A-Za-z0-9_]+)".into(),
             ));
         }
+        // Every report holds the intent field unread: it may not be taken for
+        // one the report reads (helper-56: `--intent-field tiebreaker`).
+        if let Some(own) = super::report::resembling(&self.intent_field) {
+            return Err((
+                "intent_field",
+                "field-name-resembles",
+                format!(
+                    "`{}` reads like `{own}`, a field a report has",
+                    self.intent_field
+                ),
+            ));
+        }
         for name in &self.consumer_fields {
             if !ident(name) {
                 return Err((

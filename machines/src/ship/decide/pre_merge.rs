@@ -37,6 +37,18 @@ pub(super) fn decide_pre_merge(
     }
     let p = &run.params;
     let r: PreMergeReport = guard.parse(report)?;
+    // A phase-3 packet may carry the leaf's `verdict` (the wire format's, not
+    // read otherwise): a leaf that says it stopped is not merged on (helper-56).
+    if let Some(v) = r.extra.get("verdict") {
+        if v.as_str().map_or(true, |v| v.starts_with("stopped")) {
+            return Err(guard.bad(
+                "report.verdict",
+                "consistent-evidence",
+                "the leaf reports it stopped (or a verdict that is not text): cairn does not \
+                 check a stopped leaf's work for the merge",
+            ));
+        }
+    }
     let pre = r.pre_squash_sha.as_deref();
     match (r.squash, pre) {
         (Squash::NotApplicable, None) => {}
