@@ -312,3 +312,46 @@ fn a_search_path_override_a_conditional_guard_or_a_child_table_is_no_way_around(
         "{problems:?}"
     );
 }
+
+/// helper-54: a marker row set to -1 passed verify (and the next writer ran a
+/// migration again); a copy into a target whose unique key was dropped took every
+/// row, then failed the target's verify. Both are refused before anything else.
+#[test]
+fn a_forged_marker_or_a_keyless_copy_target_is_refused() {
+    let s = claimed();
+    s.tamper("UPDATE cairn_journal SET schema_version = -1 WHERE schema_version = 3");
+    let problems = verify_problems(&s);
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.starts_with("schema: the marker records migrations `-1,1,2`")),
+        "{problems:?}"
+    );
+
+    let source = acquired(Backend::Sqlite.fresh());
+    let target = Backend::Postgres.fresh();
+    drop(target.journal());
+    target.tamper("ALTER TABLE events DROP CONSTRAINT events_stream_version_key");
+    let (code, out) = run(
+        None,
+        &[
+            "journal",
+            "copy",
+            "--from",
+            &source.db().to_string_lossy(),
+            "--to",
+            &target.db().to_string_lossy(),
+        ],
+    );
+    assert_eq!(
+        (code, &out["error"]["kind"]),
+        (5, &Value::from("damaged")),
+        "{out}"
+    );
+    let rows: i64 = target
+        .pg()
+        .query_one("SELECT count(*) FROM events", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(rows, 0, "nothing was copied");
+}

@@ -73,6 +73,24 @@ impl Journal {
         if !report.source.ok {
             return Ok(report);
         }
+        // The target's tables as cairn makes them, guards included, before a row
+        // is written (helper-54: a target whose unique key was dropped took every
+        // row, then failed its verify).
+        let mut damage = target.integrity_problems(10)?;
+        damage.extend(
+            target
+                .unguarded()?
+                .into_iter()
+                .map(|g| format!("unguarded: {g}")),
+        );
+        if !damage.is_empty() {
+            return Err(Error::Damaged {
+                detail: format!(
+                    "the target's tables are not as cairn makes them, nothing was copied: {}",
+                    damage.join("; ")
+                ),
+            });
+        }
         let (mut events, mut transitions, mut keys, mut signatures) = (0u64, 0u64, 0u64, 0u64);
         let store = &mut target.store;
         self.store.snapshot(&mut |snap| {

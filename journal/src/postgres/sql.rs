@@ -203,6 +203,11 @@ SELECT line FROM (
       SELECT p.oid FROM pg_catalog.pg_proc p
       WHERE p.proname = 'cairn_append_only' AND p.pronamespace = $1::bigint::oid)
   UNION ALL
+  -- The migrations the marker records: each once, 1 to the newest (helper-54:
+  -- a row set to -1 passed, and the next writer ran a migration again).
+  SELECT 'marker ' || coalesce(
+      (SELECT string_agg(schema_version::text, ',' ORDER BY schema_version) FROM cairn_journal), '')
+  UNION ALL
   SELECT format('child %s.%s', t.relname, c.relname)
   FROM t JOIN pg_catalog.pg_inherits i ON i.inhparent = t.oid
   JOIN pg_catalog.pg_class c ON c.oid = i.inhrelid

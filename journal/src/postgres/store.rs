@@ -49,7 +49,20 @@ impl PgStore {
     /// schema version and every one present, held to their declaration (no
     /// structural check every role can run exists: `amcheck` is an extension).
     pub(super) fn shape(&self, rows: &[Row], limit: u32) -> Result<Vec<String>, Error> {
-        let live: Vec<String> = rows.iter().map(|r| r.col(0)).collect::<Result<_, _>>()?;
+        let mut live: Vec<String> = rows.iter().map(|r| r.col(0)).collect::<Result<_, _>>()?;
+        let mut out = Vec::new();
+        let migrations: Vec<String> = (1..=self.schema).map(|v| v.to_string()).collect();
+        let want = format!("marker {}", migrations.join(","));
+        if let Some(i) = live.iter().position(|l| l.starts_with("marker ")) {
+            let marker = live.remove(i);
+            if marker != want {
+                out.push(format!(
+                    "schema: the marker records migrations `{}`, not `{}` (each once, in order)",
+                    &marker["marker ".len()..],
+                    &want["marker ".len()..]
+                ));
+            }
+        }
         let tables: Vec<&str> = sql::TABLES
             .iter()
             .filter(|(since, t)| {
@@ -60,7 +73,7 @@ impl PgStore {
             })
             .map(|(_, t)| *t)
             .collect();
-        let mut out = sql::shape_problems(&live, &tables);
+        out.extend(sql::shape_problems(&live, &tables));
         out.truncate(limit as usize);
         Ok(out)
     }
