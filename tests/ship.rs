@@ -673,6 +673,10 @@ fn a_report_holds_its_own_the_wire_formats_and_the_declared_fields_only() {
             (2, Some("field-name-resembles")),
             "{flags:?}: {out}"
         );
+        assert!(
+            !other.journal.path().exists(),
+            "a refused open writes nothing"
+        );
     }
 }
 

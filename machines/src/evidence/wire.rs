@@ -122,6 +122,8 @@ pub fn typed<T: DeserializeOwned + serde::Serialize>(v: Value, path: &str) -> Re
     if !holds_array(&v) {
         return Ok(read);
     }
+    // A value just read writes back (cairn's wire types have string keys); were
+    // one not to, there is no shape to compare and the read stands.
     if let Ok(written) = serde_json::to_value(&read) {
         if let Some(place) = positional(&v, &written, path) {
             return Err(InputError::new(

@@ -1,6 +1,7 @@
 //! The phase reports (leaf result packets) in the wire format the seed's leaves
-//! already write: known fields typed, consumer-added fields kept as they are —
-//! unless a consumer field's name cannot be told from one cairn reads.
+//! already write: known fields typed; beside them only the wire format's own
+//! fields, the run's `INTENT_FIELD` and the consumer fields declared at `ship
+//! open`, kept unread (`consumer_fields`).
 
 use std::collections::BTreeMap;
 
@@ -33,7 +34,9 @@ pub struct Phase1Report {
     /// The commit subject.
     #[serde(default)]
     pub commit_subject: Option<String>,
-    /// The consumer's fields, including its `INTENT_FIELD`.
+    /// Fields kept unread: the wire format's (`SHEET_FIELDS`), the run's
+    /// `INTENT_FIELD` and the consumer fields declared at `ship open`; no other
+    /// (`consumer_fields`, ship rules 9).
     #[serde(flatten)]
     pub extra: BTreeMap<String, Value>,
 }
@@ -94,7 +97,9 @@ pub struct RefineReport {
     /// Tiebreakers met.
     #[serde(default)]
     pub tiebreakers: Vec<Tiebreaker>,
-    /// Consumer fields.
+    /// Fields kept unread: the wire format's (`SHEET_FIELDS`), the run's
+    /// `INTENT_FIELD` and the consumer fields declared at `ship open`; no other
+    /// (`consumer_fields`, ship rules 9).
     #[serde(flatten)]
     pub extra: BTreeMap<String, Value>,
 }
@@ -133,7 +138,9 @@ pub struct PreMergeReport {
     /// How many open review jobs `roborev fix --open --list` listed for the branch
     /// (an observation of the review tool; cairn does not run it).
     pub open_review_jobs: u64,
-    /// Consumer fields.
+    /// Fields kept unread: the wire format's (`SHEET_FIELDS`), the run's
+    /// `INTENT_FIELD` and the consumer fields declared at `ship open`; no other
+    /// (`consumer_fields`, ship rules 9).
     #[serde(flatten)]
     pub extra: BTreeMap<String, Value>,
 }

@@ -478,4 +478,29 @@ mod tests {
             assert_eq!((f, rule), (field, "option-like"), "{p:?}");
         }
     }
+
+    /// A declared consumer field and the INTENT_FIELD are plain ASCII names that
+    /// no report field could be taken for (ship rules 9).
+    #[test]
+    fn declared_report_fields_are_plain_and_unlike_the_reports_own() {
+        for (name, rule) in [
+            ("kata\u{200B}ticket", "field-name"),
+            ("\u{FF4B}ata", "field-name"),
+            ("", "field-name"),
+            ("tiebreakers_met", "field-name-resembles"),
+            ("findings", "field-name-resembles"),
+        ] {
+            let mut p = Params::sample();
+            p.consumer_fields = vec!["notes".into(), name.into()];
+            let (f, r, _) = p.check().expect_err(name);
+            assert_eq!((f, r), ("consumer_field", rule), "{name:?}");
+        }
+        let mut p = Params::sample();
+        p.intent_field = "tiebreaker".into();
+        let (f, r, _) = p.check().expect_err("a resembling intent field");
+        assert_eq!((f, r), ("intent_field", "field-name-resembles"));
+        p.intent_field = "resolve_intent_excerpt".into();
+        p.consumer_fields = vec!["kata_ticket".into()];
+        assert_eq!(p.check(), Ok(()));
+    }
 }
