@@ -25,6 +25,7 @@ mod conformance;
 mod conformance_claim;
 mod conformance_cli;
 mod conformance_fetch;
+mod conformance_plans;
 mod conformance_reads;
 mod conformance_schema;
 mod conformance_trust;

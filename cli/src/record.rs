@@ -34,6 +34,9 @@
 //! refusal is exit 3 (`claim-held`, `stale-claim`, `claim-expired`) naming the
 //! holder and the expiry, with the claim's readback; nothing is written.
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use cairn::journal::{Error as JournalError, Journal, Location, Options};
 use cairn::machines::claim::Token;
 use cairn::machines::reads::is_fence_refusal;
@@ -241,6 +244,13 @@ pub struct Recorder<'a> {
     /// The machines the engine serves (the built-ins unless told otherwise).
     registry: Registry,
     fencing_token: Option<u64>,
+    /// Made by [`Recorder::new`] (not [`Recorder::reader`]).
+    writes: bool,
+    /// The journal opened for writing on PostgreSQL when the clock was first
+    /// read ([`Recorder::now`]), kept for the transition the verb records: one
+    /// server session (a server process started) per verb, not one for the
+    /// clock and another for the append.
+    writer: Rc<RefCell<Option<Engine>>>,
 }
 
 impl<'a> Recorder<'a> {
@@ -269,6 +279,8 @@ impl<'a> Recorder<'a> {
             key,
             registry: Registry::builtin(),
             fencing_token,
+            writes: true,
+            writer: Rc::default(),
         })
     }
 
@@ -290,6 +302,7 @@ impl<'a> Recorder<'a> {
         Self {
             key: None,
             registry: self.registry.clone(),
+            writer: Rc::clone(&self.writer),
             ..*self
         }
     }
@@ -302,6 +315,8 @@ impl<'a> Recorder<'a> {
             key: None,
             registry: Registry::builtin(),
             fencing_token: None,
+            writes: false,
+            writer: Rc::default(),
         }
     }
 
@@ -309,19 +324,48 @@ impl<'a> Recorder<'a> {
     /// the server's on PostgreSQL, whether or not the journal exists yet): the only
     /// clock the CLI decides transitions and judges leases by.
     pub fn now(&self) -> Result<Timestamp, Failure> {
-        Ok(Engine::clock(self.db.clone()?, self.options)?)
+        let db = self.db.clone()?;
+        if self.writes && matches!(db, Location::Postgres(_)) {
+            let mut writer = self.writer.borrow_mut();
+            if writer.is_none() {
+                *writer = self.existing_writer(&db)?;
+            }
+            if let Some(engine) = writer.as_ref() {
+                return Ok(engine.now()?);
+            }
+        }
+        Ok(Engine::clock(db, self.options)?)
+    }
+
+    /// The journal for writing if it exists (the one [`Recorder::now`] opened).
+    fn writer(&self, db: &Location) -> Result<Option<Engine>, Failure> {
+        match self.writer.borrow_mut().take() {
+            Some(engine) => Ok(Some(engine)),
+            None => self.existing_writer(db),
+        }
+    }
+
+    /// [`Recorder::now`], read on `engine`'s session when the journal is open
+    /// already: the same clock, without a connection of its own on PostgreSQL
+    /// (a whole server process started for one reading).
+    fn now_on(&self, engine: Option<&Engine>) -> Result<Timestamp, Failure> {
+        match engine {
+            Some(e) => Ok(e.now()?),
+            None => self.now(),
+        }
     }
 
     /// A fresh decision context: the journal's clock now ([`Recorder::now`]) and
     /// `M::FRESH_IDS` random ids. The only place the CLI mints ids.
     pub fn context<M: Machine>(&self) -> Result<Context, Failure> {
-        self.context_with(M::FRESH_IDS)
+        self.context_with(M::FRESH_IDS, None)
     }
 
-    /// [`Recorder::context`] with `fresh_ids` random ids (a registry machine's).
-    fn context_with(&self, fresh_ids: usize) -> Result<Context, Failure> {
+    /// [`Recorder::context`] with `fresh_ids` random ids (a registry machine's),
+    /// the clock read on `engine` when it is open ([`Recorder::now_on`]).
+    fn context_with(&self, fresh_ids: usize, engine: Option<&Engine>) -> Result<Context, Failure> {
         Ok(Context {
-            now: self.now()?,
+            now: self.now_on(engine)?,
             fresh_ids: (0..fresh_ids).map(|_| uuid::Uuid::new_v4()).collect(),
             session: None,
             reads: Vec::new(),
@@ -334,8 +378,9 @@ impl<'a> Recorder<'a> {
     /// verb's `--fencing-token` (see the module's "Fencing tokens"): asked before
     /// a verb changes the world, so a stale holder runs nothing. Writes nothing.
     pub fn fence<M: Machine>(&self, stream: &StreamId, act: &str) -> Result<(), Failure> {
-        let now = self.now()?;
-        let checked = match self.existing_engine()? {
+        let engine = self.existing_engine()?;
+        let now = self.now_on(engine.as_ref())?;
+        let checked = match engine {
             Some(engine) => engine.fence::<M>(stream, act, self.fencing_token, &now),
             // No journal: nothing was ever claimed.
             None => cairn::machines::reads::fence(None, self.fencing_token, &now).map_err(|r| {
@@ -440,9 +485,11 @@ impl<'a> Recorder<'a> {
             request,
             effect,
         } = step;
+        let db = self.db.clone()?;
+        let existing = self.writer(&db)?;
         let mut ctx = match given {
             Some(ctx) => ctx,
-            None => self.context::<M>()?,
+            None => self.context_with(M::FRESH_IDS, existing.as_ref())?,
         };
         ctx.fencing_token = self.fencing_token;
         let key = match (self.key, &request) {
@@ -453,8 +500,7 @@ impl<'a> Recorder<'a> {
                 request: &r.text,
             }),
         };
-        let db = self.db.clone()?;
-        let (engine, pending) = match self.existing_writer(&db)? {
+        let (engine, pending) = match existing {
             None => {
                 let state = M::initial_state();
                 (ctx.reads, ctx.scans) = self
@@ -511,11 +557,12 @@ impl<'a> Recorder<'a> {
         command: &Value,
         fresh_ids: usize,
     ) -> Result<RecordedAny, Failure> {
-        let mut ctx = self.context_with(fresh_ids)?;
+        let db = self.db.clone()?;
+        let existing = self.writer(&db)?;
+        let mut ctx = self.context_with(fresh_ids, existing.as_ref())?;
         ctx.fencing_token = self.fencing_token;
         let key = self.key.map(Key::Command);
-        let db = self.db.clone()?;
-        let (engine, decision) = match self.existing_writer(&db)? {
+        let (engine, decision) = match existing {
             None => {
                 let d = self
                     .registry

@@ -58,6 +58,13 @@ pub use sign::{default_key_path, verify_head, Anchor, SigningKey};
 pub use store::{KeyRow, SignatureRow};
 pub use verify::{ChainHead, Problem, ProblemKind, SigningReport, VerifyOptions, VerifyReport};
 
+/// The PostgreSQL store's planner settings and hot reads, for the plan test
+/// (`tests/conformance_plans.rs`): not an API.
+#[doc(hidden)]
+pub mod pg_plans {
+    pub use crate::postgres::plans::{HOT, PLANNER};
+}
+
 /// The current UTC time as RFC3339 with microseconds and `Z`: cairn's one
 /// spelling (`cairn_machines::time::Spelling::Cairn`; this crate depends on
 /// nothing of cairn's, and a test in the CLI pins the two together).

@@ -8,6 +8,10 @@
 mod rows;
 mod snap;
 mod sql;
+/// [`sql::PLANNER`] and [`sql::HOT`], for the plan test.
+pub(crate) mod plans {
+    pub use super::sql::{HOT, PLANNER};
+}
 mod store;
 
 use std::cell::RefCell;
@@ -152,28 +156,29 @@ fn connect(
     let busy_ms = u64::try_from(options.busy_timeout.as_millis())
         .unwrap_or(u64::MAX)
         .max(1);
+    // One batch, one round trip. `PIN_SEARCH_PATH` comes last: the journal's
+    // schema alone, so `pg_catalog` is searched first and no operator or
+    // function of another schema the database's `search_path` lists before it
+    // (`SET search_path = public, pg_catalog` and a `public.=` on text:
+    // helper-55 hid a live lease) stands in for the built-in one in cairn's
+    // statements. Every name here is qualified.
     let session = format!(
-            "SET synchronous_commit = {}; SET lock_timeout = '{busy_ms}ms'; SET client_min_messages = warning;{}",
-            match options.durability {
-                Durability::Full => "on",
-                Durability::Normal => "off",
-            },
-            if read_only {
-                " SET default_transaction_read_only = on;"
-            } else {
-                ""
-            }
-        );
+        "SET synchronous_commit = {}; SET lock_timeout = '{busy_ms}ms'; \
+         SET client_min_messages = warning; {}{} {};",
+        match options.durability {
+            Durability::Full => "on",
+            Durability::Normal => "off",
+        },
+        sql::PLANNER,
+        if read_only {
+            " SET default_transaction_read_only = on;"
+        } else {
+            ""
+        },
+        sql::PIN_SEARCH_PATH,
+    );
     let s = Session { location, busy_ms };
     client.batch_execute(&session).map_err(|e| s.pg(e))?;
-    // The journal's schema alone: `pg_catalog` is then searched first, so no
-    // operator or function of another schema the database's `search_path`
-    // lists before it (`SET search_path = public, pg_catalog` and a
-    // `public.=` on text: helper-55 hid a live lease) stands in for the
-    // built-in one in cairn's statements. Every name here is qualified.
-    client
-        .batch_execute(sql::PIN_SEARCH_PATH)
-        .map_err(|e| s.pg(e))?;
     Ok((client, s))
 }
 

@@ -68,6 +68,66 @@ pub(crate) const CLOCK: &str =
 pub(crate) const PIN_SEARCH_PATH: &str = "SELECT pg_catalog.set_config('search_path', \
      COALESCE(pg_catalog.quote_ident(pg_catalog.current_schema()), ''), false)";
 
+/// The planner settings of every session, set with the others at connect.
+/// cairn's hot reads are ranges of one index, in its order (`HOT`). With no
+/// statistics yet (a journal just loaded or copied, before autovacuum's first
+/// `ANALYZE`; or autovacuum off) the planner guessed a handful of rows and read
+/// a replay's page by a bitmap scan of *every* later row of the stream, then a
+/// sort: a replay of 100k events read each row a dozen times (26% of the
+/// floor's rate, 58% with these; `cargo bench -p cairn-cli --bench postgres`).
+/// Guessing a third of the table instead, it read a log page by a whole-table
+/// scan and a sort. Neither is forbidden, only priced out: a query with no index
+/// path (a count of a whole table) still scans. The price pushed such a query
+/// over `jit_above_cost`, and compiling it took 70 ms of a 2-row read: no
+/// statement of cairn's gains from JIT, so it is off.
+pub const PLANNER: &str = "SET enable_bitmapscan = off; SET enable_seqscan = off; SET jit = off;";
+
+/// The hot reads, each with arguments for a journal whose stream `plan/long`
+/// holds many events (SQL literals, for `EXECUTE`): the plan test holds each to
+/// an index in its order (no bitmap, no sort, no sequential scan), with and
+/// without statistics, as a custom and as a generic plan.
+pub const HOT: &[(&str, &str, &str)] = &[
+    ("HEAD", HEAD, ""),
+    ("IDEMPOTENCY", IDEMPOTENCY, "'plan/long', 'k'"),
+    ("TRANSITION_SEQS", TRANSITION_SEQS, "'plan/long', 10, 20"),
+    ("STREAM_TIP", STREAM_TIP, "'plan/long'"),
+    ("STREAM_VERSION", STREAM_VERSION, "'plan/long'"),
+    ("FAMILY_TIP", FAMILY_TIP, "'plan/', 'plan0'"),
+    ("STREAM_MACHINE", STREAM_MACHINE, "'plan/long'"),
+    (
+        "REPLAY_PAGE",
+        REPLAY_PAGE,
+        "'plan/long', 100, 9223372036854775807, 4096, 2097152",
+    ),
+    (
+        "STREAM_PAGE",
+        STREAM_PAGE,
+        "'plan/long', 100, 9223372036854775807, 4096, 2097152",
+    ),
+    ("LOG_AFTER", LOG_AFTER, "100, 4096"),
+    ("WALK_AFTER", WALK_AFTER, "100, 2048, 2097152"),
+    ("WALK_FIRST", WALK_FIRST, "NULL, 2048, 2097152"),
+    (
+        "LOG_STREAM_AFTER",
+        LOG_STREAM_AFTER,
+        "100, 'plan/long', 4096",
+    ),
+    (
+        "TRANSITIONS_FROM",
+        TRANSITIONS_FROM,
+        "'plan/long', 100, 128, 2097152",
+    ),
+    ("TRANSITION", TRANSITION, "100"),
+    ("TRANSITION_BY_KEY", TRANSITION_BY_KEY, "'plan/long', 'k'"),
+    ("TRANSITIONS_AFTER", TRANSITIONS_AFTER, "100, 128, 2097152"),
+    ("TRANSITION_AT", TRANSITION_AT, "'plan/long', 100"),
+    ("STREAM_RANGE", STREAM_RANGE, "'plan/long', 100, 110"),
+    ("TRANSITION_COUNT", TRANSITION_COUNT, "'plan/long'"),
+    ("SIGNATURE_OF", SIGNATURE_OF, "100"),
+    ("SIGNATURES_AFTER", SIGNATURES_AFTER, "100, 128"),
+    ("HASH_AT", HASH_AT, "100"),
+];
+
 /// The marker's application id: the same as SQLite's `PRAGMA application_id` ("crn1").
 pub(crate) const APPLICATION_ID: i64 = 0x6372_6e31;
 
