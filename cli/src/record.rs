@@ -34,9 +34,6 @@
 //! refusal is exit 3 (`claim-held`, `stale-claim`, `claim-expired`) naming the
 //! holder and the expiry, with the claim's readback; nothing is written.
 
-use std::cell::RefCell;
-use std::rc::Rc;
-
 use cairn::journal::{Error as JournalError, Journal, Location, Options};
 use cairn::machines::claim::Token;
 use cairn::machines::reads::is_fence_refusal;
@@ -244,13 +241,6 @@ pub struct Recorder<'a> {
     /// The machines the engine serves (the built-ins unless told otherwise).
     registry: Registry,
     fencing_token: Option<u64>,
-    /// Made by [`Recorder::new`] (not [`Recorder::reader`]).
-    writes: bool,
-    /// The journal opened for writing on PostgreSQL when the clock was first
-    /// read ([`Recorder::now`]), kept for the transition the verb records: one
-    /// server session (a server process started) per verb, not one for the
-    /// clock and another for the append.
-    writer: Rc<RefCell<Option<Engine>>>,
 }
 
 impl<'a> Recorder<'a> {
@@ -279,8 +269,6 @@ impl<'a> Recorder<'a> {
             key,
             registry: Registry::builtin(),
             fencing_token,
-            writes: true,
-            writer: Rc::default(),
         })
     }
 
@@ -302,7 +290,6 @@ impl<'a> Recorder<'a> {
         Self {
             key: None,
             registry: self.registry.clone(),
-            writer: Rc::clone(&self.writer),
             ..*self
         }
     }
@@ -315,8 +302,6 @@ impl<'a> Recorder<'a> {
             key: None,
             registry: Registry::builtin(),
             fencing_token: None,
-            writes: false,
-            writer: Rc::default(),
         }
     }
 
@@ -324,30 +309,15 @@ impl<'a> Recorder<'a> {
     /// the server's on PostgreSQL, whether or not the journal exists yet): the only
     /// clock the CLI decides transitions and judges leases by.
     pub fn now(&self) -> Result<Timestamp, Failure> {
-        let db = self.db.clone()?;
-        if self.writes && matches!(db, Location::Postgres(_)) {
-            let mut writer = self.writer.borrow_mut();
-            if writer.is_none() {
-                *writer = self.existing_writer(&db)?;
-            }
-            if let Some(engine) = writer.as_ref() {
-                return Ok(engine.now()?);
-            }
-        }
-        Ok(Engine::clock(db, self.options)?)
-    }
-
-    /// The journal for writing if it exists (the one [`Recorder::now`] opened).
-    fn writer(&self, db: &Location) -> Result<Option<Engine>, Failure> {
-        match self.writer.borrow_mut().take() {
-            Some(engine) => Ok(Some(engine)),
-            None => self.existing_writer(db),
-        }
+        Ok(Engine::clock(self.db.clone()?, self.options)?)
     }
 
     /// [`Recorder::now`], read on `engine`'s session when the journal is open
     /// already: the same clock, without a connection of its own on PostgreSQL
-    /// (a whole server process started for one reading).
+    /// (a whole server process started for one reading). Only an engine opened
+    /// for the step at hand: one opened early and kept (tried) held a writer
+    /// idle through a verb's git reads, beside its read sessions, and migrated
+    /// an older journal for a verb that then recorded nothing (helper-57).
     fn now_on(&self, engine: Option<&Engine>) -> Result<Timestamp, Failure> {
         match engine {
             Some(e) => Ok(e.now()?),
@@ -486,7 +456,7 @@ impl<'a> Recorder<'a> {
             effect,
         } = step;
         let db = self.db.clone()?;
-        let existing = self.writer(&db)?;
+        let existing = self.existing_writer(&db)?;
         let mut ctx = match given {
             Some(ctx) => ctx,
             None => self.context_with(M::FRESH_IDS, existing.as_ref())?,
@@ -558,7 +528,7 @@ impl<'a> Recorder<'a> {
         fresh_ids: usize,
     ) -> Result<RecordedAny, Failure> {
         let db = self.db.clone()?;
-        let existing = self.writer(&db)?;
+        let existing = self.existing_writer(&db)?;
         let mut ctx = self.context_with(fresh_ids, existing.as_ref())?;
         ctx.fencing_token = self.fencing_token;
         let key = self.key.map(Key::Command);
