@@ -52,7 +52,7 @@ pub use copy::CopyReport;
 pub use error::Error;
 pub use hash::{chain_hash, sha256_hex};
 pub use location::{Location, PostgresUrl};
-pub use open::{Access, Durability, Journal, Options, SCHEMA_VERSION};
+pub use open::{Access, Durability, Journal, Options, PendingIntegrity, SCHEMA_VERSION};
 pub use read::{next_page, ReplayRow, StoredEvent, StoredTransition, StreamInfo};
 pub use sign::{default_key_path, verify_head, Anchor, SigningKey};
 pub use store::{KeyRow, SignatureRow};

@@ -73,6 +73,12 @@ pub enum Access {
     Copy,
 }
 
+/// A structural check running beside the caller's work ([`Journal::start_integrity`]).
+pub struct PendingIntegrity {
+    limit: u32,
+    check: Option<crate::store::IntegrityThread>,
+}
+
 /// An open journal: one connection to one backend.
 pub struct Journal {
     pub(crate) store: Box<dyn Store>,
@@ -187,6 +193,26 @@ impl Journal {
     /// and the hash chain `verify` walks, are what catch damage there.
     pub fn integrity_problems(&self, limit: u32) -> Result<Vec<String>, Error> {
         self.store.integrity_problems(limit)
+    }
+
+    /// [`Journal::integrity_problems`], started now beside the caller's work: on
+    /// SQLite on a read-only connection and a thread of its own, once SQLite's
+    /// own objects prove that connection reads this journal's file (see
+    /// `sqlite/same.rs`); its answer is [`Journal::finish_integrity`]'s.
+    pub fn start_integrity(&self, limit: u32) -> PendingIntegrity {
+        PendingIntegrity {
+            limit,
+            check: self.store.integrity_beside(limit),
+        }
+    }
+
+    /// The answer of a check [`Journal::start_integrity`] started; run here, on
+    /// this journal's connection, when it could not run there.
+    pub fn finish_integrity(&self, pending: PendingIntegrity) -> Result<Vec<String>, Error> {
+        if let Some(Ok(Ok(lines))) = pending.check.map(std::thread::JoinHandle::join) {
+            return Ok(lines);
+        }
+        self.store.integrity_problems(pending.limit)
     }
 
     /// The append-only guards missing from the journal: each names an operation

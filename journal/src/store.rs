@@ -94,6 +94,11 @@ pub(crate) trait Store: Send {
     /// The database's own structural check, at most `limit` problems; empty when
     /// sound or when the backend has none (see `Journal::integrity_problems`).
     fn integrity_problems(&self, limit: u32) -> Result<Vec<String>, Error>;
+    /// That check started on a connection and a thread of its own, when the
+    /// backend can prove the connection reads this journal's file.
+    fn integrity_beside(&self, _limit: u32) -> Option<IntegrityThread> {
+        None
+    }
     /// Writes rows verbatim into this (empty) journal in one transaction: `feed`
     /// pushes them into the sink. Refused with [`Error::NotEmpty`] when the
     /// journal holds any row.
@@ -228,7 +233,13 @@ pub(crate) trait Snapshot {
     fn hash_at(&mut self, seq: i64) -> Result<Option<String>, Error>;
     /// The database's own structural check (as [`Store::integrity_problems`]).
     fn integrity_problems(&mut self, limit: u32) -> Result<Vec<String>, Error>;
+    /// Lets the backend start that check now, beside the walk (on another core),
+    /// for a later [`Snapshot::integrity_problems`] with the same `limit`.
+    fn start_integrity(&mut self, _limit: u32) {}
 }
+
+/// A structural check on a thread of its own: its lines, or why it could not run.
+pub(crate) type IntegrityThread = std::thread::JoinHandle<Result<Vec<String>, String>>;
 
 /// Where `import` writes rows verbatim.
 pub(crate) trait Sink {

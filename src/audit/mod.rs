@@ -175,16 +175,8 @@ impl Engine {
             findings: Vec::new(),
             by_stream: Vec::new(),
         };
-        for line in self.journal().integrity_problems(10)? {
-            report.findings.push(Finding {
-                kind: FindingKind::Damaged,
-                stream: String::new(),
-                transition_id: None,
-                seq: None,
-                detail: line,
-                diff: None,
-            });
-        }
+        // Beside the re-decisions (another core); its findings are listed first.
+        let integrity = self.journal().start_integrity(10);
         // Each stream read by a decision, as it stands now (for `reliance-withdrawn`).
         let mut now = cross::Now::new();
         for s in &streams {
@@ -198,6 +190,18 @@ impl Engine {
                 redecided: report.redecided - before.2,
             });
         }
+        let damaged = self.journal().finish_integrity(integrity)?;
+        report.findings.splice(
+            0..0,
+            damaged.into_iter().map(|line| Finding {
+                kind: FindingKind::Damaged,
+                stream: String::new(),
+                transition_id: None,
+                seq: None,
+                detail: line,
+                diff: None,
+            }),
+        );
         report.findings.extend(self.cross_invariants(&streams)?);
         report.ok = !report.findings.iter().any(|f| f.kind.is_failure());
         Ok(report)

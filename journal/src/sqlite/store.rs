@@ -469,6 +469,10 @@ impl Store for SqliteStore {
         SqliteStore::integrity_problems(self, limit)
     }
 
+    fn integrity_beside(&self, limit: u32) -> Option<crate::store::IntegrityThread> {
+        SqliteStore::integrity_beside(self, limit)
+    }
+
     fn import(
         &mut self,
         feed: &mut dyn FnMut(&mut dyn Sink) -> Result<(), Error>,
