@@ -4,43 +4,59 @@
 //!
 //! A second connection opens the file again by name, and a file renamed over the
 //! journal in between would be checked instead (helper-47). A name proves
-//! nothing; SQLite's own objects do:
+//! nothing; the open files do:
 //!
 //! * **The database file.** SQLite keeps one shared-memory node per inode in a
-//!   process, and every connection to that inode maps the same WAL-index regions.
-//!   Region 0's address (`xShmMap`, through `SQLITE_FCNTL_FILE_POINTER`) is
-//!   therefore one address exactly when both connections hold one inode: two live
-//!   mappings of two files never share an address.
+//!   process, and every connection to that inode maps the same WAL-index regions:
+//!   region 0's address (`xShmMap`, through `SQLITE_FCNTL_FILE_POINTER`) is one
+//!   address exactly when both connections hold one inode. And both descriptors
+//!   name one device and inode (`fstat`).
 //! * **The WAL.** Each connection opens the `-wal` file by name too, and reads
-//!   pages from it where the shared index says. So the two WAL files
-//!   (`SQLITE_FCNTL_JOURNAL_POINTER`) must hold the same bytes: equal sizes, and
-//!   equal contents, compared here (at most [`WAL_MAX`] bytes).
+//!   pages from its own descriptor where the shared index says: both descriptors
+//!   (`SQLITE_FCNTL_JOURNAL_POINTER`) must name one device and inode. Equal bytes
+//!   are not enough: a copy renamed over the WAL between the opens can be
+//!   changed after any comparison (helper-58 did, and verify said intact).
 //!
-//! Anything else — another VFS, no WAL, an error, a WAL that grew between the two
-//! reads (a writer), a larger one — proves nothing, and the check runs on the
-//! caller's own connection as before. Only the `sqlite3_file` and
-//! `sqlite3_io_methods` structs of SQLite's public ABI are read.
+//! A descriptor is read from SQLite's unix file object (`struct unixFile`:
+//! methods, VFS, inode record, descriptor), only on the `unix` VFS, only when its
+//! file objects are at least that large, and only when the object's VFS field is
+//! the connection's VFS (the layout checked on the object itself). Anything else —
+//! another VFS, no WAL, an error — proves nothing, and the check runs on the
+//! caller's own connection as before.
 
-use std::ffi::{c_int, c_void};
+use std::ffi::{c_int, c_void, CStr};
 use std::ptr;
 
 use rusqlite::{ffi, Connection};
 
-/// The largest WAL compared (a larger one proves nothing). SQLite checkpoints
-/// at 1,000 pages (4 MiB) by default; a long batch can grow it further.
-const WAL_MAX: i64 = 64 << 20;
-
 /// The WAL-index region size SQLite maps (`WALINDEX_PGSZ`): `xShmMap` asks it.
 const SHM_REGION: c_int = 32 * 1024;
 
-/// Whether `a` and `b` read the same database file and the same WAL bytes. Both
+/// The first fields of the unix VFS's file object (`struct unixFile` in
+/// sqlite3.c, unchanged since 3.7).
+#[repr(C)]
+struct UnixFileHead {
+    methods: *const c_void,
+    vfs: *mut ffi::sqlite3_vfs,
+    inode: *mut c_void,
+    fd: c_int,
+}
+
+/// Whether `a` and `b` read the same database file and the same WAL file. Both
 /// must have read the database since they opened (so their WAL is open), and
 /// neither may be inside a call (the caller holds both).
+#[cfg(unix)]
 pub(super) fn same_file(a: &Connection, b: &Connection) -> bool {
     // SAFETY: `handle()` is each connection's live `sqlite3*`, used on this
-    // thread while no statement of either runs; the file pointers SQLite returns
-    // live as long as the connections, which outlive this call.
-    unsafe { same_database(a, b) && same_wal(a, b) }
+    // thread while no statement of either runs; the file objects SQLite returns
+    // live as long as the connections, which outlive this call; a descriptor is
+    // read only from an object the unix VFS made, within its size.
+    unsafe { same_database(a, b) && same_open_file(a, b, ffi::SQLITE_FCNTL_JOURNAL_POINTER) }
+}
+
+#[cfg(not(unix))]
+pub(super) fn same_file(_: &Connection, _: &Connection) -> bool {
+    false
 }
 
 /// The `sqlite3_file` SQLite opened for `main` (`op`: the database file or its
@@ -79,59 +95,63 @@ unsafe fn same_database(a: &Connection, b: &Connection) -> bool {
     if fa == fb || (*fa).pMethods != (*fb).pMethods {
         return false;
     }
-    match (region_zero(fa), region_zero(fb)) {
+    let mapped = match (region_zero(fa), region_zero(fb)) {
         (Some(ra), Some(rb)) => ra == rb,
         _ => false,
-    }
+    };
+    mapped && same_open_file(a, b, ffi::SQLITE_FCNTL_FILE_POINTER)
 }
 
-/// The size of `file`, through its methods.
-unsafe fn size(file: *mut ffi::sqlite3_file) -> Option<i64> {
-    let mut n: ffi::sqlite3_int64 = 0;
-    let size = (*(*file).pMethods).xFileSize?;
-    (size(file, ptr::addr_of_mut!(n)) == ffi::SQLITE_OK).then_some(n)
+/// The descriptor of `file`, a file object of `conn`'s VFS, when that is the
+/// unix VFS and the object is laid out as [`UnixFileHead`] says.
+unsafe fn descriptor(conn: &Connection, file: *mut ffi::sqlite3_file) -> Option<c_int> {
+    let mut vfs: *mut ffi::sqlite3_vfs = ptr::null_mut();
+    let rc = ffi::sqlite3_file_control(
+        conn.handle(),
+        c"main".as_ptr(),
+        ffi::SQLITE_FCNTL_VFS_POINTER,
+        ptr::addr_of_mut!(vfs).cast::<c_void>(),
+    );
+    if rc != ffi::SQLITE_OK || vfs.is_null() || (*vfs).zName.is_null() {
+        return None;
+    }
+    let big_enough =
+        usize::try_from((*vfs).szOsFile).is_ok_and(|n| n >= std::mem::size_of::<UnixFileHead>());
+    if CStr::from_ptr((*vfs).zName) != c"unix" || !big_enough {
+        return None;
+    }
+    let head = &*file.cast::<UnixFileHead>();
+    (head.vfs == vfs && head.fd >= 0).then_some(head.fd)
 }
 
-/// `buf.len()` bytes of `file` at `at`.
-unsafe fn read(file: *mut ffi::sqlite3_file, buf: &mut [u8], at: i64) -> bool {
-    let Some(read) = (*(*file).pMethods).xRead else {
-        return false;
-    };
-    let Ok(n) = c_int::try_from(buf.len()) else {
-        return false;
-    };
-    read(file, buf.as_mut_ptr().cast::<c_void>(), n, at) == ffi::SQLITE_OK
+/// The device and inode an open descriptor names.
+#[cfg(unix)]
+fn identity(fd: c_int) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    use std::os::unix::io::BorrowedFd;
+    // SAFETY: `fd` is open for as long as its connection, which outlives this
+    // call; it is only duplicated (the duplicate is closed here).
+    let owned = unsafe { BorrowedFd::borrow_raw(fd) }
+        .try_clone_to_owned()
+        .ok()?;
+    let meta = std::fs::File::from(owned).metadata().ok()?;
+    Some((meta.dev(), meta.ino()))
 }
 
-unsafe fn same_wal(a: &Connection, b: &Connection) -> bool {
-    let (Some(wa), Some(wb)) = (
-        file(a, ffi::SQLITE_FCNTL_JOURNAL_POINTER),
-        file(b, ffi::SQLITE_FCNTL_JOURNAL_POINTER),
-    ) else {
+/// Whether `a`'s and `b`'s files of kind `op` are one open file (one device and
+/// inode).
+#[cfg(unix)]
+unsafe fn same_open_file(a: &Connection, b: &Connection, op: c_int) -> bool {
+    let (Some(fa), Some(fb)) = (file(a, op), file(b, op)) else {
         return false;
     };
-    let (Some(na), Some(nb)) = (size(wa), size(wb)) else {
-        return false;
-    };
-    if na != nb || !(0..=WAL_MAX).contains(&na) {
-        return false;
+    match (descriptor(a, fa), descriptor(b, fb)) {
+        (Some(da), Some(db)) => match (identity(da), identity(db)) {
+            (Some(ia), Some(ib)) => ia == ib,
+            _ => false,
+        },
+        _ => false,
     }
-    let (mut ba, mut bb) = (vec![0u8; 1 << 20], vec![0u8; 1 << 20]);
-    let mut at = 0;
-    while at < na {
-        // A chunk fits the 1 MiB buffers: `na - at` is positive here.
-        let n = usize::try_from((na - at).min(1 << 20)).unwrap_or(0);
-        if n == 0
-            || !read(wa, &mut ba[..n], at)
-            || !read(wb, &mut bb[..n], at)
-            || ba[..n] != bb[..n]
-        {
-            return false;
-        }
-        at += n as i64;
-    }
-    // Still the same size: no writer appended while the bytes were compared.
-    size(wa) == Some(na) && size(wb) == Some(na)
 }
 
 #[cfg(test)]
@@ -190,7 +210,21 @@ mod tests {
     }
 
     #[test]
-    fn a_wal_renamed_over_the_journals_between_the_opens_is_not() {
+    fn a_file_renamed_over_the_journal_alone_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("j.db");
+        let _w = journal(&p, 50);
+        let a = reader(&p);
+        // The database file replaced by a copy; the WAL left as it is (so the
+        // WAL's check alone cannot tell).
+        let q = dir.path().join("copy.db");
+        std::fs::copy(&p, &q).unwrap();
+        std::fs::rename(&q, &p).unwrap();
+        assert!(!same_file(&a, &reader(&p)));
+    }
+
+    #[test]
+    fn a_wal_renamed_over_the_journals_between_the_opens_is_not_even_with_its_bytes() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("j.db");
         let _w = journal(&p, 50);
@@ -205,11 +239,12 @@ mod tests {
         std::fs::write(&q, &bytes).unwrap();
         std::fs::rename(&q, &wal).unwrap();
         assert!(!same_file(&a, &reader(&p)));
-        // The unchanged bytes under a new inode prove the same reads.
+        // Nor do the unchanged bytes under a new inode: they could be changed
+        // after any comparison (helper-58 did, and verify said intact).
         bytes[at] ^= 0x20;
         std::fs::write(&q, &bytes).unwrap();
         std::fs::rename(&q, &wal).unwrap();
-        assert!(same_file(&a, &reader(&p)));
+        assert!(!same_file(&a, &reader(&p)));
     }
 
     #[test]
