@@ -197,8 +197,11 @@ impl Journal {
 
     /// [`Journal::integrity_problems`], started now beside the caller's work: on
     /// SQLite on a read-only connection and a thread of its own, once SQLite's
-    /// own objects prove that connection reads this journal's file (see
-    /// `sqlite/same.rs`); its answer is [`Journal::finish_integrity`]'s.
+    /// own objects prove that connection holds this journal's files (see
+    /// `sqlite/same.rs`); its answer is [`Journal::finish_integrity`]'s. It reads
+    /// a snapshot of its own, as [`Journal::integrity_problems`] does: for a
+    /// caller that reads no one snapshot (the audit), not for a check that must
+    /// judge the rows a transaction read (`verify` checks in its own).
     pub fn start_integrity(&self, limit: u32) -> PendingIntegrity {
         PendingIntegrity {
             limit,

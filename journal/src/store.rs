@@ -233,9 +233,6 @@ pub(crate) trait Snapshot {
     fn hash_at(&mut self, seq: i64) -> Result<Option<String>, Error>;
     /// The database's own structural check (as [`Store::integrity_problems`]).
     fn integrity_problems(&mut self, limit: u32) -> Result<Vec<String>, Error>;
-    /// Lets the backend start that check now, beside the walk (on another core),
-    /// for a later [`Snapshot::integrity_problems`] with the same `limit`.
-    fn start_integrity(&mut self, _limit: u32) {}
 }
 
 /// A structural check on a thread of its own: its lines, or why it could not run.

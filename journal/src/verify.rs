@@ -209,8 +209,6 @@ fn walk(
     let mut events = 0u64;
     let mut head = None;
     let mut open: Option<OpenTransition> = None;
-    // SQLite's structural check, beside the walk when it can be (another core).
-    snap.start_integrity(INTEGRITY_LINES);
     let mut opened = Opened {
         count: 0,
         last: 0,

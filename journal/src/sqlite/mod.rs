@@ -420,9 +420,10 @@ impl SqliteStore {
     }
 
     /// [`SqliteStore::integrity_problems`] on a second, read-only connection and
-    /// a thread of its own, beside the caller's work: `integrity_check` reads
-    /// every page and looks every row up in its indexes (1.3–1.5 s of a 1M-event
-    /// journal) and needs nothing from the caller. `None` — the caller checks on
+    /// a thread of its own, beside the caller's work (the audit's: it reads no
+    /// one snapshot; `verify` checks in its walk's transaction): `integrity_check`
+    /// reads every page and looks every row up in its indexes (1.3–1.5 s of a
+    /// 1M-event journal) and needs nothing from the caller. `None` — the caller checks on
     /// its own connection — unless [`same::same_file`] proves the second
     /// connection reads this one's file and WAL bytes (a file renamed over the
     /// journal between the two opens was checked instead: helper-47), or when no

@@ -1,6 +1,9 @@
 //! Whether two connections of this process read one journal: the proof that lets
 //! SQLite's structural check run on a second connection, on another core, beside
-//! the walk (`verify`) or the re-decisions (`audit`).
+//! the audit's re-decisions. (Not beside `verify`'s walk: the walk reads one
+//! snapshot, and a second connection begins its own, which a WAL-index header
+//! rewritten in between makes an older one: helper-59. The audit reads no one
+//! snapshot; its check was always a transaction of its own.)
 //!
 //! A second connection opens the file again by name, and a file renamed over the
 //! journal in between would be checked instead (helper-47). A name proves

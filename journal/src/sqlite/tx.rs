@@ -235,8 +235,6 @@ pub(super) struct Snap<'a> {
     pub(super) signatures: Ahead<SignatureRow>,
     /// The signing keys' public halves by id, as signatures name them.
     pub(super) keys: HashMap<i64, Option<String>>,
-    /// The structural check running beside the walk, with its line limit.
-    pub(super) integrity: Option<(u32, crate::store::IntegrityThread)>,
 }
 
 impl<'a> Snap<'a> {
@@ -247,7 +245,6 @@ impl<'a> Snap<'a> {
             transitions: Ahead::new(),
             signatures: Ahead::new(),
             keys: HashMap::new(),
-            integrity: None,
         }
     }
 }
@@ -499,19 +496,14 @@ impl Snapshot for Snap<'_> {
     }
 
     fn integrity_problems(&mut self, limit: u32) -> Result<Vec<String>, Error> {
-        // The check started beside the walk, on a connection proven to read the
-        // walk's file (`SqliteStore::integrity_beside`); else, or when it could
-        // not finish there, on the walk's own connection.
-        if let Some((started, check)) = self.integrity.take() {
-            if let (true, Ok(Ok(lines))) = (started == limit, check.join()) {
-                return Ok(lines);
-            }
-        }
+        // On the walk's own connection and in its read transaction: the same
+        // file and the same rows the walk read. A second connection opened the
+        // file again by name, and a file renamed over it in between was checked
+        // instead (helper-47); one proven to hold the same files
+        // (`SqliteStore::integrity_beside`) still began its own transaction, and
+        // a WAL-index header rewritten in between made it read an older
+        // snapshot, without the walk's damaged frames (helper-59).
         self.store.integrity_problems(limit)
-    }
-
-    fn start_integrity(&mut self, limit: u32) {
-        self.integrity = self.store.integrity_beside(limit).map(|c| (limit, c));
     }
 }
 
