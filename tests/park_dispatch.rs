@@ -129,8 +129,7 @@ fn a_live_dispatch_in_the_bound_repository_outranks_no_active_dispatch() {
     assert_eq!((code, &out["eligible"]), (0, &json!(false)), "{out}");
 
     // The worker's result verified: the dispatch is over, and the same pass holds.
-    let commit = w.commit_lane();
-    let (code, out) = w.verify("core", &w.lane, &commit, &["--checklist", CHECKLIST]);
+    let (code, out) = w.verify_lane("core");
     assert_eq!(
         (code, out["state"].as_str()),
         (0, Some("verified")),
@@ -375,8 +374,7 @@ fn a_dispatch_after_the_receipt_keeps_the_episode_from_safe_to_close() {
     // The worker's result verified: no dispatch is live, but one began since the
     // receipt was authorized, so the receipt's quiescence is not this episode's
     // (found by a hostile pass: dispatch then verify in between closed it).
-    let commit = w.commit_lane();
-    let (code, out) = w.verify("core", &w.lane, &commit, &["--checklist", CHECKLIST]);
+    let (code, out) = w.verify_lane("core");
     assert_eq!(
         (code, out["state"].as_str()),
         (0, Some("verified")),

@@ -212,13 +212,7 @@ fn a_criterion_that_does_not_print_its_floor_fails() {
         30_000,
     ));
     w.dispatched("core");
-    let commit = w.commit_lane();
-    let (code, out) = w.verify(
-        "core",
-        &w.lane,
-        &commit,
-        &["--checklist", r#"[{"index":0,"done":true}]"#],
-    );
+    let (code, out) = w.verify_lane("core");
     assert_eq!(
         (code, out["state"].as_str()),
         (4, Some("rejected")),
@@ -403,17 +397,7 @@ fn snapshots_of_validate_and_status() {
 
     let w = Work::new(&spec_text(OK, "test result: ok", 30_000));
     w.dispatched("core");
-    let commit = w.commit_lane();
-    assert_eq!(
-        w.verify(
-            "core",
-            &w.lane,
-            &commit,
-            &["--checklist", r#"[{"index":0,"done":true}]"#]
-        )
-        .0,
-        0
-    );
+    assert_eq!(w.verify_lane("core").0, 0);
     let out = w.status("s1");
     snap!(
         "work_status_verified",
@@ -770,14 +754,8 @@ fn a_spec_edited_while_a_verb_runs_does_not_undo_its_answer() {
         30_000,
     ));
     w.dispatched("core");
-    let commit = w.commit_lane();
     let before = std::fs::read_to_string(&w.spec).unwrap();
-    let (code, out) = w.verify(
-        "core",
-        &w.lane,
-        &commit,
-        &["--checklist", r#"[{"index":0,"done":true}]"#],
-    );
+    let (code, out) = w.verify_lane("core");
     assert_ne!(
         std::fs::read_to_string(&w.spec).unwrap(),
         before,

@@ -175,6 +175,13 @@ impl Work {
     }
 
     /// `work verify` of `node` in `tree` at `commit`, in session `s1`.
+    /// Commits the lane ([`Work::commit_lane`]) and verifies `node` there at that
+    /// commit, with [`CHECKLIST`]: the usual verification of a dispatched node.
+    pub fn verify_lane(&self, node: &str) -> (i32, Value) {
+        let commit = self.commit_lane();
+        self.verify(node, &self.lane, &commit, &["--checklist", CHECKLIST])
+    }
+
     pub fn verify(&self, node: &str, tree: &Path, commit: &str, extra: &[&str]) -> (i32, Value) {
         self.verify_in("s1", node, tree, commit, extra)
     }
