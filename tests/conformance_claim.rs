@@ -271,7 +271,21 @@ fn a_lease_is_judged_by_the_journals_clock_the_servers_on_postgres() {
     );
     assert_eq!(prepare(&db, &ep, &["--fencing-token", "1"]).0, 0);
     assert_eq!(gate(&db, &ep, "agent-a", 1)["authorized"], true);
+    // A verb that decides inside its append (`exec`) reads the clock on the
+    // session it appends on: still the server's.
+    let (code, out, _) = cairn(&["saga", "save", "--id", "issue-7"], "", Some(&db));
+    assert_eq!(code, 0, "{out}");
+    let drain = json!({"command": "adjust", "directive": "drain"}).to_string();
+    let (code, out, _) = cairn(&["exec", "saga", "saga/issue-7"], &drain, Some(&db));
+    assert_eq!(
+        (code, out["outcome"].as_str()),
+        (0, Some("accepted")),
+        "{out}"
+    );
     let engine = Engine::open_read_only(&db, &Options::default(), Registry::builtin()).unwrap();
+    let recorded = engine.journal().transitions("saga/issue-7").unwrap();
+    let context: Value = serde_json::from_str(&recorded.last().unwrap().context).unwrap();
+    near(instant(&context["now"]), behind, "exec's decision");
     near(
         instant(&json!(engine.now().unwrap().to_string())),
         behind,
