@@ -170,13 +170,14 @@ impl<M: Machine> DynFold for Fold<M> {
     }
 
     fn scans(&self, command: &Value) -> Vec<crate::reads::Sieve> {
-        serde_json::from_value::<M::Command>(command.clone())
+        // Read straight from the borrowed value: no copy of the command.
+        M::Command::deserialize(command)
             .map(|c| M::scans(&self.state, &c))
             .unwrap_or_default()
     }
 
     fn decide(&self, command: &Value, context: &Context) -> Result<Vec<RawEvent>, DecideFailure> {
-        let command: M::Command = serde_json::from_value(command.clone())
+        let command = M::Command::deserialize(command)
             .map_err(|e| DecideFailure::Command(e.to_string()))?;
         let events = M::decide(&self.state, &command, context).map_err(DecideFailure::Rejected)?;
         events
