@@ -74,9 +74,23 @@ pub enum Access {
 }
 
 /// A structural check running beside the caller's work ([`Journal::start_integrity`]).
+/// Dropped unfinished (the caller stopped on an error), it stops the check and
+/// waits for its thread: no check outlives the work it was started beside, nor
+/// holds the journal's files open after it.
 pub struct PendingIntegrity {
     limit: u32,
     check: Option<crate::store::IntegrityThread>,
+}
+
+impl Drop for PendingIntegrity {
+    fn drop(&mut self) {
+        if let Some(check) = self.check.take() {
+            (check.stop)();
+            // An interrupted check answers at its next page; its answer, or
+            // its panic, is not wanted.
+            let _ = check.handle.join();
+        }
+    }
 }
 
 /// An open journal: one connection to one backend.
@@ -211,8 +225,8 @@ impl Journal {
 
     /// The answer of a check [`Journal::start_integrity`] started; run here, on
     /// this journal's connection, when it could not run there.
-    pub fn finish_integrity(&self, pending: PendingIntegrity) -> Result<Vec<String>, Error> {
-        if let Some(Ok(Ok(lines))) = pending.check.map(std::thread::JoinHandle::join) {
+    pub fn finish_integrity(&self, mut pending: PendingIntegrity) -> Result<Vec<String>, Error> {
+        if let Some(Ok(Ok(lines))) = pending.check.take().map(|c| c.handle.join()) {
             return Ok(lines);
         }
         self.store.integrity_problems(pending.limit)
@@ -223,5 +237,53 @@ impl Journal {
     /// Empty for an intact journal; `verify` reports it as `unguarded`.
     pub fn unguarded(&self) -> Result<Vec<String>, Error> {
         self.store.unguarded()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Journal, Options};
+
+    /// The paths the process holds open (`/proc/self/fd`).
+    fn open_paths() -> Vec<std::path::PathBuf> {
+        std::fs::read_dir("/proc/self/fd")
+            .map(|fds| {
+                fds.filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// A caller that stops before asking for the check's answer (the audit, on
+    /// an error) leaves no check running: dropping it stops the check and waits
+    /// for its thread, which lets go of the journal's files. Before, the thread
+    /// read on to the end of the file after the audit had returned.
+    #[test]
+    fn a_check_dropped_unfinished_lets_go_of_the_journal() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("j.db");
+        let mut j = Journal::open(&path, &Options::default()).expect("open");
+        // 60,000 events: a check of tens of milliseconds, far longer than the
+        // few steps between its start and its drop below.
+        let batch: Vec<_> = (0..60)
+            .map(|t| {
+                let mut a = crate::pages::tests::big(t * 1000, 10);
+                a.events = (0..1000).map(|_| a.events[0].clone()).collect();
+                a
+            })
+            .collect();
+        j.append_batch(&batch).expect("append");
+        let ours = |paths: Vec<std::path::PathBuf>| {
+            paths
+                .into_iter()
+                .filter(|p| p.starts_with(dir.path()))
+                .collect::<Vec<_>>()
+        };
+        let pending = j.start_integrity(10);
+        assert!(pending.check.is_some(), "started beside");
+        drop(j);
+        assert!(!ours(open_paths()).is_empty(), "the check holds the files");
+        drop(pending);
+        assert_eq!(ours(open_paths()), Vec::<std::path::PathBuf>::new());
     }
 }

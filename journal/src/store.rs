@@ -236,7 +236,11 @@ pub(crate) trait Snapshot {
 }
 
 /// A structural check on a thread of its own: its lines, or why it could not run.
-pub(crate) type IntegrityThread = std::thread::JoinHandle<Result<Vec<String>, String>>;
+pub(crate) struct IntegrityThread {
+    pub(crate) handle: std::thread::JoinHandle<Result<Vec<String>, String>>,
+    /// Stops the check where it is (its answer is no longer wanted).
+    pub(crate) stop: Box<dyn Fn() + Send>,
+}
 
 /// Where `import` writes rows verbatim.
 pub(crate) trait Sink {

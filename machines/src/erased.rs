@@ -177,8 +177,8 @@ impl<M: Machine> DynFold for Fold<M> {
     }
 
     fn decide(&self, command: &Value, context: &Context) -> Result<Vec<RawEvent>, DecideFailure> {
-        let command = M::Command::deserialize(command)
-            .map_err(|e| DecideFailure::Command(e.to_string()))?;
+        let command =
+            M::Command::deserialize(command).map_err(|e| DecideFailure::Command(e.to_string()))?;
         let events = M::decide(&self.state, &command, context).map_err(DecideFailure::Rejected)?;
         events
             .iter()

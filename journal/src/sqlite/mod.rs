@@ -448,10 +448,15 @@ impl SqliteStore {
         {
             return None;
         }
-        std::thread::Builder::new()
+        let interrupt = second.conn.get_interrupt_handle();
+        let handle = std::thread::Builder::new()
             .name("cairn-integrity".into())
             .spawn(move || second.integrity_problems(limit).map_err(|e| e.to_string()))
-            .ok()
+            .ok()?;
+        Some(crate::store::IntegrityThread {
+            handle,
+            stop: Box::new(move || interrupt.interrupt()),
+        })
     }
 
     /// The file's permission bits when they let group or others in.

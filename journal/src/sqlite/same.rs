@@ -266,7 +266,7 @@ mod tests {
         let s = SqliteStore::open(&p, &Options::default()).unwrap();
         let check = s.integrity_beside(10).expect("proven and started");
         assert_eq!(
-            check.join().unwrap().unwrap(),
+            check.handle.join().unwrap().unwrap(),
             s.integrity_problems(10).unwrap()
         );
     }
