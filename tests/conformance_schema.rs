@@ -355,3 +355,49 @@ fn a_forged_marker_or_a_keyless_copy_target_is_refused() {
         .get(0);
     assert_eq!(rows, 0, "nothing was copied");
 }
+
+/// helper-56: with `pg_temp` first on the URL's `search_path`, cairn created the
+/// journal in the session's temporary schema: the first append ended "damaged"
+/// (exit 5), the next call found no journal. A journal never lives in one of
+/// PostgreSQL's own schemas: the URL is refused (exit 2, naming the schema and
+/// what to do), and nothing is created anywhere.
+#[test]
+fn a_search_path_naming_a_system_schema_first_is_refused() {
+    let s = Store::postgres_in("UTF8");
+    let base = s.db().to_string_lossy().into_owned();
+    let sep = if base.contains('?') { '&' } else { '?' };
+    for (path, named) in [
+        ("pg_temp%2Cpublic", "the session's temporary schema"),
+        ("pg_catalog", "PostgreSQL's own schema `pg_catalog`"),
+    ] {
+        let url = format!("{base}{sep}options=-csearch_path%3D{path}");
+        let acquire = [
+            "claim",
+            "acquire",
+            "--resource",
+            RESOURCE,
+            "--owner",
+            "a",
+            "--claim-id",
+            "c",
+            "--ttl",
+            "60",
+        ];
+        for args in [&acquire[..], &["journal", "verify"]] {
+            let (code, out) = run(Some(Path::new(&url)), args);
+            assert_eq!(code, 2, "{args:?}: {out}");
+            assert_eq!(out["error"]["rule"], "is-a-journal", "{out}");
+            let message = out["error"]["message"].as_str().unwrap_or_default();
+            assert!(message.contains(named), "{message}");
+        }
+    }
+    let mut pg = s.pg();
+    let made: i64 = pg
+        .query_one(
+            "SELECT count(*) FROM pg_catalog.pg_class WHERE relname IN ('events', 'transitions', 'cairn_journal')",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(made, 0, "nothing created");
+}

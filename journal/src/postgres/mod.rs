@@ -259,6 +259,21 @@ impl Session {
                 "no schema of the connection's search_path exists (create one, or set search_path)",
             ));
         };
+        // `pg_` names PostgreSQL's own schemas (users cannot create one). First
+        // on the path, `pg_temp` made cairn create the journal in the session's
+        // temporary schema, gone with the session (helper-56: "damaged" at the
+        // first append, "no journal" at the next call); `pg_catalog` is the
+        // system's tables.
+        if schema.starts_with("pg_") {
+            return Err(self.not_journal(&format!(
+                "the connection's search_path puts PostgreSQL's own schema `{schema}` first{}: name the journal's schema first (`options=-csearch_path%3Dmyschema` in the URL)",
+                if schema.starts_with("pg_temp") || schema.starts_with("pg_toast_temp") {
+                    " (the session's temporary schema: a journal there is gone with the session)"
+                } else {
+                    ""
+                }
+            )));
+        }
         if has_marker {
             let marker = c
                 .query_one(sql::MARKER, &[&sql::APPLICATION_ID])
