@@ -448,14 +448,27 @@ impl SqliteStore {
         {
             return None;
         }
-        let interrupt = second.conn.get_interrupt_handle();
+        // Stopped through SQLite's progress handler, which the check consults
+        // as it goes: `sqlite3_interrupt` before the check's statement starts is
+        // cleared by its start (helper-61: the audit then waited for the whole
+        // check), a flag is not.
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopped = std::sync::Arc::clone(&stop);
+        let mut second = second;
+        second
+            .conn
+            .progress_handler(
+                1000,
+                Some(move || stopped.load(std::sync::atomic::Ordering::Relaxed)),
+            )
+            .ok()?;
         let handle = std::thread::Builder::new()
             .name("cairn-integrity".into())
             .spawn(move || second.integrity_problems(limit).map_err(|e| e.to_string()))
             .ok()?;
         Some(crate::store::IntegrityThread {
             handle,
-            stop: Box::new(move || interrupt.interrupt()),
+            stop: Box::new(move || stop.store(true, std::sync::atomic::Ordering::Relaxed)),
         })
     }
 
