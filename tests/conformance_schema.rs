@@ -366,11 +366,33 @@ fn a_search_path_naming_a_system_schema_first_is_refused() {
     let s = Store::postgres_in("UTF8");
     let base = s.db().to_string_lossy().into_owned();
     let sep = if base.contains('?') { '&' } else { '?' };
-    for (path, named) in [
-        ("pg_temp%2Cpublic", "the session's temporary schema"),
-        ("pg_catalog", "PostgreSQL's own schema `pg_catalog`"),
+    // A role that may not create temporary tables: `pg_temp` first is refused
+    // by the server while the session is set up (helper-61: exit 1 before).
+    let role = format!("cairn_notemp_{}", std::process::id());
+    s.exec(&format!(
+        "CREATE ROLE {role} LOGIN; GRANT CREATE ON SCHEMA public TO {role}; \
+         DO $$ BEGIN EXECUTE format('REVOKE TEMP ON DATABASE %I FROM PUBLIC', current_database()); END $$"
+    ))
+    .unwrap();
+    let (scheme, rest) = base.split_once("://").expect("a URL");
+    let as_role = format!(
+        "{scheme}://{role}@{}",
+        rest.split_once('@').map_or(rest, |(_, host)| host)
+    );
+    for (url, path, named) in [
+        (&base, "pg_temp%2Cpublic", "the session's temporary schema"),
+        (
+            &base,
+            "pg_catalog",
+            "puts `pg_catalog` first, a `pg_` schema",
+        ),
+        (
+            &as_role,
+            "pg_temp%2Cpublic",
+            "permission denied to create temporary tables",
+        ),
     ] {
-        let url = format!("{base}{sep}options=-csearch_path%3D{path}");
+        let url = format!("{url}{sep}options=-csearch_path%3D{path}");
         let acquire = [
             "claim",
             "acquire",
@@ -400,4 +422,8 @@ fn a_search_path_naming_a_system_schema_first_is_refused() {
         .unwrap()
         .get(0);
     assert_eq!(made, 0, "nothing created");
+    s.exec(&format!(
+        "REVOKE CREATE ON SCHEMA public FROM {role}; DROP ROLE {role}"
+    ))
+    .unwrap();
 }

@@ -178,7 +178,15 @@ fn connect(
         sql::PIN_SEARCH_PATH,
     );
     let s = Session { location, busy_ms };
-    client.batch_execute(&session).map_err(|e| s.pg(e))?;
+    client.batch_execute(&session).map_err(|e| match e.as_db_error() {
+        // The session's own settings refused (the URL's search_path puts
+        // `pg_temp` first for a role without TEMP: the pin's `current_schema()`
+        // would create the temporary schema): the URL's doing, exit 2.
+        Some(db) if db.code() == &postgres::error::SqlState::INSUFFICIENT_PRIVILEGE => s.not_journal(
+            &format!("the session's settings were refused: {} (see the URL's options, such as search_path)", db.message()),
+        ),
+        _ => s.pg(e),
+    })?;
     Ok((client, s))
 }
 
@@ -266,7 +274,7 @@ impl Session {
         // system's tables.
         if schema.starts_with("pg_") {
             return Err(self.not_journal(&format!(
-                "the connection's search_path puts PostgreSQL's own schema `{schema}` first{}: name the journal's schema first (`options=-csearch_path%3Dmyschema` in the URL)",
+                "the connection's search_path puts `{schema}` first, a `pg_` schema (PostgreSQL keeps the prefix for its own){}: name the journal's schema first (`options=-csearch_path%3Dmyschema` in the URL)",
                 if schema.starts_with("pg_temp") || schema.starts_with("pg_toast_temp") {
                     " (the session's temporary schema: a journal there is gone with the session)"
                 } else {
