@@ -286,6 +286,15 @@ fn a_lease_is_judged_by_the_journals_clock_the_servers_on_postgres() {
     let recorded = engine.journal().transitions("saga/issue-7").unwrap();
     let context: Value = serde_json::from_str(&recorded.last().unwrap().context).unwrap();
     near(instant(&context["now"]), behind, "exec's decision");
+    // `prepare-attempt` reads the clock only as it records, on its writer's
+    // session (its answer needs none): the server's too.
+    let prepared = engine.journal().transitions(&format!("park/{ep}")).unwrap();
+    let context: Value = serde_json::from_str(&prepared.last().unwrap().context).unwrap();
+    near(
+        instant(&context["now"]),
+        behind,
+        "prepare-attempt's decision",
+    );
     near(
         instant(&json!(engine.now().unwrap().to_string())),
         behind,

@@ -503,3 +503,54 @@ fn an_unreachable_database_is_exit_1_with_a_clear_message() {
         "{out}"
     );
 }
+
+/// On PostgreSQL a `prepare-attempt` that records opens one session: its answer
+/// needs no clock, so the clock is read on the session it appends on. One that
+/// records nothing opens none. (Each opened one more, for the clock, before.)
+/// Counted by the server: `pg_stat_database.sessions` of the journal's database.
+#[test]
+fn a_prepare_attempt_opens_one_session_when_it_records_and_none_otherwise() {
+    let s = Store::postgres_in("UTF8");
+    let db = s.db();
+    assert_eq!(prepare(&db, &episode(1), &[]).0, 0, "the journal made");
+    let mut pg = s.pg();
+    let mut sessions = || -> i64 {
+        pg.query_one(
+            "SELECT sessions FROM pg_catalog.pg_stat_database WHERE datname = current_database()",
+            &[],
+        )
+        .unwrap()
+        .get(0)
+    };
+    // A session is counted when its backend reports (at the end of its first
+    // transaction, or when it exits): wait until the count stops moving.
+    let mut settled = || {
+        let mut last = sessions();
+        let started = Instant::now();
+        loop {
+            std::thread::sleep(Duration::from_millis(300));
+            let now = sessions();
+            if now == last || started.elapsed() > Duration::from_secs(10) {
+                return now;
+            }
+            last = now;
+        }
+    };
+    let before = settled();
+    assert_eq!(prepare(&db, &episode(2), &[]).0, 0, "recorded");
+    let recorded = settled();
+    assert_eq!(recorded - before, 1, "one session for a recording prepare");
+    let nothing = json!({"mode": "park", "anchor_bead": crate::support::park::ANCHOR,
+        "episode_id": null, "intent_id": null, "prior_receipts": []});
+    let (code, out, _) = cairn(
+        &["park", "prepare-attempt"],
+        &nothing.to_string(),
+        Some(&db),
+    );
+    assert_eq!((code, &out["action"]), (0, &json!("retry")), "{out}");
+    assert_eq!(
+        settled(),
+        recorded,
+        "no session for a prepare that records nothing"
+    );
+}

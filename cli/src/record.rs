@@ -190,6 +190,8 @@ pub struct Step<'a, M: Machine> {
     stream: &'a StreamId,
     command: &'a M::Command,
     context: Option<Context>,
+    /// The fresh ids the verb handed out already (`Step::with_ids`).
+    ids: Option<Vec<uuid::Uuid>>,
     request: Option<Request>,
     effect: Option<(Apply<'a, M>, Undo<'a>)>,
 }
@@ -200,9 +202,19 @@ impl<'a, M: Machine> Step<'a, M> {
             stream,
             command,
             context: None,
+            ids: None,
             request: None,
             effect: None,
         }
+    }
+
+    /// Decide with these fresh ids ([`Recorder::fresh_ids`]: the verb's answer
+    /// names them already) and the journal's clock read as the step records, on
+    /// the session it appends on: a verb that needs no time before it records
+    /// opens no session of its own for the clock.
+    pub fn with_ids(mut self, ids: Vec<uuid::Uuid>) -> Self {
+        self.ids = Some(ids);
+        self
     }
 
     /// Decide with this context (the verb read it already: its time or ids are in
@@ -325,8 +337,19 @@ impl<'a> Recorder<'a> {
         }
     }
 
+    /// `n` random ids: the only place the CLI mints ids.
+    fn mint(n: usize) -> Vec<uuid::Uuid> {
+        (0..n).map(|_| uuid::Uuid::new_v4()).collect()
+    }
+
+    /// `M::FRESH_IDS` random ids, for a verb that hands them out before it
+    /// records them (`Step::with_ids`).
+    pub fn fresh_ids<M: Machine>(&self) -> Vec<uuid::Uuid> {
+        Self::mint(M::FRESH_IDS)
+    }
+
     /// A fresh decision context: the journal's clock now ([`Recorder::now`]) and
-    /// `M::FRESH_IDS` random ids. The only place the CLI mints ids.
+    /// `M::FRESH_IDS` random ids ([`Recorder::mint`]).
     pub fn context<M: Machine>(&self) -> Result<Context, Failure> {
         self.context_with(M::FRESH_IDS, None)
     }
@@ -336,7 +359,7 @@ impl<'a> Recorder<'a> {
     fn context_with(&self, fresh_ids: usize, engine: Option<&Engine>) -> Result<Context, Failure> {
         Ok(Context {
             now: self.now_on(engine)?,
-            fresh_ids: (0..fresh_ids).map(|_| uuid::Uuid::new_v4()).collect(),
+            fresh_ids: Self::mint(fresh_ids),
             session: None,
             reads: Vec::new(),
             scans: Vec::new(),
@@ -452,6 +475,7 @@ impl<'a> Recorder<'a> {
             stream,
             command,
             context: given,
+            ids,
             request,
             effect,
         } = step;
@@ -459,7 +483,11 @@ impl<'a> Recorder<'a> {
         let existing = self.existing_writer(&db)?;
         let mut ctx = match given {
             Some(ctx) => ctx,
-            None => self.context_with(M::FRESH_IDS, existing.as_ref())?,
+            None => {
+                let mut ctx = self.context_with(0, existing.as_ref())?;
+                ctx.fresh_ids = ids.unwrap_or_else(|| Self::mint(M::FRESH_IDS));
+                ctx
+            }
         };
         ctx.fencing_token = self.fencing_token;
         let key = match (self.key, &request) {

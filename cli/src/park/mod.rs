@@ -8,7 +8,7 @@ use cairn::journal::Options;
 use cairn::machines::park::{
     self, bind, fold, gate, observation, prepare, receipt, AttemptId, EpisodeId, IntentId, Park,
 };
-use cairn::{Context, StreamId};
+use cairn::StreamId;
 use serde_json::json;
 
 use crate::args::{ClaimGate, ParkCommand, ParkIdentity};
@@ -68,17 +68,18 @@ fn recording_flag(key: &crate::args::Key) -> Option<&'static str> {
     }
 }
 
-/// Records `command` on `episode`'s stream.
+/// Records `command` on `episode`'s stream, with fresh ids handed out already
+/// when `ids` says so.
 fn record(
     rec: &Recorder,
     episode: &EpisodeId,
     command: park::Command,
-    ctx: Option<Context>,
+    ids: Option<Vec<uuid::Uuid>>,
 ) -> Result<Recorded<Park>, Failure> {
     let stream = StreamId::new(park::NAME, &episode.to_string())?;
     let step = Step::new(&stream, &command);
-    rec.record(match ctx {
-        Some(ctx) => step.at(ctx),
+    rec.record(match ids {
+        Some(ids) => step.with_ids(ids),
         None => step,
     })
 }
@@ -89,9 +90,13 @@ pub fn run(verb: &ParkCommand, db: &Db, options: &Options) -> Result<Done, Failu
         ParkCommand::PrepareAttempt(key) => {
             let rec = Recorder::new(db, options, key)?;
             let v = document()?;
-            // The context is read once: its ids are the ones handed out and recorded.
-            let ctx = rec.context::<Park>()?;
-            let mut prepared = prepare::prepare(&v, &ctx)?;
+            // The ids are minted once: the ones handed out are the ones recorded.
+            // The answer needs no clock, so the clock is read only if the step
+            // records, on the session it appends on (on PostgreSQL, a prepare
+            // that records nothing opens no session, and one that records opens
+            // one where it opened two).
+            let ids = rec.fresh_ids::<Park>();
+            let mut prepared = prepare::prepare_with_ids(&v, &ids)?;
             if prepared.action != prepare::PrepareAction::Evaluate {
                 if let Some(field) = recording_flag(key) {
                     return Err(input(
@@ -109,7 +114,7 @@ pub fn run(verb: &ParkCommand, db: &Db, options: &Options) -> Result<Done, Failu
                 &rec,
                 &episode,
                 park::Command::PrepareAttempt { input: v },
-                Some(ctx),
+                Some(ids),
             )?;
             // The attempt is the recorded one: an idempotent retry returns the first attempt.
             for e in &r.events {

@@ -55,6 +55,13 @@ pub fn shell_quote(s: &str) -> String {
 
 /// Runs `prepare-attempt`. Fresh ids come from the context: 0 episode, 1 intent, 2 attempt.
 pub fn prepare(v: &Value, ctx: &Context) -> Result<Prepared> {
+    prepare_with_ids(v, &ctx.fresh_ids)
+}
+
+/// [`prepare`] with its fresh ids alone: the answer depends on nothing else of
+/// the context (no clock), so a caller can answer before it reads the clock,
+/// and read it only when there is something to record.
+pub fn prepare_with_ids(v: &Value, fresh_ids: &[uuid::Uuid]) -> Result<Prepared> {
     let map = wire::object(
         v,
         "",
@@ -76,7 +83,9 @@ pub fn prepare(v: &Value, ctx: &Context) -> Result<Prepared> {
     }
     let anchor = wire::nonempty(map, "", "anchor_bead")?;
     let fresh = |i: usize, field: &str| {
-        ctx.fresh_id(i)
+        fresh_ids
+            .get(i)
+            .copied()
             .ok_or_else(|| InputError::new(field, "fresh-id", "the context minted no id"))
     };
     let episode = match wire::opt_nonempty(map, "", "episode_id")? {
