@@ -304,6 +304,31 @@ fn a_mistyped_journal_url_is_refused_and_writes_nothing() {
             (2, ["input", "db", "journal-location"]),
             "CAIRN_DB={bad:?}: {v}"
         );
+        // A prepare-attempt that would record nothing (no ids yet: a `retry`
+        // answer) opens no journal, and still refuses the location (helper-62).
+        let mut child = Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .args(["--db", bad, "park", "prepare-attempt"])
+            .current_dir(scratch.path())
+            .env_remove("CAIRN_DB")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let retry = json!({"mode": "park", "anchor_bead": "rsry-1", "episode_id": null,
+            "intent_id": null, "prior_receipts": []});
+        use std::io::Write;
+        let _ = child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(retry.to_string().as_bytes());
+        let out = child.wait_with_output().unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        assert_eq!(
+            (out.status.code(), kind_field_rule(&v)),
+            (Some(2), ["input", "db", "journal-location"]),
+            "prepare-attempt --db {bad:?}: {v}"
+        );
     }
     let left: Vec<_> = std::fs::read_dir(scratch.path()).unwrap().collect();
     assert!(left.is_empty(), "a refusal wrote {left:?}");

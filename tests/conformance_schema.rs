@@ -367,7 +367,8 @@ fn a_search_path_naming_a_system_schema_first_is_refused() {
     let base = s.db().to_string_lossy().into_owned();
     let sep = if base.contains('?') { '&' } else { '?' };
     // A role that may not create temporary tables: `pg_temp` first is refused
-    // by the server while the session is set up (helper-61: exit 1 before).
+    // by the server while the session is set up (helper-61: the driver's bare
+    // error before; now the reason and where to look).
     let role = format!("cairn_notemp_{}", std::process::id());
     s.exec(&format!(
         "CREATE ROLE {role} LOGIN; GRANT CREATE ON SCHEMA public TO {role}; \
@@ -379,17 +380,27 @@ fn a_search_path_naming_a_system_schema_first_is_refused() {
         "{scheme}://{role}@{}",
         rest.split_once('@').map_or(rest, |(_, host)| host)
     );
-    for (url, path, named) in [
-        (&base, "pg_temp%2Cpublic", "the session's temporary schema"),
+    // (the URL, its search_path, what the refusal names, exit code and kind)
+    for (url, path, named, (code, kind)) in [
+        (
+            &base,
+            "pg_temp%2Cpublic",
+            "the session's temporary schema",
+            (2, "not-a-journal"),
+        ),
         (
             &base,
             "pg_catalog",
             "puts `pg_catalog` first, a `pg_` schema",
+            (2, "not-a-journal"),
         ),
+        // The server's refusal, not cairn's: the session cannot be set up
+        // (exit 1, as a refused connection), the reason and where to look named.
         (
             &as_role,
             "pg_temp%2Cpublic",
-            "permission denied to create temporary tables",
+            "refused the session's settings: permission denied to create temporary tables",
+            (1, "connect"),
         ),
     ] {
         let url = format!("{url}{sep}options=-csearch_path%3D{path}");
@@ -406,9 +417,12 @@ fn a_search_path_naming_a_system_schema_first_is_refused() {
             "60",
         ];
         for args in [&acquire[..], &["journal", "verify"]] {
-            let (code, out) = run(Some(Path::new(&url)), args);
-            assert_eq!(code, 2, "{args:?}: {out}");
-            assert_eq!(out["error"]["rule"], "is-a-journal", "{out}");
+            let (got, out) = run(Some(Path::new(&url)), args);
+            assert_eq!(
+                (got, out["error"]["kind"].as_str()),
+                (code, Some(kind)),
+                "{args:?}: {out}"
+            );
             let message = out["error"]["message"].as_str().unwrap_or_default();
             assert!(message.contains(named), "{message}");
         }

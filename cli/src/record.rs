@@ -337,6 +337,13 @@ impl<'a> Recorder<'a> {
         }
     }
 
+    /// The journal's location, refused as every verb refuses it (none given, a
+    /// mistyped URL), without opening it: for a verb that may end without
+    /// touching the journal (a `prepare-attempt` that records nothing).
+    pub fn location(&self) -> Result<Location, Failure> {
+        Ok(self.db.clone()?)
+    }
+
     /// `n` random ids: the only place the CLI mints ids.
     fn mint(n: usize) -> Vec<uuid::Uuid> {
         (0..n).map(|_| uuid::Uuid::new_v4()).collect()

@@ -89,6 +89,9 @@ pub fn run(verb: &ParkCommand, db: &Db, options: &Options) -> Result<Done, Failu
     match verb {
         ParkCommand::PrepareAttempt(key) => {
             let rec = Recorder::new(db, options, key)?;
+            // A mistyped location is refused even when nothing is recorded
+            // (helper-62: it read the clock first, and refused it there).
+            rec.location()?;
             let v = document()?;
             // The ids are minted once: the ones handed out are the ones recorded.
             // The answer needs no clock, so the clock is read only if the step

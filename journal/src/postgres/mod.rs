@@ -179,12 +179,18 @@ fn connect(
     );
     let s = Session { location, busy_ms };
     client.batch_execute(&session).map_err(|e| match e.as_db_error() {
-        // The session's own settings refused (the URL's search_path puts
-        // `pg_temp` first for a role without TEMP: the pin's `current_schema()`
-        // would create the temporary schema): the URL's doing, exit 2.
-        Some(db) if db.code() == &postgres::error::SqlState::INSUFFICIENT_PRIVILEGE => s.not_journal(
-            &format!("the session's settings were refused: {} (see the URL's options, such as search_path)", db.message()),
-        ),
+        // The session's own settings refused (a search_path with `pg_temp`
+        // first for a role without TEMP: the pin's `current_schema()` would
+        // create the temporary schema; or `set_config` revoked): the session
+        // cannot be set up, which is neither the journal's damage nor the
+        // driver's. Where to look, named; the URL's own options may be none.
+        Some(db) if db.code() == &postgres::error::SqlState::INSUFFICIENT_PRIVILEGE => Error::Connect {
+            location: s.location.clone(),
+            reason: format!(
+                "the server refused the session's settings: {} (the role's grants and settings, or the URL's options such as search_path)",
+                db.message()
+            ),
+        },
         _ => s.pg(e),
     })?;
     Ok((client, s))
