@@ -190,8 +190,7 @@ pub struct Step<'a, M: Machine> {
     stream: &'a StreamId,
     command: &'a M::Command,
     context: Option<Context>,
-    /// The fresh ids the verb handed out already (`Step::with_ids`).
-    ids: Option<Vec<uuid::Uuid>>,
+    ids: Option<Vec<uuid::Uuid>>, // handed out already (`Step::with_ids`)
     request: Option<Request>,
     effect: Option<(Apply<'a, M>, Undo<'a>)>,
 }
@@ -208,10 +207,8 @@ impl<'a, M: Machine> Step<'a, M> {
         }
     }
 
-    /// Decide with these fresh ids ([`Recorder::fresh_ids`]: the verb's answer
-    /// names them already) and the journal's clock read as the step records, on
-    /// the session it appends on: a verb that needs no time before it records
-    /// opens no session of its own for the clock.
+    /// Decide with these fresh ids ([`Recorder::fresh_ids`], handed out already)
+    /// and the clock read as the step records, on the session it appends on.
     pub fn with_ids(mut self, ids: Vec<uuid::Uuid>) -> Self {
         self.ids = Some(ids);
         self
@@ -337,9 +334,8 @@ impl<'a> Recorder<'a> {
         }
     }
 
-    /// The journal's location, refused as every verb refuses it (none given, a
-    /// mistyped URL), without opening it: for a verb that may end without
-    /// touching the journal (a `prepare-attempt` that records nothing).
+    /// The journal's location, refused as every verb refuses it (none, a mistyped
+    /// URL), unopened: for a verb that may end without touching the journal.
     pub fn location(&self) -> Result<Location, Failure> {
         Ok(self.db.clone()?)
     }
@@ -349,8 +345,7 @@ impl<'a> Recorder<'a> {
         (0..n).map(|_| uuid::Uuid::new_v4()).collect()
     }
 
-    /// `M::FRESH_IDS` random ids, for a verb that hands them out before it
-    /// records them (`Step::with_ids`).
+    /// `M::FRESH_IDS` random ids, handed out before they are recorded (`Step::with_ids`).
     pub fn fresh_ids<M: Machine>(&self) -> Vec<uuid::Uuid> {
         Self::mint(M::FRESH_IDS)
     }
