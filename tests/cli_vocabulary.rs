@@ -330,6 +330,25 @@ fn a_mistyped_journal_url_is_refused_and_writes_nothing() {
             "prepare-attempt --db {bad:?}: {v}"
         );
     }
+    // The refusal echoes what was typed, never its password (helper-63).
+    for bad in [" postgresql://u:s3cret@h/db", "postgresql:/u:s3cret@h/db"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .args(["--db", bad, "journal", "verify"])
+            .current_dir(scratch.path())
+            .env_remove("CAIRN_DB")
+            .output()
+            .unwrap();
+        let both = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(2), "{both}");
+        assert!(
+            both.contains("journal-location") && !both.contains("s3cret"),
+            "{both}"
+        );
+    }
     let left: Vec<_> = std::fs::read_dir(scratch.path()).unwrap().collect();
     assert!(left.is_empty(), "a refusal wrote {left:?}");
     let (code, v) = run_in(

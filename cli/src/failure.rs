@@ -150,11 +150,13 @@ impl NoJournalLocation {
                 "journal-location",
                 "no journal location: pass --db, or set CAIRN_DB, XDG_STATE_HOME or HOME",
             ),
+            // Echoed without a password it may carry (helper-63).
             NoJournalLocation::UnknownScheme(scheme) => input(
                 field,
                 "journal-location",
                 &format!(
-                    "`{scheme}` is not a journal's location: a journal is an SQLite file's path or a postgres:// or postgresql:// URL"
+                    "`{}` is not a journal's location: a journal is an SQLite file's path or a postgres:// or postgresql:// URL",
+                    cairn::journal::redact_url(&scheme)
                 ),
             ),
         }

@@ -334,8 +334,8 @@ impl<'a> Recorder<'a> {
         }
     }
 
-    /// The journal's location, refused as every verb refuses it (none, a mistyped
-    /// URL), unopened: for a verb that may end without touching the journal.
+    /// The journal's location as typed, its form refused (none, a mistyped URL),
+    /// unopened: for a verb that may end without touching the journal.
     pub fn location(&self) -> Result<Location, Failure> {
         Ok(self.db.clone()?)
     }

@@ -51,7 +51,7 @@ pub use append::{Append, AppendOutcome, Idempotency, NewEvent, Receipt, Transiti
 pub use copy::CopyReport;
 pub use error::Error;
 pub use hash::{chain_hash, sha256_hex};
-pub use location::{Location, PostgresUrl};
+pub use location::{redact_url, Location, PostgresUrl};
 pub use open::{Access, Durability, Journal, Options, PendingIntegrity, SCHEMA_VERSION};
 pub use read::{next_page, ReplayRow, StoredEvent, StoredTransition, StreamInfo};
 pub use sign::{default_key_path, verify_head, Anchor, SigningKey};

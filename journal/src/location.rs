@@ -28,43 +28,53 @@ impl PostgresUrl {
 
 impl fmt::Display for PostgresUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&redact(&self.0))
+        f.write_str(&redact_url(&self.0))
     }
 }
 
 impl fmt::Debug for PostgresUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "PostgresUrl({})", redact(&self.0))
+        write!(f, "PostgresUrl({})", redact_url(&self.0))
     }
 }
 
 /// `scheme://user:password@host…` without the password (`user:***@host`), and a
-/// `password=` query parameter masked the same way.
-fn redact(url: &str) -> String {
-    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
-    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
+/// `password=` query parameter masked the same way. Any text is taken, a
+/// mistyped URL included (what a refusal echoes): without `://`, where a user
+/// name ends and a password starts cannot be told, so all before the last `@`
+/// is masked (`***@host`).
+pub fn redact_url(url: &str) -> String {
+    let (scheme, rest) = match url.split_once("://") {
+        Some((scheme, rest)) => (format!("{scheme}://"), rest),
+        None => (String::new(), url),
+    };
+    let (head, query) = match rest.split_once('?') {
+        Some((head, query)) => (head, Some(query)),
+        None => (rest, None),
+    };
+    let (authority, path) = head.split_at(match scheme.is_empty() {
+        true => head.rfind('@').map_or(0, |at| at + 1),
+        false => head.find('/').unwrap_or(head.len()),
+    });
     let authority = match authority.rsplit_once('@') {
+        Some((_, host)) if scheme.is_empty() => format!("***@{host}"),
         Some((userinfo, host)) => match userinfo.split_once(':') {
             Some((user, _)) => format!("{user}:***@{host}"),
             None => authority.to_owned(),
         },
         None => authority.to_owned(),
     };
-    let tail = match tail.split_once('?') {
-        Some((path, query)) => {
-            let query: Vec<String> = query
-                .split('&')
-                .map(|kv| match kv.split_once('=') {
-                    Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
-                    _ => kv.to_owned(),
-                })
-                .collect();
-            format!("{path}?{}", query.join("&"))
-        }
-        None => tail.to_owned(),
-    };
-    format!("{scheme}://{authority}{tail}")
+    let query = query.map_or(String::new(), |query| {
+        let kept: Vec<String> = query
+            .split('&')
+            .map(|kv| match kv.split_once('=') {
+                Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
+                _ => kv.to_owned(),
+            })
+            .collect();
+        format!("?{}", kept.join("&"))
+    });
+    format!("{scheme}{authority}{path}{query}")
 }
 
 impl Location {
@@ -168,5 +178,25 @@ mod tests {
         );
         let plain = Location::parse(OsStr::new("postgres://cairn@%2Ftmp%2Fpg:5432/j"));
         assert_eq!(plain.to_string(), "postgres://cairn@%2Ftmp%2Fpg:5432/j");
+    }
+
+    /// What a refusal echoes of a mistyped location hides its password too
+    /// (helper-63: `postgress://u:pw@h/db` was echoed whole).
+    #[test]
+    fn a_mistyped_url_is_shown_without_its_password() {
+        for (typed, shown) in [
+            ("postgress://u:s3cret@h/db", "postgress://u:***@h/db"),
+            (
+                " postgresql://u:s3cret@h:5/db?sslmode=x",
+                " postgresql://u:***@h:5/db?sslmode=x",
+            ),
+            ("postgresql:/u:s3cret@h/db", "***@h/db"),
+            ("postgres:u:s3cret@h", "***@h"),
+            ("postgres:/x?password=s3cret", "postgres:/x?password=***"),
+            ("sqlite:x.db", "sqlite:x.db"),
+            ("postgress://u@h/db", "postgress://u@h/db"),
+        ] {
+            assert_eq!(redact_url(typed), shown, "{typed}");
+        }
     }
 }
