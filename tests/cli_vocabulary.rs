@@ -250,17 +250,36 @@ fn a_mistyped_journal_url_is_refused_and_writes_nothing() {
     let scratch = tempfile::tempdir().unwrap();
     let source = TempJournal::new();
     drop(source.journal());
-    let run_in = |args: &[&str], env_db: Option<&str>| {
+    // `cairn ARGS` in the scratch directory, `CAIRN_DB` as given, `stdin` fed:
+    // the exit code, stdout as JSON, and stdout and stderr as text.
+    let run_with = |args: &[&str], env_db: Option<&str>, stdin: &str| {
+        use std::io::Write;
+        use std::process::Stdio;
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_cairn"));
         cmd.args(args)
             .current_dir(scratch.path())
-            .env_remove("CAIRN_DB");
+            .env_remove("CAIRN_DB")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
         if let Some(v) = env_db {
             cmd.env("CAIRN_DB", v);
         }
-        let out = cmd.output().unwrap();
+        let mut child = cmd.spawn().unwrap();
+        // A verb that refuses before reading stdin closes it: ignore EPIPE.
+        let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
+        let out = child.wait_with_output().unwrap();
         let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-        (out.status.code().unwrap_or(-1), v)
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.code().unwrap_or(-1), v, text)
+    };
+    let run_in = |args: &[&str], env_db: Option<&str>| {
+        let (code, v, _) = run_with(args, env_db, "");
+        (code, v)
     };
     // A verb that records, and needs no stdin.
     let prepare = [
@@ -306,48 +325,28 @@ fn a_mistyped_journal_url_is_refused_and_writes_nothing() {
         );
         // A prepare-attempt that would record nothing (no ids yet: a `retry`
         // answer) opens no journal, and still refuses the location (helper-62).
-        let mut child = Command::new(env!("CARGO_BIN_EXE_cairn"))
-            .args(["--db", bad, "park", "prepare-attempt"])
-            .current_dir(scratch.path())
-            .env_remove("CAIRN_DB")
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
         let retry = json!({"mode": "park", "anchor_bead": "rsry-1", "episode_id": null,
             "intent_id": null, "prior_receipts": []});
-        use std::io::Write;
-        let _ = child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(retry.to_string().as_bytes());
-        let out = child.wait_with_output().unwrap();
-        let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        let (code, v, _) = run_with(
+            &["--db", bad, "park", "prepare-attempt"],
+            None,
+            &retry.to_string(),
+        );
         assert_eq!(
-            (out.status.code(), kind_field_rule(&v)),
-            (Some(2), ["input", "db", "journal-location"]),
+            (code, kind_field_rule(&v)),
+            (2, ["input", "db", "journal-location"]),
             "prepare-attempt --db {bad:?}: {v}"
         );
     }
     // The refusal echoes what was typed, never its password (helper-63).
     for bad in [" postgresql://u:s3cret@h/db", "postgresql:/u:s3cret@h/db"] {
-        let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
-            .args(["--db", bad, "journal", "verify"])
-            .current_dir(scratch.path())
-            .env_remove("CAIRN_DB")
-            .output()
-            .unwrap();
-        let both = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert_eq!(out.status.code(), Some(2), "{both}");
-        assert!(
-            both.contains("journal-location") && !both.contains("s3cret"),
+        let (code, v, both) = run_with(&["--db", bad, "journal", "verify"], None, "");
+        assert_eq!(
+            (code, kind_field_rule(&v)),
+            (2, ["input", "db", "journal-location"]),
             "{both}"
         );
+        assert!(!both.contains("s3cret"), "{both}");
     }
     let left: Vec<_> = std::fs::read_dir(scratch.path()).unwrap().collect();
     assert!(left.is_empty(), "a refusal wrote {left:?}");
