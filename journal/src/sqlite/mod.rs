@@ -6,6 +6,7 @@
 mod ahead;
 mod file;
 mod packed;
+mod replay;
 mod same;
 mod sql;
 mod store;

@@ -226,35 +226,7 @@ impl Store for SqliteStore {
         up_to: i64,
         f: &mut dyn FnMut(ReplayRow<'_>) -> Result<(), Error>,
     ) -> Result<(), Error> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(sql::REPLAY)
-            .map_err(self.sql_err())?;
-        let mut rows = stmt.query(params![stream, up_to]).map_err(self.sql_err())?;
-        while let Some(row) = rows.next().map_err(self.sql_err())? {
-            let seq: i64 = row.get(0).map_err(self.sql_err())?;
-            let bad = |reason: &str| Error::Corrupt {
-                seq,
-                reason: reason.to_owned(),
-            };
-            let version: i64 = row.get(1).map_err(self.sql_err())?;
-            let schema_version: i64 = row.get(3).map_err(self.sql_err())?;
-            let text = |i: usize| -> Result<&str, Error> {
-                row.get_ref(i)
-                    .map_err(|e| bad(&e.to_string()))?
-                    .as_str()
-                    .map_err(|e| bad(&e.to_string()))
-            };
-            f(ReplayRow {
-                seq,
-                version: u64::try_from(version).map_err(|_| bad("negative version"))?,
-                event_type: text(2)?,
-                schema_version: u32::try_from(schema_version)
-                    .map_err(|_| bad("schema version out of range"))?,
-                payload: text(4)?,
-            })?;
-        }
-        Ok(())
+        self.replay(stream, up_to, f)
     }
 
     fn read_after(
