@@ -14,6 +14,11 @@
 //! of the stream that is not, it stops and the index hands out the rest. So
 //! the rows handed out are the index's rows in the index's order, whatever the
 //! file's layout: each version the range supplies is the smallest one left.
+//!
+//! Outside a transaction each statement may read a later snapshot than the one
+//! before (a writer between them): the journal being append-only, a later one
+//! holds every row handed out already, unchanged, so the replay is the index's
+//! order in the last snapshot it read, one state the stream was in.
 
 use rusqlite::types::ValueRef;
 use rusqlite::{params, Row};
@@ -375,6 +380,51 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A writer on another connection appending all the while: outside a
+    /// transaction the replay's statements may each read a later snapshot, and
+    /// every replay still hands out versions 1 to n once each, in order, each
+    /// row its own (its payload names its version).
+    #[test]
+    fn a_replay_beside_a_racing_writer_hands_out_each_version_once_in_order() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("j.db");
+        let write = |j: &mut Journal, stream: &str, from: u64, n: u64| {
+            let mut a = big(from, 1);
+            a.stream = stream.into();
+            a.events = (from + 1..=from + n)
+                .map(|v| crate::NewEvent {
+                    event_type: "e".into(),
+                    schema_version: 1,
+                    payload: format!("{{\"v\":{v}}}"),
+                })
+                .collect();
+            j.append(&a).expect("append");
+        };
+        let mut j = Journal::open(&path, &Options::default()).expect("open");
+        write(&mut j, "ticket/0", 0, 40);
+        let writer = std::thread::spawn(move || {
+            for round in 0..150u64 {
+                write(&mut j, "ticket/0", 40 + round * 20, 20);
+                if round % 3 == 0 {
+                    write(&mut j, "ticket/1", round / 3 * 5, 5);
+                }
+            }
+        });
+        let s = SqliteStore::open(&path, &Options::default()).expect("store");
+        let mut replays = 0;
+        while !writer.is_finished() || replays < 5 {
+            let rows = replayed(&s, "ticket/0", i64::MAX, 8);
+            for (i, (_, version, _, _, payload)) in rows.iter().enumerate() {
+                assert_eq!(*version, i as u64 + 1, "replay {replays}");
+                assert_eq!(payload, &format!("{{\"v\":{version}}}"));
+            }
+            replays += 1;
+        }
+        writer.join().expect("writer");
+        assert!(rowid_steps(&s) > 0, "the rowid range was read");
+        assert_eq!(replayed(&s, "ticket/0", i64::MAX, 8).len(), 3040);
     }
 
     /// A long stream written in runs is read through its rowid range after the
