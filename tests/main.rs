@@ -28,6 +28,7 @@ mod conformance_fetch;
 mod conformance_plans;
 mod conformance_reads;
 mod conformance_schema;
+mod conformance_sessions;
 mod conformance_trust;
 mod depth;
 mod engine;

@@ -52,13 +52,13 @@ pub fn run(
     let (resource, command, key) = match verb {
         ClaimCommand::Show { resource } => {
             let stream = stream(resource, registry)?;
-            let rec = Recorder::reader(db, reading);
             // No journal at that location is an error, as for `cairn state` (a
             // mistyped --db must not read back as "free"); a journal where the
-            // resource was never claimed is the answer `unclaimed`.
+            // resource was never claimed is the answer `unclaimed`. The clock
+            // is read on the session the state was read on.
             let engine = crate::verbs::reader(&db.clone()?, reading, Registry::builtin())?;
             let (state, version) = engine.load::<Claim>(&stream)?;
-            let now = rec.now()?;
+            let now = engine.now()?;
             crate::output::stderr_line(format_args!("cairn: {}", summary(&stream, &state, &now)));
             output::json(&readback(resource, &stream, &state, version, &now));
             return Ok(Done::Ok);
@@ -111,12 +111,9 @@ pub fn run(
     let options = writing()?;
     let key = key.key();
     let rec = Recorder::new(db, &options, &key)?;
-    let attempt = || {
-        let ctx = rec.context::<Claim>()?;
-        let now = ctx.now.clone();
-        rec.record(Step::<Claim>::new(&stream, &command).at(ctx))
-            .map(|r| (r, now))
-    };
+    // The clock is read as the step records, on the session it appends on (one
+    // PostgreSQL session for the verb, where reading it first opened two).
+    let attempt = || rec.record(Step::<Claim>::new(&stream, &command));
     // A lost race (the stream moved between this decision and its append) is
     // decided once more against the state that won: the answer then names the
     // winner. Each attempt is a whole decision appended at the version it read.
@@ -125,23 +122,22 @@ pub fn run(
         other => other,
     };
     match result {
-        Ok((r, _)) if matches!(r.outcome, Outcome::Replayed(_)) => replayed(
+        Ok(r) if matches!(r.outcome, Outcome::Replayed(_)) => replayed(
             resource,
             &stream,
             &command,
             r,
             &Recorder::reader(db, reading),
         ),
-        Ok((r, now)) => {
-            print(resource, &r, &now);
+        Ok(r) => {
+            print(resource, &r, &r.at);
             Ok(Done::Recorded(r.outcome))
         }
         Err(Failure::Cairn(cairn::Error::Rejected(rejection))) => {
             match contention(&rejection) {
                 Some(c) => {
                     // What holds now, read again (labelled with its version and instant).
-                    let (state, version) = load(&Recorder::reader(db, reading), &stream)?;
-                    let now = rec.now()?;
+                    let (state, version, now) = load(&Recorder::reader(db, reading), &stream)?;
                     Err(Failure::Contended {
                         kind: c.kind(),
                         claim: json!(readback(resource, &stream, &state, version, &now)),
@@ -169,8 +165,7 @@ fn replayed(
     first: Recorded<Claim>,
     reader: &Recorder,
 ) -> Result<Done, Failure> {
-    let (state, version) = load(reader, stream)?;
-    let now = reader.now()?;
+    let (state, version, now) = load(reader, stream)?;
     let granted = first.state.last_grant().map(|g| (&g.claim_id, g.token));
     let holds = state.holder_at(&now).map(|g| (&g.claim_id, g.token));
     let still_held = granted.is_some() && holds == granted;
@@ -238,8 +233,8 @@ pub(crate) fn fenced(reader: &Recorder, resource: &StreamId, rejection: Rejectio
     // readback is `null` (the refusal is of a token where nothing was claimed).
     let claim = match StreamId::new(claim::NAME, resource.as_str()) {
         Err(_) => Value::Null,
-        Ok(stream) => match load(reader, &stream).and_then(|read| Ok((read, reader.now()?))) {
-            Ok(((state, version), now)) => {
+        Ok(stream) => match load(reader, &stream) {
+            Ok((state, version, now)) => {
                 json!(readback(resource.as_str(), &stream, &state, version, &now))
             }
             Err(e) => return e,
@@ -378,10 +373,15 @@ fn lost_race(e: &Failure) -> bool {
 
 /// The claim stream's state and version; unclaimed at version 0 when there is no
 /// journal or no such stream (reading never creates one).
-fn load(rec: &Recorder, stream: &StreamId) -> Result<(ClaimState, u64), Failure> {
+/// A claim stream's state and version, and the journal's clock, read on one
+/// session (`Unclaimed` at version 0 when no journal exists yet).
+fn load(rec: &Recorder, stream: &StreamId) -> Result<(ClaimState, u64, Timestamp), Failure> {
     match rec.existing_engine()? {
-        None => Ok((ClaimState::Unclaimed, 0)),
-        Some(engine) => Ok(engine.load::<Claim>(stream)?),
+        None => Ok((ClaimState::Unclaimed, 0, rec.now()?)),
+        Some(engine) => {
+            let (state, version) = engine.load::<Claim>(stream)?;
+            Ok((state, version, engine.now()?))
+        }
     }
 }
 

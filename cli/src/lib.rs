@@ -31,6 +31,7 @@ mod park;
 mod pr;
 mod progress;
 mod record;
+mod recorded;
 mod saga;
 mod schema;
 mod ship;

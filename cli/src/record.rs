@@ -37,10 +37,9 @@
 use cairn::journal::{Error as JournalError, Journal, Location, Options};
 use cairn::machines::claim::Token;
 use cairn::machines::reads::is_fence_refusal;
-use cairn::machines::RawEvent;
 use cairn::{
-    AnyDecision, AnyExecuted, Context, Decision, Engine, Executed, Key, Machine, Pending, Registry,
-    StreamId, Timestamp, Verdict,
+    AnyDecision, Context, Decision, Engine, Executed, Key, Machine, Pending, Registry, StreamId,
+    Timestamp,
 };
 use serde_json::Value;
 
@@ -49,113 +48,7 @@ use crate::failure::{input, require_nonempty, Failure, NoJournalLocation};
 /// Where the journal is, if a location could be resolved.
 pub type Db = Result<Location, NoJournalLocation>;
 
-/// How a recording ended (the verdict is the machine's, see `Machine::verdict`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// Appended; the lifecycle advanced.
-    Accepted,
-    /// Appended; a gate stopped the lifecycle (not a refusal): not green yet.
-    NotGreen,
-    /// `decide` accepted with no event: nothing to write, nothing written.
-    Unchanged,
-    /// The idempotency key matched the same earlier request: its recorded result,
-    /// with the verdict it had; nothing written.
-    Replayed(Verdict),
-}
-
-/// A recorded (or replayed) transition: what a verb prints from.
-pub struct Recorded<M: Machine> {
-    pub stream: StreamId,
-    /// The events of this transition (of the first one, when replayed).
-    pub events: Vec<M::Event>,
-    /// The stream's state after them.
-    pub state: M::State,
-    /// The stream's version after them.
-    pub version: u64,
-    pub outcome: Outcome,
-}
-
-impl Outcome {
-    /// How a transition ended: replayed, written (with the machine's verdict), or
-    /// decided with nothing to write.
-    fn of(replayed: bool, written: bool, verdict: Verdict) -> Self {
-        match (replayed, written, verdict) {
-            (true, _, v) => Outcome::Replayed(v),
-            (false, false, _) => Outcome::Unchanged,
-            (false, true, Verdict::Green) => Outcome::Accepted,
-            (false, true, Verdict::NotGreen) => Outcome::NotGreen,
-        }
-    }
-}
-
-/// The stderr line every recording prints.
-fn report(outcome: Outcome, stream: &StreamId, version: u64, names: &[&str]) {
-    match outcome {
-        Outcome::Replayed(_) => crate::output::stderr_line(format_args!(
-            "cairn: idempotency key matched: returning the result recorded at version {version} of {stream}; nothing written"
-        )),
-        Outcome::Unchanged => crate::output::stderr_line(format_args!("cairn: nothing recorded on {stream} (no transition)")),
-        Outcome::Accepted | Outcome::NotGreen => crate::output::stderr_line(format_args!(
-            "cairn: recorded {} on {stream} (version {version})",
-            names.join(", ")
-        )),
-    }
-}
-
-impl<M: Machine> Recorded<M> {
-    fn from(done: Executed<M>) -> Self {
-        let outcome = Outcome::of(
-            done.replayed,
-            done.receipt.is_some(),
-            M::verdict(&done.state, &done.events),
-        );
-        Self {
-            stream: done.stream,
-            events: done.events,
-            state: done.state,
-            version: done.version,
-            outcome,
-        }
-    }
-
-    /// The event names, in order.
-    pub fn names(&self) -> Vec<&'static str> {
-        self.events.iter().map(M::event_name).collect()
-    }
-
-    /// The stderr line every recording verb prints.
-    fn report(&self) {
-        report(self.outcome, &self.stream, self.version, &self.names());
-    }
-}
-
-/// A transition recorded from a JSON command (`cairn exec`): what it prints from.
-pub struct RecordedAny {
-    pub stream: StreamId,
-    /// The events of this transition, as the journal stores them.
-    pub events: Vec<RawEvent>,
-    /// The stream's state after them, and its name in the graph.
-    pub state: Value,
-    pub state_name: &'static str,
-    pub version: u64,
-    pub outcome: Outcome,
-}
-
-impl RecordedAny {
-    fn from(done: AnyExecuted) -> Self {
-        let r = Self {
-            outcome: Outcome::of(done.replayed, done.receipt.is_some(), done.verdict),
-            stream: done.stream,
-            events: done.events,
-            state: done.state,
-            state_name: done.state_name,
-            version: done.version,
-        };
-        let names: Vec<&str> = r.events.iter().map(|e| e.event_type.as_str()).collect();
-        report(r.outcome, &r.stream, r.version, &names);
-        r
-    }
-}
+pub use crate::recorded::{Outcome, Recorded, RecordedAny};
 
 /// The caller's input to a verb whose command also carries what cairn observed
 /// while serving it: what the idempotency key stands for (see the module docs).
@@ -371,8 +264,9 @@ impl<'a> Recorder<'a> {
 
     /// Whether an act `act` on `stream` passes the stream's fence now with this
     /// verb's `--fencing-token` (see the module's "Fencing tokens"): asked before
-    /// a verb changes the world, so a stale holder runs nothing. Writes nothing.
-    pub fn fence<M: Machine>(&self, stream: &StreamId, act: &str) -> Result<(), Failure> {
+    /// a verb changes the world, so a stale holder runs nothing. Writes nothing;
+    /// answers the clock reading it judged by.
+    pub fn fence<M: Machine>(&self, stream: &StreamId, act: &str) -> Result<Timestamp, Failure> {
         let engine = self.existing_engine()?;
         let now = self.now_on(engine.as_ref())?;
         let checked = match engine {
@@ -386,7 +280,8 @@ impl<'a> Recorder<'a> {
                 ))
             }),
         };
-        checked.map_err(|e| self.refused(stream, e))
+        checked.map_err(|e| self.refused(stream, e))?;
+        Ok(now)
     }
 
     /// An error of an act on `stream`: a fence's refusal becomes exit 3 with the
@@ -454,7 +349,7 @@ impl<'a> Recorder<'a> {
         // The fence first, key or not: a stale holder runs nothing (no git, no
         // criterion), and a retry is answered only to whoever may act on the
         // stream now — a holder that lost its lease learns it lost.
-        self.fence::<M>(stream, request.verb())?;
+        let now = self.fence::<M>(stream, request.verb())?;
         let Some(key) = self.key else {
             return Ok(None);
         };
@@ -462,11 +357,7 @@ impl<'a> Recorder<'a> {
             return Ok(None);
         };
         let found = engine.recall::<M>(stream, key, &request.text)?;
-        Ok(found.map(|done| {
-            let r = Recorded::from(done);
-            r.report();
-            r
-        }))
+        Ok(found.map(|done| self.finish(done, now)))
     }
 
     /// Decides and appends one transition. When no journal exists yet the command
@@ -515,12 +406,12 @@ impl<'a> Recorder<'a> {
                 .decide::<M>(stream, command, &ctx, key)
                 .map_err(|e| self.refused(stream, e))?
             {
-                Decision::Replayed(done) => return Ok(self.finish(done)),
+                Decision::Replayed(done) => return Ok(self.finish(done, ctx.now)),
                 Decision::Pending(p) => (Some(engine), p),
             },
         };
         let pending = match pending.unchanged() {
-            Ok(done) => return Ok(self.finish(done)),
+            Ok(done) => return Ok(self.finish(done, ctx.now)),
             Err(pending) => pending,
         };
         let undo = match effect {
@@ -537,7 +428,7 @@ impl<'a> Recorder<'a> {
                 .and_then(|j| Engine::new(j, self.registry.clone()).append(pending)),
         };
         match appended {
-            Ok(done) => Ok(self.finish(done)),
+            Ok(done) => Ok(self.finish(done, ctx.now)),
             Err(e) => {
                 if let Some(undo) = undo {
                     undo();
@@ -592,8 +483,8 @@ impl<'a> Recorder<'a> {
         Ok(RecordedAny::from(engine.append_any(pending)?))
     }
 
-    fn finish<M: Machine>(&self, done: Executed<M>) -> Recorded<M> {
-        let r = Recorded::from(done);
+    fn finish<M: Machine>(&self, done: Executed<M>, at: Timestamp) -> Recorded<M> {
+        let r = Recorded::from(done, at);
         r.report();
         r
     }
