@@ -112,6 +112,36 @@ fn a_stale_expected_version_is_a_conflict_and_writes_nothing() {
     );
 }
 
+/// A stream at the last version an i64 holds (only a file changed behind
+/// cairn's back gets there) takes no more events: the append is refused and
+/// writes nothing. It wrapped to version i64::MIN before (helper-64).
+#[test]
+fn a_stream_at_the_last_version_takes_no_more_events() {
+    let t = populated();
+    let c = rusqlite::Connection::open(t.path()).unwrap();
+    c.execute_batch(
+        "DROP TRIGGER events_append_only_update;
+         UPDATE events SET version = 9223372036854775807 WHERE stream = 'ticket/c';
+         UPDATE events SET version = 9223372036854775806 WHERE stream = 'ticket/b' AND version = 2;",
+    )
+    .unwrap();
+    drop(c);
+    let before = t.bytes();
+    let mut j = t.journal();
+    for (stream, at, events) in [
+        ("ticket/c", i64::MAX as u64, 1),
+        ("ticket/b", i64::MAX as u64 - 1, 2),
+    ] {
+        let payloads = vec!["{}"; events];
+        match j.append(&append(stream, at, &payloads, None)) {
+            Err(Error::InvalidAppend(m)) => assert!(m.contains("no version left"), "{m}"),
+            other => panic!("{stream}: expected a refusal, got {other:?}"),
+        }
+    }
+    drop(j);
+    assert_eq!(t.bytes(), before);
+}
+
 #[test]
 fn a_batch_is_all_or_nothing() {
     let t = populated();

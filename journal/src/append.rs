@@ -243,8 +243,24 @@ fn append_one(tx: &mut dyn AppendTx, a: &Append, head: &mut Head) -> Result<Appe
         }
     }
 
-    let first_version = int(a.expected_version, "version")? + 1;
-    let last_version = first_version + a.events.len() as i64 - 1;
+    // A stream at the last version an i64 holds takes no more events (only a
+    // file changed behind cairn's back gets there): refused, never wrapped.
+    let past = || {
+        Error::InvalidAppend(format!(
+            "stream {} at version {} has no version left for {} more event(s): a version past {} is not stored (run `cairn journal verify`)",
+            a.stream,
+            a.expected_version,
+            a.events.len(),
+            i64::MAX
+        ))
+    };
+    let first_version = int(a.expected_version, "version")?
+        .checked_add(1)
+        .ok_or_else(past)?;
+    let last_version = i64::try_from(a.events.len().saturating_sub(1))
+        .ok()
+        .and_then(|n| first_version.checked_add(n))
+        .ok_or_else(past)?;
     let (key, fingerprint) = match &a.idempotency {
         Some(i) => (Some(i.key.as_str()), Some(i.fingerprint.as_str())),
         None => (None, None),
