@@ -36,14 +36,8 @@ pub(crate) use crate::store::ALL_STREAMS;
 /// A stream's machine.
 pub(crate) const STREAM_MACHINE: &str =
     "SELECT machine FROM events WHERE stream = ?1 ORDER BY version LIMIT 1";
-/// The replay path through the stream index: versions `?2` to `?3`, at most `?4`
-/// rows (`-1`: all).
-pub(crate) const REPLAY: &str = "SELECT seq, version, event_type, schema_version, payload FROM events WHERE stream = ?1 AND version >= ?2 AND version <= ?3 ORDER BY version LIMIT ?4";
-/// The last row of a stream up to a version: where the replay's rowid range ends.
-pub(crate) const REPLAY_LAST: &str = "SELECT seq, version FROM events WHERE stream = ?1 AND version <= ?2 ORDER BY version DESC LIMIT 1";
-/// The replay path through a rowid range (`seq` after `?1` up to `?2`), keeping
-/// the rows of stream `?3`; the `+` keeps the stream index out of the plan.
-pub(crate) const REPLAY_ROWIDS: &str = "SELECT seq, version, event_type, schema_version, payload FROM events WHERE seq > ?1 AND seq <= ?2 AND +stream = ?3 ORDER BY seq";
+/// The replay path.
+pub(crate) const REPLAY: &str = "SELECT seq, version, event_type, schema_version, payload FROM events WHERE stream = ?1 AND version <= ?2 ORDER BY version";
 /// A page of a stream's transition records, by first version.
 pub(crate) const TRANSITIONS_FROM: &str = "SELECT id, stream, machine, rules_version, command_name, command, context, idempotency_key, fingerprint, first_version, last_version, recorded_at FROM transitions WHERE stream = ?1 AND first_version > ?2 ORDER BY first_version LIMIT ?3";
 /// How many transition records a stream has.
@@ -88,9 +82,7 @@ mod tests {
         for (sql, kinds) in [
             (STREAM_TIP, "t"),
             (STREAM_VERSION, "t"),
-            (REPLAY, "tiii"),
-            (REPLAY_LAST, "ti"),
-            (REPLAY_ROWIDS, "iit"),
+            (REPLAY, "ti"),
             (IDEMPOTENCY, "tt"),
             (FAMILY_TIP, "tt"),
         ] {
@@ -135,8 +127,6 @@ mod tests {
             ALL_STREAMS,
             STREAM_MACHINE,
             REPLAY,
-            REPLAY_LAST,
-            REPLAY_ROWIDS,
             TRANSITION_COUNT,
             LOG_AFTER,
             LOG_STREAM_AFTER,
