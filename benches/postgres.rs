@@ -56,8 +56,14 @@ fn ms(d: Duration) -> f64 {
 
 /// Runs `argv` with `stdin` `n` times; the median wall time of one run.
 fn whole_process(n: usize, argv: &[String], stdin: &str) -> Duration {
+    whole_process_each(n, &|_| argv.to_vec(), stdin)
+}
+
+/// [`whole_process`] with the `i`-th run's arguments from `argv_of(i)`.
+fn whole_process_each(n: usize, argv_of: &dyn Fn(usize) -> Vec<String>, stdin: &str) -> Duration {
     let times = (0..n)
-        .map(|_| {
+        .map(|i| {
+            let argv = argv_of(i);
             let started = Instant::now();
             let mut child = Command::new(&argv[0])
                 .args(&argv[1..])
@@ -165,6 +171,34 @@ fn main() {
         ms(bare)
     );
     println!("| ratio | {:.2}x |", cli.as_secs_f64() / bare.as_secs_f64());
+    // A lease taken on a fresh resource each run: the clock read on the
+    // session it appends on (one session).
+    let acquire = |i: usize| -> Vec<String> {
+        [
+            &cairn,
+            "--db",
+            &url,
+            "--signing-key",
+            &key.to_string_lossy(),
+            "claim",
+            "acquire",
+            "--resource",
+            &format!("park/ep-00000000-0000-4000-8000-{i:012}"),
+            "--owner",
+            "bench",
+            "--claim-id",
+            "c",
+            "--ttl",
+            "60",
+        ]
+        .map(str::to_owned)
+        .to_vec()
+    };
+    let claims = whole_process_each(procs, &acquire, "");
+    println!(
+        "| durable `cairn claim acquire` on a fresh resource (whole process, median of {procs}) | {:.2} ms |",
+        ms(claims)
+    );
     let _ = std::fs::remove_file(&key);
 
     // 2. Appends/s with N writers, each its own connection and stream.
