@@ -119,14 +119,31 @@ impl Journal {
     }
 
     /// The replay path: a stream's events in version order, up to version `up_to`,
-    /// borrowed from their rows (no per-row allocation on SQLite).
+    /// borrowed from their rows (no per-row allocation on SQLite). The versions
+    /// must run 1, 2, 3, … without a gap: a row missing, renumbered or repeated
+    /// (a file changed behind cairn's back) stops the replay with
+    /// [`Error::Corrupt`] at the row out of line, where a fold would otherwise
+    /// go on from the wrong state.
     pub fn replay_stream(
         &self,
         stream: &str,
         up_to: i64,
         f: &mut dyn FnMut(ReplayRow<'_>) -> Result<(), Error>,
     ) -> Result<(), Error> {
-        self.store.replay_stream(stream, up_to, f)
+        let mut last = 0u64;
+        self.store.replay_stream(stream, up_to, &mut |r| {
+            if Some(r.version) != last.checked_add(1) {
+                return Err(Error::Corrupt {
+                    seq: r.seq,
+                    reason: format!(
+                        "its version {} follows version {last} of `{stream}`: the stream's versions have a gap",
+                        r.version
+                    ),
+                });
+            }
+            last = r.version;
+            f(r)
+        })
     }
 
     /// Events with `seq > after`, optionally of one stream, at most `limit`.

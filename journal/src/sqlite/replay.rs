@@ -21,11 +21,17 @@ impl SqliteStore {
         up_to: i64,
         f: &mut dyn FnMut(ReplayRow<'_>) -> Result<(), Error>,
     ) -> Result<(), Error> {
+        let whole = up_to == i64::MAX;
         let mut stmt = self
             .conn
-            .prepare_cached(sql::REPLAY)
+            .prepare_cached(if whole { sql::REPLAY_ALL } else { sql::REPLAY })
             .map_err(self.sql_err())?;
-        let mut rows = stmt.query(params![stream, up_to]).map_err(self.sql_err())?;
+        let mut rows = if whole {
+            stmt.query(params![stream])
+        } else {
+            stmt.query(params![stream, up_to])
+        }
+        .map_err(self.sql_err())?;
         while let Some(row) = rows.next().map_err(self.sql_err())? {
             f(replay_row(row)?)?;
         }
@@ -121,5 +127,78 @@ mod tests {
             "{whole:?}"
         );
         assert_eq!(n, 8);
+    }
+
+    /// What [`Journal::replay_stream`] hands out of a stream of ten events
+    /// after `forge` ran on its file: the versions, or the error.
+    fn replayed_after(forge: &str, up_to: i64) -> Result<Vec<u64>, Error> {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("j.db");
+        let mut j = Journal::open(&path, &Options::default()).expect("open");
+        let mut a = big(0, 1);
+        a.events = (0..10).map(|_| a.events[0].clone()).collect();
+        j.append(&a).expect("append");
+        drop(j);
+        let c = rusqlite::Connection::open(&path).expect("forger");
+        c.execute_batch(&format!(
+            "DROP TRIGGER events_append_only_update; DROP TRIGGER events_append_only_delete; {forge}"
+        ))
+        .expect("forge");
+        drop(c);
+        let j = Journal::open_read_only(&path, &Options::default()).expect("open");
+        let mut versions = Vec::new();
+        j.replay_stream("ticket/big", up_to, &mut |r| {
+            versions.push(r.version);
+            Ok(())
+        })
+        .map(|()| versions)
+    }
+
+    /// A replay hands out versions 1, 2, 3, … or stops at the row out of line:
+    /// a gap, a renumbered row, a lone event at the last version; a version of
+    /// another type is refused even where it sorts past every number. A bound
+    /// below the damage reads as before.
+    #[test]
+    fn a_replay_stops_at_a_version_out_of_line() {
+        let gap = |e: Result<Vec<u64>, Error>, seq: i64| {
+            assert!(
+                matches!(&e, Err(Error::Corrupt { seq: s, reason }) if *s == seq && reason.contains("have a gap")),
+                "{e:?}"
+            );
+        };
+        assert_eq!(replayed_after("", i64::MAX).expect("intact").len(), 10);
+        gap(
+            replayed_after("DELETE FROM events WHERE version = 5;", i64::MAX),
+            6,
+        );
+        assert_eq!(
+            replayed_after("DELETE FROM events WHERE version = 5;", 4).expect("below"),
+            [1, 2, 3, 4]
+        );
+        gap(
+            replayed_after(
+                "UPDATE events SET version = 12 WHERE version = 10;",
+                i64::MAX,
+            ),
+            10,
+        );
+        gap(
+            replayed_after(
+                "DELETE FROM events WHERE version > 1; UPDATE events SET version = 9223372036854775807;",
+                i64::MAX,
+            ),
+            1,
+        );
+        // The last row: it sorts after every number, where a bound would leave it out.
+        for forged in ["'abc'", "x'01'", "1e300"] {
+            let e = replayed_after(
+                &format!("UPDATE events SET version = {forged} WHERE version = 10;"),
+                i64::MAX,
+            );
+            assert!(
+                matches!(&e, Err(Error::Corrupt { seq: 10, reason }) if reason == "its version is not an integer"),
+                "{forged}: {e:?}"
+            );
+        }
     }
 }

@@ -36,8 +36,12 @@ pub(crate) use crate::store::ALL_STREAMS;
 /// A stream's machine.
 pub(crate) const STREAM_MACHINE: &str =
     "SELECT machine FROM events WHERE stream = ?1 ORDER BY version LIMIT 1";
-/// The replay path.
+/// The replay path, up to a version.
 pub(crate) const REPLAY: &str = "SELECT seq, version, event_type, schema_version, payload FROM events WHERE stream = ?1 AND version <= ?2 ORDER BY version";
+/// The replay path, the whole stream: with no bound a version of another type
+/// (which sorts after every integer, so `version <= ?` leaves it out) is read,
+/// and refused.
+pub(crate) const REPLAY_ALL: &str = "SELECT seq, version, event_type, schema_version, payload FROM events WHERE stream = ?1 ORDER BY version";
 /// A page of a stream's transition records, by first version.
 pub(crate) const TRANSITIONS_FROM: &str = "SELECT id, stream, machine, rules_version, command_name, command, context, idempotency_key, fingerprint, first_version, last_version, recorded_at FROM transitions WHERE stream = ?1 AND first_version > ?2 ORDER BY first_version LIMIT ?3";
 /// How many transition records a stream has.
@@ -83,6 +87,7 @@ mod tests {
             (STREAM_TIP, "t"),
             (STREAM_VERSION, "t"),
             (REPLAY, "ti"),
+            (REPLAY_ALL, "t"),
             (IDEMPOTENCY, "tt"),
             (FAMILY_TIP, "tt"),
         ] {
@@ -127,6 +132,7 @@ mod tests {
             ALL_STREAMS,
             STREAM_MACHINE,
             REPLAY,
+            REPLAY_ALL,
             TRANSITION_COUNT,
             LOG_AFTER,
             LOG_STREAM_AFTER,
