@@ -68,7 +68,7 @@ pub enum ClaimCommand {
     },
     /// The authoritative readback: holder, claim id, token, expiry, live now, and the stream version
     #[command(
-        after_help = "Reads only (never creates a journal). `live` is judged at `as_of`, this host's clock now.\n\nExample:\n  cairn claim show --resource park/ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b"
+        after_help = "Reads only (never creates a journal). `live` is judged at `as_of`, the journal's clock now (this host's for a SQLite file, the server's on PostgreSQL).\n\nExample:\n  cairn claim show --resource park/ep-0b1e6f5e-3c1a-4b7e-9d2a-5f1c2e3d4a5b"
     )]
     Show {
         /// The claimed thing's own stream id
