@@ -371,10 +371,9 @@ fn lost_race(e: &Failure) -> bool {
     )
 }
 
-/// The claim stream's state and version; unclaimed at version 0 when there is no
-/// journal or no such stream (reading never creates one).
 /// A claim stream's state and version, and the journal's clock, read on one
-/// session (`Unclaimed` at version 0 when no journal exists yet).
+/// session (`Unclaimed` at version 0 when there is no journal or no such
+/// stream: reading never creates one).
 fn load(rec: &Recorder, stream: &StreamId) -> Result<(ClaimState, u64, Timestamp), Failure> {
     match rec.existing_engine()? {
         None => Ok((ClaimState::Unclaimed, 0, rec.now()?)),
