@@ -214,12 +214,17 @@ impl Engine {
                 return Ok(Decision::Replayed(done));
             }
         }
+        let guard = if M::NAME == CLAIM_MACHINE {
+            Some(self.resource_guard(stream, &context.now)?)
+        } else {
+            None
+        };
         let (state, version) = self.fold::<M>(stream, None)?;
         // What the decision reads of other streams is the engine's reading, never
         // the caller's: any reads the given context carries are replaced.
         let mut context = context.clone();
         (context.reads, context.scans) = self.read_for::<M>(stream, &state, command)?;
-        Pending::decide_encoded(
+        let mut pending = Pending::decide_encoded(
             stream,
             state,
             version,
@@ -227,8 +232,13 @@ impl Engine {
             command_json,
             &context,
             idempotency,
-        )
-        .map(Decision::Pending)
+        )?;
+        if let (Some(append), Some((resource, at))) = (pending.append.as_mut(), guard) {
+            for read in append.reads.iter_mut().filter(|r| r.0 == resource) {
+                read.1 = at;
+            }
+        }
+        Ok(Decision::Pending(pending))
     }
 
     /// Appends a decided transition at the version it was decided against (a

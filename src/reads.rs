@@ -7,6 +7,40 @@ use cairn_machines::{Context, Machine, Read, Timestamp};
 use crate::{Engine, Error, StreamId};
 
 impl Engine {
+    /// A lease changes only while the stream it fences stands where the
+    /// decision found it, and only at an instant no act on that stream was
+    /// decided after: otherwise an act that judged the lease at a later
+    /// instant (lapsed, so it went unfenced) could be followed by a renewal or
+    /// a grant judged earlier, and the journal would show the lease live over
+    /// that act (helper-65). The resource's version for the append to require;
+    /// a [`cairn_journal::Error::Conflict`] when its last transition was
+    /// decided after `now` (the caller decides again at a fresh instant).
+    pub(crate) fn resource_guard(
+        &self,
+        stream: &StreamId,
+        now: &Timestamp,
+    ) -> Result<(String, u64), Error> {
+        let resource = stream.claimed_resource()?.to_string();
+        let at = self.journal().stream_version(&resource)?;
+        let last = match self.journal().transition_at(&resource, at)? {
+            Some((id, _, _)) => self.journal().transition(id)?,
+            None => None,
+        };
+        if let Some(t) = last {
+            let decided = Timestamp::parse(&t.recorded_at)
+                .map_err(|e| Error::Stored(format!("transition {}: {e}", t.id)))?;
+            if decided > *now {
+                return Err(cairn_journal::Error::Conflict {
+                    stream: resource,
+                    expected: at,
+                    actual: at,
+                }
+                .into());
+            }
+        }
+        Ok((resource, at))
+    }
+
     /// Reads the streams a decision of `command` on `stream` depends on: the ones
     /// [`Machine::reads`] names, the stream's lease (`claim/<stream>`) when it
     /// exists, and every stream of each machine [`Machine::scans`] sieves, keeping
@@ -206,6 +240,10 @@ pub(crate) fn occ_reads<M: Machine>(
     let mut absent = M::reads(state, command);
     if M::NAME != CLAIM_MACHINE {
         absent.push(claim_stream(stream.as_str()));
+    } else if let Ok(resource) = stream.claimed_resource() {
+        // The claimed resource, required unmoved (`Engine::decide` puts in the
+        // version it read; with no journal it must still not exist).
+        absent.push(resource.to_string());
     }
     for name in absent {
         if name != stream.as_str() && !reads.iter().any(|(s, _)| *s == name) {

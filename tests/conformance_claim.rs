@@ -302,3 +302,93 @@ fn a_lease_is_judged_by_the_journals_clock_the_servers_on_postgres() {
     );
     assert_eq!(audit_kinds(&db), (0, vec![]));
 }
+
+/// A lease never spans an act that found it lapsed (helper-65), on both
+/// backends: a renewal decided just before the expiry and appended after an
+/// untokened act landed on the resource (the act judged the lease lapsed) is a
+/// conflict, not a renewal; decided again at its old instant, before the act's,
+/// it is a conflict at once; decided at a fresh instant it is refused as
+/// expired. The journal keeps the grant alone, and the act.
+#[test]
+fn a_lease_never_spans_an_act_that_found_it_lapsed() {
+    use cairn::machines::claim::{self, Claim, ClaimId, Owner, Token, Ttl};
+    use cairn::machines::reads::claim_stream;
+    use cairn::{Decision, StreamId};
+
+    use crate::support::ctx;
+    use crate::support::ticket::{self, Ticket};
+
+    for b in backends() {
+        let store = b.fresh();
+        let mut registry = Registry::new();
+        registry.register::<Claim>();
+        registry.register::<Ticket>();
+        let mut engine = Engine::open(&store.db(), &Options::default(), registry).unwrap();
+        let resource = StreamId::parse("ticket/t1").unwrap();
+        let lease = StreamId::parse(&claim_stream("ticket/t1")).unwrap();
+        let open = ticket::Command::Open {
+            title: "claimed".into(),
+        };
+        engine
+            .execute_with_context::<Ticket>(&resource, &open, &ctx(0), None)
+            .unwrap();
+        let ten_minutes = Ttl::from_seconds(600).unwrap();
+        let acquire = claim::Command::Acquire {
+            owner: Owner::parse("a").unwrap(),
+            claim_id: ClaimId::parse("c1").unwrap(),
+            ttl_seconds: ten_minutes,
+        };
+        engine
+            .execute_with_context::<Claim>(&lease, &acquire, &ctx(1), None)
+            .unwrap();
+        // Decided at minute 10, the lease live until minute 11; held.
+        let renew = claim::Command::Renew {
+            claim_id: ClaimId::parse("c1").unwrap(),
+            token: Token::new(1).unwrap(),
+            ttl_seconds: ten_minutes,
+        };
+        let held = match engine.decide::<Claim>(&lease, &renew, &ctx(10), None) {
+            Ok(Decision::Pending(p)) => p,
+            Ok(Decision::Replayed(_)) => panic!("{b:?}: no key, nothing replayed"),
+            Err(e) => panic!("{b:?}: the renewal decides: {e}"),
+        };
+        // At minute 12 the lease has lapsed: an act without a token goes ahead.
+        let comment = ticket::Command::Comment {
+            text: "unfenced".into(),
+        };
+        engine
+            .execute_with_context::<Ticket>(&resource, &comment, &ctx(12), None)
+            .unwrap_or_else(|e| panic!("{b:?}: the act after the expiry: {e}"));
+        let conflict = |r: Result<(), cairn::Error>, what: &str| {
+            assert!(
+                matches!(&r, Err(cairn::Error::Journal(cairn::journal::Error::Conflict { stream, .. })) if stream == "ticket/t1"),
+                "{b:?}: {what}: {r:?}"
+            );
+        };
+        conflict(engine.append(held).map(|_| ()), "the held renewal appended");
+        conflict(
+            engine
+                .decide::<Claim>(&lease, &renew, &ctx(10), None)
+                .map(drop),
+            "decided again before the act's instant",
+        );
+        match engine.execute_with_context::<Claim>(&lease, &renew, &ctx(13), None) {
+            Err(cairn::Error::Rejected(r)) => assert_eq!(
+                claim::contention(&r).map(|c| c.kind()),
+                Some("claim-expired"),
+                "{b:?}: {r}"
+            ),
+            other => panic!("{b:?}: a renewal at minute 13: {other:?}"),
+        }
+        assert_eq!(
+            engine.load::<Claim>(&lease).unwrap().1,
+            1,
+            "{b:?}: the grant alone"
+        );
+        assert_eq!(
+            engine.load::<Ticket>(&resource).unwrap().1,
+            2,
+            "{b:?}: the act"
+        );
+    }
+}
