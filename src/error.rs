@@ -63,6 +63,23 @@ pub enum Error {
         /// The stream's version.
         current: u64,
     },
+    /// A claim command was decided at an instant before the claimed stream's
+    /// last transition was decided: granting or renewing the lease then would
+    /// show it live over an act that judged it otherwise.
+    ///
+    /// ### Handling
+    /// Nothing was written. Decide again at a fresh instant (the CLI does so
+    /// once, then answers exit 3): a clock behind the one that recorded the
+    /// act keeps answering this.
+    #[error("stream `{stream}` was last acted on at {acted}, after this decision's instant {now}: decide again at a later instant")]
+    DecidedBefore {
+        /// The claimed stream.
+        stream: String,
+        /// When its last transition was decided.
+        acted: String,
+        /// The instant the claim command was decided at.
+        now: String,
+    },
     /// The stream has no events.
     ///
     /// ### Handling

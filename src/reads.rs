@@ -13,8 +13,8 @@ impl Engine {
     /// instant (lapsed, so it went unfenced) could be followed by a renewal or
     /// a grant judged earlier, and the journal would show the lease live over
     /// that act (helper-65). The resource's version for the append to require;
-    /// a [`cairn_journal::Error::Conflict`] when its last transition was
-    /// decided after `now` (the caller decides again at a fresh instant).
+    /// [`Error::DecidedBefore`] when its last transition was decided after
+    /// `now` (the caller decides again at a fresh instant).
     pub(crate) fn resource_guard(
         &self,
         stream: &StreamId,
@@ -30,12 +30,11 @@ impl Engine {
             let decided = Timestamp::parse(&t.recorded_at)
                 .map_err(|e| Error::Stored(format!("transition {}: {e}", t.id)))?;
             if decided > *now {
-                return Err(cairn_journal::Error::Conflict {
+                return Err(Error::DecidedBefore {
                     stream: resource,
-                    expected: at,
-                    actual: at,
-                }
-                .into());
+                    acted: t.recorded_at,
+                    now: now.to_string(),
+                });
             }
         }
         Ok((resource, at))

@@ -81,8 +81,9 @@ fn audit_kinds(db: &Path) -> (i32, Vec<String>) {
     (code, kinds)
 }
 
-/// Copies `stream`'s first transition from `from` into `to`, raw, reading nothing.
-fn copy_unfenced(from: &Path, to: &Store, stream: &str) {
+/// Copies `stream`'s first transition from `from` into `to`, raw, reading
+/// nothing; recorded at `at` when given (else when it was).
+fn copy_unfenced(from: &Path, to: &Store, stream: &str, at: Option<String>) {
     let j = Journal::open_read_only(from, &Options::default()).unwrap();
     let record = j.transitions(stream).unwrap().remove(0);
     let events = j.read_stream(stream, None).unwrap();
@@ -106,7 +107,7 @@ fn copy_unfenced(from: &Path, to: &Store, stream: &str) {
                 rules_version: record.rules_version,
             },
             idempotency: None,
-            recorded_at: record.recorded_at,
+            recorded_at: at.unwrap_or(record.recorded_at),
             reads: Vec::new(),
             scans: Vec::new(),
         })
@@ -189,7 +190,7 @@ fn claims_grant_contend_fence_expire_and_audit_alike_on_both_backends() {
         let honest = b.fresh();
         assert_eq!(prepare(&honest.db(), &forged, &[]).0, 0);
         assert_eq!(acquire(&db, &forged, "agent-a", "600").0, 0);
-        copy_unfenced(&honest.db(), &s, &format!("park/{forged}"));
+        copy_unfenced(&honest.db(), &s, &format!("park/{forged}"), None);
         assert_eq!(
             audit_kinds(&db),
             (5, vec!["lease-unread".to_owned()]),
@@ -307,7 +308,7 @@ fn a_lease_is_judged_by_the_journals_clock_the_servers_on_postgres() {
 /// backends: a renewal decided just before the expiry and appended after an
 /// untokened act landed on the resource (the act judged the lease lapsed) is a
 /// conflict, not a renewal; decided again at its old instant, before the act's,
-/// it is a conflict at once; decided at a fresh instant it is refused as
+/// it is refused at once as decided before it; decided at a fresh instant it is refused as
 /// expired. The journal keeps the grant alone, and the act.
 #[test]
 fn a_lease_never_spans_an_act_that_found_it_lapsed() {
@@ -366,11 +367,11 @@ fn a_lease_never_spans_an_act_that_found_it_lapsed() {
             );
         };
         conflict(engine.append(held).map(|_| ()), "the held renewal appended");
-        conflict(
-            engine
-                .decide::<Claim>(&lease, &renew, &ctx(10), None)
-                .map(drop),
-            "decided again before the act's instant",
+        let again = engine.decide::<Claim>(&lease, &renew, &ctx(10), None);
+        assert!(
+            matches!(&again, Err(cairn::Error::DecidedBefore { stream, .. }) if stream == "ticket/t1"),
+            "{b:?}: decided again before the act's instant: {:?}",
+            again.map(drop)
         );
         match engine.execute_with_context::<Claim>(&lease, &renew, &ctx(13), None) {
             Err(cairn::Error::Rejected(r)) => assert_eq!(
@@ -389,6 +390,46 @@ fn a_lease_never_spans_an_act_that_found_it_lapsed() {
             engine.load::<Ticket>(&resource).unwrap().1,
             2,
             "{b:?}: the act"
+        );
+    }
+}
+
+/// The CLI's face of the same guard: a claim on a stream whose last act was
+/// recorded at an instant past the journal's clock (a host whose clock runs
+/// ahead wrote it) is `decided-before`, exit 3, after one more decision at a
+/// fresh clock, and writes nothing.
+#[test]
+fn a_claim_decided_before_the_resources_last_act_is_refused_and_writes_nothing() {
+    let ep = episode(7);
+    let honest = TempJournal::new();
+    assert_eq!(prepare(&honest.path(), &ep, &[]).0, 0);
+    let ahead = (Utc::now() + TimeDelta::hours(1)).to_rfc3339();
+    for b in backends() {
+        let s = b.fresh();
+        let db = s.db();
+        copy_unfenced(
+            &honest.path(),
+            &s,
+            &format!("park/{ep}"),
+            Some(ahead.clone()),
+        );
+        let before = events(&db);
+        let (code, out) = acquire(&db, &ep, "agent-a", "600");
+        assert_eq!(
+            (code, out["error"]["kind"].as_str()),
+            (3, Some("decided-before")),
+            "{b:?}: {out}"
+        );
+        let message = out["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains(&ahead),
+            "{b:?}: names the act's instant: {out}"
+        );
+        assert_eq!(events(&db), before, "{b:?}: the refusal wrote");
+        assert_eq!(
+            claim(&db, "show", &ep, &[]).1["state"],
+            "unclaimed",
+            "{b:?}"
         );
     }
 }

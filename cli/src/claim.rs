@@ -361,13 +361,15 @@ fn checked<T>(field: &str, value: Result<T, Invalid>) -> Result<T, Failure> {
     value.map_err(|e| input(field, e.rule, &e.message))
 }
 
-/// A conflict of the optimistic append: another transition won the version.
+/// A conflict of the optimistic append (another transition won the version),
+/// or a decision made at an instant before the claimed stream's last act.
 fn lost_race(e: &Failure) -> bool {
     matches!(
         e,
-        Failure::Cairn(cairn::Error::Journal(
-            cairn::journal::Error::Conflict { .. }
-        ))
+        Failure::Cairn(
+            cairn::Error::Journal(cairn::journal::Error::Conflict { .. })
+                | cairn::Error::DecidedBefore { .. }
+        )
     )
 }
 

@@ -297,6 +297,9 @@ pub enum Kind {
     Conflict,
     /// Another writer held the lock past the busy timeout (3).
     Busy,
+    /// A claim command was decided at an instant before the claimed stream's
+    /// last act (3): decided again once, the clock was still behind it.
+    DecidedBefore,
     IdempotencyMismatch,
     MachineMismatch,
     InvalidAppend,
@@ -436,6 +439,7 @@ impl Failure {
                     (code::BAD_INPUT, Kind::RecordedByCairn)
                 }
                 C::Stored(_) => (code::INTERNAL, Kind::StoredData),
+                C::DecidedBefore { .. } => (code::CONFLICT, Kind::DecidedBefore),
                 C::Journal(j) => match j {
                     J::Conflict {
                         expected, actual, ..
