@@ -224,6 +224,7 @@ impl Engine {
         // the caller's: any reads the given context carries are replaced.
         let mut context = context.clone();
         (context.reads, context.scans) = self.read_for::<M>(stream, &state, command)?;
+        self.act_guard(stream, version, &context.reads, &context.now)?;
         let mut pending = Pending::decide_encoded(
             stream,
             state,

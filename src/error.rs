@@ -63,14 +63,16 @@ pub enum Error {
         /// The stream's version.
         current: u64,
     },
-    /// A claim command was decided at an instant before the claimed stream's
-    /// last transition was decided: granting or renewing the lease then would
-    /// show it live over an act that judged it otherwise.
+    /// A claim command, or an act on a claimed stream, was decided at an
+    /// instant before the claimed stream's last transition was decided:
+    /// granting or renewing the lease then could show it live over an act that
+    /// judged it otherwise, and an act landing after a later one would hide
+    /// that one's instant from that check.
     ///
     /// ### Handling
-    /// Nothing was written. Decide again at a fresh instant (the CLI does so
-    /// once, then answers exit 3): a clock behind the one that recorded the
-    /// act keeps answering this.
+    /// Nothing was written. Decide again at a fresh instant (the CLI's claim
+    /// verbs do so once; every verb then answers exit 3): a clock behind the
+    /// one that recorded the last act keeps answering this.
     #[error("stream `{stream}` was last acted on at {acted}, after this decision's instant {now}: decide again at a later instant")]
     DecidedBefore {
         /// The claimed stream.

@@ -22,7 +22,34 @@ impl Engine {
     ) -> Result<(String, u64), Error> {
         let resource = stream.claimed_resource()?.to_string();
         let at = self.journal().stream_version(&resource)?;
-        let last = match self.journal().transition_at(&resource, at)? {
+        self.not_decided_after(&resource, at, now)?;
+        Ok((resource, at))
+    }
+
+    /// An act on a claimed stream (its lease among the decision's `reads`) is
+    /// decided no earlier than the stream's last transition: so a claimed
+    /// stream's transitions are recorded in the order of their instants, and
+    /// [`Engine::resource_guard`]'s look at the last one sees the latest act.
+    /// (Two acts racing, the one that read its clock first and the stream
+    /// second would otherwise land after the other at an earlier instant.)
+    pub(crate) fn act_guard(
+        &self,
+        stream: &StreamId,
+        version: u64,
+        reads: &[Read],
+        now: &Timestamp,
+    ) -> Result<(), Error> {
+        let lease = claim_stream(stream.as_str());
+        if reads.iter().any(|r| r.stream == lease) {
+            self.not_decided_after(stream.as_str(), version, now)?;
+        }
+        Ok(())
+    }
+
+    /// [`Error::DecidedBefore`] when `stream`'s transition holding `version`
+    /// was decided after `now`.
+    fn not_decided_after(&self, stream: &str, version: u64, now: &Timestamp) -> Result<(), Error> {
+        let last = match self.journal().transition_at(stream, version)? {
             Some((id, _, _)) => self.journal().transition(id)?,
             None => None,
         };
@@ -31,13 +58,13 @@ impl Engine {
                 .map_err(|e| Error::Stored(format!("transition {}: {e}", t.id)))?;
             if decided > *now {
                 return Err(Error::DecidedBefore {
-                    stream: resource,
+                    stream: stream.to_owned(),
                     acted: t.recorded_at,
                     now: now.to_string(),
                 });
             }
         }
-        Ok((resource, at))
+        Ok(())
     }
 
     /// Reads the streams a decision of `command` on `stream` depends on: the ones

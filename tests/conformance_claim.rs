@@ -433,3 +433,96 @@ fn a_claim_decided_before_the_resources_last_act_is_refused_and_writes_nothing()
         );
     }
 }
+
+/// On a claimed stream, acts land in the order of their instants (both
+/// backends): an act decided before the stream's last act is
+/// `DecidedBefore`, so the claim guard's look at the last act sees the latest.
+/// Without it: a tokened act decided at minute 5 and held while an unfenced act
+/// at minute 12 (the lease lapsed at 11) lands, then decided again at minute 5
+/// on top of it, was recorded last; a renewal at minute 6 then looked only at
+/// that act and showed the lease live over the unfenced one.
+#[test]
+fn acts_on_a_claimed_stream_land_in_the_order_of_their_instants() {
+    use cairn::machines::claim::{self, Claim, ClaimId, Owner, Token, Ttl};
+    use cairn::machines::reads::claim_stream;
+    use cairn::{Decision, StreamId};
+
+    use crate::support::ctx;
+    use crate::support::ticket::{self, Ticket};
+
+    for b in backends() {
+        let store = b.fresh();
+        let mut registry = Registry::new();
+        registry.register::<Claim>();
+        registry.register::<Ticket>();
+        let mut engine = Engine::open(&store.db(), &Options::default(), registry).unwrap();
+        let resource = StreamId::parse("ticket/t1").unwrap();
+        let lease = StreamId::parse(&claim_stream("ticket/t1")).unwrap();
+        let open = ticket::Command::Open {
+            title: "claimed".into(),
+        };
+        engine
+            .execute_with_context::<Ticket>(&resource, &open, &ctx(0), None)
+            .unwrap();
+        let ten_minutes = Ttl::from_seconds(600).unwrap();
+        let acquire = claim::Command::Acquire {
+            owner: Owner::parse("a").unwrap(),
+            claim_id: ClaimId::parse("c1").unwrap(),
+            ttl_seconds: ten_minutes,
+        };
+        engine
+            .execute_with_context::<Claim>(&lease, &acquire, &ctx(1), None)
+            .unwrap();
+        let comment = |text: &str| ticket::Command::Comment { text: text.into() };
+        let tokened = |n: u32| {
+            let mut c = ctx(n);
+            c.fencing_token = Some(1);
+            c
+        };
+        let held = match engine.decide::<Ticket>(&resource, &comment("held"), &tokened(5), None) {
+            Ok(Decision::Pending(p)) => p,
+            other => panic!("{b:?}: the tokened act decides: {:?}", other.map(drop)),
+        };
+        engine
+            .execute_with_context::<Ticket>(&resource, &comment("unfenced"), &ctx(12), None)
+            .unwrap_or_else(|e| panic!("{b:?}: the act after the expiry: {e}"));
+        let appended = engine.append(held).map(drop);
+        assert!(
+            matches!(
+                &appended,
+                Err(cairn::Error::Journal(
+                    cairn::journal::Error::Conflict { .. }
+                ))
+            ),
+            "{b:?}: {appended:?}"
+        );
+        let again =
+            engine.execute_with_context::<Ticket>(&resource, &comment("held"), &tokened(5), None);
+        assert!(
+            matches!(&again, Err(cairn::Error::DecidedBefore { stream, .. }) if stream == "ticket/t1"),
+            "{b:?}: the act decided again at minute 5: {:?}",
+            again.map(drop)
+        );
+        let renew = claim::Command::Renew {
+            claim_id: ClaimId::parse("c1").unwrap(),
+            token: Token::new(1).unwrap(),
+            ttl_seconds: ten_minutes,
+        };
+        let renewed = engine.execute_with_context::<Claim>(&lease, &renew, &ctx(6), None);
+        assert!(
+            matches!(&renewed, Err(cairn::Error::DecidedBefore { .. })),
+            "{b:?}: a renewal at minute 6: {:?}",
+            renewed.map(drop)
+        );
+        // An act on an unclaimed stream is not held to it: no lease, no order.
+        let free = StreamId::parse("ticket/t2").unwrap();
+        engine
+            .execute_with_context::<Ticket>(&free, &open, &ctx(20), None)
+            .unwrap();
+        engine
+            .execute_with_context::<Ticket>(&free, &comment("earlier"), &ctx(19), None)
+            .unwrap_or_else(|e| panic!("{b:?}: an unclaimed stream: {e}"));
+        assert_eq!(engine.load::<Claim>(&lease).unwrap().1, 1, "{b:?}");
+        assert_eq!(engine.load::<Ticket>(&resource).unwrap().1, 2, "{b:?}");
+    }
+}

@@ -297,8 +297,8 @@ pub enum Kind {
     Conflict,
     /// Another writer held the lock past the busy timeout (3).
     Busy,
-    /// A claim command was decided at an instant before the claimed stream's
-    /// last act (3): decided again once, the clock was still behind it.
+    /// A claim command, or an act on a claimed stream, was decided at an
+    /// instant before that stream's last act (3).
     DecidedBefore,
     IdempotencyMismatch,
     MachineMismatch,
