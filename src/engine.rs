@@ -6,7 +6,7 @@ use cairn_journal::{
     sha256_hex, Append, AppendOutcome, Idempotency, Journal, NewEvent, Options, Receipt,
     StoredEvent, TransitionRecord,
 };
-use cairn_machines::reads::{check_fence, CLAIM_MACHINE};
+use cairn_machines::reads::{check_fence, extends_lease, CLAIM_MACHINE};
 use cairn_machines::{Context, Machine, RawEvent};
 
 use crate::{Error, Registry, StreamId};
@@ -214,11 +214,6 @@ impl Engine {
                 return Ok(Decision::Replayed(done));
             }
         }
-        let guard = if M::NAME == CLAIM_MACHINE {
-            Some(self.resource_guard(stream, &context.now)?)
-        } else {
-            None
-        };
         let (state, version) = self.fold::<M>(stream, None)?;
         // What the decision reads of other streams is the engine's reading, never
         // the caller's: any reads the given context carries are replaced.
@@ -234,7 +229,13 @@ impl Engine {
             &context,
             idempotency,
         )?;
-        if let (Some(append), Some((resource, at))) = (pending.append.as_mut(), guard) {
+        // A grant or renewal that writes: only at an instant no act on the
+        // resource was decided after, and only while the resource stands there.
+        if let (Some(append), true) = (
+            pending.append.as_mut(),
+            extends_lease(M::NAME, M::command_name(command)),
+        ) {
+            let (resource, at) = self.resource_guard(stream, &context.now)?;
             for read in append.reads.iter_mut().filter(|r| r.0 == resource) {
                 read.1 = at;
             }

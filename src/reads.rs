@@ -1,7 +1,7 @@
 //! What a decision reads of other streams (see [`cairn_machines::reads`]): the
 //! engine reads them for `decide`, and the append requires them unmoved.
 
-use cairn_machines::reads::{claim_stream, fence, Scan, Sieve, CLAIM_MACHINE};
+use cairn_machines::reads::{claim_stream, extends_lease, fence, Scan, Sieve, CLAIM_MACHINE};
 use cairn_machines::{Context, Machine, Read, Timestamp};
 
 use crate::{Engine, Error, StreamId};
@@ -49,6 +49,9 @@ impl Engine {
     /// [`Error::DecidedBefore`] when `stream`'s transition holding `version`
     /// was decided after `now`.
     fn not_decided_after(&self, stream: &str, version: u64, now: &Timestamp) -> Result<(), Error> {
+        if version == 0 {
+            return Ok(());
+        }
         let last = match self.journal().transition_at(stream, version)? {
             Some((id, _, _)) => self.journal().transition(id)?,
             None => None,
@@ -266,7 +269,10 @@ pub(crate) fn occ_reads<M: Machine>(
     let mut absent = M::reads(state, command);
     if M::NAME != CLAIM_MACHINE {
         absent.push(claim_stream(stream.as_str()));
-    } else if let Ok(resource) = stream.claimed_resource() {
+    } else if let (true, Ok(resource)) = (
+        extends_lease(M::NAME, M::command_name(command)),
+        stream.claimed_resource(),
+    ) {
         // The claimed resource, required unmoved (`Engine::decide` puts in the
         // version it read; with no journal it must still not exist).
         absent.push(resource.to_string());

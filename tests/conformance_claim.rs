@@ -526,3 +526,75 @@ fn acts_on_a_claimed_stream_land_in_the_order_of_their_instants() {
         assert_eq!(engine.load::<Ticket>(&resource).unwrap().1, 2, "{b:?}");
     }
 }
+
+/// Only what grants or extends a lease waits for the resource's last act
+/// (helper-66): with a tokened act recorded at minute 30, a renewal decided at
+/// minute 5 is `DecidedBefore`, but the holder's acquire (a readback, writing
+/// nothing) and the release (which only ends the lease) go ahead at minute 5.
+#[test]
+fn only_a_grant_or_renewal_waits_for_the_resources_last_act() {
+    use cairn::machines::claim::{self, Claim, ClaimId, Owner, Token, Ttl};
+    use cairn::machines::reads::claim_stream;
+    use cairn::StreamId;
+
+    use crate::support::ctx;
+    use crate::support::ticket::{self, Ticket};
+
+    for b in backends() {
+        let store = b.fresh();
+        let mut registry = Registry::new();
+        registry.register::<Claim>();
+        registry.register::<Ticket>();
+        let mut engine = Engine::open(&store.db(), &Options::default(), registry).unwrap();
+        let resource = StreamId::parse("ticket/t1").unwrap();
+        let lease = StreamId::parse(&claim_stream("ticket/t1")).unwrap();
+        let open = ticket::Command::Open {
+            title: "claimed".into(),
+        };
+        engine
+            .execute_with_context::<Ticket>(&resource, &open, &ctx(0), None)
+            .unwrap();
+        let hour = Ttl::from_seconds(3600).unwrap();
+        let acquire = claim::Command::Acquire {
+            owner: Owner::parse("a").unwrap(),
+            claim_id: ClaimId::parse("c1").unwrap(),
+            ttl_seconds: hour,
+        };
+        engine
+            .execute_with_context::<Claim>(&lease, &acquire, &ctx(1), None)
+            .unwrap();
+        let mut ahead = ctx(30);
+        ahead.fencing_token = Some(1);
+        let comment = ticket::Command::Comment {
+            text: "ahead".into(),
+        };
+        engine
+            .execute_with_context::<Ticket>(&resource, &comment, &ahead, None)
+            .unwrap();
+        let token = Token::new(1).unwrap();
+        let renew = claim::Command::Renew {
+            claim_id: ClaimId::parse("c1").unwrap(),
+            token,
+            ttl_seconds: hour,
+        };
+        let renewed = engine.execute_with_context::<Claim>(&lease, &renew, &ctx(5), None);
+        assert!(
+            matches!(&renewed, Err(cairn::Error::DecidedBefore { .. })),
+            "{b:?}: {:?}",
+            renewed.map(drop)
+        );
+        let again = engine
+            .execute_with_context::<Claim>(&lease, &acquire, &ctx(5), None)
+            .unwrap_or_else(|e| panic!("{b:?}: the holder's readback: {e}"));
+        assert!(again.events.is_empty(), "{b:?}: a readback writes nothing");
+        let release = claim::Command::Release {
+            claim_id: ClaimId::parse("c1").unwrap(),
+            token,
+        };
+        let released = engine
+            .execute_with_context::<Claim>(&lease, &release, &ctx(5), None)
+            .unwrap_or_else(|e| panic!("{b:?}: the release: {e}"));
+        assert_eq!(released.events.len(), 1, "{b:?}");
+        assert_eq!(engine.load::<Claim>(&lease).unwrap().1, 2, "{b:?}");
+    }
+}

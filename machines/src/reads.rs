@@ -31,6 +31,14 @@ use crate::Timestamp;
 /// The machine whose streams hold leases ([`claim_stream`]).
 pub const CLAIM_MACHINE: &str = "claim";
 
+/// Whether a command of `machine` named `command` can grant or extend a lease:
+/// every claim command but `release` (which only ends one). Such a command is
+/// decided no earlier than the claimed stream's last act, and its append
+/// requires that stream unmoved.
+pub fn extends_lease(machine: &str, command: &str) -> bool {
+    machine == CLAIM_MACHINE && command != "release"
+}
+
 /// The machine whose streams are work nodes (`work-node/<spec>:<address>`,
 /// [`Fact::WorkNode`]).
 pub const WORK_NODE_MACHINE: &str = "work-node";
