@@ -598,3 +598,112 @@ fn only_a_grant_or_renewal_waits_for_the_resources_last_act() {
         assert_eq!(engine.load::<Claim>(&lease).unwrap().1, 2, "{b:?}");
     }
 }
+
+/// The audit names a lease the journal shows live over an act it never fenced
+/// (`lease-over-act`, both backends): a renewal decided at minute 10, before
+/// the expiry, copied in raw after an unfenced act at minute 12 (the claim
+/// verbs refuse it now; a journal from before the guard, or forged, holds it).
+/// The act's own re-decision passes: it read the lease lapsed.
+#[test]
+fn the_audit_names_a_lease_recorded_live_over_an_unfenced_act() {
+    use cairn::machines::claim::{self, Claim, ClaimId, Owner, Token, Ttl};
+    use cairn::machines::reads::claim_stream;
+    use cairn::StreamId;
+
+    use crate::support::ctx;
+    use crate::support::ticket::{self, Ticket};
+
+    let open = ticket::Command::Open {
+        title: "claimed".into(),
+    };
+    let ten_minutes = Ttl::from_seconds(600).unwrap();
+    let acquire = claim::Command::Acquire {
+        owner: Owner::parse("a").unwrap(),
+        claim_id: ClaimId::parse("c1").unwrap(),
+        ttl_seconds: ten_minutes,
+    };
+    let renew = claim::Command::Renew {
+        claim_id: ClaimId::parse("c1").unwrap(),
+        token: Token::new(1).unwrap(),
+        ttl_seconds: ten_minutes,
+    };
+    let comment = ticket::Command::Comment {
+        text: "unfenced".into(),
+    };
+    let resource = StreamId::parse("ticket/t1").unwrap();
+    let lease = StreamId::parse(&claim_stream("ticket/t1")).unwrap();
+    let engine = |store: &Store| {
+        let mut registry = Registry::new();
+        registry.register::<Claim>();
+        registry.register::<Ticket>();
+        Engine::open(&store.db(), &Options::default(), registry).unwrap()
+    };
+    for b in backends() {
+        // Where the renewal is decided: the lease renewed at minute 10.
+        let source = b.fresh();
+        let mut e = engine(&source);
+        e.execute_with_context::<Ticket>(&resource, &open, &ctx(0), None)
+            .unwrap();
+        e.execute_with_context::<Claim>(&lease, &acquire, &ctx(1), None)
+            .unwrap();
+        e.execute_with_context::<Claim>(&lease, &renew, &ctx(10), None)
+            .unwrap();
+        drop(e);
+        let store = b.fresh();
+        let mut e = engine(&store);
+        e.execute_with_context::<Ticket>(&resource, &open, &ctx(0), None)
+            .unwrap();
+        e.execute_with_context::<Claim>(&lease, &acquire, &ctx(1), None)
+            .unwrap();
+        e.execute_with_context::<Ticket>(&resource, &comment, &ctx(12), None)
+            .unwrap();
+        let honest = e.audit(None).unwrap();
+        assert!(honest.ok, "{b:?}: {:?}", honest.findings);
+        // The renewal, copied in raw after the act.
+        let from = source.journal();
+        let record = from.transitions(lease.as_str()).unwrap().remove(1);
+        let events = from.read_stream(lease.as_str(), None).unwrap();
+        store
+            .journal()
+            .append(&Append {
+                stream: lease.as_str().to_owned(),
+                machine: "claim".into(),
+                expected_version: 1,
+                events: vec![NewEvent {
+                    event_type: events[1].event_type.clone(),
+                    schema_version: events[1].schema_version,
+                    payload: events[1].payload.clone(),
+                }],
+                transition: TransitionRecord {
+                    command_name: record.command_name,
+                    command: record.command,
+                    context: record.context,
+                    rules_version: record.rules_version,
+                },
+                idempotency: None,
+                recorded_at: record.recorded_at,
+                reads: Vec::new(),
+                scans: Vec::new(),
+            })
+            .unwrap();
+        let forged = e.audit(None).unwrap();
+        let kinds: Vec<_> = forged
+            .findings
+            .iter()
+            .map(|f| {
+                (
+                    f.kind,
+                    f.stream.as_str(),
+                    f.detail.contains("without a fencing token"),
+                )
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            vec![(cairn::audit::FindingKind::LeaseOverAct, "ticket/t1", true)],
+            "{b:?}: {:?}",
+            forged.findings
+        );
+        assert!(!forged.ok, "{b:?}");
+    }
+}

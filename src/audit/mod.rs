@@ -23,6 +23,7 @@ use crate::{Engine, Error, StreamId};
 mod cross;
 use cross::{first_seq, seq_at};
 mod diff;
+mod lease;
 mod records;
 mod redecide;
 use redecide::{close, redecide, Parsed};
@@ -68,6 +69,11 @@ pub enum FindingKind {
     /// The stream's lease (`claim/<stream>`) existed when the transition was
     /// appended, but the decision did not read it: the act was never fenced.
     LeaseUnread,
+    /// The act was decided at an instant the lease's stream, in the end,
+    /// records a lease of another token (or, for an act without one, any lease)
+    /// live: a grant or renewal decided before the act was appended after it,
+    /// so the journal shows the lease live over an act it never fenced.
+    LeaseOverAct,
     /// Notice, across lifecycles: a fact this decision relied on (read from another
     /// stream) has been withdrawn since by that stream's machine — a work node
     /// that vouched for the commit shipped no longer does. The decision was right
@@ -252,6 +258,11 @@ impl Engine {
         } else {
             first_seq(journal, &claim_stream(stream))?
         };
+        // Every stretch the lease was live, as its stream records it in the end.
+        let spans = match lease_since {
+            Some(_) => lease::Spans::of(journal, &claim_stream(stream))?,
+            None => None,
+        };
         // The transition being checked: its record, what re-deciding it yields, the events seen so far.
         let mut current: Option<(StoredTransition, Option<Vec<RawEvent>>, Vec<RawEvent>)> = None;
         let mut broken = false;
@@ -287,6 +298,14 @@ impl Engine {
                         if let Ok(context) = &parsed.context {
                             let at = (e.seq, lease_since);
                             self.check_reads(&t, context, at, &sieves, report, now);
+                            if let Some(detail) = spans.as_ref().and_then(|s| s.over(context)) {
+                                report.findings.push(finding(
+                                    FindingKind::LeaseOverAct,
+                                    Some(t.id),
+                                    Some(e.seq),
+                                    detail,
+                                ));
+                            }
                         }
                         current = Some((t, decided, Vec::new()));
                     }
