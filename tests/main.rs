@@ -23,6 +23,7 @@ mod cli_usage;
 mod cli_vocabulary;
 mod conformance;
 mod conformance_claim;
+mod conformance_claim_order;
 mod conformance_cli;
 mod conformance_fetch;
 mod conformance_plans;

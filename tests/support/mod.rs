@@ -210,3 +210,49 @@ pub fn copy_raw_events(
         .expect("the copy appends");
     }
 }
+
+/// Copies transition `index` of `stream` (its record and its events) from
+/// `from` into `to`, raw, at the version it holds there, recorded at `at` when
+/// given (else when it was): a transition appended around the engine, as an
+/// older build or a forger would have, on either backend.
+pub fn copy_transition(
+    from: &cairn::journal::Journal,
+    to: &mut cairn::journal::Journal,
+    stream: &str,
+    index: usize,
+    at: Option<String>,
+) {
+    use cairn::journal::{Append, NewEvent, TransitionRecord};
+    let t = from
+        .transitions(stream)
+        .expect("its transitions read")
+        .remove(index);
+    let events = from
+        .read_stream(stream, Some(t.last_version))
+        .expect("the stream reads")
+        .into_iter()
+        .filter(|e| e.version >= t.first_version)
+        .map(|e| NewEvent {
+            event_type: e.event_type,
+            schema_version: e.schema_version,
+            payload: e.payload,
+        })
+        .collect();
+    to.append(&Append {
+        stream: stream.to_owned(),
+        machine: t.machine,
+        expected_version: t.first_version - 1,
+        events,
+        transition: TransitionRecord {
+            command_name: t.command_name,
+            command: t.command,
+            context: t.context,
+            rules_version: t.rules_version,
+        },
+        idempotency: None,
+        recorded_at: at.unwrap_or(t.recorded_at),
+        reads: Vec::new(),
+        scans: Vec::new(),
+    })
+    .expect("the copy appends");
+}

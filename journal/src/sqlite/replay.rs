@@ -81,18 +81,24 @@ mod tests {
     use crate::pages::tests::big;
     use crate::{Journal, Options};
 
-    /// A damaged row within the bound is a corrupt row naming its seq and the
-    /// column (a real where the version belongs, a blob payload), not an SQL
-    /// error; the rows before it were handed out, and a bound below it reads on.
-    #[test]
-    fn a_wrong_typed_column_is_a_corrupt_row_naming_it() {
+    /// A journal file whose stream `ticket/big` holds ten events (its dir
+    /// beside it: the file goes when the dir is dropped).
+    fn ten_events() -> (tempfile::TempDir, std::path::PathBuf) {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("j.db");
         let mut j = Journal::open(&path, &Options::default()).expect("open");
         let mut a = big(0, 1);
         a.events = (0..10).map(|_| a.events[0].clone()).collect();
         j.append(&a).expect("append");
-        drop(j);
+        (dir, path)
+    }
+
+    /// A damaged row within the bound is a corrupt row naming its seq and the
+    /// column (a real where the version belongs, a blob payload), not an SQL
+    /// error; the rows before it were handed out, and a bound below it reads on.
+    #[test]
+    fn a_wrong_typed_column_is_a_corrupt_row_naming_it() {
+        let (_dir, path) = ten_events();
         let s = SqliteStore::open(&path, &Options::default()).expect("store");
         s.conn
             .execute_batch(
@@ -132,13 +138,7 @@ mod tests {
     /// What [`Journal::replay_stream`] hands out of a stream of ten events
     /// after `forge` ran on its file: the versions, or the error.
     fn replayed_after(forge: &str, up_to: i64) -> Result<Vec<u64>, Error> {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("j.db");
-        let mut j = Journal::open(&path, &Options::default()).expect("open");
-        let mut a = big(0, 1);
-        a.events = (0..10).map(|_| a.events[0].clone()).collect();
-        j.append(&a).expect("append");
-        drop(j);
+        let (_dir, path) = ten_events();
         let c = rusqlite::Connection::open(&path).expect("forger");
         c.execute_batch(&format!(
             "DROP TRIGGER events_append_only_update; DROP TRIGGER events_append_only_delete; {forge}"

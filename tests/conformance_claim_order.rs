@@ -1,0 +1,257 @@
+//! A lease never spans an act that judged it otherwise (helper-65, helper-66),
+//! on both journal backends, through the library with chosen instants: a grant
+//! or renewal waits for the resource's last act (`DecidedBefore`), acts on a
+//! claimed stream land in the order of their instants, a release and a
+//! readback are not held up, and the audit names a lease recorded live over an
+//! act it never fenced (`lease-over-act`). The CLI's face of the guard is in
+//! `conformance_claim.rs`.
+
+use cairn::journal::Options;
+use cairn::machines::claim::{self, Claim, ClaimId, Owner, Token, Ttl};
+use cairn::machines::reads::claim_stream;
+use cairn::machines::Context;
+use cairn::{Decision, Engine, Registry, StreamId};
+
+use crate::support::backend::{backends, Backend, Store};
+use crate::support::ticket::{self, Ticket};
+use crate::support::{copy_transition, ctx};
+
+/// The resource: a ticket.
+fn resource() -> StreamId {
+    StreamId::parse("ticket/t1").unwrap()
+}
+
+/// Its lease stream.
+fn lease() -> StreamId {
+    StreamId::parse(&claim_stream("ticket/t1")).unwrap()
+}
+
+fn engine(store: &Store) -> Engine {
+    let mut registry = Registry::new();
+    registry.register::<Claim>();
+    registry.register::<Ticket>();
+    Engine::open(&store.db(), &Options::default(), registry).unwrap()
+}
+
+fn acquire(ttl: u64) -> claim::Command {
+    claim::Command::Acquire {
+        owner: Owner::parse("a").unwrap(),
+        claim_id: ClaimId::parse("c1").unwrap(),
+        ttl_seconds: Ttl::from_seconds(ttl).unwrap(),
+    }
+}
+
+fn renew(ttl: u64) -> claim::Command {
+    claim::Command::Renew {
+        claim_id: ClaimId::parse("c1").unwrap(),
+        token: Token::FIRST,
+        ttl_seconds: Ttl::from_seconds(ttl).unwrap(),
+    }
+}
+
+fn comment(text: &str) -> ticket::Command {
+    ticket::Command::Comment { text: text.into() }
+}
+
+/// Minute `n`'s context, carrying token 1.
+fn tokened(n: u32) -> Context {
+    Context {
+        fencing_token: Some(1),
+        ..ctx(n)
+    }
+}
+
+/// A fresh journal on `b`: ticket `t1` opened at minute 0, leased to `a`
+/// (claim id `c1`, token 1) at minute 1 for `ttl` seconds.
+fn claimed(b: Backend, ttl: u64) -> (Store, Engine) {
+    let store = b.fresh();
+    let mut e = engine(&store);
+    let open = ticket::Command::Open {
+        title: "claimed".into(),
+    };
+    e.execute_with_context::<Ticket>(&resource(), &open, &ctx(0), None)
+        .unwrap();
+    e.execute_with_context::<Claim>(&lease(), &acquire(ttl), &ctx(1), None)
+        .unwrap();
+    (store, e)
+}
+
+/// A renewal decided just before the expiry and appended after an untokened
+/// act that found the lease lapsed is a conflict, not a renewal; decided again
+/// at its old instant, before the act's, it is refused at once as decided
+/// before it; decided at a fresh instant it is refused as expired. The journal
+/// keeps the grant alone, and the act.
+#[test]
+fn a_lease_never_spans_an_act_that_found_it_lapsed() {
+    for b in backends() {
+        // Granted at minute 1 for ten minutes: live until minute 11.
+        let (_store, mut engine) = claimed(b, 600);
+        let held = match engine.decide::<Claim>(&lease(), &renew(600), &ctx(10), None) {
+            Ok(Decision::Pending(p)) => p,
+            other => panic!("{b:?}: the renewal decides: {:?}", other.map(drop)),
+        };
+        // At minute 12 the lease has lapsed: an act without a token goes ahead.
+        engine
+            .execute_with_context::<Ticket>(&resource(), &comment("unfenced"), &ctx(12), None)
+            .unwrap_or_else(|e| panic!("{b:?}: the act after the expiry: {e}"));
+        let appended = engine.append(held).map(drop);
+        assert!(
+            matches!(&appended, Err(cairn::Error::Journal(cairn::journal::Error::Conflict { stream, .. })) if stream == "ticket/t1"),
+            "{b:?}: the held renewal appended: {appended:?}"
+        );
+        let again = engine.decide::<Claim>(&lease(), &renew(600), &ctx(10), None);
+        assert!(
+            matches!(&again, Err(cairn::Error::DecidedBefore { stream, .. }) if stream == "ticket/t1"),
+            "{b:?}: decided again before the act's instant: {:?}",
+            again.map(drop)
+        );
+        match engine.execute_with_context::<Claim>(&lease(), &renew(600), &ctx(13), None) {
+            Err(cairn::Error::Rejected(r)) => assert_eq!(
+                claim::contention(&r).map(|c| c.kind()),
+                Some("claim-expired"),
+                "{b:?}: {r}"
+            ),
+            other => panic!("{b:?}: a renewal at minute 13: {other:?}"),
+        }
+        assert_eq!(engine.load::<Claim>(&lease()).unwrap().1, 1, "{b:?}");
+        assert_eq!(engine.load::<Ticket>(&resource()).unwrap().1, 2, "{b:?}");
+    }
+}
+
+/// On a claimed stream, acts land in the order of their instants: an act
+/// decided before the stream's last act is `DecidedBefore`, so the claim
+/// guard's look at the last act sees the latest. Without it: a tokened act
+/// decided at minute 5 and held while an unfenced act at minute 12 (the lease
+/// lapsed at 11) lands, then decided again at minute 5 on top of it, was
+/// recorded last; a renewal at minute 6 then looked only at that act and showed
+/// the lease live over the unfenced one.
+#[test]
+fn acts_on_a_claimed_stream_land_in_the_order_of_their_instants() {
+    for b in backends() {
+        let (_store, mut engine) = claimed(b, 600);
+        let held = match engine.decide::<Ticket>(&resource(), &comment("held"), &tokened(5), None) {
+            Ok(Decision::Pending(p)) => p,
+            other => panic!("{b:?}: the tokened act decides: {:?}", other.map(drop)),
+        };
+        engine
+            .execute_with_context::<Ticket>(&resource(), &comment("unfenced"), &ctx(12), None)
+            .unwrap_or_else(|e| panic!("{b:?}: the act after the expiry: {e}"));
+        let appended = engine.append(held).map(drop);
+        assert!(
+            matches!(
+                &appended,
+                Err(cairn::Error::Journal(
+                    cairn::journal::Error::Conflict { .. }
+                ))
+            ),
+            "{b:?}: {appended:?}"
+        );
+        let again =
+            engine.execute_with_context::<Ticket>(&resource(), &comment("held"), &tokened(5), None);
+        assert!(
+            matches!(&again, Err(cairn::Error::DecidedBefore { stream, .. }) if stream == "ticket/t1"),
+            "{b:?}: the act decided again at minute 5: {:?}",
+            again.map(drop)
+        );
+        let renewed = engine.execute_with_context::<Claim>(&lease(), &renew(600), &ctx(6), None);
+        assert!(
+            matches!(&renewed, Err(cairn::Error::DecidedBefore { .. })),
+            "{b:?}: a renewal at minute 6: {:?}",
+            renewed.map(drop)
+        );
+        // An act on an unclaimed stream is not held to it: no lease, no order.
+        let free = StreamId::parse("ticket/t2").unwrap();
+        let open = ticket::Command::Open {
+            title: "free".into(),
+        };
+        engine
+            .execute_with_context::<Ticket>(&free, &open, &ctx(20), None)
+            .unwrap();
+        engine
+            .execute_with_context::<Ticket>(&free, &comment("earlier"), &ctx(19), None)
+            .unwrap_or_else(|e| panic!("{b:?}: an unclaimed stream: {e}"));
+        assert_eq!(engine.load::<Claim>(&lease()).unwrap().1, 1, "{b:?}");
+        assert_eq!(engine.load::<Ticket>(&resource()).unwrap().1, 2, "{b:?}");
+    }
+}
+
+/// Only what grants or extends a lease waits for the resource's last act
+/// (helper-66): with a tokened act recorded at minute 30, a renewal decided at
+/// minute 5 is `DecidedBefore`, but the holder's acquire (a readback, writing
+/// nothing) and the release (which only ends the lease) go ahead at minute 5.
+#[test]
+fn only_a_grant_or_renewal_waits_for_the_resources_last_act() {
+    for b in backends() {
+        let (_store, mut engine) = claimed(b, 3600);
+        engine
+            .execute_with_context::<Ticket>(&resource(), &comment("ahead"), &tokened(30), None)
+            .unwrap();
+        let renewed = engine.execute_with_context::<Claim>(&lease(), &renew(3600), &ctx(5), None);
+        assert!(
+            matches!(&renewed, Err(cairn::Error::DecidedBefore { .. })),
+            "{b:?}: {:?}",
+            renewed.map(drop)
+        );
+        let again = engine
+            .execute_with_context::<Claim>(&lease(), &acquire(3600), &ctx(5), None)
+            .unwrap_or_else(|e| panic!("{b:?}: the holder's readback: {e}"));
+        assert!(again.events.is_empty(), "{b:?}: a readback writes nothing");
+        let release = claim::Command::Release {
+            claim_id: ClaimId::parse("c1").unwrap(),
+            token: Token::FIRST,
+        };
+        let released = engine
+            .execute_with_context::<Claim>(&lease(), &release, &ctx(5), None)
+            .unwrap_or_else(|e| panic!("{b:?}: the release: {e}"));
+        assert_eq!(released.events.len(), 1, "{b:?}");
+        assert_eq!(engine.load::<Claim>(&lease()).unwrap().1, 2, "{b:?}");
+    }
+}
+
+/// The audit names a lease the journal shows live over an act it never fenced
+/// (`lease-over-act`): a renewal decided at minute 10, before the expiry,
+/// copied in raw after an unfenced act at minute 12 (the claim verbs refuse it
+/// now; a journal from before the guard, or forged, holds it). The act's own
+/// re-decision passes: it read the lease lapsed.
+#[test]
+fn the_audit_names_a_lease_recorded_live_over_an_unfenced_act() {
+    for b in backends() {
+        // Where the renewal is decided: the lease renewed at minute 10.
+        let (source, mut e) = claimed(b, 600);
+        e.execute_with_context::<Claim>(&lease(), &renew(600), &ctx(10), None)
+            .unwrap();
+        drop(e);
+        let (store, mut e) = claimed(b, 600);
+        e.execute_with_context::<Ticket>(&resource(), &comment("unfenced"), &ctx(12), None)
+            .unwrap();
+        let honest = e.audit(None).unwrap();
+        assert!(honest.ok, "{b:?}: {:?}", honest.findings);
+        // The renewal, copied in raw after the act.
+        copy_transition(
+            &source.journal(),
+            &mut store.journal(),
+            lease().as_str(),
+            1,
+            None,
+        );
+        let forged = e.audit(None).unwrap();
+        let kinds: Vec<_> = forged
+            .findings
+            .iter()
+            .map(|f| {
+                (
+                    f.kind,
+                    f.stream.as_str(),
+                    f.detail.contains("without a fencing token"),
+                )
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            vec![(cairn::audit::FindingKind::LeaseOverAct, "ticket/t1", true)],
+            "{b:?}: {:?}",
+            forged.findings
+        );
+        assert!(!forged.ok, "{b:?}");
+    }
+}
