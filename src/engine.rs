@@ -219,7 +219,6 @@ impl Engine {
         // the caller's: any reads the given context carries are replaced.
         let mut context = context.clone();
         (context.reads, context.scans) = self.read_for::<M>(stream, &state, command)?;
-        self.act_guard(stream, version, &context.reads, &context.now)?;
         let mut pending = Pending::decide_encoded(
             stream,
             state,
@@ -229,6 +228,9 @@ impl Engine {
             &context,
             idempotency,
         )?;
+        if pending.append.is_some() {
+            self.order_guard::<M>(stream, version, &context.reads, &context.now)?;
+        }
         // A grant or renewal that writes: only at an instant no act on the
         // resource was decided after, and only while the resource stands there.
         if let (Some(append), true) = (

@@ -26,22 +26,30 @@ impl Engine {
         Ok((resource, at))
     }
 
-    /// An act on a claimed stream (its lease among the decision's `reads`) is
-    /// decided no earlier than the stream's last transition: so a claimed
-    /// stream's transitions are recorded in the order of their instants, and
-    /// [`Engine::resource_guard`]'s look at the last one sees the latest act.
-    /// (Two acts racing, the one that read its clock first and the stream
-    /// second would otherwise land after the other at an earlier instant.)
-    pub(crate) fn act_guard(
+    /// A decision that writes on a claimed stream (its lease among `reads`)
+    /// is decided no earlier than the stream's last transition and the lease's
+    /// last one; on a lease stream, no earlier than that stream's last. So a
+    /// claimed stream's acts land in the order of their instants (two acts
+    /// racing, the one that read its clock first and the stream second would
+    /// otherwise land after the other at an earlier instant), and
+    /// [`Engine::resource_guard`]'s look at the last one sees the latest; and
+    /// no lease event recorded before an act is at a later instant than the act
+    /// (a release at minute 10 before an act decided at minute 9 would show the
+    /// act inside the lease: `lease-over-act`).
+    pub(crate) fn order_guard<M: Machine>(
         &self,
         stream: &StreamId,
         version: u64,
         reads: &[Read],
         now: &Timestamp,
     ) -> Result<(), Error> {
+        if M::NAME == CLAIM_MACHINE {
+            return self.not_decided_after(stream.as_str(), version, now);
+        }
         let lease = claim_stream(stream.as_str());
-        if reads.iter().any(|r| r.stream == lease) {
+        if let Some(read) = reads.iter().find(|r| r.stream == lease) {
             self.not_decided_after(stream.as_str(), version, now)?;
+            self.not_decided_after(&lease, read.version, now)?;
         }
         Ok(())
     }

@@ -281,7 +281,7 @@ fn a_lease_is_judged_by_the_journals_clock_the_servers_on_postgres() {
 /// The CLI's face of the same guard: a claim on a stream whose last act was
 /// recorded at an instant past the journal's clock (a host whose clock runs
 /// ahead wrote it) is `decided-before`, exit 3, after one more decision at a
-/// fresh clock, and writes nothing.
+/// fresh clock, writes nothing, and carries the claim's readback.
 #[test]
 fn a_claim_decided_before_the_resources_last_act_is_refused_and_writes_nothing() {
     let ep = episode(7);
@@ -310,10 +310,14 @@ fn a_claim_decided_before_the_resources_last_act_is_refused_and_writes_nothing()
             "{b:?}: names the act's instant: {out}"
         );
         assert_eq!(events(&db), before, "{b:?}: the refusal wrote");
+        // Like every exit-3 claim answer, it carries the readback of what holds.
+        let shown = claim(&db, "show", &ep, &[]).1;
+        assert_eq!(shown["state"], "unclaimed", "{b:?}");
+        let carried = &out["error"]["claim"];
         assert_eq!(
-            claim(&db, "show", &ep, &[]).1["state"],
-            "unclaimed",
-            "{b:?}"
+            (&carried["state"], &carried["version"], &carried["stream"]),
+            (&shown["state"], &shown["version"], &shown["stream"]),
+            "{b:?}: {out}"
         );
     }
 }

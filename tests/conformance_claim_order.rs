@@ -255,3 +255,48 @@ fn the_audit_names_a_lease_recorded_live_over_an_unfenced_act() {
         assert!(!forged.ok, "{b:?}");
     }
 }
+
+/// An act waits for its lease's last event too, and a lease stream for its own:
+/// with the lease released at minute 10, an untokened act decided at minute 9
+/// (the lease live then, by instants) is `DecidedBefore` (else the journal
+/// shows it inside the lease: `lease-over-act`); decided at minute 11 it goes
+/// ahead. A release decided at minute 9 after a renewal at minute 10 is
+/// `DecidedBefore` as well.
+#[test]
+fn an_act_waits_for_its_leases_last_event() {
+    let release = claim::Command::Release {
+        claim_id: ClaimId::parse("c1").unwrap(),
+        token: Token::FIRST,
+    };
+    for b in backends() {
+        let (_store, mut engine) = claimed(b, 3600);
+        engine
+            .execute_with_context::<Claim>(&lease(), &renew(3600), &ctx(10), None)
+            .unwrap();
+        let early = engine.execute_with_context::<Claim>(&lease(), &release, &ctx(9), None);
+        assert!(
+            matches!(&early, Err(cairn::Error::DecidedBefore { stream, .. }) if *stream == lease().as_str()),
+            "{b:?}: a release before the renewal's instant: {:?}",
+            early.map(drop)
+        );
+        engine
+            .execute_with_context::<Claim>(&lease(), &release, &ctx(10), None)
+            .unwrap_or_else(|e| panic!("{b:?}: the release at minute 10: {e}"));
+        let act = engine.execute_with_context::<Ticket>(
+            &resource(),
+            &comment("before the release"),
+            &ctx(9),
+            None,
+        );
+        assert!(
+            matches!(&act, Err(cairn::Error::DecidedBefore { stream, .. }) if *stream == lease().as_str()),
+            "{b:?}: an act before the release's instant: {:?}",
+            act.map(drop)
+        );
+        engine
+            .execute_with_context::<Ticket>(&resource(), &comment("after"), &ctx(11), None)
+            .unwrap_or_else(|e| panic!("{b:?}: the act at minute 11: {e}"));
+        let audit = engine.audit(None).unwrap();
+        assert!(audit.ok, "{b:?}: {:?}", audit.findings);
+    }
+}

@@ -147,6 +147,13 @@ pub fn run(
                 None => Err(Failure::Cairn(cairn::Error::Rejected(rejection))),
             }
         }
+        Err(e) if lost_race(&e) => {
+            let (state, version, now) = load(&Recorder::reader(db, reading), &stream)?;
+            Err(Failure::WithClaim {
+                inner: Box::new(e),
+                claim: json!(readback(resource, &stream, &state, version, &now)),
+            })
+        }
         Err(e) => Err(e),
     }
 }

@@ -76,6 +76,13 @@ pub enum Failure {
         field: &'static str,
         inner: Box<Failure>,
     },
+    /// The inner failure of a claim verb with `claim`, the readback of what
+    /// holds now: a `decided-before` or a race lost twice, so every exit-3 claim
+    /// answer carries one.
+    WithClaim {
+        inner: Box<Failure>,
+        claim: serde_json::Value,
+    },
 }
 
 /// One input or usage violation: the field (a JSON path into the document, or a
@@ -359,6 +366,11 @@ impl Failure {
                 b.field = Some((*field).into());
                 return (code, b);
             }
+            Failure::WithClaim { inner, claim } => {
+                let (code, mut b) = inner.classify();
+                b.claim = Some(claim.clone());
+                return (code, b);
+            }
             Failure::Usage(u) => {
                 first_violation(&mut b, &u.violations);
                 if !u.suggestions.is_empty() {
@@ -524,7 +536,7 @@ impl Failure {
                     .join(" or ")
             ),
             Failure::Cairn(e) => e.to_string(),
-            Failure::Flag { inner, .. } => inner.message(),
+            Failure::Flag { inner, .. } | Failure::WithClaim { inner, .. } => inner.message(),
         }
     }
 

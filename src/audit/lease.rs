@@ -22,7 +22,7 @@ struct Span {
 }
 
 /// Every stretch a lease stream records its lease live, a renewal merged into
-/// the stretch it extends (so a grant renewed a thousand times is one).
+/// the stretch it renews (so a grant renewed a thousand times is one).
 pub(super) struct Spans(Vec<Span>);
 
 impl Spans {
@@ -58,13 +58,14 @@ impl Spans {
                 }
             };
             match spans.last_mut() {
+                // A renewal of the live grant sets its expiry, later or
+                // earlier (a shorter TTL shortens it): the grant is live from
+                // its start to the renewal, and on to the new expiry.
                 Some(last) if last.token == token && from <= last.until => {
                     if from < last.from {
                         last.from = from;
                     }
-                    if until > last.until {
-                        last.until = until;
-                    }
+                    last.until = until;
                 }
                 _ => spans.push(Span { token, from, until }),
             }
