@@ -229,7 +229,7 @@ impl Engine {
             idempotency,
         )?;
         if pending.append.is_some() {
-            self.order_guard::<M>(stream, version, &context.reads, &context.now)?;
+            self.order_guard::<M>(stream, version, &context)?;
         }
         // A grant or renewal that writes: only at an instant no act on the
         // resource was decided after, and only while the resource stands there.

@@ -26,30 +26,35 @@ impl Engine {
         Ok((resource, at))
     }
 
-    /// A decision that writes on a claimed stream (its lease among `reads`)
-    /// is decided no earlier than the stream's last transition and the lease's
-    /// last one; on a lease stream, no earlier than that stream's last. So a
-    /// claimed stream's acts land in the order of their instants (two acts
-    /// racing, the one that read its clock first and the stream second would
-    /// otherwise land after the other at an earlier instant), and
-    /// [`Engine::resource_guard`]'s look at the last one sees the latest; and
-    /// no lease event recorded before an act is at a later instant than the act
-    /// (a release at minute 10 before an act decided at minute 9 would show the
-    /// act inside the lease: `lease-over-act`).
+    /// A decision that writes on a claimed stream (its lease among the
+    /// context's reads) is decided no earlier than the stream's last
+    /// transition, and, without a fencing token, than the lease's last event;
+    /// on a lease stream, no earlier than that stream's last. So a claimed
+    /// stream's acts land in the order of their instants (two acts racing, the
+    /// one that read its clock first and the stream second would otherwise land
+    /// after the other at an earlier instant), and [`Engine::resource_guard`]'s
+    /// look at the last one sees the latest; and an untokened act never lands
+    /// after a lease event of a later instant (decided at minute 9 and appended
+    /// after a release at minute 10, it would sit inside the lease:
+    /// `lease-over-act`). A tokened act is not held to the lease's events: a
+    /// renewal while it ran (a holder renewing as it works) leaves its token
+    /// live, and a later grant or release could not have let it in.
     pub(crate) fn order_guard<M: Machine>(
         &self,
         stream: &StreamId,
         version: u64,
-        reads: &[Read],
-        now: &Timestamp,
+        context: &Context,
     ) -> Result<(), Error> {
+        let now = &context.now;
         if M::NAME == CLAIM_MACHINE {
             return self.not_decided_after(stream.as_str(), version, now);
         }
         let lease = claim_stream(stream.as_str());
-        if let Some(read) = reads.iter().find(|r| r.stream == lease) {
+        if let Some(read) = context.reads.iter().find(|r| r.stream == lease) {
             self.not_decided_after(stream.as_str(), version, now)?;
-            self.not_decided_after(&lease, read.version, now)?;
+            if context.fencing_token.is_none() {
+                self.not_decided_after(&lease, read.version, now)?;
+            }
         }
         Ok(())
     }

@@ -256,12 +256,13 @@ fn the_audit_names_a_lease_recorded_live_over_an_unfenced_act() {
     }
 }
 
-/// An act waits for its lease's last event too, and a lease stream for its own:
-/// with the lease released at minute 10, an untokened act decided at minute 9
-/// (the lease live then, by instants) is `DecidedBefore` (else the journal
-/// shows it inside the lease: `lease-over-act`); decided at minute 11 it goes
-/// ahead. A release decided at minute 9 after a renewal at minute 10 is
-/// `DecidedBefore` as well.
+/// An untokened act waits for its lease's last event too, and a lease stream
+/// for its own: with the lease released at minute 10, an untokened act decided
+/// at minute 9 (the lease live then, by instants) is `DecidedBefore` (else the
+/// journal shows it inside the lease: `lease-over-act`); decided at minute 11
+/// it goes ahead. A release decided at minute 9 after a renewal at minute 10 is
+/// `DecidedBefore` as well. The holder's tokened act decided at minute 9 after
+/// its renewal at minute 10 is recorded: its token was live.
 #[test]
 fn an_act_waits_for_its_leases_last_event() {
     let release = claim::Command::Release {
@@ -273,6 +274,11 @@ fn an_act_waits_for_its_leases_last_event() {
         engine
             .execute_with_context::<Claim>(&lease(), &renew(3600), &ctx(10), None)
             .unwrap();
+        // The holder's act decided at minute 9, while it renewed at minute 10
+        // (renewing as it works): its token is live, it is recorded.
+        engine
+            .execute_with_context::<Ticket>(&resource(), &comment("working"), &tokened(9), None)
+            .unwrap_or_else(|e| panic!("{b:?}: the holder's act: {e}"));
         let early = engine.execute_with_context::<Claim>(&lease(), &release, &ctx(9), None);
         assert!(
             matches!(&early, Err(cairn::Error::DecidedBefore { stream, .. }) if *stream == lease().as_str()),
