@@ -237,7 +237,7 @@ impl Engine {
             pending.append.as_mut(),
             extends_lease(M::NAME, M::command_name(command)),
         ) {
-            let (resource, at) = self.resource_guard(stream, &context.now)?;
+            let (resource, at) = self.resource_guard(stream, version, &context.now)?;
             for read in append.reads.iter_mut().filter(|r| r.0 == resource) {
                 read.1 = at;
             }

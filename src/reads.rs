@@ -13,17 +13,44 @@ impl Engine {
     /// instant (lapsed, so it went unfenced) could be followed by a renewal or
     /// a grant judged earlier, and the journal would show the lease live over
     /// that act (helper-65). The resource's version for the append to require;
-    /// [`Error::DecidedBefore`] when its last transition was decided after
-    /// `now` (the caller decides again at a fresh instant).
+    /// [`Error::DecidedBefore`] when an act on it was decided after `now`.
+    ///
+    /// Once the lease stream exists (`lease_version > 0`) the resource's acts
+    /// land in the order of their instants ([`Engine::order_guard`]), so its
+    /// last transition is its latest; before the first grant they need not
+    /// (two acts racing), so the first grant looks at every one (helper-67).
     pub(crate) fn resource_guard(
         &self,
         stream: &StreamId,
+        lease_version: u64,
         now: &Timestamp,
     ) -> Result<(String, u64), Error> {
         let resource = stream.claimed_resource()?.to_string();
         let at = self.journal().stream_version(&resource)?;
-        self.not_decided_after(&resource, at, now)?;
-        Ok((resource, at))
+        if lease_version > 0 {
+            self.not_decided_after(&resource, at, now)?;
+            return Ok((resource, at));
+        }
+        let mut latest: Option<(Timestamp, String)> = None;
+        self.journal().scan_stream(&resource, at as i64, &mut |e| {
+            let decided =
+                Timestamp::parse(&e.recorded_at).map_err(|err| cairn_journal::Error::Corrupt {
+                    seq: e.seq,
+                    reason: format!("its recorded_at: {err}"),
+                })?;
+            if !latest.as_ref().is_some_and(|(t, _)| decided <= *t) {
+                latest = Some((decided, e.recorded_at));
+            }
+            Ok(())
+        })?;
+        match latest {
+            Some((decided, acted)) if decided > *now => Err(Error::DecidedBefore {
+                stream: resource,
+                acted,
+                now: now.to_string(),
+            }),
+            _ => Ok((resource, at)),
+        }
     }
 
     /// A decision that writes on a claimed stream (its lease among the

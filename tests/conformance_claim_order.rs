@@ -306,3 +306,93 @@ fn an_act_waits_for_its_leases_last_event() {
         assert!(audit.ok, "{b:?}: {:?}", audit.findings);
     }
 }
+
+/// The first grant looks at every act on the resource (helper-67): before any
+/// lease, acts are not held to order, so the last one need not be the latest.
+/// Acts at minutes 12 and then 5 on an unclaimed ticket; an acquire at minute 8
+/// is `DecidedBefore` (granted, the journal would show it live over the act at
+/// minute 12); at minute 12 it is granted, and the audit passes.
+#[test]
+fn the_first_grant_waits_for_the_latest_act_not_the_last() {
+    for b in backends() {
+        let store = b.fresh();
+        let mut engine = engine(&store);
+        let open = ticket::Command::Open {
+            title: "unclaimed".into(),
+        };
+        engine
+            .execute_with_context::<Ticket>(&resource(), &open, &ctx(0), None)
+            .unwrap();
+        engine
+            .execute_with_context::<Ticket>(&resource(), &comment("late"), &ctx(12), None)
+            .unwrap();
+        engine
+            .execute_with_context::<Ticket>(&resource(), &comment("early"), &ctx(5), None)
+            .unwrap_or_else(|e| panic!("{b:?}: no lease, no order: {e}"));
+        let early = engine.execute_with_context::<Claim>(&lease(), &acquire(600), &ctx(8), None);
+        assert!(
+            matches!(&early, Err(cairn::Error::DecidedBefore { acted, .. }) if acted.contains("T00:12:00")),
+            "{b:?}: {:?}",
+            early.map(drop)
+        );
+        engine
+            .execute_with_context::<Claim>(&lease(), &acquire(600), &ctx(12), None)
+            .unwrap_or_else(|e| panic!("{b:?}: the grant at minute 12: {e}"));
+        let audit = engine.audit(None).unwrap();
+        assert!(audit.ok, "{b:?}: {:?}", audit.findings);
+    }
+}
+
+/// A lease stream the audit cannot read clears no act (helper-67): with an
+/// undecodable event forged onto it, auditing the claimed stream alone names
+/// each of its acts `lease-over-act` (the lease stream's own audit names the
+/// event), where it used to pass.
+#[test]
+fn an_unreadable_lease_clears_no_act() {
+    use cairn::journal::{Append, NewEvent, TransitionRecord};
+    for b in backends() {
+        let (store, mut engine) = claimed(b, 600);
+        engine
+            .execute_with_context::<Ticket>(&resource(), &comment("tokened"), &tokened(2), None)
+            .unwrap();
+        let clean = engine.audit(Some("ticket/t1")).unwrap();
+        assert!(clean.ok, "{b:?}: {:?}", clean.findings);
+        let record = store
+            .journal()
+            .transitions(lease().as_str())
+            .unwrap()
+            .remove(0);
+        store
+            .journal()
+            .append(&Append {
+                stream: lease().as_str().to_owned(),
+                machine: "claim".into(),
+                expected_version: 1,
+                events: vec![NewEvent {
+                    event_type: "renewed".into(),
+                    schema_version: 1,
+                    payload: r#"{"type":"renewed","bogus":1}"#.into(),
+                }],
+                transition: TransitionRecord {
+                    command_name: "renew".into(),
+                    command: record.command,
+                    context: record.context,
+                    rules_version: record.rules_version,
+                },
+                idempotency: None,
+                recorded_at: record.recorded_at,
+                reads: Vec::new(),
+                scans: Vec::new(),
+            })
+            .unwrap();
+        let forged = engine.audit(Some("ticket/t1")).unwrap();
+        assert!(!forged.ok, "{b:?}");
+        let over: Vec<_> = forged
+            .findings
+            .iter()
+            .filter(|f| f.kind == cairn::audit::FindingKind::LeaseOverAct)
+            .map(|f| f.detail.contains("cannot read"))
+            .collect();
+        assert_eq!(over, vec![true, true], "{b:?}: {:?}", forged.findings);
+    }
+}

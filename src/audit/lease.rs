@@ -22,16 +22,25 @@ struct Span {
 }
 
 /// Every stretch a lease stream records its lease live, a renewal merged into
-/// the stretch it renews (so a grant renewed a thousand times is one).
-pub(super) struct Spans(Vec<Span>);
+/// the stretch it renews (so a grant renewed a thousand times is one), sorted
+/// by start, each with the latest end among it and those before it: an act is
+/// held against the stretches that start before it, walking back only while
+/// one of them can still reach it (a lease's honest stretches do not overlap,
+/// so that is one or two; a forged stream of overlapping ones costs more, never
+/// a wrong answer).
+pub(super) struct Spans {
+    spans: Vec<Span>,
+    reach: Vec<Timestamp>,
+}
 
 impl Spans {
-    /// The stretches `lease` records; `None` when one of its events cannot be
-    /// read (the lease stream's own audit reports that).
+    /// The stretches `lease` records; `None` when one of its events or rows
+    /// cannot be read (the lease stream's own audit reports that; each act of
+    /// the stream it fences is then `lease-over-act`: not cleared).
     pub(super) fn of(journal: &Journal, lease: &str) -> Result<Option<Spans>, Error> {
         let mut spans: Vec<Span> = Vec::new();
         let mut readable = true;
-        journal.replay_stream(lease, i64::MAX, &mut |r| {
+        let replayed = journal.replay_stream(lease, i64::MAX, &mut |r| {
             let Ok(event) = Claim::decode_stored(r.event_type, r.schema_version, r.payload) else {
                 readable = false;
                 return Ok(());
@@ -70,8 +79,27 @@ impl Spans {
                 _ => spans.push(Span { token, from, until }),
             }
             Ok(())
-        })?;
-        Ok(readable.then_some(Spans(spans)))
+        });
+        match replayed {
+            // A row out of line or of the wrong type: unreadable, as an event
+            // is (the lease stream's own audit names it).
+            Err(cairn_journal::Error::Corrupt { .. }) => readable = false,
+            other => other?,
+        }
+        Ok(readable.then(|| Spans::new(spans)))
+    }
+
+    fn new(mut spans: Vec<Span>) -> Spans {
+        spans.sort_by(|a, b| a.from.cmp(&b.from));
+        let mut reach: Vec<Timestamp> = Vec::with_capacity(spans.len());
+        for s in &spans {
+            let furthest = match reach.last() {
+                Some(r) if *r > s.until => r.clone(),
+                _ => s.until.clone(),
+            };
+            reach.push(furthest);
+        }
+        Spans { spans, reach }
     }
 
     /// What is wrong with an act decided in `context`: the lease it was live
@@ -81,10 +109,12 @@ impl Spans {
     /// refuses only an earlier one), and the append order tells which came first.
     pub(super) fn over(&self, context: &Context) -> Option<String> {
         let now = &context.now;
-        let span = self
-            .0
-            .iter()
-            .find(|s| s.from < *now && *now < s.until && Some(s.token) != context.fencing_token)?;
+        let before = self.spans.partition_point(|s| s.from < *now);
+        let span = (0..before)
+            .rev()
+            .take_while(|&i| self.reach[i] > *now)
+            .map(|i| &self.spans[i])
+            .find(|s| *now < s.until && Some(s.token) != context.fencing_token)?;
         Some(format!(
             "decided at {now} {}, but the lease's stream records token {} live from {} until {}: a grant or renewal decided before this act was appended after it",
             match context.fencing_token {
@@ -95,5 +125,59 @@ impl Spans {
             span.from,
             span.until
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use proptest::test_runner::FileFailurePersistence;
+
+    use super::*;
+
+    fn at(second: u32) -> Timestamp {
+        Timestamp::parse(&format!(
+            "2026-11-30T{:02}:{:02}:{:02}Z",
+            second / 3600,
+            (second / 60) % 60,
+            second % 60
+        ))
+        .expect("a valid instant")
+    }
+
+    fn context(second: u32, token: Option<u64>) -> Context {
+        Context {
+            now: at(second),
+            fencing_token: token,
+            fresh_ids: Vec::new(),
+            session: None,
+            reads: Vec::new(),
+            scans: Vec::new(),
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            failure_persistence: Some(Box::new(FileFailurePersistence::Direct(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/proptest-regressions/audit-lease.txt"
+            )))),
+            ..ProptestConfig::default()
+        })]
+
+        /// The walk back over sorted stretches finds a stretch over the act
+        /// exactly when one exists: any stretches, overlapping or not, in any
+        /// order (a forged lease stream's), against every instant around them.
+        #[test]
+        fn the_walk_back_finds_what_a_look_at_every_stretch_finds(
+            stretches in proptest::collection::vec((1u64..4, 0u32..200, 1u32..60), 0..40),
+            second in 0u32..300,
+            token in proptest::option::of(1u64..4),
+        ) {
+            let all: Vec<(u64, u32, u32)> = stretches.iter().map(|&(t, f, l)| (t, f, f + l)).collect();
+            let spans = Spans::new(all.iter().map(|&(token, from, until)| Span { token, from: at(from), until: at(until) }).collect());
+            let expected = all.iter().any(|&(t, f, u)| f < second && second < u && Some(t) != token);
+            prop_assert_eq!(spans.over(&context(second, token)).is_some(), expected);
+        }
     }
 }

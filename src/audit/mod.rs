@@ -298,7 +298,17 @@ impl Engine {
                         if let Ok(context) = &parsed.context {
                             let at = (e.seq, lease_since);
                             self.check_reads(&t, context, at, &sieves, report, now);
-                            if let Some(detail) = spans.as_ref().and_then(|s| s.over(context)) {
+                            let over = match (&spans, lease_since) {
+                                (Some(s), _) => s.over(context),
+                                // Fails closed: a lease that cannot be read
+                                // cannot clear the act.
+                                (None, Some(_)) => Some(format!(
+                                    "`{}` has an event this build cannot read: the act cannot be held against its lease",
+                                    claim_stream(stream)
+                                )),
+                                (None, None) => None,
+                            };
+                            if let Some(detail) = over {
                                 report.findings.push(finding(
                                     FindingKind::LeaseOverAct,
                                     Some(t.id),
