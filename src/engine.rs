@@ -329,7 +329,7 @@ impl Engine {
         })
     }
 
-    fn fold<M: Machine>(
+    pub(crate) fn fold<M: Machine>(
         &self,
         stream: &StreamId,
         up_to: Option<u64>,

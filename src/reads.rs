@@ -1,6 +1,7 @@
 //! What a decision reads of other streams (see [`cairn_machines::reads`]): the
 //! engine reads them for `decide`, and the append requires them unmoved.
 
+use cairn_machines::claim::{Claim, ClaimState};
 use cairn_machines::reads::{claim_stream, extends_lease, fence, Scan, Sieve, CLAIM_MACHINE};
 use cairn_machines::{Context, Machine, Read, Timestamp};
 
@@ -63,9 +64,9 @@ impl Engine {
     /// look at the last one sees the latest; and an untokened act never lands
     /// after a lease event of a later instant (decided at minute 9 and appended
     /// after a release at minute 10, it would sit inside the lease:
-    /// `lease-over-act`). A tokened act is not held to the lease's events: a
-    /// renewal while it ran (a holder renewing as it works) leaves its token
-    /// live, and a later grant or release could not have let it in.
+    /// `lease-over-act`). A tokened act is held only to its grant's instant
+    /// (`not_granted_after`): a renewal while it ran (a holder renewing as it
+    /// works) leaves its token live, and a release would have refused it.
     pub(crate) fn order_guard<M: Machine>(
         &self,
         stream: &StreamId,
@@ -79,11 +80,29 @@ impl Engine {
         let lease = claim_stream(stream.as_str());
         if let Some(read) = context.reads.iter().find(|r| r.stream == lease) {
             self.not_decided_after(stream.as_str(), version, now)?;
-            if context.fencing_token.is_none() {
-                self.not_decided_after(&lease, read.version, now)?;
+            match context.fencing_token {
+                None => self.not_decided_after(&lease, read.version, now)?,
+                Some(_) => self.not_granted_after(&lease, read.version, now)?,
             }
         }
         Ok(())
+    }
+
+    /// [`Error::DecidedBefore`] when the grant in force on `lease` at
+    /// `version` was granted after `now`: a tokened act presents a grant that
+    /// did not exist yet at its instant (a token is the last plus one, so it
+    /// can be guessed; the fence reads only the expiry), and the journal would
+    /// record it inside the lease before it (helper-68).
+    fn not_granted_after(&self, lease: &str, version: u64, now: &Timestamp) -> Result<(), Error> {
+        let (state, _) = self.fold::<Claim>(&StreamId::parse(lease)?, Some(version))?;
+        match state {
+            ClaimState::Held { grant } if grant.acquired_at > *now => Err(Error::DecidedBefore {
+                stream: lease.to_owned(),
+                acted: grant.acquired_at.to_string(),
+                now: now.to_string(),
+            }),
+            _ => Ok(()),
+        }
     }
 
     /// [`Error::DecidedBefore`] when `stream`'s transition holding `version`

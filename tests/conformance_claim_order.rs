@@ -396,3 +396,39 @@ fn an_unreadable_lease_clears_no_act() {
         assert_eq!(over, vec![true, true], "{b:?}: {:?}", forged.findings);
     }
 }
+
+/// A tokened act presents a grant in force at its instant, not one granted
+/// after it (helper-68): tokens are the last plus one, so the next is known.
+/// Token 1 live from minute 1 to 11; token 2 taken over at minute 12; an act
+/// with token 2 decided at minute 5 is `DecidedBefore` (recorded, the journal
+/// showed it inside token 1's lease: `lease-over-act`); at minute 12 it goes.
+#[test]
+fn a_tokened_act_never_lands_before_its_grant() {
+    for b in backends() {
+        let (_store, mut engine) = claimed(b, 600);
+        let take_over = claim::Command::Acquire {
+            owner: Owner::parse("b").unwrap(),
+            claim_id: ClaimId::parse("c2").unwrap(),
+            ttl_seconds: Ttl::from_seconds(600).unwrap(),
+        };
+        engine
+            .execute_with_context::<Claim>(&lease(), &take_over, &ctx(12), None)
+            .unwrap();
+        let next = |n: u32| Context {
+            fencing_token: Some(2),
+            ..ctx(n)
+        };
+        let early =
+            engine.execute_with_context::<Ticket>(&resource(), &comment("early"), &next(5), None);
+        assert!(
+            matches!(&early, Err(cairn::Error::DecidedBefore { stream, acted, .. }) if *stream == lease().as_str() && acted.contains("T00:12:00")),
+            "{b:?}: {:?}",
+            early.map(drop)
+        );
+        engine
+            .execute_with_context::<Ticket>(&resource(), &comment("on time"), &next(12), None)
+            .unwrap_or_else(|e| panic!("{b:?}: the act at the grant's instant: {e}"));
+        let audit = engine.audit(None).unwrap();
+        assert!(audit.ok, "{b:?}: {:?}", audit.findings);
+    }
+}

@@ -7,6 +7,8 @@
 //! before an act and appended after it (the claim verbs refuse it now:
 //! `decided-before`) shows the lease live over an act it never fenced.
 
+use std::collections::HashMap;
+
 use cairn_journal::Journal;
 use cairn_machines::claim::{Claim, Event};
 use cairn_machines::{Context, Machine, Timestamp};
@@ -23,14 +25,14 @@ struct Span {
 
 /// Every stretch a lease stream records its lease live, a renewal merged into
 /// the stretch it renews (so a grant renewed a thousand times is one), sorted
-/// by start, each with the latest end among it and those before it: an act is
-/// held against the stretches that start before it, walking back only while
-/// one of them can still reach it (a lease's honest stretches do not overlap,
-/// so that is one or two; a forged stream of overlapping ones costs more, never
-/// a wrong answer).
+/// by start. For each prefix of that order, `reach` keeps the stretch that
+/// ends last and the one that ends last among those of another token than it:
+/// of the stretches that start before an act, the act is inside one of a token
+/// other than its own exactly when one of those two reaches past it. A binary
+/// search an act, however the stretches overlap (a forged lease stream's).
 pub(super) struct Spans {
     spans: Vec<Span>,
-    reach: Vec<Timestamp>,
+    reach: Vec<(usize, Option<usize>)>,
 }
 
 impl Spans {
@@ -39,6 +41,8 @@ impl Spans {
     /// the stream it fences is then `lease-over-act`: not cleared).
     pub(super) fn of(journal: &Journal, lease: &str) -> Result<Option<Spans>, Error> {
         let mut spans: Vec<Span> = Vec::new();
+        // Each token's stretches, for its release to cut (one, honestly).
+        let mut of_token: HashMap<u64, Vec<usize>> = HashMap::new();
         let mut readable = true;
         let replayed = journal.replay_stream(lease, i64::MAX, &mut |r| {
             let Ok(event) = Claim::decode_stored(r.event_type, r.schema_version, r.payload) else {
@@ -58,9 +62,9 @@ impl Spans {
                 Event::Released {
                     token, released_at, ..
                 } => {
-                    for s in spans.iter_mut().filter(|s| s.token == token.get()) {
-                        if released_at < s.until {
-                            s.until = released_at.clone();
+                    for &i in of_token.get(&token.get()).into_iter().flatten() {
+                        if released_at < spans[i].until {
+                            spans[i].until = released_at.clone();
                         }
                     }
                     return Ok(());
@@ -76,7 +80,10 @@ impl Spans {
                     }
                     last.until = until;
                 }
-                _ => spans.push(Span { token, from, until }),
+                _ => {
+                    of_token.entry(token).or_default().push(spans.len());
+                    spans.push(Span { token, from, until });
+                }
             }
             Ok(())
         });
@@ -91,13 +98,37 @@ impl Spans {
 
     fn new(mut spans: Vec<Span>) -> Spans {
         spans.sort_by(|a, b| a.from.cmp(&b.from));
-        let mut reach: Vec<Timestamp> = Vec::with_capacity(spans.len());
-        for s in &spans {
-            let furthest = match reach.last() {
-                Some(r) if *r > s.until => r.clone(),
-                _ => s.until.clone(),
+        let mut reach: Vec<(usize, Option<usize>)> = Vec::with_capacity(spans.len());
+        for (i, s) in spans.iter().enumerate() {
+            let next = match reach.last() {
+                None => (i, None),
+                Some(&(best, other)) => {
+                    let b = &spans[best];
+                    if s.until > b.until {
+                        // `s` ends last now; the last-ending of another token
+                        // than its own is the old best, or (same token) the old
+                        // other.
+                        (
+                            i,
+                            if s.token != b.token {
+                                Some(best)
+                            } else {
+                                other
+                            },
+                        )
+                    } else if s.token != b.token
+                        && match other {
+                            None => true,
+                            Some(o) => spans[o].until < s.until,
+                        }
+                    {
+                        (best, Some(i))
+                    } else {
+                        (best, other)
+                    }
+                }
             };
-            reach.push(furthest);
+            reach.push(next);
         }
         Spans { spans, reach }
     }
@@ -110,13 +141,14 @@ impl Spans {
     pub(super) fn over(&self, context: &Context) -> Option<String> {
         let now = &context.now;
         let before = self.spans.partition_point(|s| s.from < *now);
-        let span = (0..before)
-            .rev()
-            .take_while(|&i| self.reach[i] > *now)
+        let &(best, other) = self.reach.get(before.checked_sub(1)?)?;
+        let span = [Some(best), other]
+            .into_iter()
+            .flatten()
             .map(|i| &self.spans[i])
             .find(|s| *now < s.until && Some(s.token) != context.fencing_token)?;
         Some(format!(
-            "decided at {now} {}, but the lease's stream records token {} live from {} until {}: a grant or renewal decided before this act was appended after it",
+            "decided at {now} {}, but the lease's stream records token {} live from {} until {}: the journal shows that lease over an act it did not fence (a grant or renewal appended after the act, or a token presented before its grant)",
             match context.fencing_token {
                 None => "without a fencing token".to_owned(),
                 Some(t) => format!("with token {t}"),
