@@ -432,6 +432,45 @@ fn an_idempotency_key_replays_the_grant_and_refuses_another_request() {
     assert_eq!(t.bytes(), before);
 }
 
+/// A keyed acquire retried after its grant was released answers `stale-claim`
+/// naming the release (helper-68: it answered `claim-expired`, "has expired"),
+/// with the readback, and writes nothing.
+#[test]
+fn a_keyed_acquire_retried_after_its_release_is_stale_not_expired() {
+    let t = TempJournal::new();
+    let db = t.path();
+    let keyed = || {
+        let args = [
+            "--owner",
+            "agent-a",
+            "--claim-id",
+            "c1",
+            "--ttl",
+            "600",
+            "--idempotency-key",
+            "k1",
+        ];
+        claim(&db, "acquire", &args)
+    };
+    assert_eq!(keyed().0, 0);
+    let (code, out, _) = claim(&db, "release", &["--claim-id", "c1", "--token", "1"]);
+    assert_eq!(code, 0, "{out}");
+    let before = t.bytes();
+    let (code, retry, _) = keyed();
+    assert_eq!(
+        (
+            code,
+            retry["error"]["kind"].as_str(),
+            retry["error"]["claim"]["state"].as_str()
+        ),
+        (3, Some("stale-claim"), Some("released")),
+        "{retry}"
+    );
+    let message = retry["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("was released"), "{retry}");
+    assert_eq!(t.bytes(), before);
+}
+
 /// Appends a transition the rules do not yield: `agent-b` granted while
 /// `agent-a`'s lease is live (valid chain, current rules).
 fn forge_a_second_holder(db: &Path) {

@@ -187,11 +187,17 @@ fn replayed(
         output::json(&current);
         return Ok(Done::Recorded(first.outcome));
     }
+    let released = matches!(state, ClaimState::Released { .. });
     let (kind, predicate, why) = match (holds, granted) {
         (Some(_), _) => (
             Contention::Held,
             claim::HELD_BY_ANOTHER,
             "another claim holds the lease now",
+        ),
+        (None, Some((_, token))) if released && state.last_token() == Some(token) => (
+            Contention::Stale,
+            claim::HELD,
+            "the grant it returned was released",
         ),
         (None, Some((_, token))) if state.last_token() == Some(token) => (
             Contention::Expired,
