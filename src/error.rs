@@ -75,11 +75,12 @@ pub enum Error {
     /// one that recorded the last act keeps answering this.
     #[error("stream `{stream}` was last acted on at {acted}, after this decision's instant {now}: decide again at a later instant")]
     DecidedBefore {
-        /// The claimed stream.
+        /// The stream whose record is later: the claimed stream, or its lease.
         stream: String,
-        /// When its last transition was decided.
+        /// When that record was decided (a grant's instant, for a tokened act
+        /// presenting a grant made after it).
         acted: String,
-        /// The instant the claim command was decided at.
+        /// The instant this decision was made at.
         now: String,
     },
     /// The stream has no events.

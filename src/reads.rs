@@ -32,19 +32,23 @@ impl Engine {
             self.not_decided_after(&resource, at, now)?;
             return Ok((resource, at));
         }
-        let mut latest: Option<(Timestamp, String)> = None;
-        self.journal().scan_stream(&resource, at as i64, &mut |e| {
-            let decided =
-                Timestamp::parse(&e.recorded_at).map_err(|err| cairn_journal::Error::Corrupt {
-                    seq: e.seq,
-                    reason: format!("its recorded_at: {err}"),
-                })?;
-            if !latest.as_ref().is_some_and(|(t, _)| decided <= *t) {
-                latest = Some((decided, e.recorded_at));
+        // The latest instant, or the first one that cannot be read (a stored
+        // value: answered as every other unreadable record is, exit 1).
+        let mut latest: Result<Option<(Timestamp, String)>, Error> = Ok(None);
+        let up_to = i64::try_from(at).unwrap_or(i64::MAX);
+        self.journal().scan_stream(&resource, up_to, &mut |e| {
+            if let Ok(seen) = &mut latest {
+                match decided_at(&e.recorded_at, || format!("event {}", e.seq)) {
+                    Ok(t) if !seen.as_ref().is_some_and(|(l, _)| t <= *l) => {
+                        *seen = Some((t, e.recorded_at));
+                    }
+                    Ok(_) => {}
+                    Err(err) => latest = Err(err),
+                }
             }
             Ok(())
         })?;
-        match latest {
+        match latest? {
             Some((decided, acted)) if decided > *now => Err(Error::DecidedBefore {
                 stream: resource,
                 acted,
@@ -116,9 +120,7 @@ impl Engine {
             None => None,
         };
         if let Some(t) = last {
-            let decided = Timestamp::parse(&t.recorded_at)
-                .map_err(|e| Error::Stored(format!("transition {}: {e}", t.id)))?;
-            if decided > *now {
+            if decided_at(&t.recorded_at, || format!("transition {}", t.id))? > *now {
                 return Err(Error::DecidedBefore {
                     stream: stream.to_owned(),
                     acted: t.recorded_at,
@@ -384,4 +386,11 @@ impl crate::Registry {
         }
         Ok((reads, scans))
     }
+}
+
+/// The instant a stored record says it was decided at (`what` names the
+/// record): an unreadable one is stored data this build cannot read.
+fn decided_at(recorded_at: &str, what: impl Fn() -> String) -> Result<Timestamp, Error> {
+    Timestamp::parse(recorded_at)
+        .map_err(|e| Error::Stored(format!("{}: its recorded_at: {e}", what())))
 }

@@ -321,3 +321,47 @@ fn a_claim_decided_before_the_resources_last_act_is_refused_and_writes_nothing()
         );
     }
 }
+
+/// An instant the guards cannot read is stored data this build cannot read,
+/// whichever guard meets it (helper-68: the first grant answered exit 5, a
+/// later one exit 1): a forged `recorded_at` on the resource's event refuses
+/// the first grant, and on its transition record a renewal, each with exit 1
+/// (`stored-data`) and the journal's bytes unchanged.
+#[test]
+fn an_unreadable_instant_is_stored_data_for_every_claim_guard() {
+    use crate::support::tamper;
+    let ep = episode(8);
+    let t = TempJournal::new();
+    let db = t.path();
+    assert_eq!(prepare(&db, &ep, &[]).0, 0);
+    let forge = |sql: &str| {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        tamper(&conn, sql);
+    };
+    let refused = |out: &(i32, Value), what: &str| {
+        assert_eq!(
+            (out.0, out.1["error"]["kind"].as_str()),
+            (1, Some("stored-data")),
+            "{what}: {}",
+            out.1
+        );
+        let message = out.1["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("its recorded_at"), "{what}: {}", out.1);
+    };
+    forge("UPDATE events SET recorded_at = 'not an instant';");
+    let before = t.bytes();
+    refused(&acquire(&db, &ep, "agent-a", "600"), "the first grant");
+    assert_eq!(t.bytes(), before, "the first grant's refusal wrote");
+    forge("UPDATE events SET recorded_at = (SELECT recorded_at FROM transitions WHERE id = events.transition_id);");
+    assert_eq!(acquire(&db, &ep, "agent-a", "600").0, 0);
+    forge("UPDATE transitions SET recorded_at = 'not an instant' WHERE stream LIKE 'park/%';");
+    let before = t.bytes();
+    let renew = claim(
+        &db,
+        "renew",
+        &ep,
+        &["--claim-id", "agent-a-c", "--token", "1", "--ttl", "600"],
+    );
+    refused(&renew, "a renewal");
+    assert_eq!(t.bytes(), before, "the renewal's refusal wrote");
+}

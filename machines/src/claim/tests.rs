@@ -335,3 +335,34 @@ fn the_serialized_forms_are_pinned() {
     )
     .is_err());
 }
+
+/// `reads::extends_lease` names every claim command but a release: the engine
+/// holds those to the resource's last act (a renamed command would otherwise
+/// slip out of the guard, or a release be held to it).
+#[test]
+fn every_claim_command_but_release_extends_a_lease() {
+    let commands = [
+        Command::Acquire {
+            owner: owner("a"),
+            claim_id: id("c1"),
+            ttl_seconds: Ttl::from_seconds(30).expect("in bounds"),
+        },
+        Command::Renew {
+            claim_id: id("c1"),
+            token: Token::FIRST,
+            ttl_seconds: Ttl::from_seconds(30).expect("in bounds"),
+        },
+        Command::Release {
+            claim_id: id("c1"),
+            token: Token::FIRST,
+        },
+    ];
+    for c in &commands {
+        assert_eq!(
+            crate::reads::extends_lease(Claim::NAME, Claim::command_name(c)),
+            !matches!(c, Command::Release { .. }),
+            "{c:?}"
+        );
+    }
+    assert!(!crate::reads::extends_lease("park", "acquire"));
+}
