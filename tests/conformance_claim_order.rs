@@ -9,7 +9,7 @@
 use cairn::journal::Options;
 use cairn::machines::claim::{self, Claim, ClaimId, Owner, Token, Ttl};
 use cairn::machines::reads::claim_stream;
-use cairn::machines::Context;
+use cairn::machines::{Context, Timestamp};
 use cairn::{Decision, Engine, Registry, StreamId};
 
 use crate::support::backend::{backends, Backend, Store};
@@ -61,6 +61,23 @@ fn tokened(n: u32) -> Context {
     }
 }
 
+/// Asserts `result` is [`cairn::Error::DecidedBefore`], naming `stream` as the
+/// one whose later record refused it and that record's instant as minute
+/// `acted` (as [`ctx`] writes it).
+#[track_caller]
+fn decided_before<T>(result: Result<T, cairn::Error>, stream: &StreamId, acted: u32, what: &str) {
+    let later = ctx(acted).now;
+    match result.map(drop) {
+        Err(cairn::Error::DecidedBefore {
+            stream: named,
+            acted: at,
+            ..
+        }) if named == stream.as_str()
+            && Timestamp::parse(&at).is_ok_and(|t| t.cmp(&later).is_eq()) => {}
+        other => panic!("{what}: decided-before on `{stream}` at minute {acted}, not {other:?}"),
+    }
+}
+
 /// A fresh journal on `b`: ticket `t1` opened at minute 0, leased to `a`
 /// (claim id `c1`, token 1) at minute 1 for `ttl` seconds.
 fn claimed(b: Backend, ttl: u64) -> (Store, Engine) {
@@ -99,11 +116,11 @@ fn a_lease_never_spans_an_act_that_found_it_lapsed() {
             matches!(&appended, Err(cairn::Error::Journal(cairn::journal::Error::Conflict { stream, .. })) if stream == "ticket/t1"),
             "{b:?}: the held renewal appended: {appended:?}"
         );
-        let again = engine.decide::<Claim>(&lease(), &renew(600), &ctx(10), None);
-        assert!(
-            matches!(&again, Err(cairn::Error::DecidedBefore { stream, .. }) if stream == "ticket/t1"),
-            "{b:?}: decided again before the act's instant: {:?}",
-            again.map(drop)
+        decided_before(
+            engine.decide::<Claim>(&lease(), &renew(600), &ctx(10), None),
+            &resource(),
+            12,
+            &format!("{b:?}: decided again before the act's instant"),
         );
         match engine.execute_with_context::<Claim>(&lease(), &renew(600), &ctx(13), None) {
             Err(cairn::Error::Rejected(r)) => assert_eq!(
@@ -146,18 +163,17 @@ fn acts_on_a_claimed_stream_land_in_the_order_of_their_instants() {
             ),
             "{b:?}: {appended:?}"
         );
-        let again =
-            engine.execute_with_context::<Ticket>(&resource(), &comment("held"), &tokened(5), None);
-        assert!(
-            matches!(&again, Err(cairn::Error::DecidedBefore { stream, .. }) if stream == "ticket/t1"),
-            "{b:?}: the act decided again at minute 5: {:?}",
-            again.map(drop)
+        decided_before(
+            engine.execute_with_context::<Ticket>(&resource(), &comment("held"), &tokened(5), None),
+            &resource(),
+            12,
+            &format!("{b:?}: the act decided again at minute 5"),
         );
-        let renewed = engine.execute_with_context::<Claim>(&lease(), &renew(600), &ctx(6), None);
-        assert!(
-            matches!(&renewed, Err(cairn::Error::DecidedBefore { .. })),
-            "{b:?}: a renewal at minute 6: {:?}",
-            renewed.map(drop)
+        decided_before(
+            engine.execute_with_context::<Claim>(&lease(), &renew(600), &ctx(6), None),
+            &resource(),
+            12,
+            &format!("{b:?}: a renewal at minute 6"),
         );
         // An act on an unclaimed stream is not held to it: no lease, no order.
         let free = StreamId::parse("ticket/t2").unwrap();
@@ -186,11 +202,11 @@ fn only_a_grant_or_renewal_waits_for_the_resources_last_act() {
         engine
             .execute_with_context::<Ticket>(&resource(), &comment("ahead"), &tokened(30), None)
             .unwrap();
-        let renewed = engine.execute_with_context::<Claim>(&lease(), &renew(3600), &ctx(5), None);
-        assert!(
-            matches!(&renewed, Err(cairn::Error::DecidedBefore { .. })),
-            "{b:?}: {:?}",
-            renewed.map(drop)
+        decided_before(
+            engine.execute_with_context::<Claim>(&lease(), &renew(3600), &ctx(5), None),
+            &resource(),
+            30,
+            &format!("{b:?}: a renewal at minute 5"),
         );
         let again = engine
             .execute_with_context::<Claim>(&lease(), &acquire(3600), &ctx(5), None)
@@ -279,25 +295,25 @@ fn an_act_waits_for_its_leases_last_event() {
         engine
             .execute_with_context::<Ticket>(&resource(), &comment("working"), &tokened(9), None)
             .unwrap_or_else(|e| panic!("{b:?}: the holder's act: {e}"));
-        let early = engine.execute_with_context::<Claim>(&lease(), &release, &ctx(9), None);
-        assert!(
-            matches!(&early, Err(cairn::Error::DecidedBefore { stream, .. }) if *stream == lease().as_str()),
-            "{b:?}: a release before the renewal's instant: {:?}",
-            early.map(drop)
+        decided_before(
+            engine.execute_with_context::<Claim>(&lease(), &release, &ctx(9), None),
+            &lease(),
+            10,
+            &format!("{b:?}: a release before the renewal's instant"),
         );
         engine
             .execute_with_context::<Claim>(&lease(), &release, &ctx(10), None)
             .unwrap_or_else(|e| panic!("{b:?}: the release at minute 10: {e}"));
-        let act = engine.execute_with_context::<Ticket>(
-            &resource(),
-            &comment("before the release"),
-            &ctx(9),
-            None,
-        );
-        assert!(
-            matches!(&act, Err(cairn::Error::DecidedBefore { stream, .. }) if *stream == lease().as_str()),
-            "{b:?}: an act before the release's instant: {:?}",
-            act.map(drop)
+        decided_before(
+            engine.execute_with_context::<Ticket>(
+                &resource(),
+                &comment("before the release"),
+                &ctx(9),
+                None,
+            ),
+            &lease(),
+            10,
+            &format!("{b:?}: an untokened act before the release's instant"),
         );
         engine
             .execute_with_context::<Ticket>(&resource(), &comment("after"), &ctx(11), None)
@@ -329,11 +345,11 @@ fn the_first_grant_waits_for_the_latest_act_not_the_last() {
         engine
             .execute_with_context::<Ticket>(&resource(), &comment("early"), &ctx(5), None)
             .unwrap_or_else(|e| panic!("{b:?}: no lease, no order: {e}"));
-        let early = engine.execute_with_context::<Claim>(&lease(), &acquire(600), &ctx(8), None);
-        assert!(
-            matches!(&early, Err(cairn::Error::DecidedBefore { acted, .. }) if acted.contains("T00:12:00")),
-            "{b:?}: {:?}",
-            early.map(drop)
+        decided_before(
+            engine.execute_with_context::<Claim>(&lease(), &acquire(600), &ctx(8), None),
+            &resource(),
+            12,
+            &format!("{b:?}: the first grant at minute 8"),
         );
         engine
             .execute_with_context::<Claim>(&lease(), &acquire(600), &ctx(12), None)
@@ -418,12 +434,11 @@ fn a_tokened_act_never_lands_before_its_grant() {
             fencing_token: Some(2),
             ..ctx(n)
         };
-        let early =
-            engine.execute_with_context::<Ticket>(&resource(), &comment("early"), &next(5), None);
-        assert!(
-            matches!(&early, Err(cairn::Error::DecidedBefore { stream, acted, .. }) if *stream == lease().as_str() && acted.contains("T00:12:00")),
-            "{b:?}: {:?}",
-            early.map(drop)
+        decided_before(
+            engine.execute_with_context::<Ticket>(&resource(), &comment("early"), &next(5), None),
+            &lease(),
+            12,
+            &format!("{b:?}: an act with token 2 at minute 5"),
         );
         engine
             .execute_with_context::<Ticket>(&resource(), &comment("on time"), &next(12), None)
