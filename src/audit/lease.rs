@@ -4,8 +4,9 @@
 //!
 //! Each act is re-decided against the lease as it read it; this holds it
 //! against every grant and renewal recorded since. A grant or renewal decided
-//! before an act and appended after it (the claim verbs refuse it now:
-//! `decided-before`) shows the lease live over an act it never fenced.
+//! before an act and appended after it, or an act presenting the next token
+//! before that grant was made (the engine refuses both now: `decided-before`),
+//! shows a lease live over an act it never fenced.
 
 use std::collections::HashMap;
 

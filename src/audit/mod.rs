@@ -72,7 +72,9 @@ pub enum FindingKind {
     /// The act was decided at an instant the lease's stream, in the end,
     /// records a lease of another token (or, for an act without one, any lease)
     /// live: a grant or renewal decided before the act was appended after it,
-    /// so the journal shows the lease live over an act it never fenced.
+    /// or the act presented a token before its grant, so the journal shows a
+    /// lease live over an act it never fenced. Also each act of a stream whose
+    /// lease stream cannot be read (it clears no act).
     LeaseOverAct,
     /// Notice, across lifecycles: a fact this decision relied on (read from another
     /// stream) has been withdrawn since by that stream's machine — a work node
