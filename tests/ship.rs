@@ -1247,3 +1247,34 @@ fn the_guides_graph_is_the_machines_graph() {
         "regenerate the block in docs/ship.md with `cairn graph ship --format mermaid`"
     );
 }
+
+/// A ref named like the target never stands in for the target branch (helper-69,
+/// HIGH): with a tag `main` (or a ref `refs/main`) on a commit that adds an
+/// out-of-scope file, `main...HEAD` spelled bare started from the tag, and the
+/// scope gate saw only the in-scope commit; the ship merged the other file. Every
+/// range reads `refs/heads/main`, so the out-of-scope file trips the gate.
+#[test]
+fn a_ref_named_like_the_target_does_not_hide_a_commit_from_the_scope_gate() {
+    for shadow in [
+        &["tag", "main", "HEAD"][..],
+        &["update-ref", "refs/main", "HEAD"],
+    ] {
+        let r = Repo::new();
+        assert_eq!(r.open_with(&[]).0, 0);
+        assert_eq!(r.verb("create", "").0, 0);
+        r.commit_in(&r.wt(), &[("secret/backdoor.sh", "evil\n")], "sneak");
+        git(&r.wt(), shadow);
+        let head = r.commit_in(&r.wt(), &[("src.txt", "fix\n")], "fix: the thing");
+        let (code, out) = r.verb("verify", &phase1(&head, Some(&["src.txt"])).to_string());
+        assert_eq!(
+            (code, out["state"].as_str()),
+            (4, Some("scope-tripped")),
+            "{shadow:?}: {out}"
+        );
+        assert_eq!(
+            out["stage"]["trip"]["out_of_scope"],
+            json!(["secret/backdoor.sh"]),
+            "{shadow:?}"
+        );
+    }
+}

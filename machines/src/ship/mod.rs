@@ -77,8 +77,11 @@ impl Machine for Ship {
     // INTENT_FIELD and the consumer fields declared at open, nothing else (a
     // `tiebreaker` list kept unread let a stop tiebreaker pass as `passed`;
     // `report::consumer_fields`).
-    const RULES_VERSION: u32 = 9;
-    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7, 8];
+    // 10: the target is read as `refs/heads/TARGET` in every revision (a tag
+    // named like it hid an out-of-scope commit from the scope gate; the
+    // upstream is read by its full name).
+    const RULES_VERSION: u32 = 10;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7, 8, 9];
     type State = State;
     type Command = Command;
     type Event = Event;

@@ -48,6 +48,14 @@ fn branch_tip(root: &str, branch: &str) -> Vec<String> {
     )
 }
 
+/// `refs/heads/TARGET`: the target branch spelled in full wherever a revision is
+/// read. Spelled bare, git resolves `refs/TARGET` and `refs/tags/TARGET` before
+/// the branch (found by a hostile pass: a tag named like the target hid an
+/// out-of-scope commit from the scope gate, and the ship merged it).
+fn target_ref(p: &Params) -> String {
+    format!("refs/heads/{}", p.target_branch)
+}
+
 /// The anchor re-assertion: `git -C REPO_ROOT rev-parse --show-toplevel`.
 pub fn anchor_argv(root: &str) -> Vec<String> {
     git(root, &["rev-parse", "--show-toplevel"])
@@ -65,13 +73,15 @@ pub fn preflight_plan(p: &Params, root: &str) -> Vec<Vec<String>> {
     ]
 }
 
-/// §repo-anchor divergence advisory, first reading: the target's upstream (no fetch).
+/// §repo-anchor divergence advisory, first reading: the target's upstream (no
+/// fetch), named in full (`refs/remotes/origin/main`: a short name can be shadowed
+/// as the target's can). `TARGET@{upstream}` reads TARGET as a branch name.
 pub fn upstream_argv(p: &Params, root: &str) -> Vec<String> {
     git(
         root,
         &[
             "rev-parse",
-            "--abbrev-ref",
+            "--symbolic-full-name",
             "--verify",
             EOO,
             &format!("{}@{{upstream}}", p.target_branch),
@@ -88,7 +98,7 @@ pub fn divergence_argv(p: &Params, root: &str, upstream: &str) -> Vec<String> {
             "--left-right",
             "--count",
             EOO,
-            &format!("{}...{upstream}", p.target_branch),
+            &format!("{}...{upstream}", target_ref(p)),
             "--",
         ],
     )
@@ -115,7 +125,7 @@ pub fn create_argv(p: &Params, root: &str) -> Vec<String> {
             &p.branch,
             EOO,
             &p.worktree_path,
-            &p.target_branch,
+            &target_ref(p),
         ],
     )
 }
@@ -187,8 +197,8 @@ pub(super) fn isolation_plan(p: &Params, root: &str) -> Vec<Vec<String>> {
 /// branch's; the seed's two-dot form would.
 pub fn phase1d_plan(p: &Params, root: &str) -> Vec<Vec<String>> {
     let w = p.worktree_path.as_str();
-    let range = format!("{}..HEAD", p.target_branch);
-    let sym = format!("{}...HEAD", p.target_branch);
+    let range = format!("{}..HEAD", target_ref(p));
+    let sym = format!("{}...HEAD", target_ref(p));
     let mut plan = isolation_plan(p, root);
     plan.extend([
         git(w, &["rev-list", "--count", EOO, &range, "--"]),
@@ -209,7 +219,7 @@ pub fn refine_plan(p: &Params, root: &str) -> Vec<Vec<String>> {
 /// The paths the branch changes since it left the target: `git diff --name-only
 /// -z TARGET...HEAD --` in the worktree (NUL-separated, from the merge base).
 pub(super) fn changed_paths_argv(p: &Params) -> Vec<String> {
-    let sym = format!("{}...HEAD", p.target_branch);
+    let sym = format!("{}...HEAD", target_ref(p));
     git(
         &p.worktree_path,
         &["diff", "--name-only", "-z", EOO, &sym, "--"],
@@ -260,13 +270,7 @@ pub fn merge_argv(root: &str, tip: &str) -> Vec<String> {
 pub fn contains_argv(p: &Params, root: &str, sha: &str) -> Vec<String> {
     git(
         root,
-        &[
-            "merge-base",
-            "--is-ancestor",
-            EOO,
-            sha,
-            &format!("refs/heads/{}", p.target_branch),
-        ],
+        &["merge-base", "--is-ancestor", EOO, sha, &target_ref(p)],
     )
 }
 
@@ -333,7 +337,7 @@ pub fn ahead_argv(p: &Params) -> Vec<String> {
             "rev-list",
             "--count",
             EOO,
-            &format!("{}..HEAD", p.target_branch),
+            &format!("{}..HEAD", target_ref(p)),
             "--",
         ],
     )
@@ -363,7 +367,7 @@ mod tests {
         }
         all.extend([
             upstream_argv(p, root),
-            divergence_argv(p, root, "origin/trunk"),
+            divergence_argv(p, root, "refs/remotes/origin/trunk"),
             create_argv(p, root),
             merge_argv(root, PRE),
             teardown_remove_argv(p, root, true),
@@ -374,6 +378,34 @@ mod tests {
             ahead_argv(p),
         ]);
         all
+    }
+
+    /// The target is read as the branch wherever it names a revision: bare, a tag
+    /// or a `refs/TARGET` of the same name would be read instead. Only
+    /// `TARGET@{upstream}` names it bare (git reads that as a branch name).
+    #[test]
+    fn the_target_is_read_as_its_branch_in_every_revision() {
+        let p = Params::sample();
+        let mut seen = 0;
+        for argv in every_argv(&p, "/srv/repo") {
+            for a in argv.iter().skip(3) {
+                if !a.contains("trunk") || a == "trunk@{upstream}" {
+                    continue;
+                }
+                seen += 1;
+                let revisions = a.split("..").map(|r| r.trim_start_matches('.'));
+                for r in revisions.filter(|r| r.contains("trunk")) {
+                    assert!(
+                        r == "refs/heads/trunk" || r == "refs/remotes/origin/trunk",
+                        "`{a}` names the target otherwise in {argv:?}"
+                    );
+                }
+            }
+        }
+        assert!(
+            seen >= 7,
+            "the ranges, the start point and the containment check"
+        );
     }
 
     #[test]

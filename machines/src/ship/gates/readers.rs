@@ -75,8 +75,9 @@ pub fn divergence_note(p: &Params, root: &str, runs: &[CommandRun]) -> Option<St
     match n[..] {
         [0, 0] => None,
         [a, b] => Some(format!(
-            "note: local {} {a} ahead / {b} behind {up} (local is truth; no fetch)",
-            p.target_branch
+            "note: local {} {a} ahead / {b} behind {} (local is truth; no fetch)",
+            p.target_branch,
+            up.strip_prefix("refs/remotes/").unwrap_or(&up)
         )),
         _ => None,
     }
