@@ -17,8 +17,10 @@ pub fn now() -> Timestamp {
 }
 
 /// The environment an observation runs with: [`INHERITED`] from cairn's own
-/// process, then the fixed [`observer_env`]. Nothing else of the caller's
-/// environment (`GIT_DIR`, `GIT_INDEX_FILE`, `GIT_CONFIG_*`, …) reaches the process.
+/// process, then the fixed [`observer_env`] (its `PATH` is
+/// [`OBSERVER_PATH`](cairn_machines::evidence::git::OBSERVER_PATH)). Nothing else of
+/// the caller's environment (`PATH`, `GIT_DIR`, `GIT_INDEX_FILE`, `GIT_CONFIG_*`, …)
+/// reaches the process or chooses the program that runs.
 pub fn observation_env() -> BTreeMap<String, String> {
     let mut env = BTreeMap::new();
     for name in INHERITED {
@@ -27,7 +29,20 @@ pub fn observation_env() -> BTreeMap<String, String> {
         }
     }
     env.extend(observer_env());
+    #[cfg(feature = "testing")]
+    if let Some(path) = testing_observer_path() {
+        env.insert("PATH".to_owned(), path);
+    }
     env
+}
+
+/// Only in a build with the `testing` feature (the binary `cargo test` builds for
+/// the integration tests, never `cargo build` or `cargo install`): the observer's
+/// `PATH` from `CAIRN_TESTING_OBSERVER_PATH`, so a test can put a spy or a
+/// stand-in `gh` before the system's programs. The run's recorded `env` shows it.
+#[cfg(feature = "testing")]
+fn testing_observer_path() -> Option<String> {
+    std::env::var("CAIRN_TESTING_OBSERVER_PATH").ok()
 }
 
 /// The variables `program` inherits beyond [`observation_env`] (only `gh`'s host,
@@ -147,4 +162,22 @@ pub fn ship_preflight(
     let runs = run_all(&gates::preflight_plan(&params, &p.repo_root));
     let facts = gates::preflight_facts(&params, &p.repo_root, &runs);
     (classify(&facts), runs)
+}
+
+#[cfg(test)]
+mod tests {
+    /// The observer's PATH is the system's, whatever the caller's is: it is not
+    /// read from cairn's own environment.
+    #[test]
+    fn the_observers_path_is_the_systems() {
+        if std::env::var_os("CAIRN_TESTING_OBSERVER_PATH").is_some() {
+            return; // a test harness chose it (testing builds only)
+        }
+        let env = super::observation_env();
+        assert_eq!(
+            env.get("PATH").map(String::as_str),
+            Some(cairn_machines::evidence::git::OBSERVER_PATH)
+        );
+        assert!(!cairn_machines::evidence::git::INHERITED.contains(&"PATH"));
+    }
 }

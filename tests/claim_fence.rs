@@ -192,7 +192,7 @@ exec "$CAIRN" ship create --short-id abc --fencing-token 2 --db "$DB""#;
         .args(["-c", script])
         .env("CAIRN", env!("CARGO_BIN_EXE_cairn"))
         .env("DB", &db)
-        .env("PATH", repo.spy().path())
+        .env(crate::support::OBSERVER_PATH_VAR, repo.spy().path())
         .env_remove("CAIRN_DB")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -153,11 +153,7 @@ fn a_refused_act_runs_no_git_first() {
         .expect("chmod");
     assert_eq!(acquire(&db, THREAD, "agent-b", "cb", None).0, 0);
     let before = t.bytes();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let path = crate::support::observer_path_with(&bin);
     let repo_arg = repo.to_str().expect("utf-8");
     for args in [
         &["saga", "save", "--saga-id", "issue-7", "--repo", repo_arg][..],
@@ -174,7 +170,7 @@ fn a_refused_act_runs_no_git_first() {
             .args(args)
             .arg("--db")
             .arg(&db)
-            .env("PATH", &path)
+            .env(crate::support::OBSERVER_PATH_VAR, &path)
             .current_dir(&repo)
             .stdin(Stdio::null())
             .output()
@@ -190,7 +186,7 @@ fn a_refused_act_runs_no_git_first() {
         .args(["saga", "save", "--saga-id", "issue-7", "--repo", repo_arg])
         .args(["--fencing-token", "1", "--db"])
         .arg(&db)
-        .env("PATH", &path)
+        .env(crate::support::OBSERVER_PATH_VAR, &path)
         .current_dir(&repo)
         .stdin(Stdio::null())
         .output()

@@ -194,3 +194,56 @@ fn a_tip_nobody_checked_is_never_merged() {
         "the checked commit itself is merged"
     );
 }
+
+/// The caller's `PATH` never chooses the program cairn observes with (helper-69,
+/// HIGH): a `git` first on it that answers every call with success used to
+/// answer `merge --ff-only` and the containment check, and the run was recorded
+/// `merged` and `shipped` while main never got the commit. Observations find git
+/// on the system's own directories: the stand-in never runs, and the merge and
+/// teardown cairn records are real.
+#[test]
+fn a_git_first_on_the_callers_path_is_not_the_git_cairn_runs() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let r = Repo::new();
+    r.to_merge_ready();
+    let tip = git(&r.wt(), &["rev-parse", "HEAD"]);
+    let fake = tempfile::tempdir().unwrap();
+    let ran = fake.path().join("ran");
+    let script = format!("#!/bin/sh\necho \"$*\" >> '{}'\nexit 0\n", ran.display());
+    let stand_in = fake.path().join("git");
+    std::fs::write(&stand_in, script).unwrap();
+    std::fs::set_permissions(&stand_in, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        fake.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for (verb, state) in [("merge", "merged"), ("teardown", "shipped")] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .args(["ship", verb, "--short-id", "abc", "--db"])
+            .arg(r.journal.path())
+            .env("PATH", &path)
+            .env_remove("CAIRN_DB")
+            .env_remove("CAIRN_TESTING_OBSERVER_PATH")
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            (out.status.code(), v["state"].as_str()),
+            (Some(0), Some(state)),
+            "{verb}: {v}"
+        );
+    }
+    assert!(
+        !ran.exists(),
+        "the caller's git ran: {:?}",
+        std::fs::read_to_string(&ran)
+    );
+    assert_eq!(
+        r.main_head(),
+        tip,
+        "main holds the commit: the merge was real"
+    );
+    assert!(!r.has_branch("worktree-abc"));
+    r.audit_ok();
+}

@@ -22,14 +22,28 @@ use cairn::journal::{Journal, Options};
 use cairn::{Context, Engine, Registry, Timestamp};
 use uuid::Uuid;
 
-/// `n` values drawn from `strategy`, the same ones every run: for tests that count
-/// how many generated inputs reach the code under test.
+/// The variable the test build of `cairn` (the `testing` feature, which `cargo
+/// test` unifies into the binary it builds) reads for its observer's PATH; a
+/// `cargo build` binary ignores it and finds git on the system's directories.
+pub const OBSERVER_PATH_VAR: &str = "CAIRN_TESTING_OBSERVER_PATH";
+
+/// The observer's PATH with `first` before the system's own directories.
+pub fn observer_path_with(first: &Path) -> String {
+    format!(
+        "{}:{}",
+        first.display(),
+        cairn::machines::evidence::git::OBSERVER_PATH
+    )
+}
+
 /// An error document's `kind`, `field` and `rule` (`""` where one is absent): what
 /// a caller that reads only those acts on.
 pub fn kind_field_rule(v: &serde_json::Value) -> [&str; 3] {
     ["kind", "field", "rule"].map(|k| v["error"][k].as_str().unwrap_or(""))
 }
 
+/// `n` values drawn from `strategy`, the same ones every run: for tests that count
+/// how many generated inputs reach the code under test.
 pub fn sample<S: proptest::strategy::Strategy>(strategy: S, n: usize) -> Vec<S::Value> {
     use proptest::strategy::ValueTree as _;
     let mut runner = proptest::test_runner::TestRunner::deterministic();

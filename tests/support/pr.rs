@@ -89,8 +89,8 @@ pub fn doc(state: &str, destination: &str) -> Value {
     json!({"pr": PR, "reading": reading(state), "reviewed_sha": SHA, "commits_since_review": commits, "destination": destination})
 }
 
-/// Runs the real `cairn` with `path_first` put before `PATH` (where a stand-in `gh`
-/// lives) and `env` set: exit code, stdout as JSON (`null` when empty), stderr.
+/// Runs the real `cairn` with `path_first` put before the observer's PATH (where a
+/// stand-in `gh` lives) and `env` set: exit code, stdout as JSON (`null` when empty), stderr.
 pub fn cairn_with(
     args: &[&str],
     stdin: &str,
@@ -109,8 +109,10 @@ pub fn cairn_with(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     if let Some(dir) = path_first {
-        let path = std::env::var("PATH").unwrap_or_default();
-        cmd.env("PATH", format!("{}:{path}", dir.display()));
+        cmd.env(
+            crate::support::OBSERVER_PATH_VAR,
+            crate::support::observer_path_with(dir),
+        );
     }
     for (k, v) in env {
         cmd.env(k, v);
@@ -136,7 +138,7 @@ pub fn cairn_with(
     )
 }
 
-/// A stand-in `gh` on `PATH`: `gh pr view URL --json FIELDS` prints the reading
+/// A stand-in `gh` on the observer's PATH: `gh pr view URL --json FIELDS` prints the reading
 /// last given to [`StandInGh::answer`] and appends its argv to `calls`.
 pub struct StandInGh {
     pub dir: tempfile::TempDir,

@@ -47,13 +47,10 @@ impl Spy {
         std::fs::set_permissions(&git, std::fs::Permissions::from_mode(0o755)).unwrap();
         Spy { dir }
     }
-    /// The PATH the `cairn` processes get: the spy first.
+    /// The observer's PATH the `cairn` processes get (`CAIRN_TESTING_OBSERVER_PATH`,
+    /// honoured by the test build only): the spy first, then the system's.
     pub fn path(&self) -> String {
-        format!(
-            "{}:{}",
-            self.dir.path().display(),
-            std::env::var("PATH").unwrap_or_default()
-        )
+        crate::support::observer_path_with(self.dir.path())
     }
     /// Every git argv run so far, one line each: the pid of the process that ran
     /// it, then the argv (`-C DIR …`).
@@ -156,7 +153,7 @@ impl Repo {
             .stderr(Stdio::piped())
             .process_group(0);
         if let Some(spy) = &self.spy {
-            cmd.env("PATH", spy.path());
+            cmd.env(crate::support::OBSERVER_PATH_VAR, spy.path());
         }
         cmd.spawn().expect("cairn runs")
     }
@@ -181,7 +178,7 @@ impl Repo {
                 .arg("--db")
                 .arg(self.journal.path())
                 .env_remove("CAIRN_DB")
-                .env("PATH", self.spy().path())
+                .env(crate::support::OBSERVER_PATH_VAR, self.spy().path())
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped());

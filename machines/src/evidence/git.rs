@@ -65,9 +65,17 @@ pub const PINNED_CONFIG: &[(&str, &str)] = &[
     ("maintenance.auto", "false"),
 ];
 
-/// Inherited from cairn's own process (to find `git` and its home); every other
-/// variable of the caller is dropped.
-pub const INHERITED: &[&str] = &["PATH", "HOME"];
+/// Inherited from cairn's own process (git's and gh's home); every other variable
+/// of the caller is dropped. `PATH` is not among them: it is [`OBSERVER_PATH`].
+pub const INHERITED: &[&str] = &["HOME"];
+
+/// Where an observation finds its program (`git`, `gh`, `ps`, `test`) and git the
+/// programs it runs: the system's own directories, never the caller's `PATH`
+/// (found by a hostile pass: a `git` first on the caller's `PATH` answered the
+/// merge and the containment check, and cairn recorded `shipped` while the target
+/// never got the commit). A program found nowhere here is a run that could not
+/// start: its reading is `unknown`.
+pub const OBSERVER_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
 /// Also inherited by `gh` (cairn reads a PR with it): its host, config and token.
 /// A token's text is never recorded; the run's `env` says `<inherited>`.
@@ -92,7 +100,7 @@ pub fn extra_inherited(program: &str) -> &'static [&'static str] {
     }
 }
 
-/// The fixed part of every observation's environment: a C locale, no optional
+/// The fixed part of every observation's environment: [`OBSERVER_PATH`], a C locale, no optional
 /// locks, no system or global config file, no prompt, git's own object graph (no
 /// replace refs, no grafts file: found, `git replace --graft` made a commit that
 /// never reached the target read as merged), and [`PINNED_CONFIG`] given as
@@ -100,6 +108,7 @@ pub fn extra_inherited(program: &str) -> &'static [&'static str] {
 /// the seed's own).
 pub fn observer_env() -> Vec<(String, String)> {
     let mut env: Vec<(String, String)> = [
+        ("PATH", OBSERVER_PATH),
         ("LC_ALL", "C"),
         ("GIT_OPTIONAL_LOCKS", "0"),
         ("GIT_CONFIG_NOSYSTEM", "1"),
