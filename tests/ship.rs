@@ -1278,3 +1278,43 @@ fn a_ref_named_like_the_target_does_not_hide_a_commit_from_the_scope_gate() {
         );
     }
 }
+
+/// An edit `status` does not show is not a clean checkout (helper-69, HIGH and
+/// MEDIUM): a leaked edit in the primary marked skip-worktree passed every
+/// primary-clean reading to `shipped`, and an edit in the worktree so marked
+/// passed `worktree-clean`. Every clean reading also reads the index's marks.
+#[test]
+fn an_edit_hidden_by_an_index_mark_is_not_a_clean_checkout() {
+    // The primary, at phase-1d.
+    let r = Repo::new();
+    assert_eq!(r.open_with(&[]).0, 0);
+    assert_eq!(r.verb("create", "").0, 0);
+    let head = r.commit_in(&r.wt(), &[("src.txt", "fix\n")], "fix: the thing");
+    std::fs::write(r.root.join("a.txt"), "LEAKED EDIT\n").unwrap();
+    git(&r.root, &["update-index", "--skip-worktree", "a.txt"]);
+    assert_eq!(
+        git(&r.root, &["status", "--porcelain"]),
+        "",
+        "status is blind"
+    );
+    let (_, out) = r.verb("verify", &phase1(&head, Some(&["src.txt"])).to_string());
+    assert_eq!(gate(&out, "primary-clean")["outcome"], "fail", "{out}");
+    assert_ne!(out["state"], "phase-2", "{out}");
+
+    // The worktree, at pre-merge.
+    let r = Repo::new();
+    r.to_phase2();
+    let tip = git(&r.wt(), &["rev-parse", "HEAD"]);
+    let (code, out) = r.verb("refine", &refine(&tip).to_string());
+    assert_eq!((code, out["state"].as_str()), (0, Some("phase-3")), "{out}");
+    std::fs::write(r.wt().join("src.txt"), "not what was reviewed\n").unwrap();
+    git(&r.wt(), &["update-index", "--assume-unchanged", "src.txt"]);
+    assert_eq!(
+        git(&r.wt(), &["status", "--porcelain"]),
+        "",
+        "status is blind"
+    );
+    let (_, out) = r.verb("pre-merge", &premerge().to_string());
+    assert_eq!(gate(&out, "worktree-clean")["outcome"], "fail", "{out}");
+    assert_ne!(out["state"], "merge-ready", "{out}");
+}

@@ -532,3 +532,96 @@ fn the_plan_receipt_is_the_paste_ready_delegate_and_a_profile_is_refused() {
     );
     assert!(!w.journal.path().exists(), "no journal written");
 }
+
+/// An edit `status` does not show is not a clean tree (helper-69, HIGH): the
+/// lane's committed file says `red`, and the working copy, marked skip-worktree
+/// (or assume-unchanged), says `green`. The criterion would pass on the working
+/// copy while the commit fails it; `verify` read the status clean and recorded
+/// `verified`. The index's marks are read: refused, nothing run, nothing written.
+#[test]
+fn an_edit_hidden_by_an_index_mark_is_not_a_clean_tree() {
+    for mark in ["--skip-worktree", "--assume-unchanged"] {
+        let w = Work::new(&spec_text(GREEN, "test result: ok", 30_000));
+        w.dispatched("core");
+        let red = w.commit_lane_with("// red\n");
+        git(&w.lane, &["update-index", mark, "src/cache/mod.rs"]);
+        std::fs::write(w.lane.join("src/cache/mod.rs"), "// green\n").unwrap();
+        assert_eq!(
+            git(&w.lane, &["status", "--porcelain"]),
+            "",
+            "{mark}: status is blind"
+        );
+        let before = w.journal.bytes();
+        let (code, out) = w.verify("core", &w.lane, &red, &["--checklist", CHECKLIST]);
+        assert_eq!(
+            (code, out["error"]["rule"].as_str()),
+            (2, Some("tree-at-commit")),
+            "{mark}: {out}"
+        );
+        assert!(
+            out["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("skip-worktree or assume-unchanged")),
+            "{mark}: {out}"
+        );
+        assert_eq!(w.journal.bytes(), before, "{mark}: nothing written");
+        // Without the mark the edit shows and the tree is dirty as ever; committed,
+        // the commit is green.
+        git(
+            &w.lane,
+            &[
+                "update-index",
+                &mark.replace("--", "--no-"),
+                "src/cache/mod.rs",
+            ],
+        );
+        let green = w.commit_lane_with("// green\n");
+        let (code, out) = w.verify("core", &w.lane, &green, &["--checklist", CHECKLIST]);
+        assert_eq!(
+            (code, out["state"].as_str()),
+            (0, Some("verified")),
+            "{mark}: {out}"
+        );
+        w.assert_audits();
+    }
+}
+
+/// The worker's own tree is not a merged tree (helper-69, HIGH/MEDIUM): it holds
+/// the worker commit trivially, so `merge --merged-tree <lane>` recorded a merge
+/// that never happened, and a second verification there counted as integration
+/// evidence on the way to `done`. Refused, nothing written; the real merge into
+/// main is recorded as before.
+#[test]
+fn the_workers_own_tree_is_not_a_merged_tree() {
+    let w = Work::new(&spec_text(OK, "test result: ok", 30_000));
+    w.dispatched("core");
+    let (code, out) = w.verify_lane("core");
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (0, Some("verified")),
+        "{out}"
+    );
+    let commit = w.head(&w.lane);
+    let lane = w.lane.to_str().unwrap().to_owned();
+    let before = w.journal.bytes();
+    let (code, out) = w.node(
+        "merge",
+        "core",
+        &["--merged-tree", &lane, "--commit", &commit],
+    );
+    assert_eq!(
+        (code, out["error"]["rule"].as_str()),
+        (2, Some("merged-tree")),
+        "{out}"
+    );
+    assert_eq!(w.journal.bytes(), before);
+    git(&w.root, &["merge", "-q", "--ff-only", "lane"]);
+    let root = w.root.to_str().unwrap().to_owned();
+    let (code, out) = w.node(
+        "merge",
+        "core",
+        &["--merged-tree", &root, "--commit", &commit],
+    );
+    assert_eq!((code, out["state"].as_str()), (0, Some("merged")), "{out}");
+    w.assert_audits();
+}

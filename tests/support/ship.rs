@@ -82,6 +82,8 @@ impl World {
                     String::new()
                 },
             ),
+            // Plain index entries; a dirty primary also shows its edit in status.
+            [_, _, _, "ls-files", "-v", "-z"] => (Some(0), "H a.txt\0H src.txt\0".into()),
             [_, _, _, "branch", "--show-current"] if at_wt => ok("worktree-abc"),
             [_, _, _, "branch", "--show-current"] => {
                 ok(if self.on_target { "main" } else { "other" })

@@ -162,13 +162,14 @@ pub fn command(state: &State, step: &Step) -> Command {
                 _ => ("/srv/other", C_LANE),
             };
             let c = &node.acceptance[0];
-            let [toplevel, head, status] = tree_plan(path);
+            let [toplevel, head, status, flags] = tree_plan(path);
             let tree = TreeReading {
                 worktree_path: path.into(),
                 expected_commit: commit.into(),
                 toplevel: run_argv(&toplevel, 0, &format!("{path}\n")),
                 head: run_argv(&head, 0, &format!("{commit}\n")),
                 status: run_argv(&status, 0, ""),
+                flags: Some(run_argv(&flags, 0, "H src/lib.rs\0")),
                 repository: None,
             };
             // A done node is re-verified in a tree that contains its merged commit.

@@ -15,6 +15,37 @@ pub fn git(dir: &str, rest: &[&str]) -> Vec<String> {
     v
 }
 
+/// `git -C <dir> ls-files -v -z`: every index entry with its tag. `status`
+/// skips an entry marked skip-worktree (`S`) or assume-unchanged (lowercase):
+/// an edit under either mark is invisible to it (found by a hostile pass: a
+/// failing check script edited to pass under `--skip-worktree` was verified,
+/// and a leaked edit in the primary passed every primary-clean reading).
+pub fn index_flags(dir: &str) -> Vec<String> {
+    git(dir, &["ls-files", "-v", "-z"])
+}
+
+/// Whether an [`index_flags`] listing holds only plain entries (`H `): no entry
+/// git would leave out of a status, none unmerged.
+pub fn plain_index(listing: &str) -> bool {
+    listing
+        .split('\0')
+        .filter(|f| !f.is_empty())
+        .all(|f| f.starts_with("H "))
+}
+
+/// A checkout's cleanliness from its `status --porcelain` output and its
+/// [`index_flags`] listing (each `None` when it could not be read): clean when
+/// status printed nothing and every index entry is plain; not clean when either
+/// shows otherwise; `None` (unknown) when what was read cannot tell.
+pub fn clean(status: Option<&str>, flags: Option<&str>) -> Option<bool> {
+    match (status, flags) {
+        (Some(s), _) if !s.trim().is_empty() => Some(false),
+        (_, Some(f)) if !plain_index(f) => Some(false),
+        (Some(_), Some(_)) => Some(true),
+        _ => None,
+    }
+}
+
 /// `test -e <path>`: whether a path exists, as a recorded run.
 pub fn exists(path: &str) -> Vec<String> {
     vec!["test".to_owned(), "-e".to_owned(), path.to_owned()]
@@ -134,6 +165,20 @@ pub fn observer_env() -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_checkout_is_clean_only_on_an_empty_status_and_a_plain_index() {
+        let plain = "H a.txt\0H src/b.rs\0";
+        assert_eq!(clean(Some(""), Some(plain)), Some(true));
+        assert_eq!(clean(Some("\n"), Some("")), Some(true), "an empty index");
+        for flagged in ["S a.txt\0H b\0", "H a\0h b\0", "H a\0M c\0", "s a\0"] {
+            assert_eq!(clean(Some(""), Some(flagged)), Some(false), "{flagged:?}");
+            assert_eq!(clean(None, Some(flagged)), Some(false), "{flagged:?}");
+        }
+        assert_eq!(clean(Some(" M a.txt\n"), None), Some(false));
+        assert_eq!(clean(Some(""), None), None, "flags unread: unknown");
+        assert_eq!(clean(None, Some(plain)), None, "status unread: unknown");
+    }
 
     #[test]
     fn the_environment_pins_every_setting() {

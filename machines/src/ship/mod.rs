@@ -79,7 +79,9 @@ impl Machine for Ship {
     // `report::consumer_fields`).
     // 10: the target is read as `refs/heads/TARGET` in every revision (a tag
     // named like it hid an out-of-scope commit from the scope gate; the
-    // upstream is read by its full name).
+    // upstream is read by its full name); every clean reading (the primary, the
+    // worktree) also reads the index's marks (`ls-files -v`): an entry marked
+    // skip-worktree or assume-unchanged hid an edit from `status`.
     const RULES_VERSION: u32 = 10;
     const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7, 8, 9];
     type State = State;

@@ -99,8 +99,11 @@ impl Machine for WorkNode {
     /// commit it ships holds a node's failed work); a verification refuses a
     /// criterion its last one ran whose contract changed, or which left the
     /// spec, without an amendment (`criteria-unchanged`).
-    const RULES_VERSION: u32 = 5;
-    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4];
+    /// v6: a verified tree's index marks are read (`ls-files -v`): an entry
+    /// marked skip-worktree or assume-unchanged hid a failing criterion's edit
+    /// from `status`; and the merged tree is never the worker's own tree.
+    const RULES_VERSION: u32 = 6;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5];
 
     fn verdict(_state: &State, events: &[Event]) -> crate::Verdict {
         super::verdict::verdict(events)

@@ -65,13 +65,14 @@ fn ran(argv: Vec<String>, exit: i32, stdout: &str) -> CommandRun {
 
 /// The tree at `path`, HEAD `head`, `status` its porcelain status.
 fn tree(path: &str, commit: &str, head: &str, status: &str) -> TreeReading {
-    let [t, h, s] = tree_plan(path);
+    let [t, h, s, f] = tree_plan(path);
     TreeReading {
         worktree_path: path.into(),
         expected_commit: commit.into(),
         toplevel: ran(t, 0, &format!("{path}\n")),
         head: ran(h, 0, &format!("{head}\n")),
         status: ran(s, 0, status),
+        flags: Some(ran(f, 0, "H src/lib.rs\0")),
         repository: None,
     }
 }

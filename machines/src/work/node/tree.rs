@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::TreeWatch;
-use crate::evidence::git::git;
+use crate::evidence::git::{git, index_flags, plain_index};
 use crate::evidence::CommandRun;
 
 /// The tree a verification ran against, as git reported it.
@@ -24,6 +24,11 @@ pub struct TreeReading {
     pub head: CommandRun,
     /// `git status --porcelain --untracked-files=all`.
     pub status: CommandRun,
+    /// `git ls-files -v -z` ([`index_flags`]): an entry marked skip-worktree or
+    /// assume-unchanged hides an edit from `status` (work-node rules 6; absent in
+    /// readings made before, which a verification now refuses).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flags: Option<CommandRun>,
     /// The tree's top level and repository, read as `work dispatch` reads them
     /// ([`dispatch_plan`](super::dispatch_plan)): the repository must still be
     /// the one the dispatch read (absent in readings made before cairn took it).
@@ -31,8 +36,8 @@ pub struct TreeReading {
     pub repository: Option<CommandRun>,
 }
 
-/// The three readings of a tree, in order: top level, HEAD, status.
-pub fn tree_plan(worktree: &str) -> [Vec<String>; 3] {
+/// The four readings of a tree, in order: top level, HEAD, status, the index's marks.
+pub fn tree_plan(worktree: &str) -> [Vec<String>; 4] {
     [
         git(worktree, &["rev-parse", "--show-toplevel"]),
         git(worktree, &["rev-parse", "HEAD"]),
@@ -40,6 +45,7 @@ pub fn tree_plan(worktree: &str) -> [Vec<String>; 3] {
             worktree,
             &["status", "--porcelain", "--untracked-files=all"],
         ),
+        index_flags(worktree),
     ]
 }
 
@@ -54,7 +60,10 @@ impl TreeReading {
     /// (read by exactly the planned argv); else what is wrong.
     pub fn problem(&self) -> Option<String> {
         let plan = tree_plan(&self.worktree_path);
-        if [&self.toplevel, &self.head, &self.status]
+        let Some(flags) = &self.flags else {
+            return Some("the index's marks were not read (`git ls-files -v`)".into());
+        };
+        if [&self.toplevel, &self.head, &self.status, flags]
             .iter()
             .zip(plan.iter())
             .any(|(r, argv)| &r.argv != argv)
@@ -77,9 +86,17 @@ impl TreeReading {
             None => return Some("HEAD could not be read".into()),
         }
         match (self.status.ok(), self.status.stdout.trim().is_empty()) {
+            (true, true) => {}
+            (true, false) => return Some("the tree has uncommitted or untracked changes".into()),
+            (false, _) => return Some("the tree's status could not be read".into()),
+        }
+        match (flags.ok(), plain_index(&flags.stdout)) {
             (true, true) => None,
-            (true, false) => Some("the tree has uncommitted or untracked changes".into()),
-            (false, _) => Some("the tree's status could not be read".into()),
+            (true, false) => Some(
+                "an index entry is marked skip-worktree or assume-unchanged (or unmerged): `status` does not show its edits"
+                    .into(),
+            ),
+            (false, _) => Some("the index's marks could not be read".into()),
         }
     }
 

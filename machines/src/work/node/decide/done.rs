@@ -63,6 +63,16 @@ fn admit(state: &State, merged_tree: &str, commit: &str) -> Result<Admitted, Rej
             "no worker-tree verification passed: nothing to merge",
         );
     };
+    // The worker's own tree trivially holds its commit: naming it as the merged
+    // tree recorded a merge that never happened, and a second verification there
+    // passed for integration evidence (found by a hostile pass; work-node rules 6).
+    if run.worktree.as_deref() == Some(merged_tree) {
+        return g.no(
+            "merged-tree",
+            Some("merged_tree"),
+            "the merged tree is the worker's own tree: name the tree the worker commit was merged into",
+        );
+    }
     Ok(Admitted {
         plan: merge_plan(merged_tree, worker, commit),
         tree,
