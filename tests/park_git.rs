@@ -162,6 +162,19 @@ fn uncommitted_changes_fail_tree_preserved() {
     assert_eq!(outcomes(repo.path()), ["pass", "fail", "pass"]);
 }
 
+/// An edit under a skip-worktree or assume-unchanged mark is not in `status`,
+/// and HEAD does not preserve it: `tree_preserved` fails (helper-69's class).
+#[test]
+fn an_edit_hidden_by_an_index_mark_fails_tree_preserved() {
+    for mark in ["--skip-worktree", "--assume-unchanged"] {
+        let repo = Repo::new();
+        std::fs::write(repo.root.join("file.txt"), "changed\n").unwrap();
+        git(&repo.root, &["update-index", mark, "file.txt"]);
+        assert_eq!(git(&repo.root, &["status", "--porcelain"]), "", "{mark}");
+        assert_eq!(outcomes(repo.path()), ["pass", "fail", "pass"], "{mark}");
+    }
+}
+
 #[test]
 fn unpushed_commits_fail_reachability() {
     let repo = Repo::new();
