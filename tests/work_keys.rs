@@ -107,3 +107,71 @@ fn a_journal_with_nodes_under_the_absolute_path_key_keeps_them() {
         "{out}"
     );
 }
+
+/// A spec whose repository's identity cannot be read is refused, never keyed by
+/// its absolute path (helper-70, HIGH): on an unborn branch (`checkout
+/// --orphan`) a plan made the absolute-path key's first stream, and from then on
+/// every verb keyed the spec by it, so a lease on the node's stream fenced
+/// nothing. Refused (exit 2, `spec-key`), nothing written; back on the branch the
+/// node's stream is the one it was.
+#[test]
+fn an_unborn_branch_does_not_change_the_specs_key() {
+    let w = Work::new(&spec_text(OK, "test result: ok", 30_000));
+    let (code, out) = w.node("plan", "core", &[]);
+    assert_eq!(code, 0, "{out}");
+    let stream = out["stream"].as_str().unwrap().to_owned();
+    git(&w.root, &["checkout", "-q", "--orphan", "scratch"]);
+    let before = w.journal.bytes();
+    let (code, out) = w.node("plan", "docs", &[]);
+    assert_eq!(
+        (code, out["error"]["rule"].as_str()),
+        (2, Some("spec-key")),
+        "{out}"
+    );
+    assert_eq!(w.journal.bytes(), before, "nothing written");
+    git(&w.root, &["checkout", "-q", "-f", "main"]);
+    let (code, out) = w.node("plan", "docs", &[]);
+    assert_eq!(code, 0, "{out}");
+    let docs = out["stream"].as_str().unwrap();
+    assert_eq!(
+        docs.split(':').next(),
+        stream.split(':').next(),
+        "one key for the spec"
+    );
+    assert_eq!(core_in(&w, &w.spec), "planned");
+}
+
+/// A shallow clone's root commit is its shallow boundary, which moves with each
+/// fetch (helper-70, HIGH: a fetch gave the spec a new key): refused.
+#[test]
+fn a_shallow_clone_does_not_key_a_spec() {
+    let w = Work::new(&spec_text(OK, "test result: ok", 30_000));
+    std::fs::write(w.root.join("more.txt"), "more\n").unwrap();
+    git(&w.root, &["add", "."]);
+    git(&w.root, &["commit", "-q", "-m", "more"]);
+    let shallow = w.scratch("shallow");
+    git(
+        w.root.parent().unwrap(),
+        &[
+            "clone",
+            "-q",
+            "--depth",
+            "1",
+            &format!("file://{}", w.root.display()),
+            shallow.to_str().unwrap(),
+        ],
+    );
+    let spec = shallow.join(".work/specs/cache.yaml");
+    let (code, out) = w.run(&["plan", "--spec", spec.to_str().unwrap(), "--node", "core"]);
+    assert_eq!(
+        (code, out["error"]["rule"].as_str()),
+        (2, Some("spec-key")),
+        "{out}"
+    );
+    assert!(
+        out["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("shallow")),
+        "{out}"
+    );
+}

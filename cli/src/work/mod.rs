@@ -42,34 +42,64 @@ struct SpecFile {
 /// The spec's key, the part of its nodes' streams that names the spec. One that
 /// survives a clone: inside a git repository, the repository's identity (its root
 /// commits, the same in every clone and fork) and the spec's path in it; outside
-/// one (or in a repository with no commit), the absolute path. A journal that
-/// already holds nodes under the absolute-path key (recorded before clone-stable
-/// keys) keeps using it, so no recorded node is lost.
+/// one, the absolute path. A journal that already holds nodes under the
+/// absolute-path key (recorded before clone-stable keys) keeps using it, so no
+/// recorded node is lost.
+///
+/// Inside a repository whose identity cannot be read the key is refused
+/// (`spec-key`, exit 2), never the absolute path (helper-70, HIGH): on an unborn
+/// branch (`git checkout --orphan`) the spec got the absolute-path key, its nodes
+/// a second stream each, and from then on the journal's absolute-path streams
+/// made every verb use that key, so a lease on the node's first stream fenced
+/// nothing; and a shallow clone's "root" is its shallow boundary, which moves with
+/// each fetch. So is a git that could not run.
 fn spec_key(abs: &std::path::Path, rec: Option<&Recorder>) -> Result<String, Failure> {
     use cairn::machines::evidence::git::git;
     let legacy = node::sha256_hex(abs.to_string_lossy().as_bytes())[..16].to_owned();
     let Some(dir) = abs.parent().and_then(|d| d.to_str()) else {
         return Ok(legacy);
     };
+    let refused = |why: &str| input("spec", "spec-key", why);
+    let top = cairn::observe::run(&git(dir, &["rev-parse", "--show-toplevel"]));
+    if top.exit_status.is_none() {
+        return Err(refused(&format!(
+            "git could not run to read the spec's repository: {}",
+            top.stderr.trim()
+        )));
+    }
+    if !top.ok() {
+        // Not inside a repository: the absolute path.
+        return Ok(legacy);
+    }
+    let top = top.stdout.trim().to_owned();
     let line = |argv: Vec<String>| {
         let run = cairn::observe::run(&argv);
         run.ok().then(|| run.stdout.trim().to_owned())
     };
-    let Some(top) = line(git(dir, &["rev-parse", "--show-toplevel"])) else {
-        return Ok(legacy);
-    };
+    match line(git(&top, &["rev-parse", "--is-shallow-repository"])).as_deref() {
+        Some("false") => {}
+        Some("true") => {
+            return Err(refused(
+                "the spec's repository is a shallow clone: its root commits are not its history's (fetch the whole history: `git fetch --unshallow`)",
+            ))
+        }
+        _ => return Err(refused("whether the spec's repository is shallow could not be read")),
+    }
     let roots = line(git(&top, &["rev-list", "--max-parents=0", "HEAD"]))
         .map(|out| {
             let mut r: Vec<&str> = out.lines().collect();
             r.sort_unstable();
             r.join(",")
         })
-        .filter(|r| !r.is_empty());
+        .filter(|r| !r.is_empty())
+        .ok_or_else(|| {
+            refused("the spec's repository has no commit at HEAD (an unborn branch): its root commits name the spec's nodes; commit, or check out a branch that has commits")
+        })?;
     let top = std::fs::canonicalize(&top).ok();
-    let rel = top.as_deref().and_then(|t| abs.strip_prefix(t).ok());
-    let (Some(roots), Some(rel)) = (roots, rel) else {
-        return Ok(legacy);
-    };
+    let rel = top
+        .as_deref()
+        .and_then(|t| abs.strip_prefix(t).ok())
+        .ok_or_else(|| refused("the spec is not inside its repository's top level"))?;
     if let Some(engine) = rec.map(Recorder::existing_engine).transpose()?.flatten() {
         let prefix = format!("{}/{legacy}:", node::NAME);
         if engine
