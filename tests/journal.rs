@@ -459,3 +459,55 @@ fn the_journal_clock_writes_cairns_one_spelling() {
         assert_eq!(spell(&t, Spelling::Cairn), text);
     }
 }
+
+/// A trigger cairn never made is a damaged schema, and an insert it keeps is
+/// refused (helper-70): `BEFORE INSERT ON signatures … RAISE(IGNORE)` passed
+/// verify, and every later append said recorded while its signature was dropped
+/// (verify failed only after the next append). Now verify names the trigger, and
+/// an append whose row a trigger keeps is `Damaged`, writing nothing.
+#[test]
+fn a_foreign_trigger_is_damage_and_a_kept_row_refuses_the_append() {
+    use cairn::journal::SigningKey;
+    let t = TempJournal::new();
+    let signed = Options {
+        signing_key: Some(SigningKey::from_seed([3; 32])),
+        ..Options::default()
+    };
+    let mut j = Journal::open(&t.path(), &signed).unwrap();
+    j.append(&append("ticket/a", 0, &["{}"], None)).unwrap();
+    drop(j);
+    for (table, trigger) in [
+        ("signatures", "keep_sigs"),
+        ("events", "keep_events"),
+        ("transitions", "keep_records"),
+    ] {
+        let c = rusqlite::Connection::open(t.path()).unwrap();
+        c.execute_batch(&format!(
+            "CREATE TRIGGER {trigger} BEFORE INSERT ON {table} BEGIN SELECT RAISE(IGNORE); END;"
+        ))
+        .unwrap();
+        drop(c);
+        let report = Journal::open(&t.path(), &Options::default())
+            .unwrap()
+            .verify()
+            .unwrap();
+        assert!(!report.ok, "{table}: {report:?}");
+        assert!(
+            report.problems.iter().any(|p| p
+                .detail
+                .contains(&format!("trigger `{trigger}` is not one cairn makes"))),
+            "{table}: {report:?}"
+        );
+        let before = t.bytes();
+        let mut j = Journal::open(&t.path(), &signed).unwrap();
+        match j.append(&append("ticket/a", 1, &["{}"], None)) {
+            Err(Error::Damaged { detail }) => assert!(detail.contains("did not store"), "{detail}"),
+            other => panic!("{table}: expected a refusal, got {other:?}"),
+        }
+        drop(j);
+        assert_eq!(t.bytes(), before, "{table}: nothing written");
+        let c = rusqlite::Connection::open(t.path()).unwrap();
+        c.execute_batch(&format!("DROP TRIGGER {trigger};"))
+            .unwrap();
+    }
+}

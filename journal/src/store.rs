@@ -8,6 +8,27 @@ use crate::append::{Append, AppendOutcome};
 use crate::read::{ReplayRow, StoredEvent, StoredTransition, StreamInfo};
 use crate::{Access, Error, SigningKey};
 
+/// An insert that wrote no row: something on the journal's tables (a rule, a
+/// trigger, a row security policy) kept it, and the transaction is refused
+/// (both backends: on SQLite a `BEFORE INSERT … RAISE(IGNORE)` trigger kept
+/// every signature while the writer said recorded, helper-70).
+pub(crate) fn kept(what: &str) -> Error {
+    Error::Damaged {
+        detail: format!(
+            "the journal did not store {what}: a rule, trigger or policy on its tables kept the row"
+        ),
+    }
+}
+
+/// One row stored by an insert, else the row was [`kept`].
+pub(crate) fn stored(rows: usize, what: &str) -> Result<(), Error> {
+    if rows == 1 {
+        Ok(())
+    } else {
+        Err(kept(what))
+    }
+}
+
 /// Every stream's name, in name order: a skip scan of the events'
 /// `(stream, version)` index, one seek per stream (standard SQL without
 /// parameters: the same text on both backends).

@@ -10,16 +10,6 @@ use crate::read::{StoredEvent, StoredTransition};
 use crate::store::SignatureRow;
 use crate::Error;
 
-/// An insert that wrote no row: something on the journal's tables (a rule, a
-/// trigger, a row security policy) kept it, and the transaction is refused.
-pub(super) fn kept(what: &str) -> Error {
-    Error::Damaged {
-        detail: format!(
-            "the journal did not store {what}: a rule, trigger or policy on its tables kept the row"
-        ),
-    }
-}
-
 /// Every table any schema version makes (the shape check's candidates).
 pub(super) fn all_tables() -> Vec<&'static str> {
     sql::TABLES.iter().map(|(_, t)| *t).collect()

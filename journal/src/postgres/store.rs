@@ -6,14 +6,14 @@
 use postgres::types::ToSql;
 use postgres::{IsolationLevel, Row};
 
-use super::rows::{all_tables, cut_counts, event, kept, transition, unsigned};
+use super::rows::{all_tables, cut_counts, event, transition, unsigned};
 use super::snap::PgSnap;
 use super::{sql, Col, PgStore};
 use crate::append::{append_all, Append, AppendOutcome};
 use crate::hash::EventFields;
 use crate::read::{ReplayRow, StoredEvent, StoredTransition, StreamInfo};
 use crate::store::{
-    AppendTx, KeyRow, KeyedTransition, NewTransitionRow, SignatureRow, Sink, Snapshot, Store,
+    kept, AppendTx, KeyRow, KeyedTransition, NewTransitionRow, SignatureRow, Sink, Snapshot, Store,
 };
 use crate::{Access, Error, SigningKey};
 

@@ -40,17 +40,17 @@ fn integrity_lines(conn: &Connection, limit: u32) -> rusqlite::Result<Vec<String
     Ok(out)
 }
 
-/// The file's tables and indexes beside those cairn's migrations make at the
-/// file's schema version, one line per difference. `integrity_check` judges a
-/// file by its own schema: a table rebuilt without its primary key (two records
-/// under one id) or an index cairn never made (one that walks ids backwards)
-/// passes it, and changes which row a query returns (helper-47). Triggers are
-/// `unguarded`'s to report.
+/// The file's tables, indexes and triggers beside those cairn's migrations make
+/// at its schema version, a line per difference. `integrity_check` judges a file
+/// by its own schema: a table rebuilt without its primary key or an index cairn
+/// never made passes it (helper-47), and so does a trigger cairn never made
+/// (helper-70: `RAISE(IGNORE)` on signatures dropped every later one). A dropped
+/// guard is `unguarded`'s to name; an altered one (`… WHERE 0`) is named here.
 fn schema_lines(conn: &Connection) -> rusqlite::Result<Vec<String>> {
     type Objects = std::collections::BTreeMap<(String, String), (String, Option<String>)>;
     let objects = |c: &Connection| -> rusqlite::Result<Objects> {
         c.prepare(
-            "SELECT type, name, tbl_name, sql FROM sqlite_schema WHERE type IN ('table', 'index')",
+            "SELECT type, name, tbl_name, sql FROM sqlite_schema WHERE type IN ('table', 'index', 'trigger')",
         )?
         .query_map([], |r| Ok(((r.get(0)?, r.get(1)?), (r.get(2)?, r.get(3)?))))?
         .collect()
@@ -71,7 +71,7 @@ fn schema_lines(conn: &Connection) -> rusqlite::Result<Vec<String>> {
             Some(_) => {}
         }
     }
-    for (kind, name) in want.keys() {
+    for (kind, name) in want.keys().filter(|(kind, _)| kind != "trigger") {
         if !have.contains_key(&(kind.clone(), name.clone())) {
             out.push(format!("schema: {kind} `{name}` is missing"));
         }

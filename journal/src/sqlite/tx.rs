@@ -12,8 +12,8 @@ use super::{sql, SqliteStore};
 use crate::hash::EventFields;
 use crate::read::{StoredEvent, StoredTransition};
 use crate::store::{
-    AppendTx, KeyRow, KeyedTransition, NewTransitionRow, Page, SignatureRow, Sink, Snapshot,
-    WalkRow,
+    kept, stored, AppendTx, KeyRow, KeyedTransition, NewTransitionRow, Page, SignatureRow, Sink,
+    Snapshot, WalkRow,
 };
 use crate::Error;
 
@@ -85,7 +85,8 @@ impl AppendTx for Tx<'_, '_> {
     }
 
     fn insert_transition(&mut self, t: &NewTransitionRow<'_>) -> Result<i64, Error> {
-        self.tx
+        let n = self
+            .tx
             .prepare_cached(
                 "INSERT INTO transitions (stream, machine, rules_version, command_name, command, context,
                      idempotency_key, fingerprint, first_version, last_version, recorded_at)
@@ -107,6 +108,7 @@ impl AppendTx for Tx<'_, '_> {
                 ])
             })
             .map_err(self.err())?;
+        stored(n, "a transition record")?;
         Ok(self.tx.last_insert_rowid())
     }
 
@@ -133,7 +135,8 @@ impl AppendTx for Tx<'_, '_> {
                 ])
             });
         match inserted {
-            Ok(_) => Ok(true),
+            Ok(1) => Ok(true),
+            Ok(_) => Err(kept("an event")),
             Err(rusqlite::Error::SqliteFailure(f, _))
                 if f.code == rusqlite::ErrorCode::ConstraintViolation =>
             {
@@ -151,11 +154,15 @@ impl AppendTx for Tx<'_, '_> {
         self.tx
             .prepare_cached(sql::KEY_ID)
             .and_then(|mut s| s.query_row([public_key], |r| r.get(0)))
-            .map_err(self.err())
+            .map_err(|e| match e {
+                rusqlite::Error::QueryReturnedNoRows => kept("the signing key"),
+                e => Error::sql(e, self.busy),
+            })
     }
 
     fn insert_signature(&mut self, s: &SignatureRow) -> Result<(), Error> {
-        self.tx
+        let n = self
+            .tx
             .prepare_cached(sql::SIGNATURE_INSERT)
             .and_then(|mut st| {
                 st.execute(params![
@@ -167,23 +174,25 @@ impl AppendTx for Tx<'_, '_> {
                 ])
             })
             .map_err(self.err())?;
-        Ok(())
+        stored(n, "a signature")
     }
 }
 
 impl Sink for Tx<'_, '_> {
     fn key(&mut self, k: &KeyRow) -> Result<(), Error> {
-        self.tx
+        let n = self
+            .tx
             .prepare_cached(
                 "INSERT INTO signing_keys (id, public_key, added_at) VALUES (?1, ?2, ?3)",
             )
             .and_then(|mut s| s.execute(params![k.id, k.public_key, k.added_at]))
             .map_err(self.err())?;
-        Ok(())
+        stored(n, "a signing key")
     }
 
     fn transition(&mut self, t: &StoredTransition) -> Result<(), Error> {
-        self.tx
+        let n = self
+            .tx
             .prepare_cached(&format!(
                 "INSERT INTO transitions ({TRANSITION_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
             ))
@@ -204,7 +213,7 @@ impl Sink for Tx<'_, '_> {
                 ])
             })
             .map_err(self.err())?;
-        Ok(())
+        stored(n, "a transition record")
     }
 
     fn event(&mut self, e: &StoredEvent) -> Result<(), Error> {
