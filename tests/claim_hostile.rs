@@ -224,6 +224,12 @@ fn a_lease_names_only_a_stream_some_verb_acts_on() {
         ("pr-loop/github.com./o/r/pull/07", "canonical-resource"),
         ("saga/issue-042", "canonical-resource"),
         ("claim/saga/issue-7", "not-a-claim"),
+        // Streams no ship run or work node has (helper-70, LOW).
+        ("ship/x:y", "canonical-resource"),
+        ("ship/a/b", "canonical-resource"),
+        ("work-node/garbage", "canonical-resource"),
+        ("work-node/0123456789ABCDEF:core", "canonical-resource"),
+        ("work-node/0123456789abcdef:", "canonical-resource"),
     ] {
         let (code, out) = acquire(&db, resource, "agent-a", "c1", None);
         assert_eq!(code, 2, "{resource}: {out}");
@@ -232,8 +238,14 @@ fn a_lease_names_only_a_stream_some_verb_acts_on() {
     }
     assert_eq!(t.bytes(), before);
     // The spelling the verbs use is claimable.
-    let (code, out) = acquire(&db, "pr-loop/github.com/o/r/pull/7", "agent-a", "c1", None);
-    assert_eq!(code, 0, "{out}");
+    for (resource, id) in [
+        ("pr-loop/github.com/o/r/pull/7", "c1"),
+        ("ship/abc", "c2"),
+        ("work-node/0123456789abcdef:core", "c3"),
+    ] {
+        let (code, out) = acquire(&db, resource, "agent-a", id, None);
+        assert_eq!(code, 0, "{resource}: {out}");
+    }
 }
 
 #[test]

@@ -98,6 +98,25 @@ fn nothing_recorded_under_an_id_is_one_error_everywhere() {
         "{v}"
     );
     assert!(!absent.exists(), "a read created the journal");
+    // --to that is not a journal (a symbolic link) names `to` (helper-70: `db`).
+    let link = absent.with_file_name("link.db");
+    std::os::unix::fs::symlink(&db, &link).unwrap();
+    let (code, v) = answer(
+        &[
+            "journal",
+            "copy",
+            "--from",
+            &db.to_string_lossy(),
+            "--to",
+            &link.to_string_lossy(),
+        ],
+        None,
+    );
+    assert_eq!(
+        (code, kind_field_rule(&v)),
+        (2, ["not-a-journal", "to", "is-a-journal"]),
+        "{v}"
+    );
 }
 
 #[test]
@@ -355,4 +374,74 @@ fn a_mistyped_journal_url_is_refused_and_writes_nothing() {
         None,
     );
     assert_eq!((code, &v["copy"]["copied"]), (0, &json!(true)), "{v}");
+}
+
+/// A page size past what the journal can count is a bad `--limit` (exit 2,
+/// `field: limit`), not an `invalid-append` naming the limit plus one
+/// (helper-70, LOW).
+#[test]
+fn a_log_limit_past_the_journals_count_names_the_limit() {
+    for limit in ["9223372036854775807", "18446744073709551615", "0"] {
+        let (code, v) = answer(&["journal", "log", "--limit", limit], None);
+        assert_eq!(
+            (
+                code,
+                v["error"]["field"].as_str(),
+                v["error"]["rule"].as_str()
+            ),
+            (2, Some("limit"), Some("value")),
+            "{limit}: {v}"
+        );
+    }
+}
+
+/// A key cairn cannot sign with is a bad `--signing-key` (exit 2, `field:
+/// signing_key`, `rule: usable-key`), and no journal is made for it (helper-70,
+/// LOW: exit 1 with no field, `kind: io` for bytes that are not text, and an
+/// empty journal left behind).
+#[test]
+fn an_unusable_signing_key_is_a_bad_flag_and_makes_no_journal() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, bytes: &[u8], mode: u32| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+        p
+    };
+    let db = dir.path().join("j.db");
+    for key in [
+        write("text", b"not a key\n", 0o600),
+        write("bytes", b"\xff\xfe", 0o600),
+        write("open", &[b'a'; 64], 0o644),
+        std::path::PathBuf::from("/dev/null"),
+    ] {
+        let (code, v) = answer(
+            &[
+                "claim",
+                "acquire",
+                "--resource",
+                "ship/abc",
+                "--owner",
+                "a",
+                "--claim-id",
+                "c1",
+                "--ttl",
+                "60",
+                "--signing-key",
+                key.to_str().unwrap(),
+            ],
+            Some(&db),
+        );
+        assert_eq!(
+            (
+                code,
+                v["error"]["field"].as_str(),
+                v["error"]["rule"].as_str()
+            ),
+            (2, Some("signing_key"), Some("usable-key")),
+            "{key:?}: {v}"
+        );
+        assert!(!db.exists(), "{key:?}: a journal was made");
+    }
 }

@@ -274,12 +274,12 @@ fn a_hostile_caller_cannot_record_what_cairn_observes() {
     let pr = crate::pr_properties::pr_command(7, "approved-fresh");
     for (stream, command, verb) in [
         (
-            "work-node/core",
+            "work-node/0123456789abcdef:core",
             serde_json::to_value(&work).unwrap(),
             "work verify",
         ),
         (
-            "work-node/core",
+            "work-node/0123456789abcdef:core",
             serde_json::to_value(&merge).unwrap(),
             "work merge",
         ),

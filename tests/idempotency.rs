@@ -429,3 +429,32 @@ fn a_retried_build_loop_runs_no_check_and_rewrites_no_record() {
         "{out}"
     );
 }
+
+/// A key is a name a person can read: a newline, a bidirectional or other
+/// invisible character, or more than 256 bytes is refused (exit 2, naming
+/// `idempotency_key` and the rule), nothing written (helper-70, LOW).
+#[test]
+fn a_key_a_person_cannot_read_is_refused() {
+    let t = TempJournal::new();
+    let long = "k".repeat(257);
+    for (key, rule) in [
+        ("a\nb", "invisible-character"),
+        ("x\u{202E}y", "invisible-character"),
+        ("x\u{200B}", "invisible-character"),
+        (long.as_str(), "length"),
+    ] {
+        let (code, out) = qa(&t, "smoke=passed", Some(key));
+        assert_eq!(
+            (
+                code,
+                out["error"]["field"].as_str(),
+                out["error"]["rule"].as_str()
+            ),
+            (2, Some("idempotency_key"), Some(rule)),
+            "{key:?}: {out}"
+        );
+    }
+    assert!(!t.path().exists(), "nothing written");
+    let (code, out) = qa(&t, "smoke=passed", Some(&"k".repeat(256)));
+    assert_ne!(out["error"]["rule"], "length", "{code}: {out}");
+}

@@ -1247,3 +1247,35 @@ fn a_pr_loop_that_has_not_seen_the_merge_outranks_pr_merged() {
     let (code, out, _) = park(&["journal", "audit"], "", Some(&db));
     assert_eq!(code, 0, "{out}");
 }
+
+/// The anchor is the retry command's positional argument: one that reads as an
+/// option, or holds a character a person cannot see, is refused at input (exit
+/// 2, `field: anchor_bead`), nothing written (helper-70, LOW: `--help` and U+202E
+/// were recorded and pasted into `retry_command`).
+#[test]
+fn an_anchor_that_reads_as_an_option_or_hides_a_character_is_refused() {
+    let t = TempJournal::new();
+    let db = t.path();
+    for (anchor, rule) in [
+        ("--help", "option-like"),
+        ("--episode-id=ep-x", "option-like"),
+        ("bd-1\u{202E}2", "invisible-character"),
+        ("bd-1\u{0}", "invisible-character"),
+    ] {
+        let (code, out, _) = park(
+            &["park", "prepare-attempt"],
+            &json!({"mode": "park", "anchor_bead": anchor, "episode_id": null, "intent_id": null, "prior_receipts": []}).to_string(),
+            Some(&db),
+        );
+        assert_eq!(
+            (
+                code,
+                out["error"]["field"].as_str(),
+                out["error"]["rule"].as_str()
+            ),
+            (2, Some("anchor_bead"), Some(rule)),
+            "{anchor:?}: {out}"
+        );
+    }
+    assert!(!db.exists(), "nothing written");
+}

@@ -29,7 +29,8 @@ use cairn::machines::claim::{
 };
 use cairn::machines::evidence::Invalid;
 use cairn::machines::park::{self, EpisodeId};
-use cairn::machines::{build_loop, pr_loop, reads, saga};
+use cairn::machines::work::node;
+use cairn::machines::{build_loop, pr_loop, reads, saga, ship};
 use cairn::{Machine, Registry, Rejection, StreamId, Timestamp};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -310,6 +311,12 @@ pub(crate) fn canonical(field: &str, stream: &StreamId) -> Result<(), Failure> {
         m if m == pr_loop::NAME => pr_loop::stream_instance(&format!("https://{instance}")),
         m if m == saga::NAME => saga::valid_saga_id(instance).then(|| instance.to_owned()),
         m if m == build_loop::NAME => build_loop_instance(instance),
+        // A ship run's `ship/<SHORT_ID>`; a work node's `work-node/<key>:<address>`
+        // (helper-70, LOW: `ship/x:y` and `work-node/garbage` were leased).
+        m if m == ship::NAME => reads::is_ship_stream(stream.as_str()).then(|| instance.to_owned()),
+        m if m == node::NAME => {
+            reads::is_work_node_stream(stream.as_str()).then(|| instance.to_owned())
+        }
         _ => plain(instance),
     };
     match canonical {

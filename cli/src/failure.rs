@@ -484,7 +484,13 @@ impl Failure {
                         b.mode = Some(format!("{mode:o}"));
                         (code::INTERNAL, Kind::LoosePermissions)
                     }
-                    J::SigningKey { .. } => (code::INTERNAL, Kind::SigningKey),
+                    J::SigningKey { path, .. } => {
+                        // The key `--signing-key` (or its default) names is not
+                        // one cairn can sign with: the setting is at fault.
+                        let at = path.display().to_string();
+                        named(&mut b, "signing_key", "usable-key", Some(at));
+                        (code::BAD_INPUT, Kind::SigningKey)
+                    }
                     J::Io { .. } => (code::INTERNAL, Kind::Io),
                     J::DiskFull => (code::INTERNAL, Kind::DiskFull),
                     J::ReadOnly => (code::INTERNAL, Kind::ReadOnly),

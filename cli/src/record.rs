@@ -133,6 +133,9 @@ impl<'a, M: Machine> Step<'a, M> {
     }
 }
 
+/// The longest `--idempotency-key`, in bytes.
+pub const MAX_KEY: usize = 256;
+
 /// The journal a verb records on, and the idempotency key and fencing token it
 /// was given.
 #[derive(Clone)]
@@ -156,6 +159,17 @@ impl<'a> Recorder<'a> {
         let key = flags.get();
         if let Some(k) = key {
             require_nonempty("idempotency_key", k)?;
+            // A key is a name a person and a log line can show (helper-70, LOW:
+            // newlines, bidi characters and 100 kB keys were taken).
+            cairn::machines::evidence::names::visible(k)
+                .map_err(|(rule, message)| input("idempotency_key", rule, &message))?;
+            if k.len() > MAX_KEY {
+                return Err(input(
+                    "idempotency_key",
+                    "length",
+                    &format!("--idempotency-key is {} bytes, at most {MAX_KEY}", k.len()),
+                ));
+            }
         }
         let fencing_token = match &flags.fencing_token {
             None => None,

@@ -287,7 +287,13 @@ pub fn copy(from: &Location, to: &Location, options: &Options) -> Result<Done, F
     // verify creates no target journal.
     let verified = source.verify()?;
     let report = if verified.ok {
-        source.copy_verified(verified, &mut Journal::open(to, &target_options)?)?
+        // A target that is not a journal is `--to`'s fault (helper-70: it named
+        // `db`); failures of the copy itself are the copy's.
+        let mut target = Journal::open(to, &target_options).map_err(|e| Failure::Flag {
+            field: "to",
+            inner: Box::new(Failure::from(e)),
+        })?;
+        source.copy_verified(verified, &mut target)?
     } else {
         cairn::journal::CopyReport::refused(verified)
     };

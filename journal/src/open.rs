@@ -115,13 +115,23 @@ impl Journal {
     /// an unreachable server is [`Error::Connect`].
     pub fn open(location: impl Into<Location>, options: &Options) -> Result<Self, Error> {
         let location = location.into();
+        // A journal about to be made: its key is read first, so a key cairn
+        // cannot sign with leaves no new file behind (helper-70's LOW).
+        let mut early_key = None;
+        if let (Location::Sqlite(path), None, Some(at)) =
+            (&location, &options.signing_key, &options.signing_key_at)
+        {
+            if options.create && std::fs::symlink_metadata(path).is_err() {
+                early_key = Some(crate::SigningKey::load_or_create(at)?);
+            }
+        }
         let store: Box<dyn Store> = match &location {
             Location::Sqlite(path) => Box::new(crate::sqlite::SqliteStore::open(path, options)?),
             Location::Postgres(url) => {
                 Box::new(crate::postgres::PgStore::open(url, options, false)?)
             }
         };
-        let mut journal = Self::new(location, store, options.signing_key.clone());
+        let mut journal = Self::new(location, store, options.signing_key.clone().or(early_key));
         if journal.signing_key.is_none() {
             journal.signing_key_at = options.signing_key_at.clone();
         }

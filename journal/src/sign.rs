@@ -90,9 +90,18 @@ impl SigningKey {
                 ));
             }
         }
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
-            path: path.to_owned(),
-            source,
+        let text = std::fs::read_to_string(path).map_err(|source| {
+            if source.kind() == std::io::ErrorKind::InvalidData {
+                key_error(
+                    path,
+                    "expected one line of 64 hex digits, found bytes that are not text",
+                )
+            } else {
+                Error::Io {
+                    path: path.to_owned(),
+                    source,
+                }
+            }
         })?;
         let seed = from_hex(text.trim())
             .and_then(|b| <[u8; 32]>::try_from(b).ok())

@@ -26,7 +26,7 @@ pub enum JournalCommand {
         since: i64,
         /// At most this many events on the page
         #[arg(allow_negative_numbers = true, long, value_name = "N", default_value_t = LOG_LIMIT,
-              value_parser = clap::value_parser!(u64).range(1..))]
+              value_parser = clap::value_parser!(u64).range(1..i64::MAX as u64))]
         limit: u64,
         /// The output format
         #[arg(long, value_enum, default_value_t = LogFormat::Table)]

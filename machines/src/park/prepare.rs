@@ -82,6 +82,13 @@ pub fn prepare_with_ids(v: &Value, fresh_ids: &[uuid::Uuid]) -> Result<Prepared>
         ));
     }
     let anchor = wire::nonempty(map, "", "anchor_bead")?;
+    // The anchor is the retry command's one positional argument: one that reads
+    // as an option, or a character a person cannot see, is refused (helper-70,
+    // LOW: `--help` and U+202E were recorded and pasted into `retry_command`).
+    crate::evidence::ids::refuse_option_like(&anchor, "anchor bead")
+        .map_err(|e| InputError::new("anchor_bead", e.rule, &e.message))?;
+    crate::evidence::names::visible(&anchor)
+        .map_err(|(rule, message)| InputError::new("anchor_bead", rule, &message))?;
     let fresh = |i: usize, field: &str| {
         fresh_ids
             .get(i)
