@@ -447,3 +447,45 @@ fn a_tokened_act_never_lands_before_its_grant() {
         assert!(audit.ok, "{b:?}: {:?}", audit.findings);
     }
 }
+
+/// A decision dated ahead of the journal's clock is named by the audit
+/// (`recorded-ahead`, a failure), on both backends (helper-70, MEDIUM: on SQLite
+/// a process whose clock ran two hours fast took over a live lease, and verify
+/// and audit passed). Through the library a caller chooses the instant, as a
+/// fast clock does; one within the tolerance is not named.
+#[test]
+fn a_decision_dated_ahead_of_the_journals_clock_is_named_by_the_audit() {
+    for b in backends() {
+        let store = b.fresh();
+        let mut e = engine(&store);
+        let now = e.now().unwrap().instant();
+        let at = |secs: i64| Context {
+            now: Timestamp::from_instant(now + chrono::Duration::seconds(secs)),
+            ..ctx(0)
+        };
+        e.execute_with_context::<Ticket>(
+            &resource(),
+            &ticket::Command::Open { title: "t".into() },
+            &at(30),
+            None,
+        )
+        .unwrap_or_else(|err| panic!("{b:?}: {err}"));
+        let report = e.audit(None).unwrap();
+        assert!(
+            report.ok,
+            "{b:?}: within the tolerance: {:?}",
+            report.findings
+        );
+        e.execute_with_context::<Claim>(&lease(), &acquire(600), &at(7200), None)
+            .unwrap_or_else(|err| panic!("{b:?}: {err}"));
+        let report = e.audit(None).unwrap();
+        assert!(!report.ok, "{b:?}");
+        let ahead: Vec<_> = report
+            .findings
+            .iter()
+            .filter(|f| f.kind == cairn::FindingKind::RecordedAhead)
+            .collect();
+        assert_eq!(ahead.len(), 1, "{b:?}: {:?}", report.findings);
+        assert_eq!(ahead[0].stream, lease().as_str(), "{b:?}");
+    }
+}

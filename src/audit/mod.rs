@@ -12,7 +12,7 @@
 
 use cairn_journal::{StoredEvent, StoredTransition};
 use cairn_machines::reads::Reread;
-use cairn_machines::{Context, RawEvent};
+use cairn_machines::{Context, RawEvent, Timestamp};
 use serde::Serialize;
 
 use cairn_machines::reads::{claim_stream, CLAIM_MACHINE};
@@ -76,6 +76,12 @@ pub enum FindingKind {
     /// lease live over an act it never fenced. Also each act of a stream whose
     /// lease stream cannot be read (it clears no act).
     LeaseOverAct,
+    /// The transition is recorded at an instant later than the journal's clock
+    /// reads as the audit runs (by more than [`AHEAD_TOLERANCE_SECS`]): a writer
+    /// whose clock ran fast (on SQLite, each process reads its own host's clock)
+    /// decided it — a lease taken over early, a decision dated after acts not yet
+    /// made. Found while the journal's clock has not yet passed it.
+    RecordedAhead,
     /// Notice, across lifecycles: a fact this decision relied on (read from another
     /// stream) has been withdrawn since by that stream's machine — a work node
     /// that vouched for the commit shipped no longer does. The decision was right
@@ -100,6 +106,10 @@ impl FindingKind {
         )
     }
 }
+
+/// How far ahead of the journal's clock a transition may be recorded before the
+/// audit names it (`recorded-ahead`): a clock stepped back by its time service.
+pub const AHEAD_TOLERANCE_SECS: i64 = 60;
 
 /// One audit finding.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
@@ -187,9 +197,11 @@ impl Engine {
         let integrity = self.journal().start_integrity(10);
         // Each stream read by a decision, as it stands now (for `reliance-withdrawn`).
         let mut now = cross::Now::new();
+        // The journal's clock as the audit starts: no transition is recorded later.
+        let clock = self.now()?;
         for s in &streams {
             let before = (report.events, report.transitions, report.redecided);
-            let machine = self.audit_stream(s, &mut report, progress, &mut now)?;
+            let machine = self.audit_stream(s, &mut report, progress, (&mut now, &clock))?;
             report.by_stream.push(StreamAudit {
                 stream: s.clone(),
                 machine,
@@ -221,7 +233,7 @@ impl Engine {
         stream: &str,
         report: &mut AuditReport,
         progress: &mut dyn FnMut(u64),
-        now: &mut cross::Now,
+        (now, clock): (&mut cross::Now, &Timestamp),
     ) -> Result<String, Error> {
         let Some(machine_name) = self.journal().stream_machine(stream)? else {
             return Err(Error::NoSuchStream {
@@ -282,6 +294,14 @@ impl Engine {
                 match records.get(journal, e.version, e.transition_id)? {
                     Some(t) if t.first_version == e.version && t.stream == stream => {
                         started += 1;
+                        if let Some(detail) = ahead(&t.recorded_at, clock) {
+                            report.findings.push(finding(
+                                FindingKind::RecordedAhead,
+                                Some(t.id),
+                                Some(e.seq),
+                                detail,
+                            ));
+                        }
                         // The record's command and context, each parsed once
                         // for the re-decision and the reads.
                         let parsed = Parsed {
@@ -491,5 +511,40 @@ impl Engine {
                 ),
             }
         }
+    }
+}
+
+/// Why a transition recorded at `recorded_at` is ahead of the journal's `clock`
+/// (by more than [`AHEAD_TOLERANCE_SECS`]); `None` when it is not, or when the
+/// instant cannot be read (the re-decision names an unreadable record).
+fn ahead(recorded_at: &str, clock: &Timestamp) -> Option<String> {
+    let at = Timestamp::parse(recorded_at).ok()?;
+    let by = at.instant() - clock.instant();
+    (by > chrono::Duration::seconds(AHEAD_TOLERANCE_SECS)).then(|| {
+        format!(
+            "recorded at {recorded_at}, {}s after the journal's clock ({}) as the audit ran: decided by a clock that ran fast",
+            by.num_seconds(),
+            clock.as_str()
+        )
+    })
+}
+
+#[cfg(test)]
+mod ahead_tests {
+    use super::*;
+
+    #[test]
+    fn only_a_record_past_the_clock_and_its_tolerance_is_ahead() {
+        let clock = Timestamp::parse("2026-12-05T10:00:00Z").unwrap();
+        assert_eq!(ahead("2026-12-05T10:00:59Z", &clock), None);
+        assert_eq!(
+            ahead("2026-12-05T10:01:00Z", &clock),
+            None,
+            "at the tolerance"
+        );
+        assert!(ahead("2026-12-05T10:01:00.000001Z", &clock).is_some());
+        assert!(ahead("2026-12-05T12:00:00Z", &clock).is_some_and(|d| d.contains("7200s after")));
+        assert_eq!(ahead("2026-12-05T09:00:00Z", &clock), None);
+        assert_eq!(ahead("not a time", &clock), None);
     }
 }
