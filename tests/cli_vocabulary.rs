@@ -415,6 +415,8 @@ fn an_unusable_signing_key_is_a_bad_flag_and_makes_no_journal() {
         write("bytes", b"\xff\xfe", 0o600),
         write("open", &[b'a'; 64], 0o644),
         std::path::PathBuf::from("/dev/null"),
+        // A path no key can be at: its parent is a file (helper-72: exit 1, io).
+        dir.path().join("text").join("x"),
     ] {
         let (code, v) = answer(
             &[
@@ -444,4 +446,34 @@ fn an_unusable_signing_key_is_a_bad_flag_and_makes_no_journal() {
         );
         assert!(!db.exists(), "{key:?}: a journal was made");
     }
+    // An empty file is made a journal by any writer's open: the key is read first
+    // there too (helper-72: the file was migrated before the refusal).
+    std::fs::write(&db, b"").unwrap();
+    let (code, v) = answer(
+        &[
+            "claim",
+            "acquire",
+            "--resource",
+            "ship/abc",
+            "--owner",
+            "a",
+            "--claim-id",
+            "c1",
+            "--ttl",
+            "60",
+            "--signing-key",
+            "/dev/null",
+        ],
+        Some(&db),
+    );
+    assert_eq!(
+        (code, v["error"]["rule"].as_str()),
+        (2, Some("usable-key")),
+        "{v}"
+    );
+    assert_eq!(
+        std::fs::metadata(&db).unwrap().len(),
+        0,
+        "the empty file is as it was"
+    );
 }

@@ -441,3 +441,30 @@ fn a_search_path_naming_a_system_schema_first_is_refused() {
     ))
     .unwrap();
 }
+
+/// A trigger that calls cairn's guard function is not cairn's guard: only the
+/// guards as declared (name, timing, events, no condition) are left to the
+/// guard check, any other is named (helper-72: `BEFORE INSERT … WHEN (…)
+/// EXECUTE FUNCTION cairn_append_only()` refused appends while verify was clean).
+#[test]
+fn a_trigger_calling_the_guard_function_is_not_a_guard() {
+    let s = claimed();
+    assert_eq!(run(Some(&s.db()), &["journal", "verify"]).0, 0);
+    s.exec(
+        "CREATE TRIGGER zz_censor BEFORE INSERT ON signatures FOR EACH ROW \
+           WHEN (NEW.key_id > 0) EXECUTE FUNCTION cairn_append_only(); \
+         CREATE TRIGGER events_no_truncate2 BEFORE TRUNCATE ON events \
+           FOR EACH STATEMENT EXECUTE FUNCTION cairn_append_only()",
+    )
+    .unwrap();
+    let problems = verify_problems(&s);
+    for want in [
+        "schema: trigger `signatures.zz_censor`",
+        "schema: trigger `events.events_no_truncate2`",
+    ] {
+        assert!(
+            problems.iter().any(|p| p.starts_with(want)),
+            "{want}: {problems:?}"
+        );
+    }
+}

@@ -430,17 +430,22 @@ fn a_retried_build_loop_runs_no_check_and_rewrites_no_record() {
     );
 }
 
-/// A key is a name a person can read: a newline, a bidirectional or other
-/// invisible character, or more than 256 bytes is refused (exit 2, naming
-/// `idempotency_key` and the rule), nothing written (helper-70, LOW).
+/// A key is one printable ASCII word of at most 256 bytes: a newline, a
+/// bidirectional or other invisible character, a space, any other character
+/// (two spellings of one visible key were two keys) or more is refused (exit 2,
+/// naming `idempotency_key` and the rule), nothing written (helper-70, helper-72).
 #[test]
 fn a_key_a_person_cannot_read_is_refused() {
     let t = TempJournal::new();
     let long = "k".repeat(257);
     for (key, rule) in [
-        ("a\nb", "invisible-character"),
-        ("x\u{202E}y", "invisible-character"),
-        ("x\u{200B}", "invisible-character"),
+        ("a\nb", "key-characters"),
+        ("x\u{202E}y", "key-characters"),
+        ("x\u{200B}", "key-characters"),
+        ("renew-cafe\u{301}", "key-characters"),
+        ("renew-café", "key-characters"),
+        ("renew ", "key-characters"),
+        ("\u{1D159}", "key-characters"),
         (long.as_str(), "length"),
     ] {
         let (code, out) = qa(&t, "smoke=passed", Some(key));

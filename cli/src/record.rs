@@ -159,10 +159,20 @@ impl<'a> Recorder<'a> {
         let key = flags.get();
         if let Some(k) = key {
             require_nonempty("idempotency_key", k)?;
-            // A key is a name a person and a log line can show (helper-70, LOW:
-            // newlines, bidi characters and 100 kB keys were taken).
-            cairn::machines::evidence::names::visible(k)
-                .map_err(|(rule, message)| input("idempotency_key", rule, &message))?;
+            // A key is one printable ASCII word (helper-70: newlines, bidi
+            // characters and 100 kB keys were taken; helper-72: NFC and NFD
+            // spellings of one visible key, or one with a trailing space, were
+            // three keys, and a lone combining mark showed as nothing).
+            if let Some((i, c)) = k.chars().enumerate().find(|(_, c)| !c.is_ascii_graphic()) {
+                return Err(input(
+                    "idempotency_key",
+                    "key-characters",
+                    &format!(
+                        "--idempotency-key's character {i} is U+{:04X}: a key is printable ASCII without spaces",
+                        u32::from(c)
+                    ),
+                ));
+            }
             if k.len() > MAX_KEY {
                 return Err(input(
                     "idempotency_key",

@@ -121,7 +121,13 @@ impl Journal {
         if let (Location::Sqlite(path), None, Some(at)) =
             (&location, &options.signing_key, &options.signing_key_at)
         {
-            if options.create && std::fs::symlink_metadata(path).is_err() {
+            // Missing (and to be made), or an empty file (`touch`, `mktemp`) any
+            // writer's open makes a journal of.
+            let fresh = match std::fs::symlink_metadata(path) {
+                Err(_) => options.create,
+                Ok(m) => m.is_file() && m.len() == 0,
+            };
+            if fresh {
                 early_key = Some(crate::SigningKey::load_or_create(at)?);
             }
         }

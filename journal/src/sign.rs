@@ -72,10 +72,8 @@ impl SigningKey {
 
     /// Reads the key at `path`; a key file others can read or write is refused.
     pub fn load(path: &Path) -> Result<Self, Error> {
-        let meta = std::fs::symlink_metadata(path).map_err(|source| Error::Io {
-            path: path.to_owned(),
-            source,
-        })?;
+        let meta = std::fs::symlink_metadata(path)
+            .map_err(|source| key_error(path, source.to_string()))?;
         if !meta.is_file() {
             return Err(key_error(path, "not a regular file"));
         }
@@ -97,10 +95,7 @@ impl SigningKey {
                     "expected one line of 64 hex digits, found bytes that are not text",
                 )
             } else {
-                Error::Io {
-                    path: path.to_owned(),
-                    source,
-                }
+                key_error(path, source.to_string())
             }
         })?;
         let seed = from_hex(text.trim())
@@ -119,12 +114,8 @@ impl SigningKey {
         match std::fs::symlink_metadata(path) {
             Ok(_) => return Self::load(path),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(source) => {
-                return Err(Error::Io {
-                    path: path.to_owned(),
-                    source,
-                })
-            }
+            // A path no key can be at (its parent a file, …): the setting's fault.
+            Err(source) => return Err(key_error(path, source.to_string())),
         }
         let key = Self::generate()?;
         write_new_key(path, &hex::encode(key.key.as_bytes()))?;

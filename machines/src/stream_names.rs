@@ -62,19 +62,24 @@ pub fn is_work_node_stream(stream: &str) -> bool {
     else {
         return false;
     };
+    let plain = |c: u8| c.is_ascii_alphanumeric() || b"._-".contains(&c);
+    let hex = |c: u8| match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    };
     let segment = |s: &str| {
         let b = s.as_bytes();
         let mut i = 0;
         while i < b.len() {
             match b[i] {
-                c if c.is_ascii_alphanumeric() || b"._-".contains(&c) => i += 1,
-                b'+' if b.len() >= i + 3
-                    && b[i + 1..i + 3]
-                        .iter()
-                        .all(|c| c.is_ascii_digit() || (b'A'..=b'F').contains(c)) =>
-                {
-                    i += 3
-                }
+                c if plain(c) => i += 1,
+                // Only a byte `stream_instance` escapes is written `+HH`: `+41`
+                // for `A` would be a second spelling of one node (helper-72).
+                b'+' if b.len() >= i + 3 => match (hex(b[i + 1]), hex(b[i + 2])) {
+                    (Some(h), Some(l)) if !plain(h * 16 + l) => i += 3,
+                    _ => return false,
+                },
                 _ => return false,
             }
         }
@@ -139,6 +144,7 @@ mod tests {
             "work-node/cce8fcf698764a27:core",
             "work-node/cce8fcf698764a27:core/sub.1",
             "work-node/cce8fcf698764a27:caf+C3+A9",
+            "work-node/cce8fcf698764a27:a+20b+2Bc+00",
         ] {
             assert!(is_work_node_stream(good), "{good}");
         }
@@ -154,6 +160,11 @@ mod tests {
             "work-node/CCE8FCF698764A27:core",
             "work-node/cce8fcf698764a27:a+zz",
             "work-node/cce8fcf698764a27:a+c3",
+            // A byte written plain is never escaped: one node, one spelling.
+            "work-node/cce8fcf698764a27:a+41",
+            "work-node/cce8fcf698764a27:+2E",
+            "work-node/cce8fcf698764a27:+2E+2E",
+            "work-node/cce8fcf698764a27:a+2D",
         ] {
             assert!(!is_work_node_stream(bad), "{bad}");
         }

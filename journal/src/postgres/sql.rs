@@ -258,10 +258,18 @@ SELECT line FROM (
   SELECT format('trigger %s.%s %s', t.relname, g.tgname,
       replace(pg_get_triggerdef(g.oid), (SELECT qualified FROM ns), ' ON '))
   FROM t JOIN pg_catalog.pg_trigger g ON g.tgrelid = t.oid
-  -- cairn's own guards are `unguarded`'s to report; any other trigger is not cairn's.
-  WHERE NOT g.tgisinternal AND g.tgfoid NOT IN (
-      SELECT p.oid FROM pg_catalog.pg_proc p
-      WHERE p.proname = 'cairn_append_only' AND p.pronamespace = $1::bigint::oid)
+  -- cairn's own guards, exactly as declared (name, BEFORE UPDATE OR DELETE FOR
+  -- EACH ROW or BEFORE TRUNCATE, enabled, unconditional, no arguments), are
+  -- `unguarded`'s to report; any other trigger is not cairn's, one that calls
+  -- cairn's guard function included (helper-72: `BEFORE INSERT … WHEN (…)
+  -- EXECUTE FUNCTION cairn_append_only()` refused appends and verify was clean).
+  WHERE NOT g.tgisinternal AND NOT (
+      g.tgqual IS NULL AND g.tgnargs = 0 AND g.tgenabled IN ('O', 'A')
+      AND g.tgfoid IN (
+          SELECT p.oid FROM pg_catalog.pg_proc p
+          WHERE p.proname = 'cairn_append_only' AND p.pronamespace = $1::bigint::oid)
+      AND ((g.tgname = t.relname || '_append_only' AND g.tgtype = 27)
+        OR (g.tgname = t.relname || '_no_truncate' AND g.tgtype = 34)))
   UNION ALL
   -- The migrations the marker records: each once, 1 to the newest (helper-54:
   -- a row set to -1 passed, and the next writer ran a migration again).

@@ -44,16 +44,16 @@ fn integrity_lines(conn: &Connection, limit: u32) -> rusqlite::Result<Vec<String
 /// at its schema version, a line per difference. `integrity_check` judges a file
 /// by its own schema: a table rebuilt without its primary key or an index cairn
 /// never made passes it (helper-47), and so does a trigger cairn never made
-/// (helper-70: `RAISE(IGNORE)` on signatures dropped every later one). A dropped
-/// guard is `unguarded`'s to name; an altered one (`… WHERE 0`) is named here.
+/// (helper-70: `RAISE(IGNORE)` on signatures dropped every later one). Every row
+/// counts, views too, whatever its `type` says (SQLite loads a row by its `sql`:
+/// one typed `TRIGGER` fired unseen, helper-72). A dropped guard is
+/// `unguarded`'s to name; an altered one (`… WHERE 0`) is named here.
 fn schema_lines(conn: &Connection) -> rusqlite::Result<Vec<String>> {
     type Objects = std::collections::BTreeMap<(String, String), (String, Option<String>)>;
     let objects = |c: &Connection| -> rusqlite::Result<Objects> {
-        c.prepare(
-            "SELECT type, name, tbl_name, sql FROM sqlite_schema WHERE type IN ('table', 'index', 'trigger')",
-        )?
-        .query_map([], |r| Ok(((r.get(0)?, r.get(1)?), (r.get(2)?, r.get(3)?))))?
-        .collect()
+        c.prepare("SELECT lower(type), name, tbl_name, sql FROM sqlite_schema")?
+            .query_map([], |r| Ok(((r.get(0)?, r.get(1)?), (r.get(2)?, r.get(3)?))))?
+            .collect()
     };
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     let cairns = Connection::open_in_memory()?;
@@ -63,13 +63,13 @@ fn schema_lines(conn: &Connection) -> rusqlite::Result<Vec<String>> {
     let (want, have) = (objects(&cairns)?, objects(conn)?);
     let mut out = vec![];
     for ((kind, name), declared) in &have {
-        match want.get(&(kind.clone(), name.clone())) {
-            None => out.push(format!("schema: {kind} `{name}` is not one cairn makes")),
-            Some(w) if w != declared => out.push(format!(
+        out.extend(match want.get(&(kind.clone(), name.clone())) {
+            None => Some(format!("schema: {kind} `{name}` is not one cairn makes")),
+            Some(w) if w != declared => Some(format!(
                 "schema: {kind} `{name}` is declared otherwise than cairn declares it"
             )),
-            Some(_) => {}
-        }
+            Some(_) => None,
+        });
     }
     for (kind, name) in want.keys().filter(|(kind, _)| kind != "trigger") {
         if !have.contains_key(&(kind.clone(), name.clone())) {
