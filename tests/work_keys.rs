@@ -175,3 +175,26 @@ fn a_shallow_clone_does_not_key_a_spec() {
         "{out}"
     );
 }
+
+/// A repository git cannot read is not "no repository" (helper-71, HIGH): with
+/// `.git/HEAD` broken for one plan, the spec got the absolute-path key, and from
+/// then on every verb used it (a spent budget started over). Refused instead.
+#[test]
+fn a_repository_git_cannot_read_does_not_change_the_specs_key() {
+    let w = Work::new(&spec_text(OK, "test result: ok", 30_000));
+    let (code, out) = w.node("plan", "core", &[]);
+    assert_eq!(code, 0, "{out}");
+    let head = w.root.join(".git/HEAD");
+    let saved = std::fs::read(&head).unwrap();
+    std::fs::write(&head, "junk\n").unwrap();
+    let before = w.journal.bytes();
+    let (code, out) = w.node("plan", "docs", &[]);
+    assert_eq!(
+        (code, out["error"]["rule"].as_str()),
+        (2, Some("spec-key")),
+        "{out}"
+    );
+    assert_eq!(w.journal.bytes(), before, "nothing written");
+    std::fs::write(&head, saved).unwrap();
+    assert_eq!(core_in(&w, &w.spec), "planned");
+}

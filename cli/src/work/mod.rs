@@ -68,7 +68,20 @@ fn spec_key(abs: &std::path::Path, rec: Option<&Recorder>) -> Result<String, Fai
         )));
     }
     if !top.ok() {
-        // Not inside a repository: the absolute path.
+        // Not inside a repository: the absolute path. Where a `.git` stands in
+        // the spec's directory or above it, git failing is not "no repository"
+        // (helper-71: `junk` in `.git/HEAD` for one plan made the absolute-path
+        // stream, and every later verb used it): refused.
+        if abs
+            .ancestors()
+            .skip(1)
+            .any(|d| d.join(".git").symlink_metadata().is_ok())
+        {
+            return Err(refused(&format!(
+                "git could not read the spec's repository: {}",
+                top.stderr.trim()
+            )));
+        }
         return Ok(legacy);
     }
     let top = top.stdout.trim().to_owned();
