@@ -63,7 +63,51 @@ fn extra_env(program: &str) -> (Vec<(String, std::ffi::OsString)>, BTreeMap<Stri
 /// and replaced by [`observation_env`] (recorded with the run), stdin closed. A
 /// program that cannot start is a run with no exit status and the error on stderr.
 pub fn run(argv: &[String]) -> CommandRun {
+    match status_dir(argv) {
+        Some(dir) => against_head(dir, argv),
+        None => run_in(argv, observation_env()),
+    }
+}
+
+/// The directory of a `git -C DIR status …` reading.
+fn status_dir(argv: &[String]) -> Option<&str> {
+    match argv {
+        [git, c, dir, status, ..] if git == "git" && c == "-C" && status == "status" => Some(dir),
+        _ => None,
+    }
+}
+
+/// A `status` reading taken against HEAD itself: git reads the tree into an
+/// index of cairn's own (`read-tree HEAD` into a file nobody else writes, whose
+/// entries carry no marks and no cached file times) and `status` compares every
+/// tracked file's content with it. The repository's index cannot make an edit
+/// look clean (found by a hostile pass: an entry marked skip-worktree, a stat
+/// laundered with `update-index --really-refresh` through a one-off filter, an
+/// edit of the same size with its time put back under `core.checkStat=minimal`
+/// — each passed `status` on the real index). The run records the index it
+/// read (`GIT_INDEX_FILE`); a HEAD that cannot be read leaves the index empty,
+/// and every file reads as untracked: not clean.
+fn against_head(dir: &str, argv: &[String]) -> CommandRun {
+    let index = std::env::temp_dir().join(format!(
+        "cairn-index-{}-{}",
+        std::process::id(),
+        uuid::Uuid::new_v4().simple()
+    ));
     let mut env = observation_env();
+    env.insert(
+        "GIT_INDEX_FILE".to_owned(),
+        index.to_string_lossy().into_owned(),
+    );
+    let read_tree = crate::observe::git(dir, &["read-tree", "HEAD"]);
+    let _ = run_in(&read_tree, env.clone());
+    let run = run_in(argv, env);
+    let _ = std::fs::remove_file(&index);
+    let _ = std::fs::remove_file(index.with_extension("lock"));
+    run
+}
+
+/// [`run`] with `env` as the process's whole environment.
+fn run_in(argv: &[String], mut env: BTreeMap<String, String>) -> CommandRun {
     let started_at = now();
     let out = match argv.split_first() {
         Some((program, rest)) => {

@@ -558,10 +558,12 @@ fn an_edit_hidden_by_an_index_mark_is_not_a_clean_tree() {
             (2, Some("tree-at-commit")),
             "{mark}: {out}"
         );
+        // Read against HEAD itself the edit shows in status; the index's marks
+        // are read as well (either names it).
         assert!(
-            out["error"]["message"]
-                .as_str()
-                .is_some_and(|m| m.contains("skip-worktree or assume-unchanged")),
+            out["error"]["message"].as_str().is_some_and(|m| {
+                m.contains("uncommitted") || m.contains("skip-worktree or assume-unchanged")
+            }),
             "{mark}: {out}"
         );
         assert_eq!(w.journal.bytes(), before, "{mark}: nothing written");
@@ -624,4 +626,74 @@ fn the_workers_own_tree_is_not_a_merged_tree() {
     );
     assert_eq!((code, out["state"].as_str()), (0, Some("merged")), "{out}");
     w.assert_audits();
+}
+
+/// What the repository's index or settings say never makes an edit read clean
+/// (helper-71, HIGH): each tree below holds a working copy that says `green`
+/// where the commit says `red`, and `status` on the repository's own index read
+/// it clean. cairn reads status against HEAD itself (an index of its own, no
+/// cached file times) with the settings that decide what an edit is pinned.
+#[test]
+fn no_index_trick_or_setting_makes_an_edit_read_clean() {
+    use std::os::unix::fs::PermissionsExt as _;
+    type Hide = fn(&Work, &std::path::Path, &str);
+    let laundered: Hide = |w, file, commit| {
+        // The edited file's stat recorded beside the committed blob, through a
+        // one-off clean filter that is gone again.
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+        let attributes = w.root.join(".git/info/attributes");
+        std::fs::write(&attributes, "src/cache/mod.rs filter=h\n").unwrap();
+        let filter = format!("filter.h.clean=git cat-file blob {commit}:src/cache/mod.rs");
+        git(
+            &w.lane,
+            &["-c", &filter, "update-index", "--really-refresh"],
+        );
+        std::fs::remove_file(&attributes).unwrap();
+        let _ = file;
+    };
+    let same_time: Hide = |w, file, _| {
+        git(&w.root, &["config", "core.checkStat", "minimal"]);
+        git(&w.root, &["config", "core.trustctime", "false"]);
+        let before = std::fs::metadata(file).unwrap().modified().unwrap();
+        std::fs::write(file, "// green\n").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(file)
+            .unwrap()
+            .set_modified(before)
+            .unwrap();
+    };
+    let mode: Hide = |w, file, _| {
+        git(&w.root, &["config", "core.fileMode", "false"]);
+        std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    for (name, hide, edit) in [
+        ("laundered stat", laundered, true),
+        ("checkStat=minimal", same_time, false),
+        ("fileMode=false", mode, false),
+    ] {
+        let w = Work::new(&spec_text(GREEN, "test result: ok", 30_000));
+        w.dispatched("core");
+        let red = w.commit_lane_with("// red..\n");
+        let file = w.lane.join("src/cache/mod.rs");
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+        git(&w.lane, &["update-index", "--refresh"]);
+        if edit {
+            std::fs::write(&file, "// green\n").unwrap();
+        }
+        hide(&w, &file, &red);
+        assert_eq!(
+            git(&w.lane, &["status", "--porcelain"]),
+            "",
+            "{name}: the repository's own status is blind"
+        );
+        let before = w.journal.bytes();
+        let (code, out) = w.verify("core", &w.lane, &red, &["--checklist", CHECKLIST]);
+        assert_eq!(
+            (code, out["error"]["rule"].as_str()),
+            (2, Some("tree-at-commit")),
+            "{name}: {out}"
+        );
+        assert_eq!(w.journal.bytes(), before, "{name}: nothing written");
+    }
 }

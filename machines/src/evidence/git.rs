@@ -60,8 +60,19 @@ pub const PINNED_CONFIG: &[(&str, &str)] = &[
     // No fsmonitor hook or daemon runs during a reading.
     ("core.fsmonitor", "false"),
     ("core.untrackedCache", "false"),
-    // Untracked files are always listed: a tree with one is never clean.
+    // Untracked files are always listed: a tree with one is never clean; no
+    // per-user ignore or attributes file hides one or changes how a file reads
+    // (found: `$HOME/.config/git/ignore`, git's default, hid a helper script).
     ("status.showUntrackedFiles", "all"),
+    ("core.excludesFile", "/dev/null"),
+    ("core.attributesFile", "/dev/null"),
+    // A file's content, mode and bytes as they are: no setting makes an edit
+    // read clean (found: `core.fileMode=false` hid an executable bit the
+    // criterion needed; `core.checkStat=minimal` a same-size edit).
+    ("core.fileMode", "true"),
+    ("core.checkStat", "default"),
+    ("core.trustctime", "true"),
+    ("core.autocrlf", "false"),
     ("status.relativePaths", "false"),
     // No colour codes in anything parsed.
     ("color.ui", "never"),
