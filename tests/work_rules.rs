@@ -591,8 +591,9 @@ fn an_edit_hidden_by_an_index_mark_is_not_a_clean_tree() {
 /// The worker's own tree is not a merged tree (helper-69, HIGH/MEDIUM): it holds
 /// the worker commit trivially, so `merge --merged-tree <lane>` recorded a merge
 /// that never happened, and a second verification there counted as integration
-/// evidence on the way to `done`. Refused, nothing written; the real merge into
-/// main is recorded as before.
+/// evidence on the way to `done`. Nor is a detached checkout of the worker commit
+/// or a clone (helper-71). Refused, nothing written; the real merge into main is
+/// recorded as before.
 #[test]
 fn the_workers_own_tree_is_not_a_merged_tree() {
     let w = Work::new(&spec_text(OK, "test result: ok", 30_000));
@@ -616,6 +617,42 @@ fn the_workers_own_tree_is_not_a_merged_tree() {
         (2, Some("merged-tree")),
         "{out}"
     );
+    assert_eq!(w.journal.bytes(), before);
+    // Nor is another checkout of the worker commit: a worktree detached at it,
+    // or a clone (helper-71: either led to `done` with main untouched).
+    let detached = w.scratch("detached");
+    git(
+        &w.root,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "--detach",
+            detached.to_str().unwrap(),
+            &commit,
+        ],
+    );
+    let clone = w.scratch("clone");
+    git(
+        w.root.parent().unwrap(),
+        &[
+            "clone",
+            "-q",
+            "--branch",
+            "lane",
+            w.lane.to_str().unwrap(),
+            clone.to_str().unwrap(),
+        ],
+    );
+    for (tree, rule) in [(&detached, "merged-branch"), (&clone, "merged-repository")] {
+        let t = tree.to_str().unwrap().to_owned();
+        let (code, out) = w.node("merge", "core", &["--merged-tree", &t, "--commit", &commit]);
+        assert_eq!(
+            (code, out["error"]["rule"].as_str()),
+            (2, Some(rule)),
+            "{t}: {out}"
+        );
+    }
     assert_eq!(w.journal.bytes(), before);
     git(&w.root, &["merge", "-q", "--ff-only", "lane"]);
     let root = w.root.to_str().unwrap().to_owned();

@@ -232,7 +232,8 @@ pub fn command(state: &State, step: &Step) -> Command {
             reason: "budget spent".into(),
         },
         Step::Merge => {
-            let [toplevel, head, contains] = merge_plan(MERGED, C_LANE, C_MERGED);
+            let [toplevel, head, contains, repository, branch] =
+                merge_plan(MERGED, C_LANE, C_MERGED);
             Command::Merge {
                 merged_tree: MERGED.into(),
                 commit: C_MERGED.into(),
@@ -242,6 +243,8 @@ pub fn command(state: &State, step: &Step) -> Command {
                     run_argv(&toplevel, 0, &format!("{MERGED}\n")),
                     run_argv(&head, 0, &format!("{C_MERGED}\n")),
                     run_argv(&contains, 0, ""),
+                    run_argv(&repository, 0, &format!("{MERGED}\n{MERGED}/.git\n")),
+                    run_argv(&branch, 0, "main\n"),
                 ]),
             }
         }

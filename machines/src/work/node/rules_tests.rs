@@ -121,7 +121,7 @@ fn verify(path: &str, commit: &str, runs: Vec<CriterionRun>, contains: Option<bo
 }
 
 fn merge(commit: &str, head: &str, contains: i32) -> Command {
-    let [t, h, c] = merge_plan(MAIN, C_LANE, commit);
+    let [t, h, c, r, b] = merge_plan(MAIN, C_LANE, commit);
     Command::Merge {
         merged_tree: MAIN.into(),
         commit: commit.into(),
@@ -131,6 +131,8 @@ fn merge(commit: &str, head: &str, contains: i32) -> Command {
             ran(t, 0, &format!("{MAIN}\n")),
             ran(h, 0, &format!("{head}\n")),
             ran(c, contains, ""),
+            ran(r, 0, &format!("{MAIN}\n{MAIN}/.git\n")),
+            ran(b, 0, "main\n"),
         ]),
     }
 }
@@ -342,6 +344,12 @@ fn a_merge_is_read_back_from_git() {
             .into();
         }
     }
+    let mut detached = merge(C_MAIN, C_MAIN, 0);
+    if let Command::Merge { reading, .. } = &mut detached {
+        if let Some(r) = reading.as_mut() {
+            r[4].stdout = "\n".into();
+        }
+    }
     let unread = Command::Merge {
         merged_tree: MAIN.into(),
         commit: C_MAIN.into(),
@@ -355,6 +363,7 @@ fn a_merge_is_read_back_from_git() {
         (unplanned, "contains-worker-commit"),
         (merge(C_MAIN, C_LATER, 0), "merged-head"),
         (elsewhere, "merged-tree"),
+        (detached, "merged-branch"),
         (unread, "merge-reading"),
     ] {
         Scenario::<WorkNode>::given(verified.clone())

@@ -124,13 +124,17 @@ impl TreeReading {
 }
 
 /// What cairn reads before recording a merge, in order: the merged tree's top
-/// level, its HEAD, and whether the merged commit contains the verified worker
-/// commit (`merge-base --is-ancestor`: exit 0 yes, 1 no).
-pub fn merge_plan(merged_tree: &str, worker_commit: &str, commit: &str) -> [Vec<String>; 3] {
+/// level, its HEAD, whether the merged commit contains the verified worker
+/// commit (`merge-base --is-ancestor`: exit 0 yes, 1 no), its repository (as
+/// `work dispatch` reads a tree's) and its branch (work-node rules 6: a
+/// detached checkout of the worker commit, or a clone, is no merge).
+pub fn merge_plan(merged_tree: &str, worker_commit: &str, commit: &str) -> [Vec<String>; 5] {
     [
         git(merged_tree, &["rev-parse", "--show-toplevel"]),
         git(merged_tree, &["rev-parse", "HEAD"]),
         contains_plan(merged_tree, worker_commit, commit),
+        super::dispatch_plan(merged_tree),
+        git(merged_tree, &["branch", "--show-current"]),
     ]
 }
 
@@ -170,24 +174,31 @@ pub fn read_contains(
 }
 
 /// Why a merge reading does not show `commit` as the merged tree's HEAD containing
-/// the worker commit; `None` when it does. Each item is (predicate, message).
+/// the worker commit, on a branch, in the repository the node's dispatch read
+/// (`dispatched_repository`, when it read one); `None` when it does. Each item is
+/// (predicate, message).
 pub fn merge_problem(
     reading: &[CommandRun],
     merged_tree: &str,
-    worker_commit: &str,
+    (worker_commit, dispatched_repository): (&str, Option<&str>),
     commit: &str,
 ) -> Option<(&'static str, String)> {
     let plan = merge_plan(merged_tree, worker_commit, commit);
-    let [toplevel, head, contains] = reading else {
+    let [toplevel, head, contains, repository, branch] = reading else {
         return Some((
             "merge-reading",
-            "cairn's three readings of the merged tree".into(),
+            "cairn's five readings of the merged tree".into(),
         ));
     };
-    if [toplevel, head]
-        .iter()
-        .zip(plan.iter())
-        .any(|(r, a)| &r.argv != a)
+    // (The containment run's argv is `read_contains`'s to check.)
+    if [
+        (toplevel, &plan[0]),
+        (head, &plan[1]),
+        (repository, &plan[3]),
+        (branch, &plan[4]),
+    ]
+    .iter()
+    .any(|(r, a)| &r.argv != *a)
     {
         return Some((
             "merge-reading",
@@ -214,12 +225,49 @@ pub fn merge_problem(
         None => return Some(("merged-head", "the merged tree's HEAD could not be read".into())),
     }
     match read_contains(contains, merged_tree, worker_commit, commit) {
-        Ok(true) => None,
-        Ok(false) => Some((
-            "contains-worker-commit",
-            format!("{commit} does not contain the verified worker commit {worker_commit}"),
+        Ok(true) => {}
+        Ok(false) => {
+            return Some((
+                "contains-worker-commit",
+                format!("{commit} does not contain the verified worker commit {worker_commit}"),
+            ))
+        }
+        Err(m) => return Some(("contains-worker-commit", m)),
+    }
+    // The merge landed in the dispatch's repository (a clone of the worker tree
+    // holds its commit too), on a branch (a detached checkout of the worker
+    // commit holds it trivially): found by a hostile pass, either led to `done`
+    // with the target untouched.
+    let common = repository
+        .ok()
+        .then(|| repository.stdout.lines().nth(1))
+        .flatten();
+    match (common, dispatched_repository) {
+        (Some(c), Some(want)) if c == want => {}
+        (Some(c), Some(want)) => {
+            return Some((
+                "merged-repository",
+                format!("the merged tree's repository is `{c}`, not `{want}`, the one the node's dispatch read"),
+            ))
+        }
+        (Some(_), None) => {}
+        (None, _) => {
+            return Some((
+                "merged-repository",
+                "the merged tree's repository could not be read".into(),
+            ))
+        }
+    }
+    match line(branch) {
+        Some(b) if !b.is_empty() => None,
+        Some(_) => Some((
+            "merged-branch",
+            "the merged tree's HEAD is detached: a merge lands on a branch".into(),
         )),
-        Err(m) => Some(("contains-worker-commit", m)),
+        None => Some((
+            "merged-branch",
+            "the merged tree's branch could not be read".into(),
+        )),
     }
 }
 

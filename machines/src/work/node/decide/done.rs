@@ -26,14 +26,14 @@ pub fn merge_admits(
     state: &State,
     merged_tree: &str,
     commit: &str,
-) -> Result<[Vec<String>; 3], Rejection> {
+) -> Result<[Vec<String>; 5], Rejection> {
     admit(state, merged_tree, commit).map(|a| a.plan)
 }
 
 /// What [`merge_admits`] checked: the readings to make, and the merged tree and
 /// commit as checked values.
 struct Admitted {
-    plan: [Vec<String>; 3],
+    plan: [Vec<String>; 5],
     tree: AbsPath,
     commit: FullCommit,
 }
@@ -100,9 +100,12 @@ pub(super) fn decide_merge(
     };
     g.spec_node(spec, draft, &run.address)?;
     let worker = verified_worker_commit(run).unwrap_or_default();
-    if let Some((predicate, message)) =
-        merge_problem(reading.unwrap_or_default(), merged_tree, worker, commit)
-    {
+    if let Some((predicate, message)) = merge_problem(
+        reading.unwrap_or_default(),
+        merged_tree,
+        (worker, run.repository.as_ref().map(|r| r.as_str())),
+        commit,
+    ) {
         return g.no(predicate, Some("commit"), &message);
     }
     Ok(vec![Event::Merged {
