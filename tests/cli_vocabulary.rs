@@ -410,15 +410,8 @@ fn an_unusable_signing_key_is_a_bad_flag_and_makes_no_journal() {
         p
     };
     let db = dir.path().join("j.db");
-    for key in [
-        write("text", b"not a key\n", 0o600),
-        write("bytes", b"\xff\xfe", 0o600),
-        write("open", &[b'a'; 64], 0o644),
-        std::path::PathBuf::from("/dev/null"),
-        // A path no key can be at: its parent is a file (helper-72: exit 1, io).
-        dir.path().join("text").join("x"),
-    ] {
-        let (code, v) = answer(
+    let acquire = |key: &str| {
+        answer(
             &[
                 "claim",
                 "acquire",
@@ -431,10 +424,20 @@ fn an_unusable_signing_key_is_a_bad_flag_and_makes_no_journal() {
                 "--ttl",
                 "60",
                 "--signing-key",
-                key.to_str().unwrap(),
+                key,
             ],
             Some(&db),
-        );
+        )
+    };
+    for key in [
+        write("text", b"not a key\n", 0o600),
+        write("bytes", b"\xff\xfe", 0o600),
+        write("open", &[b'a'; 64], 0o644),
+        std::path::PathBuf::from("/dev/null"),
+        // A path no key can be at: its parent is a file (helper-72: exit 1, io).
+        dir.path().join("text").join("x"),
+    ] {
+        let (code, v) = acquire(key.to_str().unwrap());
         assert_eq!(
             (
                 code,
@@ -449,23 +452,7 @@ fn an_unusable_signing_key_is_a_bad_flag_and_makes_no_journal() {
     // An empty file is made a journal by any writer's open: the key is read first
     // there too (helper-72: the file was migrated before the refusal).
     std::fs::write(&db, b"").unwrap();
-    let (code, v) = answer(
-        &[
-            "claim",
-            "acquire",
-            "--resource",
-            "ship/abc",
-            "--owner",
-            "a",
-            "--claim-id",
-            "c1",
-            "--ttl",
-            "60",
-            "--signing-key",
-            "/dev/null",
-        ],
-        Some(&db),
-    );
+    let (code, v) = acquire("/dev/null");
     assert_eq!(
         (code, v["error"]["rule"].as_str()),
         (2, Some("usable-key")),
