@@ -30,6 +30,12 @@ impl Node {
             format!("title: Ship check\ndescription: One node.\nintent: Ship it.\nwork:\n  - id: core\n    task: Implement\n    touches: [src.txt]\n    acceptance:\n      - id: C1\n        statement: It works\n        evidence:\n          kind: command\n          run: \"test ! -e {} && printf 'test result: ok\\\\n'\"\n          expect: {{ exit: 0, output_includes: \"test result: ok\" }}\n          timeout_ms: 20000\n", flag.display()),
         )
         .unwrap();
+        // A spec lives in a repository (a recording verb refuses one outside
+        // any: its nodes are keyed by the repository).
+        crate::support::git::git(&root, &["init", "-q", "-b", "main"]);
+        std::fs::write(root.join(".gitignore"), "fail\n.work/\n").unwrap();
+        crate::support::git::git(&root, &["add", "."]);
+        crate::support::git::git(&root, &["commit", "-q", "-m", "spec"]);
         Node {
             spec: spec.to_str().unwrap().to_owned(),
             _dir: dir,

@@ -198,3 +198,31 @@ fn a_repository_git_cannot_read_does_not_change_the_specs_key() {
     std::fs::write(&head, saved).unwrap();
     assert_eq!(core_in(&w, &w.spec), "planned");
 }
+
+/// A recording verb never starts a stream under the absolute-path key
+/// (helper-73: `.git` moved aside for one plan made a fresh stream, and a spent
+/// budget started over once `.git` was back). A spec outside any repository is
+/// refused for recording (`spec-key`) unless the journal already holds its
+/// nodes under that key; `validate` reads it anywhere.
+#[test]
+fn no_recording_verb_starts_a_stream_under_the_absolute_path_key() {
+    let w = Work::new(&spec_text(OK, "test result: ok", 30_000));
+    let (code, out) = w.node("plan", "core", &[]);
+    assert_eq!(code, 0, "{out}");
+    let git_dir = w.root.join(".git");
+    let aside = w.root.join(".git.off");
+    std::fs::rename(&git_dir, &aside).unwrap();
+    let before = w.journal.bytes();
+    let (code, out) = w.node("plan", "docs", &[]);
+    assert_eq!(
+        (code, out["error"]["rule"].as_str()),
+        (2, Some("spec-key")),
+        "{out}"
+    );
+    assert_eq!(w.journal.bytes(), before, "nothing written");
+    let (code, out) = w.run(&["validate", "--spec", w.spec.to_str().unwrap()]);
+    assert_eq!(code, 0, "validate reads a spec anywhere: {out}");
+    std::fs::rename(&aside, &git_dir).unwrap();
+    let (code, out) = w.node("plan", "docs", &[]);
+    assert_eq!(code, 0, "{out}");
+}

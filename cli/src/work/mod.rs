@@ -82,6 +82,15 @@ fn spec_key(abs: &std::path::Path, rec: Option<&Recorder>) -> Result<String, Fai
                 top.stderr.trim()
             )));
         }
+        // Outside a repository the absolute-path key only goes on with streams a
+        // journal already holds under it: no verb that records starts one
+        // (helper-73: `.git` moved aside for one plan made a fresh stream, and a
+        // spent budget started over once `.git` was back).
+        if rec.is_some() && !holds_streams_under(&legacy, rec)? {
+            return Err(refused(
+                "the spec is not inside a git repository: a work node's streams are keyed by the spec's repository (its root commits) and its path in it",
+            ));
+        }
         return Ok(legacy);
     }
     let top = top.stdout.trim().to_owned();
@@ -113,19 +122,24 @@ fn spec_key(abs: &std::path::Path, rec: Option<&Recorder>) -> Result<String, Fai
         .as_deref()
         .and_then(|t| abs.strip_prefix(t).ok())
         .ok_or_else(|| refused("the spec is not inside its repository's top level"))?;
-    if let Some(engine) = rec.map(Recorder::existing_engine).transpose()?.flatten() {
-        let prefix = format!("{}/{legacy}:", node::NAME);
-        if engine
-            .journal()
-            .streams()?
-            .iter()
-            .any(|s| s.stream.starts_with(&prefix))
-        {
-            return Ok(legacy);
-        }
+    if holds_streams_under(&legacy, rec)? {
+        return Ok(legacy);
     }
     let identity = format!("git\0{roots}\0{}", rel.to_string_lossy());
     Ok(node::sha256_hex(identity.as_bytes())[..16].to_owned())
+}
+
+/// Whether the journal (when there is one) holds work-node streams under `key`.
+fn holds_streams_under(key: &str, rec: Option<&Recorder>) -> Result<bool, Failure> {
+    let Some(engine) = rec.map(Recorder::existing_engine).transpose()?.flatten() else {
+        return Ok(false);
+    };
+    let prefix = format!("{}/{key}:", node::NAME);
+    Ok(engine
+        .journal()
+        .streams()?
+        .iter()
+        .any(|s| s.stream.starts_with(&prefix)))
 }
 
 fn read_spec(path: &str, rec: Option<&Recorder>) -> Result<SpecFile, Failure> {
