@@ -592,8 +592,8 @@ fn an_edit_hidden_by_an_index_mark_is_not_a_clean_tree() {
 /// the worker commit trivially, so `merge --merged-tree <lane>` recorded a merge
 /// that never happened, and a second verification there counted as integration
 /// evidence on the way to `done`. Nor is a detached checkout of the worker commit
-/// or a clone (helper-71). Refused, nothing written; the real merge into main is
-/// recorded as before.
+/// or a clone (helper-71), or a directory posing as a worktree (helper-73).
+/// Refused, nothing written; the real merge into main is recorded as before.
 #[test]
 fn the_workers_own_tree_is_not_a_merged_tree() {
     let w = Work::new(&spec_text(OK, "test result: ok", 30_000));
@@ -644,7 +644,17 @@ fn the_workers_own_tree_is_not_a_merged_tree() {
             clone.to_str().unwrap(),
         ],
     );
-    for (tree, rule) in [(&detached, "merged-branch"), (&clone, "merged-repository")] {
+    // Nor a directory whose `.git` file names the worker tree's git dir: git
+    // reads it as the worker tree under another path (helper-73).
+    let fake = w.scratch("fake");
+    std::fs::create_dir(&fake).unwrap();
+    let admin = git(&w.lane, &["rev-parse", "--absolute-git-dir"]);
+    std::fs::write(fake.join(".git"), format!("gitdir: {admin}\n")).unwrap();
+    for (tree, rule) in [
+        (&detached, "merged-branch"),
+        (&clone, "merged-repository"),
+        (&fake, "merged-tree"),
+    ] {
         let t = tree.to_str().unwrap().to_owned();
         let (code, out) = w.node("merge", "core", &["--merged-tree", &t, "--commit", &commit]);
         assert_eq!(

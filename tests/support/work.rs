@@ -232,7 +232,7 @@ pub fn command(state: &State, step: &Step) -> Command {
             reason: "budget spent".into(),
         },
         Step::Merge => {
-            let [toplevel, head, contains, repository, branch] =
+            let [toplevel, head, contains, repository, branch, worktrees] =
                 merge_plan(MERGED, C_LANE, C_MERGED);
             Command::Merge {
                 merged_tree: MERGED.into(),
@@ -245,6 +245,11 @@ pub fn command(state: &State, step: &Step) -> Command {
                     run_argv(&contains, 0, ""),
                     run_argv(&repository, 0, &format!("{MERGED}\n{MERGED}/.git\n")),
                     run_argv(&branch, 0, "main\n"),
+                    run_argv(
+                        &worktrees,
+                        0,
+                        &format!("worktree {MERGED}\0HEAD {C_MERGED}\0branch refs/heads/main\0\0"),
+                    ),
                 ]),
             }
         }

@@ -73,6 +73,13 @@ pub const PINNED_CONFIG: &[(&str, &str)] = &[
     ("core.checkStat", "default"),
     ("core.trustctime", "true"),
     ("core.autocrlf", "false"),
+    // A symlink is a symlink, a name's case is its own, a submodule's state
+    // counts (found: `core.symlinks=false` read a regular file as the committed
+    // dangling link, `core.ignoreCase` hid an untracked `makefile` beside
+    // `Makefile`, `diff.ignoreSubmodules=all` a dirty submodule).
+    ("core.symlinks", "true"),
+    ("core.ignoreCase", "false"),
+    ("diff.ignoreSubmodules", "none"),
     ("status.relativePaths", "false"),
     // No colour codes in anything parsed.
     ("color.ui", "never"),

@@ -121,7 +121,7 @@ fn verify(path: &str, commit: &str, runs: Vec<CriterionRun>, contains: Option<bo
 }
 
 fn merge(commit: &str, head: &str, contains: i32) -> Command {
-    let [t, h, c, r, b] = merge_plan(MAIN, C_LANE, commit);
+    let [t, h, c, r, b, l] = merge_plan(MAIN, C_LANE, commit);
     Command::Merge {
         merged_tree: MAIN.into(),
         commit: commit.into(),
@@ -133,6 +133,11 @@ fn merge(commit: &str, head: &str, contains: i32) -> Command {
             ran(c, contains, ""),
             ran(r, 0, &format!("{MAIN}\n{MAIN}/.git\n")),
             ran(b, 0, "main\n"),
+            ran(
+                l,
+                0,
+                &format!("worktree {MAIN}\0HEAD {commit}\0branch refs/heads/main\0\0"),
+            ),
         ]),
     }
 }

@@ -126,15 +126,17 @@ impl TreeReading {
 /// What cairn reads before recording a merge, in order: the merged tree's top
 /// level, its HEAD, whether the merged commit contains the verified worker
 /// commit (`merge-base --is-ancestor`: exit 0 yes, 1 no), its repository (as
-/// `work dispatch` reads a tree's) and its branch (work-node rules 6: a
-/// detached checkout of the worker commit, or a clone, is no merge).
-pub fn merge_plan(merged_tree: &str, worker_commit: &str, commit: &str) -> [Vec<String>; 5] {
+/// `work dispatch` reads a tree's), its branch, and the repository's worktrees
+/// (work-node rules 6: a detached checkout of the worker commit, a clone, or a
+/// directory whose `.git` file points at another worktree's git dir is no merge).
+pub fn merge_plan(merged_tree: &str, worker_commit: &str, commit: &str) -> [Vec<String>; 6] {
     [
         git(merged_tree, &["rev-parse", "--show-toplevel"]),
         git(merged_tree, &["rev-parse", "HEAD"]),
         contains_plan(merged_tree, worker_commit, commit),
         super::dispatch_plan(merged_tree),
         git(merged_tree, &["branch", "--show-current"]),
+        git(merged_tree, &["worktree", "list", "--porcelain", "-z"]),
     ]
 }
 
@@ -184,10 +186,10 @@ pub fn merge_problem(
     commit: &str,
 ) -> Option<(&'static str, String)> {
     let plan = merge_plan(merged_tree, worker_commit, commit);
-    let [toplevel, head, contains, repository, branch] = reading else {
+    let [toplevel, head, contains, repository, branch, worktrees] = reading else {
         return Some((
             "merge-reading",
-            "cairn's five readings of the merged tree".into(),
+            "cairn's six readings of the merged tree".into(),
         ));
     };
     // (The containment run's argv is `read_contains`'s to check.)
@@ -196,6 +198,7 @@ pub fn merge_problem(
         (head, &plan[1]),
         (repository, &plan[3]),
         (branch, &plan[4]),
+        (worktrees, &plan[5]),
     ]
     .iter()
     .any(|(r, a)| &r.argv != *a)
@@ -255,6 +258,30 @@ pub fn merge_problem(
             return Some((
                 "merged-repository",
                 "the merged tree's repository could not be read".into(),
+            ))
+        }
+    }
+    // A tree git lists as one of the repository's worktrees, at its own path (a
+    // directory with a `.git` file naming the worker's git dir reads as the
+    // worker tree under another path: helper-73).
+    let listed = worktrees.ok().then(|| {
+        worktrees
+            .stdout
+            .split('\0')
+            .any(|f| f.strip_prefix("worktree ") == Some(merged_tree))
+    });
+    match listed {
+        Some(true) => {}
+        Some(false) => {
+            return Some((
+                "merged-tree",
+                format!("git does not list `{merged_tree}` among the repository's worktrees"),
+            ))
+        }
+        None => {
+            return Some((
+                "merged-tree",
+                "the repository's worktrees could not be read".into(),
             ))
         }
     }

@@ -26,14 +26,14 @@ pub fn merge_admits(
     state: &State,
     merged_tree: &str,
     commit: &str,
-) -> Result<[Vec<String>; 5], Rejection> {
+) -> Result<[Vec<String>; 6], Rejection> {
     admit(state, merged_tree, commit).map(|a| a.plan)
 }
 
 /// What [`merge_admits`] checked: the readings to make, and the merged tree and
 /// commit as checked values.
 struct Admitted {
-    plan: [Vec<String>; 5],
+    plan: [Vec<String>; 6],
     tree: AbsPath,
     commit: FullCommit,
 }
