@@ -88,7 +88,16 @@ fn status_dir(argv: &[String]) -> Option<&str> {
 /// read (`GIT_INDEX_FILE`); a HEAD that cannot be read leaves the index empty,
 /// and every file reads as untracked: not clean.
 fn against_head(dir: &str, argv: &[String]) -> CommandRun {
-    let index = std::env::temp_dir().join(format!(
+    // An absolute place: git resolves a relative `GIT_INDEX_FILE` inside the
+    // tree it reads, where cairn would neither find nor remove it (helper-73:
+    // `TMPDIR=.work/.cache` left index files in the worker tree).
+    let tmp = std::env::temp_dir();
+    let tmp = if tmp.is_absolute() {
+        tmp
+    } else {
+        std::path::PathBuf::from("/tmp")
+    };
+    let index = tmp.join(format!(
         "cairn-index-{}-{}",
         std::process::id(),
         uuid::Uuid::new_v4().simple()

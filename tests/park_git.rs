@@ -347,3 +347,31 @@ fn observe_vcs_refuses_a_relative_root() {
         (2, json!("absolute-path"))
     );
 }
+
+/// cairn's own index for a status reading is made at an absolute place: with a
+/// relative `TMPDIR` (one inside the tree, ignored) git resolved it inside the
+/// tree and the files stayed there (helper-73). The reading is made and nothing
+/// is left in the tree.
+#[test]
+fn a_relative_tmpdir_leaves_nothing_in_the_tree() {
+    let repo = Repo::new();
+    std::fs::create_dir(repo.root.join(".cache")).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["park", "observe-vcs", "--repo", repo.path()])
+        .current_dir(&repo.root)
+        .env("TMPDIR", ".cache")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let preserved = &v["checks"][1];
+    assert_eq!(preserved["name"], "tree_preserved");
+    assert_eq!(
+        preserved["outcome"], "pass",
+        "an empty directory is no change"
+    );
+    let left: Vec<_> = std::fs::read_dir(repo.root.join(".cache"))
+        .unwrap()
+        .collect();
+    assert!(left.is_empty(), "files left in the tree: {left:?}");
+}
