@@ -29,6 +29,32 @@ fn core_in(w: &Work, spec: &std::path::Path) -> String {
     core["stage"].as_str().unwrap_or_default().to_owned()
 }
 
+/// A repository with node `core` planned; the stream it was planned on.
+fn core_planned() -> (Work, String) {
+    let w = Work::new(&spec_text(OK, "test result: ok", 30_000));
+    let (code, out) = w.node("plan", "core", &[]);
+    assert_eq!(code, 0, "{out}");
+    let stream = out["stream"].as_str().unwrap().to_owned();
+    (w, stream)
+}
+
+/// `plan docs` is refused (exit 2, `spec-key`) and writes nothing; the message.
+#[track_caller]
+fn key_refused(w: &Work) -> String {
+    let before = w.journal.bytes();
+    let (code, out) = w.node("plan", "docs", &[]);
+    assert_eq!(
+        (code, out["error"]["rule"].as_str()),
+        (2, Some("spec-key")),
+        "{out}"
+    );
+    assert_eq!(w.journal.bytes(), before, "nothing written");
+    out["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
 #[test]
 fn a_spec_in_another_clone_finds_its_nodes() {
     let w = Work::new(&spec_text(OK, "test result: ok", 30_000));
@@ -116,19 +142,9 @@ fn a_journal_with_nodes_under_the_absolute_path_key_keeps_them() {
 /// node's stream is the one it was.
 #[test]
 fn an_unborn_branch_does_not_change_the_specs_key() {
-    let w = Work::new(&spec_text(OK, "test result: ok", 30_000));
-    let (code, out) = w.node("plan", "core", &[]);
-    assert_eq!(code, 0, "{out}");
-    let stream = out["stream"].as_str().unwrap().to_owned();
+    let (w, stream) = core_planned();
     git(&w.root, &["checkout", "-q", "--orphan", "scratch"]);
-    let before = w.journal.bytes();
-    let (code, out) = w.node("plan", "docs", &[]);
-    assert_eq!(
-        (code, out["error"]["rule"].as_str()),
-        (2, Some("spec-key")),
-        "{out}"
-    );
-    assert_eq!(w.journal.bytes(), before, "nothing written");
+    key_refused(&w);
     git(&w.root, &["checkout", "-q", "-f", "main"]);
     let (code, out) = w.node("plan", "docs", &[]);
     assert_eq!(code, 0, "{out}");
@@ -181,20 +197,11 @@ fn a_shallow_clone_does_not_key_a_spec() {
 /// then on every verb used it (a spent budget started over). Refused instead.
 #[test]
 fn a_repository_git_cannot_read_does_not_change_the_specs_key() {
-    let w = Work::new(&spec_text(OK, "test result: ok", 30_000));
-    let (code, out) = w.node("plan", "core", &[]);
-    assert_eq!(code, 0, "{out}");
+    let (w, _) = core_planned();
     let head = w.root.join(".git/HEAD");
     let saved = std::fs::read(&head).unwrap();
     std::fs::write(&head, "junk\n").unwrap();
-    let before = w.journal.bytes();
-    let (code, out) = w.node("plan", "docs", &[]);
-    assert_eq!(
-        (code, out["error"]["rule"].as_str()),
-        (2, Some("spec-key")),
-        "{out}"
-    );
-    assert_eq!(w.journal.bytes(), before, "nothing written");
+    key_refused(&w);
     std::fs::write(&head, saved).unwrap();
     assert_eq!(core_in(&w, &w.spec), "planned");
 }
@@ -206,20 +213,11 @@ fn a_repository_git_cannot_read_does_not_change_the_specs_key() {
 /// nodes under that key; `validate` reads it anywhere.
 #[test]
 fn no_recording_verb_starts_a_stream_under_the_absolute_path_key() {
-    let w = Work::new(&spec_text(OK, "test result: ok", 30_000));
-    let (code, out) = w.node("plan", "core", &[]);
-    assert_eq!(code, 0, "{out}");
+    let (w, _) = core_planned();
     let git_dir = w.root.join(".git");
     let aside = w.root.join(".git.off");
     std::fs::rename(&git_dir, &aside).unwrap();
-    let before = w.journal.bytes();
-    let (code, out) = w.node("plan", "docs", &[]);
-    assert_eq!(
-        (code, out["error"]["rule"].as_str()),
-        (2, Some("spec-key")),
-        "{out}"
-    );
-    assert_eq!(w.journal.bytes(), before, "nothing written");
+    key_refused(&w);
     let (code, out) = w.run(&["validate", "--spec", w.spec.to_str().unwrap()]);
     assert_eq!(code, 0, "validate reads a spec anywhere: {out}");
     std::fs::rename(&aside, &git_dir).unwrap();
