@@ -88,6 +88,18 @@ fn status_dir(argv: &[String]) -> Option<&str> {
 /// read (`GIT_INDEX_FILE`); a HEAD that cannot be read leaves the index empty,
 /// and every file reads as untracked: not clean.
 fn against_head(dir: &str, argv: &[String]) -> CommandRun {
+    if let Some(why) = steered(dir) {
+        let at = now();
+        return CommandRun {
+            argv: argv.to_vec(),
+            env: Some(observation_env()),
+            exit_status: None,
+            stdout: String::new(),
+            stderr: format!("cairn did not read this tree: {why}"),
+            started_at: at.clone(),
+            finished_at: at,
+        };
+    }
     // An absolute place: git resolves a relative `GIT_INDEX_FILE` inside the
     // tree it reads, where cairn would neither find nor remove it (helper-73:
     // `TMPDIR=.work/.cache` left index files in the worker tree).
@@ -113,6 +125,45 @@ fn against_head(dir: &str, argv: &[String]) -> CommandRun {
     let _ = std::fs::remove_file(&index);
     let _ = std::fs::remove_file(index.with_extension("lock"));
     run
+}
+
+/// Why git's reading of the tree at `dir` would be the repository's to decide,
+/// if it would: the repository's own `info/attributes` (a clean filter, `text`,
+/// `eol` or `ident` conversions change what a file reads as, and git has no
+/// setting that turns them off: helper-71, helper-73) or a filter driver in its
+/// config (whose program git would run during the reading). A reading that
+/// cannot be made is `unknown`, never clean.
+fn steered(dir: &str) -> Option<String> {
+    let env = observation_env();
+    let common = run_in(
+        &crate::observe::git(
+            dir,
+            &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+        ),
+        env.clone(),
+    );
+    let common = common.ok().then(|| common.stdout.trim().to_owned())?;
+    let attributes = std::path::Path::new(&common)
+        .join("info")
+        .join("attributes");
+    if let Ok(text) = std::fs::read_to_string(&attributes) {
+        if text
+            .lines()
+            .any(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        {
+            return Some(format!(
+                "`{}` changes how its files read (attributes outside the commit)",
+                attributes.display()
+            ));
+        }
+    }
+    let filters = run_in(
+        &crate::observe::git(dir, &["config", "--get-regexp", r"^filter\."]),
+        env,
+    );
+    (filters.ok() && !filters.stdout.trim().is_empty()).then(|| {
+        "the repository's config sets a filter driver, whose program would run while git reads the files".to_owned()
+    })
 }
 
 /// [`run`] with `env` as the process's whole environment.

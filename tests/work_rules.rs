@@ -744,3 +744,34 @@ fn no_index_trick_or_setting_makes_an_edit_read_clean() {
         assert_eq!(w.journal.bytes(), before, "{name}: nothing written");
     }
 }
+
+/// What the repository's own `.git` says of how its files read is not trusted
+/// (helper-71, helper-73): an `ident` or `text` attribute in `.git/info/
+/// attributes` made git read an edited file as the committed one, and a filter
+/// driver in `.git/config` ran its program during cairn's reading and answered
+/// with the committed blob. Neither can be turned off in git, so such a tree is
+/// not read: the status reading is `unknown`, and `verify` refuses.
+#[test]
+fn a_tree_whose_git_steers_how_files_read_is_not_read() {
+    for (attribute, config) in [
+        ("src/cache/mod.rs ident\n", None),
+        ("src/cache/mod.rs text\n", None),
+        ("", Some(("filter.h.clean", "cat"))),
+    ] {
+        let w = Work::new(&spec_text(GREEN, "test result: ok", 30_000));
+        w.dispatched("core");
+        let red = w.commit_lane_with("// red..\n");
+        std::fs::write(w.root.join(".git/info/attributes"), attribute).unwrap();
+        if let Some((k, v)) = config {
+            git(&w.root, &["config", k, v]);
+        }
+        let before = w.journal.bytes();
+        let (code, out) = w.verify("core", &w.lane, &red, &["--checklist", CHECKLIST]);
+        assert_eq!(
+            (code, out["error"]["rule"].as_str()),
+            (2, Some("tree-at-commit")),
+            "{attribute:?} {config:?}: {out}"
+        );
+        assert_eq!(w.journal.bytes(), before);
+    }
+}
