@@ -89,16 +89,7 @@ fn status_dir(argv: &[String]) -> Option<&str> {
 /// and every file reads as untracked: not clean.
 fn against_head(dir: &str, argv: &[String]) -> CommandRun {
     if let Some(why) = steered(dir) {
-        let at = now();
-        return CommandRun {
-            argv: argv.to_vec(),
-            env: Some(observation_env()),
-            exit_status: None,
-            stdout: String::new(),
-            stderr: format!("cairn did not read this tree: {why}"),
-            started_at: at.clone(),
-            finished_at: at,
-        };
+        return not_read(argv, &why);
     }
     // An absolute place: git resolves a relative `GIT_INDEX_FILE` inside the
     // tree it reads, where cairn would neither find nor remove it (helper-73:
@@ -119,12 +110,45 @@ fn against_head(dir: &str, argv: &[String]) -> CommandRun {
         "GIT_INDEX_FILE".to_owned(),
         index.to_string_lossy().into_owned(),
     );
+    // Attributes from the empty tree: no `.gitattributes` — committed, or an
+    // untracked one git ignores — converts a file before it is compared, so its
+    // bytes are compared with the committed blob's (helper-74: an ignored
+    // `.gitattributes` with `ident`, and a committed one, each hid an edit).
+    env.insert("GIT_ATTR_SOURCE".to_owned(), EMPTY_TREE.to_owned());
     let read_tree = crate::observe::git(dir, &["read-tree", "HEAD"]);
-    let _ = run_in(&read_tree, env.clone());
+    let read = run_in(&read_tree, env.clone());
+    if !read.ok() {
+        let _ = std::fs::remove_file(&index);
+        return not_read(
+            argv,
+            &format!(
+                "HEAD could not be read into cairn's index: {}",
+                read.stderr.trim()
+            ),
+        );
+    }
     let run = run_in(argv, env);
     let _ = std::fs::remove_file(&index);
     let _ = std::fs::remove_file(index.with_extension("lock"));
     run
+}
+
+/// git's empty tree: attributes read from it are none.
+const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+
+/// A status reading that was not made, and why: a run that did not start, so
+/// `unknown`, never clean.
+fn not_read(argv: &[String], why: &str) -> CommandRun {
+    let at = now();
+    CommandRun {
+        argv: argv.to_vec(),
+        env: Some(observation_env()),
+        exit_status: None,
+        stdout: String::new(),
+        stderr: format!("cairn did not read this tree: {why}"),
+        started_at: at.clone(),
+        finished_at: at,
+    }
 }
 
 /// Why git's reading of the tree at `dir` would be the repository's to decide,
@@ -146,11 +170,13 @@ fn steered(dir: &str) -> Option<String> {
     let attributes = std::path::Path::new(&common)
         .join("info")
         .join("attributes");
-    if let Ok(text) = std::fs::read_to_string(&attributes) {
-        if text
-            .lines()
-            .any(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
-        {
+    // Read as bytes, as git reads it (helper-74: one byte that is not UTF-8
+    // made the file read as absent).
+    if let Ok(bytes) = std::fs::read(&attributes) {
+        if bytes.split(|b| *b == b'\n').any(|l| {
+            let l = l.trim_ascii();
+            !l.is_empty() && !l.starts_with(b"#")
+        }) {
             return Some(format!(
                 "`{}` changes how its files read (attributes outside the commit)",
                 attributes.display()
@@ -159,11 +185,21 @@ fn steered(dir: &str) -> Option<String> {
     }
     let filters = run_in(
         &crate::observe::git(dir, &["config", "--get-regexp", r"^filter\."]),
+        env.clone(),
+    );
+    if filters.ok() && !filters.stdout.trim().is_empty() {
+        return Some("the repository's config sets a filter driver, whose program would run while git reads the files".to_owned());
+    }
+    // A submodule's files are read against its own index, which cairn's index
+    // of HEAD does not replace (helper-74: a mark in a submodule's index hid an
+    // edit the criterion ran).
+    let gitmodules = run_in(
+        &crate::observe::git(dir, &["cat-file", "-e", "HEAD:.gitmodules"]),
         env,
     );
-    (filters.ok() && !filters.stdout.trim().is_empty()).then(|| {
-        "the repository's config sets a filter driver, whose program would run while git reads the files".to_owned()
-    })
+    gitmodules
+        .ok()
+        .then(|| "HEAD has submodules, whose files git reads against their own index".to_owned())
 }
 
 /// [`run`] with `env` as the process's whole environment.

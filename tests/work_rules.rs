@@ -775,3 +775,77 @@ fn a_tree_whose_git_steers_how_files_read_is_not_read() {
         assert_eq!(w.journal.bytes(), before);
     }
 }
+
+/// What `.gitattributes` say never converts a file before it is compared with
+/// the commit (helper-74): an untracked `.gitattributes` git ignores, or one the
+/// commit carries, with `ident`, made an edit inside `$Id$` read as the
+/// committed file; a byte of `.git/info/attributes` that is not UTF-8 made that
+/// file read as absent; a submodule's own index hid an edit. Each is refused.
+#[test]
+fn no_attribute_or_submodule_index_hides_an_edit() {
+    let committed = "printf 'test result: $Id$\\n'; grep -q green src/cache/mod.rs\n";
+    let edited = "printf 'test result: $Id: ok; exit 0; $\\n'; grep -q green src/cache/mod.rs\n";
+    type Setup = fn(&Work);
+    let ignored: Setup = |w| {
+        std::fs::write(w.lane.join("src/.gitattributes"), "check.sh ident\n").unwrap();
+    };
+    let carried: Setup = |_| {};
+    let not_utf8: Setup = |w| {
+        std::fs::write(
+            w.root.join(".git/info/attributes"),
+            b"src/check.sh ident\n# \xff\n",
+        )
+        .unwrap();
+    };
+    for (name, setup, ignore_file, commit_file) in [
+        (
+            "ignored .gitattributes",
+            ignored,
+            ".gitattributes\n",
+            None,
+        ),
+        (
+            "committed .gitattributes",
+            carried,
+            "",
+            Some("check.sh ident\n"),
+        ),
+        ("info/attributes not UTF-8", not_utf8, "", None),
+    ] {
+        let w = Work::new(&spec_text(GREEN, "test result: ok", 30_000));
+        w.dispatched("core");
+        std::fs::create_dir_all(w.lane.join("src")).unwrap();
+        std::fs::write(w.lane.join("src/check.sh"), committed).unwrap();
+        std::fs::write(w.lane.join("src/.gitignore"), ignore_file).unwrap();
+        if let Some(a) = commit_file {
+            std::fs::write(w.lane.join("src/.gitattributes"), a).unwrap();
+        }
+        let red = w.commit_lane_with("// red..\n");
+        std::fs::write(w.lane.join("src/check.sh"), edited).unwrap();
+        setup(&w);
+        let before = w.journal.bytes();
+        let (code, out) = w.verify("core", &w.lane, &red, &["--checklist", CHECKLIST]);
+        assert_eq!(
+            (code, out["error"]["rule"].as_str()),
+            (2, Some("tree-at-commit")),
+            "{name}: {out}"
+        );
+        assert_eq!(w.journal.bytes(), before, "{name}");
+    }
+    // A repository with submodules is not read: their files are read against
+    // their own index.
+    let w = Work::new(&spec_text(GREEN, "test result: ok", 30_000));
+    w.dispatched("core");
+    std::fs::write(
+        w.lane.join(".gitmodules"),
+        "[submodule \"lib\"]\n\tpath = lib\n\turl = ./lib\n",
+    )
+    .unwrap();
+    let red = w.commit_lane_with("// red..\n");
+    let (code, out) = w.verify("core", &w.lane, &red, &["--checklist", CHECKLIST]);
+    assert_eq!(
+        (code, out["error"]["rule"].as_str()),
+        (2, Some("tree-at-commit")),
+        "submodules: {out}"
+    );
+}
