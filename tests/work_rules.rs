@@ -798,12 +798,7 @@ fn no_attribute_or_submodule_index_hides_an_edit() {
         .unwrap();
     };
     for (name, setup, ignore_file, commit_file) in [
-        (
-            "ignored .gitattributes",
-            ignored,
-            ".gitattributes\n",
-            None,
-        ),
+        ("ignored .gitattributes", ignored, ".gitattributes\n", None),
         (
             "committed .gitattributes",
             carried,
