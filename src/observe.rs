@@ -85,8 +85,10 @@ fn status_dir(argv: &[String]) -> Option<&str> {
 /// laundered with `update-index --really-refresh` through a one-off filter, an
 /// edit of the same size with its time put back under `core.checkStat=minimal`
 /// — each passed `status` on the real index). The run records the index it
-/// read (`GIT_INDEX_FILE`); a HEAD that cannot be read leaves the index empty,
-/// and every file reads as untracked: not clean.
+/// read (`GIT_INDEX_FILE`) and where its attributes came from
+/// (`GIT_ATTR_SOURCE`, the empty tree: git 2.40 or later honours it). A HEAD
+/// that cannot be read into that index, or a repository [`steered`] names, is a
+/// run that did not start: `unknown`, never clean.
 fn against_head(dir: &str, argv: &[String]) -> CommandRun {
     if let Some(why) = steered(dir) {
         return not_read(argv, &why);
@@ -166,29 +168,52 @@ fn steered(dir: &str) -> Option<String> {
         ),
         env.clone(),
     );
-    let common = common.ok().then(|| common.stdout.trim().to_owned())?;
+    if !common.ok() {
+        return Some(format!(
+            "its repository could not be read: {}",
+            common.stderr.trim()
+        ));
+    }
+    let common = common.stdout.trim().to_owned();
     let attributes = std::path::Path::new(&common)
         .join("info")
         .join("attributes");
     // Read as bytes, as git reads it (helper-74: one byte that is not UTF-8
     // made the file read as absent).
-    if let Ok(bytes) = std::fs::read(&attributes) {
-        if bytes.split(|b| *b == b'\n').any(|l| {
-            let l = l.trim_ascii();
-            !l.is_empty() && !l.starts_with(b"#")
-        }) {
+    match std::fs::read(&attributes) {
+        Ok(bytes)
+            if bytes.split(|b| *b == b'\n').any(|l| {
+                let l = l.trim_ascii();
+                !l.is_empty() && !l.starts_with(b"#")
+            }) =>
+        {
             return Some(format!(
                 "`{}` changes how its files read (attributes outside the commit)",
                 attributes.display()
             ));
         }
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        // Fails closed: a file git may read and cairn cannot.
+        Err(e) => return Some(format!("`{}` could not be read: {e}", attributes.display())),
     }
     let filters = run_in(
         &crate::observe::git(dir, &["config", "--get-regexp", r"^filter\."]),
         env.clone(),
     );
-    if filters.ok() && !filters.stdout.trim().is_empty() {
-        return Some("the repository's config sets a filter driver, whose program would run while git reads the files".to_owned());
+    // Exit 1 is "no such key"; any other answer but none is a driver or an
+    // unreadable config (fails closed).
+    match (filters.exit_status, filters.stdout.trim().is_empty()) {
+        (Some(1), true) => {}
+        (Some(0), false) => {
+            return Some("the repository's config sets a filter driver, whose program would run while git reads the files".to_owned())
+        }
+        _ => {
+            return Some(format!(
+                "the repository's config could not be read: {}",
+                filters.stderr.trim()
+            ))
+        }
     }
     // A submodule's files are read against its own index, which cairn's index
     // of HEAD does not replace (helper-74: a mark in a submodule's index hid an

@@ -774,6 +774,17 @@ fn a_tree_whose_git_steers_how_files_read_is_not_read() {
         );
         assert_eq!(w.journal.bytes(), before);
     }
+    // An `info/attributes` cairn cannot read (a directory there) fails closed.
+    let w = Work::new(&spec_text(GREEN, "test result: ok", 30_000));
+    w.dispatched("core");
+    let red = w.commit_lane_with("// red..\n");
+    std::fs::create_dir(w.root.join(".git/info/attributes")).unwrap();
+    let (code, out) = w.verify("core", &w.lane, &red, &["--checklist", CHECKLIST]);
+    assert_eq!(
+        (code, out["error"]["rule"].as_str()),
+        (2, Some("tree-at-commit")),
+        "an unreadable info/attributes: {out}"
+    );
 }
 
 /// What `.gitattributes` say never converts a file before it is compared with
