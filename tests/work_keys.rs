@@ -220,6 +220,8 @@ fn no_recording_verb_starts_a_stream_under_the_absolute_path_key() {
     key_refused(&w);
     let (code, out) = w.run(&["validate", "--spec", w.spec.to_str().unwrap()]);
     assert_eq!(code, 0, "validate reads a spec anywhere: {out}");
+    // `status` reads it too (it records nothing): no node is planned there.
+    assert_eq!(core_in(&w, &w.spec), "unplanned");
     std::fs::rename(&aside, &git_dir).unwrap();
     let (code, out) = w.node("plan", "docs", &[]);
     assert_eq!(code, 0, "{out}");

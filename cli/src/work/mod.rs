@@ -53,7 +53,11 @@ struct SpecFile {
 /// made every verb use that key, so a lease on the node's first stream fenced
 /// nothing; and a shallow clone's "root" is its shallow boundary, which moves with
 /// each fetch. So is a git that could not run.
-fn spec_key(abs: &std::path::Path, rec: Option<&Recorder>) -> Result<String, Failure> {
+fn spec_key(
+    abs: &std::path::Path,
+    rec: Option<&Recorder>,
+    records: bool,
+) -> Result<String, Failure> {
     use cairn::machines::evidence::git::git;
     let legacy = node::sha256_hex(abs.to_string_lossy().as_bytes())[..16].to_owned();
     let Some(dir) = abs.parent().and_then(|d| d.to_str()) else {
@@ -86,7 +90,7 @@ fn spec_key(abs: &std::path::Path, rec: Option<&Recorder>) -> Result<String, Fai
         // journal already holds under it: no verb that records starts one
         // (helper-73: `.git` moved aside for one plan made a fresh stream, and a
         // spent budget started over once `.git` was back).
-        if rec.is_some() && !holds_streams_under(&legacy, rec)? {
+        if records && !holds_streams_under(&legacy, rec)? {
             return Err(refused(
                 "the spec is not inside a git repository: a work node's streams are keyed by the spec's repository (its root commits) and its path in it",
             ));
@@ -142,7 +146,20 @@ fn holds_streams_under(key: &str, rec: Option<&Recorder>) -> Result<bool, Failur
         .any(|s| s.stream.starts_with(&prefix)))
 }
 
+/// The spec at `path`, for a verb that records on its nodes' streams (`rec`) or
+/// only validates it (`None`).
 fn read_spec(path: &str, rec: Option<&Recorder>) -> Result<SpecFile, Failure> {
+    read_spec_as(path, rec, rec.is_some())
+}
+
+/// The spec at `path`, for a verb that only reads its nodes' streams (`status`,
+/// `ready`): a spec outside any repository is read (its nodes are unplanned, or
+/// under the absolute-path key a journal already holds).
+fn read_spec_to_read(path: &str, rec: &Recorder) -> Result<SpecFile, Failure> {
+    read_spec_as(path, Some(rec), false)
+}
+
+fn read_spec_as(path: &str, rec: Option<&Recorder>, records: bool) -> Result<SpecFile, Failure> {
     let abs = std::fs::canonicalize(path)
         .map_err(|e| input("spec", "read-error", &format!("`{path}`: {e}")))?;
     let meta = std::fs::metadata(&abs).map_err(|e| input("spec", "read-error", &e.to_string()))?;
@@ -151,7 +168,7 @@ fn read_spec(path: &str, rec: Option<&Recorder>) -> Result<SpecFile, Failure> {
     }
     let text = std::fs::read_to_string(&abs)
         .map_err(|e| input("spec", "read-error", &format!("`{}`: {e}", abs.display())))?;
-    let key = spec_key(&abs, rec)?;
+    let key = spec_key(&abs, rec, records)?;
     Ok(SpecFile {
         path: abs,
         text,

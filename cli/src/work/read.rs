@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::scope::read_draft;
 use super::view::{NodeStatus, NotReady, ReadyView, SpecError, SpecFinding, StatusView, Validated};
-use super::{load, read_spec, standing, stream, valid_spec};
+use super::{load, read_spec, read_spec_to_read, standing, stream, valid_spec};
 use crate::failure::{Done, Failure};
 use crate::output;
 use crate::record::Recorder;
@@ -57,7 +57,7 @@ pub fn validate(spec: &str) -> Result<Done, Failure> {
 
 /// The ready set, and every other node's lifecycle and blockers.
 pub fn ready(rec: &Recorder, spec: &str, session: &str) -> Result<Done, Failure> {
-    let f = read_spec(spec, Some(rec))?;
+    let f = read_spec_to_read(spec, rec)?;
     let s = valid_spec(&f)?;
     let e = rec.existing_engine()?;
     let (done, satisfied) = standing(&e, &f, &s, session)?;
@@ -87,7 +87,7 @@ pub fn ready(rec: &Recorder, spec: &str, session: &str) -> Result<Done, Failure>
 
 /// Every node's lifecycle, blockers and verification provenance.
 pub fn status(rec: &Recorder, spec: &str, session: &str) -> Result<Done, Failure> {
-    let f = read_spec(spec, Some(rec))?;
+    let f = read_spec_to_read(spec, rec)?;
     let s = valid_spec(&f)?;
     let e = rec.existing_engine()?;
     let (done, satisfied) = standing(&e, &f, &s, session)?;
