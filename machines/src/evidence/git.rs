@@ -15,6 +15,12 @@ pub fn git(dir: &str, rest: &[&str]) -> Vec<String> {
     v
 }
 
+/// `git -C <dir> worktree list --porcelain -z`: one NUL-terminated field per line
+/// of the porcelain form, so a worktree path holding a newline stays one field.
+pub fn worktree_list(dir: &str) -> Vec<String> {
+    git(dir, &["worktree", "list", "--porcelain", "-z"])
+}
+
 /// `git -C <dir> ls-files -v -z`: every index entry with its tag. `status`
 /// skips an entry marked skip-worktree (`S`) or assume-unchanged (lowercase):
 /// an edit under either mark is invisible to it (found by a hostile pass: a

@@ -8,18 +8,12 @@
 
 use super::super::Params;
 use super::{exists, git, Runs};
-use crate::evidence::git::index_flags;
+use crate::evidence::git::{index_flags, worktree_list};
 use crate::evidence::CommandRun;
 
 /// Everything after it is an operand, never an option (git ≥ 2.24; `rev-parse`
 /// honours it only with `--verify`).
 const EOO: &str = "--end-of-options";
-
-/// `git worktree list --porcelain -z`: one NUL-terminated field per line of the
-/// porcelain form, so a worktree path holding a newline stays one field.
-fn worktree_list(root: &str) -> Vec<String> {
-    git(root, &["worktree", "list", "--porcelain", "-z"])
-}
 
 /// `git show-ref --verify --quiet --end-of-options refs/heads/BRANCH`: exit 0 when
 /// the branch exists, 1 when it does not.

@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::TreeWatch;
-use crate::evidence::git::{git, index_flags, plain_index};
+use crate::evidence::git::{git, index_flags, plain_index, worktree_list};
 use crate::evidence::CommandRun;
 
 /// The tree a verification ran against, as git reported it.
@@ -136,7 +136,7 @@ pub fn merge_plan(merged_tree: &str, worker_commit: &str, commit: &str) -> [Vec<
         contains_plan(merged_tree, worker_commit, commit),
         super::dispatch_plan(merged_tree),
         git(merged_tree, &["branch", "--show-current"]),
-        git(merged_tree, &["worktree", "list", "--porcelain", "-z"]),
+        worktree_list(merged_tree),
     ]
 }
 
