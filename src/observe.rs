@@ -116,7 +116,10 @@ fn against_head(dir: &str, argv: &[String]) -> CommandRun {
     // untracked one git ignores — converts a file before it is compared, so its
     // bytes are compared with the committed blob's (helper-74: an ignored
     // `.gitattributes` with `ident`, and a committed one, each hid an edit).
-    env.insert("GIT_ATTR_SOURCE".to_owned(), EMPTY_TREE.to_owned());
+    env.insert(
+        "GIT_ATTR_SOURCE".to_owned(),
+        cairn_machines::evidence::git::EMPTY_TREE.to_owned(),
+    );
     let read_tree = crate::observe::git(dir, &["read-tree", "HEAD"]);
     let read = run_in(&read_tree, env.clone());
     if !read.ok() {
@@ -134,9 +137,6 @@ fn against_head(dir: &str, argv: &[String]) -> CommandRun {
     let _ = std::fs::remove_file(index.with_extension("lock"));
     run
 }
-
-/// git's empty tree: attributes read from it are none.
-const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 
 /// A status reading that was not made, and why: a run that did not start, so
 /// `unknown`, never clean.

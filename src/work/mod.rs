@@ -25,8 +25,7 @@ use crate::observe::now;
 
 /// Reads the tree a verification targets (the machine's `tree_plan`, in order).
 pub fn tree_reading(worktree: &str, expected_commit: &str) -> TreeReading {
-    let [toplevel, head, status, flags] =
-        tree_plan(worktree).map(|argv| crate::observe::run(&argv));
+    let [toplevel, head, status] = tree_plan(worktree).map(|argv| crate::observe::run(&argv));
     let repository = crate::observe::run(&cairn_machines::work::node::dispatch_plan(worktree));
     TreeReading {
         worktree_path: worktree.to_owned(),
@@ -34,7 +33,7 @@ pub fn tree_reading(worktree: &str, expected_commit: &str) -> TreeReading {
         toplevel,
         head,
         status,
-        flags: Some(flags),
+        flags: None,
         repository: Some(repository),
     }
 }

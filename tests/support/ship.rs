@@ -8,6 +8,7 @@ use cairn::machines::evidence::CommandRun;
 use cairn::machines::ship::{
     gates, owner, Command, Mutation, Params, ReviewStatus, ScopeAnswer, Stage, State,
 };
+use cairn::machines::testing::as_observed;
 use cairn::{Outcome, Timestamp};
 use proptest::prelude::*;
 use serde_json::json;
@@ -83,7 +84,6 @@ impl World {
                 },
             ),
             // Plain index entries; a dirty primary also shows its edit in status.
-            [_, _, _, "ls-files", "-v", "-z"] => (Some(0), "H a.txt\0H src.txt\0".into()),
             [_, _, _, "branch", "--show-current"] if at_wt => ok("worktree-abc"),
             [_, _, _, "branch", "--show-current"] => {
                 ok(if self.on_target { "main" } else { "other" })
@@ -143,7 +143,7 @@ impl World {
     pub fn run(&self, argv: Vec<String>) -> CommandRun {
         let (exit_status, stdout) = self.answer(&argv);
         let at = Timestamp::parse("2026-01-01T00:00:00Z").expect("a fixed timestamp parses");
-        CommandRun {
+        as_observed(CommandRun {
             argv,
             env: None,
             exit_status,
@@ -151,7 +151,7 @@ impl World {
             stderr: String::new(),
             started_at: at.clone(),
             finished_at: at,
-        }
+        })
     }
     pub fn runs(&self, plan: &[Vec<String>]) -> Vec<CommandRun> {
         plan.iter().map(|a| self.run(a.clone())).collect()

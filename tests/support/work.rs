@@ -2,6 +2,7 @@
 //! verification would observe, and runs built for the node's criteria.
 
 use cairn::machines::evidence::CommandRun;
+use cairn::machines::testing::as_observed;
 use cairn::machines::work::node::{
     contains_plan, contract_hash, merge_plan, tree_plan, ChecklistReport, Command, Containment,
     CriterionRun, PlanReceipt, ReviewVerdict, State, TreeReading, TreeWatch,
@@ -99,7 +100,7 @@ fn run(argv: &[&str], exit: i32, stdout: &str) -> CommandRun {
 
 fn run_argv(argv: &[String], exit: i32, stdout: &str) -> CommandRun {
     let at = Timestamp::parse("2026-01-01T00:00:00Z").expect("a fixed timestamp parses");
-    CommandRun {
+    as_observed(CommandRun {
         argv: argv.to_vec(),
         env: None,
         exit_status: Some(exit),
@@ -107,7 +108,7 @@ fn run_argv(argv: &[String], exit: i32, stdout: &str) -> CommandRun {
         stderr: String::new(),
         started_at: at.clone(),
         finished_at: at,
-    }
+    })
 }
 
 pub fn command(state: &State, step: &Step) -> Command {
@@ -162,14 +163,14 @@ pub fn command(state: &State, step: &Step) -> Command {
                 _ => ("/srv/other", C_LANE),
             };
             let c = &node.acceptance[0];
-            let [toplevel, head, status, flags] = tree_plan(path);
+            let [toplevel, head, status] = tree_plan(path);
             let tree = TreeReading {
                 worktree_path: path.into(),
                 expected_commit: commit.into(),
                 toplevel: run_argv(&toplevel, 0, &format!("{path}\n")),
                 head: run_argv(&head, 0, &format!("{commit}\n")),
                 status: run_argv(&status, 0, ""),
-                flags: Some(run_argv(&flags, 0, "H src/lib.rs\0")),
+                flags: None,
                 repository: None,
             };
             // A done node is re-verified in a tree that contains its merged commit.

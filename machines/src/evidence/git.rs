@@ -8,6 +8,8 @@
 //! system or repository setting changes what cairn parses or runs a program during
 //! a reading.
 
+use super::CommandRun;
+
 /// `git -C <dir> <rest…>`.
 pub fn git(dir: &str, rest: &[&str]) -> Vec<String> {
     let mut v = vec!["git".to_owned(), "-C".to_owned(), dir.to_owned()];
@@ -21,35 +23,36 @@ pub fn worktree_list(dir: &str) -> Vec<String> {
     git(dir, &["worktree", "list", "--porcelain", "-z"])
 }
 
-/// `git -C <dir> ls-files -v -z`: every index entry with its tag. `status`
-/// skips an entry marked skip-worktree (`S`) or assume-unchanged (lowercase):
-/// an edit under either mark is invisible to it (found by a hostile pass: a
-/// failing check script edited to pass under `--skip-worktree` was verified,
-/// and a leaked edit in the primary passed every primary-clean reading).
-pub fn index_flags(dir: &str) -> Vec<String> {
-    git(dir, &["ls-files", "-v", "-z"])
+/// git's empty tree: attributes read from it are none.
+pub const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+
+/// Whether a `status` run was taken against HEAD itself, as cairn's observer
+/// takes every one: its recorded environment names an index of the observer's
+/// own (`GIT_INDEX_FILE`, HEAD read into it, so no mark or cached file time of
+/// the repository's index hides an edit) and attributes from the empty tree
+/// (`GIT_ATTR_SOURCE`, so no `.gitattributes` converts a file before it is
+/// compared). A status on the repository's own index skips an entry marked
+/// skip-worktree or assume-unchanged and trusts its cached stats (found by
+/// hostile passes: a failing check script edited to pass under
+/// `--skip-worktree` was verified; a leaked edit in the primary passed every
+/// primary-clean reading).
+pub fn against_head(run: &CommandRun) -> bool {
+    run.env.as_ref().is_some_and(|env| {
+        env.contains_key("GIT_INDEX_FILE")
+            && env.get("GIT_ATTR_SOURCE").map(String::as_str) == Some(EMPTY_TREE)
+    })
 }
 
-/// Whether an [`index_flags`] listing holds only plain entries (`H `): no entry
-/// git would leave out of a status, none unmerged.
-pub fn plain_index(listing: &str) -> bool {
-    listing
-        .split('\0')
-        .filter(|f| !f.is_empty())
-        .all(|f| f.starts_with("H "))
-}
-
-/// A checkout's cleanliness from its `status --porcelain` output and its
-/// [`index_flags`] listing (each `None` when it could not be read): clean when
-/// status printed nothing and every index entry is plain; not clean when either
-/// shows otherwise; `None` (unknown) when what was read cannot tell.
-pub fn clean(status: Option<&str>, flags: Option<&str>) -> Option<bool> {
-    match (status, flags) {
-        (Some(s), _) if !s.trim().is_empty() => Some(false),
-        (_, Some(f)) if !plain_index(f) => Some(false),
-        (Some(_), Some(_)) => Some(true),
-        _ => None,
+/// A checkout's cleanliness from its `status --porcelain` run (`None` when it
+/// was not recorded): not clean when status printed anything; clean when it
+/// printed nothing and was taken [`against_head`]; `None` (unknown) when it did
+/// not exit 0, or a silent status was not taken against HEAD.
+pub fn clean(status: Option<&CommandRun>) -> Option<bool> {
+    let run = status.filter(|r| r.ok())?;
+    if !run.stdout.trim().is_empty() {
+        return Some(false);
     }
+    against_head(run).then_some(true)
 }
 
 /// `test -e <path>`: whether a path exists, as a recorded run.
@@ -190,18 +193,52 @@ pub fn observer_env() -> Vec<(String, String)> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_checkout_is_clean_only_on_an_empty_status_and_a_plain_index() {
-        let plain = "H a.txt\0H src/b.rs\0";
-        assert_eq!(clean(Some(""), Some(plain)), Some(true));
-        assert_eq!(clean(Some("\n"), Some("")), Some(true), "an empty index");
-        for flagged in ["S a.txt\0H b\0", "H a\0h b\0", "H a\0M c\0", "s a\0"] {
-            assert_eq!(clean(Some(""), Some(flagged)), Some(false), "{flagged:?}");
-            assert_eq!(clean(None, Some(flagged)), Some(false), "{flagged:?}");
+    fn status(exit: Option<i32>, stdout: &str, env: &[(&str, &str)]) -> CommandRun {
+        CommandRun {
+            argv: git("/r", &["status", "--porcelain"]),
+            env: Some(
+                env.iter()
+                    .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                    .collect(),
+            ),
+            exit_status: exit,
+            stdout: stdout.to_owned(),
+            stderr: String::new(),
+            started_at: crate::Timestamp::parse("2026-12-05T09:00:00Z").expect("a fixed time"),
+            finished_at: crate::Timestamp::parse("2026-12-05T09:00:00Z").expect("a fixed time"),
         }
-        assert_eq!(clean(Some(" M a.txt\n"), None), Some(false));
-        assert_eq!(clean(Some(""), None), None, "flags unread: unknown");
-        assert_eq!(clean(None, Some(plain)), None, "status unread: unknown");
+    }
+
+    /// Clean only on a silent status taken against HEAD; a status on the
+    /// repository's own index (marks, cached stats) or with the repository's
+    /// attributes is unknown even when silent.
+    #[test]
+    fn a_checkout_is_clean_only_on_a_silent_status_against_head() {
+        let head = [
+            ("GIT_INDEX_FILE", "/tmp/cairn-index-1"),
+            ("GIT_ATTR_SOURCE", EMPTY_TREE),
+        ];
+        assert_eq!(clean(Some(&status(Some(0), "", &head))), Some(true));
+        assert_eq!(clean(Some(&status(Some(0), "\n", &head))), Some(true));
+        assert_eq!(
+            clean(Some(&status(Some(0), " M a.txt\n", &head))),
+            Some(false)
+        );
+        assert_eq!(clean(Some(&status(Some(0), "?? b\n", &[]))), Some(false));
+        for env in [
+            &[][..],
+            &[("GIT_INDEX_FILE", "/tmp/i")][..],
+            &[("GIT_ATTR_SOURCE", EMPTY_TREE)][..],
+            &[("GIT_INDEX_FILE", "/tmp/i"), ("GIT_ATTR_SOURCE", "HEAD")][..],
+        ] {
+            assert_eq!(clean(Some(&status(Some(0), "", env))), None, "{env:?}");
+        }
+        let mut unrecorded = status(Some(0), "", &head);
+        unrecorded.env = None;
+        assert_eq!(clean(Some(&unrecorded)), None, "no environment recorded");
+        assert_eq!(clean(Some(&status(Some(128), "", &head))), None);
+        assert_eq!(clean(Some(&status(None, "", &head))), None);
+        assert_eq!(clean(None), None, "status unread: unknown");
     }
 
     #[test]

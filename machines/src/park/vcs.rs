@@ -180,9 +180,6 @@ pub fn checks(
     };
     let head = prec.run(git(root, &["rev-parse", "HEAD"]));
     let head_id = line(&head.stdout).to_owned();
-    // An edit under a skip-worktree or assume-unchanged mark is not in `status`,
-    // and HEAD does not preserve it.
-    let flags = prec.run(crate::evidence::git::index_flags(root));
     let dirty: Vec<&str> = status
         .stdout
         .lines()
@@ -196,7 +193,10 @@ pub fn checks(
     let base = |detail: &str| json!({"source": "git", "detail": detail, "backend": "git", "bound_root": root, "workspace": root});
     if head.exit_status != Some(0)
         || status.exit_status != Some(0)
-        || flags.exit_status != Some(0)
+        // A status on the repository's own index: an edit under a
+        // skip-worktree or assume-unchanged mark is not in it, and HEAD does
+        // not preserve that edit.
+        || !crate::evidence::git::against_head(&status)
         || unreadable
     {
         let mut e = base("HEAD or the working tree could not be read");
@@ -231,16 +231,6 @@ pub fn checks(
         e["state"] = json!("unknown");
         e["error"] = json!("git cat-file -e HEAD^{commit} failed");
         preservation("tree_preserved", "unknown", e, &prec.runs)
-    } else if !crate::evidence::git::plain_index(&flags.stdout) {
-        preservation(
-            "tree_preserved",
-            "fail",
-            unpreserved(
-                "an index entry is marked skip-worktree or assume-unchanged: status does not show its edits",
-                "git ls-files -v lists a marked entry".into(),
-            ),
-            &prec.runs,
-        )
     } else if dirty.is_empty() {
         preservation(
             "tree_preserved",

@@ -82,8 +82,11 @@ impl Machine for Ship {
     // upstream is read by its full name); every clean reading (the primary, the
     // worktree) also reads the index's marks (`ls-files -v`): an entry marked
     // skip-worktree or assume-unchanged hid an edit from `status`.
-    const RULES_VERSION: u32 = 10;
-    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7, 8, 9];
+    // 11: a clean reading (the primary, the worktree) is a silent status taken
+    // against HEAD itself (its recorded `GIT_INDEX_FILE` and `GIT_ATTR_SOURCE`);
+    // the index's marks are no longer read: that status sees every edit they hid.
+    const RULES_VERSION: u32 = 11;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
     type State = State;
     type Command = Command;
     type Event = Event;

@@ -8,7 +8,7 @@
 
 use super::super::Params;
 use super::{exists, git, Runs};
-use crate::evidence::git::{index_flags, worktree_list};
+use crate::evidence::git::worktree_list;
 use crate::evidence::CommandRun;
 
 /// Everything after it is an operand, never an option (git ≥ 2.24; `rev-parse`
@@ -65,7 +65,6 @@ pub fn preflight_plan(p: &Params, root: &str) -> Vec<Vec<String>> {
         branch_exists(p, root),
         worktree_list(root),
         exists(&p.worktree_path),
-        index_flags(root),
     ]
 }
 
@@ -134,7 +133,6 @@ pub fn create_verify_plan(p: &Params, root: &str) -> Vec<Vec<String>> {
         git(root, &["status", "--porcelain"]),
         git(&p.worktree_path, &["rev-parse", "HEAD"]),
         branch_tip(root, &p.target_branch),
-        index_flags(root),
     ]
 }
 
@@ -186,7 +184,6 @@ pub(super) fn isolation_plan(p: &Params, root: &str) -> Vec<Vec<String>> {
         git(root, &["status", "--porcelain"]),
         worktree_list(root),
         head_argv(w),
-        index_flags(root),
     ]
 }
 
@@ -230,7 +227,6 @@ pub(super) fn changed_paths_argv(p: &Params) -> Vec<String> {
 pub fn premerge_plan(p: &Params, root: &str, pre_squash: Option<&str>) -> Vec<Vec<String>> {
     let mut plan = isolation_plan(p, root);
     plan.push(git(&p.worktree_path, &["status", "--porcelain"]));
-    plan.push(index_flags(&p.worktree_path));
     plan.push(changed_paths_argv(p));
     if let Some(pre) = pre_squash {
         plan.push(git(
@@ -255,7 +251,6 @@ pub fn merge_before_plan(p: &Params, root: &str) -> Vec<Vec<String>> {
         git(root, &["branch", "--show-current"]),
         git(root, &["status", "--porcelain"]),
         branch_tip(root, &p.branch),
-        index_flags(root),
     ]
 }
 
@@ -320,7 +315,6 @@ pub fn resume_plan(p: &Params, root: &str) -> Vec<Vec<String>> {
         git(root, &["branch", "--show-current"]),
         worktree_list(root),
         branch_exists(p, root),
-        index_flags(root),
     ]
 }
 

@@ -51,7 +51,7 @@ pub fn preflight_facts(p: &Params, root: &str, runs: &[CommandRun]) -> Facts {
         repo_root: root.to_owned(),
         expected_basename: p.expected_basename.clone(),
         toplevel: r.line(&plan[0]),
-        primary_clean: clean(r.ok(&plan[1]), r.ok(&plan[6])),
+        primary_clean: clean(r.get(&plan[1])),
         current_branch: r.line(&plan[2]),
         target_branch: p.target_branch.clone(),
         branch: p.branch.clone(),
@@ -119,9 +119,9 @@ pub fn create_gates(p: &Params, root: &str, runs: &[CommandRun]) -> Vec<Gate> {
         Gate::eq("anchor-is-primary", r.line(&plan[1]), ".git"),
         Gate::holds(
             "primary-clean",
-            clean(r.ok(&plan[2]), r.ok(&plan[5])),
+            clean(r.get(&plan[2])),
             "the primary checkout is clean",
-            "the primary checkout has changes (or an index entry status skips)",
+            "the primary checkout has changes",
         ),
         match (wt_head, target) {
             (Some(h), Some(t)) => Gate::eq("worktree-at-target", Some(h), &t),
@@ -157,9 +157,9 @@ pub(super) fn isolation_gates(p: &Params, root: &str, r: Runs<'_>) -> Vec<Gate> 
         Gate::eq("worktree-on-branch", r.line(&plan[5]), &p.branch),
         Gate::holds(
             "primary-clean",
-            clean(r.ok(&plan[6]), r.ok(&plan[9])),
+            clean(r.get(&plan[6])),
             "the primary checkout is clean",
-            "the primary checkout has changes (or an index entry status skips): a leaf wrote outside its worktree",
+            "the primary checkout has changes: a leaf wrote outside its worktree",
         ),
         Gate::holds(
             "worktree-listed",
@@ -219,15 +219,15 @@ pub fn premerge_gates(
     });
     g.push(Gate::holds(
         "worktree-clean",
-        clean(r.ok(&plan[10]), r.ok(&plan[11])),
+        clean(r.get(&plan[9])),
         "the worktree has no uncommitted state",
-        "the worktree has uncommitted state (or an index entry status skips)",
+        "the worktree has uncommitted state",
     ));
     g.push(in_scope_gate(r.ok(&changed_paths_argv(p)), in_scope).1);
     match (squash, pre_squash) {
         (Squash::Squashed, Some(_)) => g.push(Gate::holds(
             "squash-diff-empty",
-            r.ok(&plan[13]).map(|s| s.is_empty()),
+            r.ok(&plan[11]).map(|s| s.is_empty()),
             "git diff PRE_SQUASH..HEAD is empty",
             "the squash changed the tree: git diff PRE_SQUASH..HEAD is not empty",
         )),
@@ -303,7 +303,7 @@ pub fn merge_before(p: &Params, root: &str, runs: &[CommandRun]) -> MergeBefore 
     let plan = merge_before_plan(p, root);
     MergeBefore {
         current: r.ok(&plan[0]).map(|s| s.trim_end().to_owned()),
-        clean: clean(r.ok(&plan[1]), r.ok(&plan[3])),
+        clean: clean(r.get(&plan[1])),
         tip: r.line(&plan[2]),
     }
 }
@@ -336,7 +336,7 @@ pub fn resume_facts(
     let r = Runs(runs);
     let plan = resume_plan(p, root);
     (
-        clean(r.ok(&plan[0]), r.ok(&plan[4])),
+        clean(r.get(&plan[0])),
         r.line(&plan[1]),
         lists_branch(r.ok(&plan[2]), &p.branch),
         r.yes_no(&plan[3]),

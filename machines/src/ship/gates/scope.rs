@@ -51,7 +51,7 @@ pub fn phase1d(
     if let Some(h) = head {
         gates.push(head_gate("head-matches-report", r, p, h));
     }
-    let ahead = r.line(&plan[10]).and_then(|s| s.parse::<u64>().ok());
+    let ahead = r.line(&plan[9]).and_then(|s| s.parse::<u64>().ok());
     gates.push(match ahead {
         None => Gate::new("commits-ahead", Outcome::Unknown, "rev-list failed"),
         Some(0) => Gate::new(
@@ -61,8 +61,8 @@ pub fn phase1d(
         ),
         Some(n) => Gate::new("commits-ahead", Outcome::Pass, format!("{n} commits ahead")),
     });
-    let stat = r.ok(&plan[11]).and_then(parse_shortstat);
-    let body = r.ok(&plan[12]).and_then(has_body);
+    let stat = r.ok(&plan[10]).and_then(parse_shortstat);
+    let body = r.ok(&plan[11]).and_then(has_body);
     let floor = stat.map(|(f, d)| f > p.files_max || d > p.deletions_max);
     gates.push(match stat {
         None => Gate::new(
@@ -91,7 +91,7 @@ pub fn phase1d(
             "the floor tripped and the commit has no body",
         ));
     }
-    let (out_of_scope, gate) = in_scope_gate(r.ok(&plan[13]), in_scope);
+    let (out_of_scope, gate) = in_scope_gate(r.ok(&plan[12]), in_scope);
     gates.push(gate);
     let hard: Vec<String> = gates
         .iter()
@@ -196,7 +196,6 @@ mod tests {
             "",
             wt_list,
             "2222222222222222222222222222222222222222\n",
-            "H a.txt\0",
             "1\n",
             " 2 files changed, 2 insertions(+)\n",
             "why\n\0\n",
@@ -206,14 +205,16 @@ mod tests {
         phase1d_plan(&Params::sample(), "/srv/repo")
             .into_iter()
             .zip(out)
-            .map(|(argv, stdout)| CommandRun {
-                argv,
-                env: None,
-                exit_status: Some(0),
-                stdout: stdout.into(),
-                stderr: String::new(),
-                started_at: at.clone(),
-                finished_at: at.clone(),
+            .map(|(argv, stdout)| {
+                crate::testing::as_observed(CommandRun {
+                    argv,
+                    env: None,
+                    exit_status: Some(0),
+                    stdout: stdout.into(),
+                    stderr: String::new(),
+                    started_at: at.clone(),
+                    finished_at: at.clone(),
+                })
             })
             .collect()
     }

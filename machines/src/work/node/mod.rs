@@ -102,8 +102,12 @@ impl Machine for WorkNode {
     /// v6: a verified tree's index marks are read (`ls-files -v`): an entry
     /// marked skip-worktree or assume-unchanged hid a failing criterion's edit
     /// from `status`; and the merged tree is never the worker's own tree.
-    const RULES_VERSION: u32 = 6;
-    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5];
+    /// v7: a verified tree is clean only by a status taken against HEAD itself
+    /// (its recorded `GIT_INDEX_FILE` and `GIT_ATTR_SOURCE`: cairn's own index,
+    /// attributes from the empty tree); the index's marks are no longer read,
+    /// that status sees every edit they hid.
+    const RULES_VERSION: u32 = 7;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6];
 
     fn verdict(_state: &State, events: &[Event]) -> crate::Verdict {
         super::verdict::verdict(events)

@@ -52,7 +52,7 @@ fn ctx(session: &str) -> Context {
 
 fn ran(argv: Vec<String>, exit: i32, stdout: &str) -> CommandRun {
     let at = Timestamp::parse("2026-01-01T00:00:00Z").expect("a fixed time parses");
-    CommandRun {
+    crate::testing::as_observed(CommandRun {
         argv,
         env: None,
         exit_status: Some(exit),
@@ -60,19 +60,19 @@ fn ran(argv: Vec<String>, exit: i32, stdout: &str) -> CommandRun {
         stderr: String::new(),
         started_at: at.clone(),
         finished_at: at,
-    }
+    })
 }
 
 /// The tree at `path`, HEAD `head`, `status` its porcelain status.
 fn tree(path: &str, commit: &str, head: &str, status: &str) -> TreeReading {
-    let [t, h, s, f] = tree_plan(path);
+    let [t, h, s] = tree_plan(path);
     TreeReading {
         worktree_path: path.into(),
         expected_commit: commit.into(),
         toplevel: ran(t, 0, &format!("{path}\n")),
         head: ran(h, 0, &format!("{head}\n")),
         status: ran(s, 0, status),
-        flags: Some(ran(f, 0, "H src/lib.rs\0")),
+        flags: None,
         repository: None,
     }
 }

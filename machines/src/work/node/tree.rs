@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::TreeWatch;
-use crate::evidence::git::{git, index_flags, plain_index, worktree_list};
+use crate::evidence::git::{against_head, git, worktree_list};
 use crate::evidence::CommandRun;
 
 /// The tree a verification ran against, as git reported it.
@@ -22,11 +22,13 @@ pub struct TreeReading {
     pub toplevel: CommandRun,
     /// `git rev-parse HEAD`.
     pub head: CommandRun,
-    /// `git status --porcelain --untracked-files=all`.
+    /// `git status --porcelain --untracked-files=all`, taken against HEAD
+    /// itself ([`against_head`]: no mark or cached stat of the repository's
+    /// index hides an edit; work-node rules 7).
     pub status: CommandRun,
-    /// `git ls-files -v -z` ([`index_flags`]): an entry marked skip-worktree or
-    /// assume-unchanged hides an edit from `status` (work-node rules 6; absent in
-    /// readings made before, which a verification now refuses).
+    /// `git ls-files -v -z`, the index's marks, as work-node rules 6 read them
+    /// beside a status on the repository's own index. Kept so those readings
+    /// read back as recorded; never made since (rules 7) and never read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flags: Option<CommandRun>,
     /// The tree's top level and repository, read as `work dispatch` reads them
@@ -36,8 +38,8 @@ pub struct TreeReading {
     pub repository: Option<CommandRun>,
 }
 
-/// The four readings of a tree, in order: top level, HEAD, status, the index's marks.
-pub fn tree_plan(worktree: &str) -> [Vec<String>; 4] {
+/// The three readings of a tree, in order: top level, HEAD, status.
+pub fn tree_plan(worktree: &str) -> [Vec<String>; 3] {
     [
         git(worktree, &["rev-parse", "--show-toplevel"]),
         git(worktree, &["rev-parse", "HEAD"]),
@@ -45,7 +47,6 @@ pub fn tree_plan(worktree: &str) -> [Vec<String>; 4] {
             worktree,
             &["status", "--porcelain", "--untracked-files=all"],
         ),
-        index_flags(worktree),
     ]
 }
 
@@ -60,10 +61,7 @@ impl TreeReading {
     /// (read by exactly the planned argv); else what is wrong.
     pub fn problem(&self) -> Option<String> {
         let plan = tree_plan(&self.worktree_path);
-        let Some(flags) = &self.flags else {
-            return Some("the index's marks were not read (`git ls-files -v`)".into());
-        };
-        if [&self.toplevel, &self.head, &self.status, flags]
+        if [&self.toplevel, &self.head, &self.status]
             .iter()
             .zip(plan.iter())
             .any(|(r, argv)| &r.argv != argv)
@@ -86,17 +84,13 @@ impl TreeReading {
             None => return Some("HEAD could not be read".into()),
         }
         match (self.status.ok(), self.status.stdout.trim().is_empty()) {
-            (true, true) => {}
-            (true, false) => return Some("the tree has uncommitted or untracked changes".into()),
-            (false, _) => return Some("the tree's status could not be read".into()),
-        }
-        match (flags.ok(), plain_index(&flags.stdout)) {
-            (true, true) => None,
-            (true, false) => Some(
-                "an index entry is marked skip-worktree or assume-unchanged (or unmerged): `status` does not show its edits"
+            (true, true) if against_head(&self.status) => None,
+            (true, true) => Some(
+                "the tree's status was not taken against HEAD: the repository's index can hide an edit from it"
                     .into(),
             ),
-            (false, _) => Some("the index's marks could not be read".into()),
+            (true, false) => Some("the tree has uncommitted or untracked changes".into()),
+            (false, _) => Some("the tree's status could not be read".into()),
         }
     }
 
@@ -344,4 +338,66 @@ pub fn watched_changes(tree: &str, watch: &TreeWatch) -> Result<Vec<String>, Str
         .filter(|p| *p != ".git" && !p.starts_with(".git/"))
         .cloned()
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::as_observed;
+    use crate::Timestamp;
+
+    fn ran(argv: &[String], stdout: &str) -> CommandRun {
+        let at = Timestamp::parse("2026-12-05T09:00:00Z").expect("a fixed time parses");
+        as_observed(CommandRun {
+            argv: argv.to_vec(),
+            env: None,
+            exit_status: Some(0),
+            stdout: stdout.into(),
+            stderr: String::new(),
+            started_at: at.clone(),
+            finished_at: at,
+        })
+    }
+
+    const TREE: &str = "/srv/lane";
+    const COMMIT: &str = "1111111111111111111111111111111111111111";
+
+    fn reading(status: &str) -> TreeReading {
+        let [t, h, s] = tree_plan(TREE);
+        TreeReading {
+            worktree_path: TREE.into(),
+            expected_commit: COMMIT.into(),
+            toplevel: ran(&t, &format!("{TREE}\n")),
+            head: ran(&h, &format!("{COMMIT}\n")),
+            status: ran(&s, status),
+            flags: None,
+            repository: None,
+        }
+    }
+
+    /// A silent status is a clean tree only when it was taken against HEAD
+    /// (work-node rules 7): one on the repository's own index, where a
+    /// skip-worktree mark hides an edit, is not.
+    #[test]
+    fn a_tree_is_clean_only_by_a_status_taken_against_head() {
+        assert_eq!(reading("").problem(), None);
+        assert_eq!(
+            reading(" M src/lib.rs\n").problem().as_deref(),
+            Some("the tree has uncommitted or untracked changes")
+        );
+        let mut own_index = reading("");
+        own_index.status.env = Some(Default::default());
+        assert!(own_index
+            .problem()
+            .is_some_and(|p| p.contains("not taken against HEAD")));
+        let mut unrecorded = reading("");
+        unrecorded.status.env = None;
+        assert!(unrecorded.problem().is_some());
+        let mut failed = reading("");
+        failed.status.exit_status = Some(128);
+        assert_eq!(
+            failed.problem().as_deref(),
+            Some("the tree's status could not be read")
+        );
+    }
 }
