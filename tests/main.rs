@@ -90,6 +90,7 @@ mod ship_stops;
 mod tidy;
 mod trust;
 mod trust_cli;
+mod typed_input;
 mod work_confirm;
 mod work_keys;
 mod work_node;

@@ -88,8 +88,17 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<Done, Failur
         .clone()
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(&repo).join(".saga-profile.json"));
-    let preview_command = std::fs::read_to_string(&profile)
-        .ok()
+    // An absent profile names no preview; one that is there is read as every
+    // input file is (bounded, a regular file).
+    let profile_text = match std::fs::symlink_metadata(&profile) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        _ => Some(crate::input::read_file(
+            &profile,
+            "profile",
+            "readable-profile",
+        )?),
+    };
+    let preview_command = profile_text
         .and_then(|t| serde_json::from_str::<Value>(&t).ok())
         .and_then(|p| {
             p.get("branch_preview_command")

@@ -76,13 +76,7 @@ pub(super) fn record_path(a: &BuildLoopArgs, repo: &str) -> Result<PathBuf, Fail
 /// The record's text and its parsed object (one strict, depth-bounded parse, like
 /// every other JSON input).
 pub(super) fn read(path: &Path) -> Result<(String, Value), Failure> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        input(
-            "record",
-            "readable-record",
-            &format!("`{}`: {e}", path.display()),
-        )
-    })?;
+    let text = crate::input::read_file(path, "record", "readable-record")?;
     let record: Value = wire::parse_document(&text).map_err(|e| {
         input(
             "record",

@@ -52,8 +52,7 @@ fn scenario(s: &str) -> Result<Scenario, Failure> {
 /// (`standard_cycle_allowance`, `escalated_cycle_allowance`; each `{value, …}` or a
 /// bare value; absent or null → 3 and 2). A value that is not a count is refused.
 fn limits(path: &str) -> Result<QaLimits, Failure> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| input("record", "readable-record", &format!("`{path}`: {e}")))?;
+    let text = crate::input::read_file(std::path::Path::new(path), "record", "readable-record")?;
     let record = wire::parse_document(&text).map_err(|e| {
         input(
             "record",

@@ -49,7 +49,7 @@ fn save_of(a: &SagaSave) -> Result<Save, Failure> {
         Some(s) => Some(
             s.split('|')
                 .map(|r| {
-                    r.trim().parse::<u32>().map_err(|_| {
+                    r.parse::<u32>().map_err(|_| {
                         input(
                             "rounds_seen",
                             "round-number",

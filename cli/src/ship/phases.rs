@@ -264,16 +264,17 @@ fn report(r: &ShipReport, run: Option<&ship::Run>, phase: &str) -> Result<Value,
         "{}/.run-ship/{phase}-{}.json",
         run.params.worktree_path, run.params.short_id
     );
-    let text = std::fs::read_to_string(&path).map_err(|e| {
-        input(
-            "packet",
-            "packet-readable",
-            &format!("`{path}`: {e} (a missing packet is a structured stop)"),
-        )
-    })?;
-    if text.len() as u64 > crate::input::MAX_INPUT {
-        return Err(input("packet", "input-size", "the packet is too large"));
-    }
+    let text = crate::input::read_file(std::path::Path::new(&path), "packet", "packet-readable")
+        .map_err(|mut e| {
+            // A missing packet is the leaf's structured stop: say so.
+            if let Failure::Input(v) = &mut e {
+                for v in v.iter_mut().filter(|v| v.rule == "packet-readable") {
+                    v.message
+                        .push_str(" (a missing packet is a structured stop)");
+                }
+            }
+            e
+        })?;
     Ok(wire::parse_document(crate::input::keep(text))?)
 }
 

@@ -162,12 +162,7 @@ fn read_spec_to_read(path: &str, rec: &Recorder) -> Result<SpecFile, Failure> {
 fn read_spec_as(path: &str, rec: Option<&Recorder>, records: bool) -> Result<SpecFile, Failure> {
     let abs = std::fs::canonicalize(path)
         .map_err(|e| input("spec", "read-error", &format!("`{path}`: {e}")))?;
-    let meta = std::fs::metadata(&abs).map_err(|e| input("spec", "read-error", &e.to_string()))?;
-    if meta.len() > crate::input::MAX_INPUT {
-        return Err(input("spec", "input-size", "the workspec is too large"));
-    }
-    let text = std::fs::read_to_string(&abs)
-        .map_err(|e| input("spec", "read-error", &format!("`{}`: {e}", abs.display())))?;
+    let text = crate::input::read_file(&abs, "spec", "read-error")?;
     let key = spec_key(&abs, rec, records)?;
     Ok(SpecFile {
         path: abs,
@@ -324,14 +319,28 @@ fn finish(
     Ok(())
 }
 
+/// The session evidence is bound to, as a person reads it (helper-75: `s\u{200B}1`
+/// was taken as a session that reads as `s1`).
+fn session_of(s: &crate::args::WorkSession) -> Result<&str, Failure> {
+    cairn::machines::evidence::names::label(
+        "session",
+        &s.session,
+        cairn::machines::evidence::names::NAME_MAX,
+    )
+    .map_err(|(rule, m)| input("session", rule, &m))?;
+    Ok(&s.session)
+}
+
 pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<Done, Failure> {
     let rec = |key| Recorder::new(db, options, key);
     let reader = Recorder::reader(db, options);
     match verb {
         WorkCommand::Validate { spec } => read::validate(spec.path()),
-        WorkCommand::Ready { spec, session } => read::ready(&reader, spec.path(), &session.session),
+        WorkCommand::Ready { spec, session } => {
+            read::ready(&reader, spec.path(), session_of(session)?)
+        }
         WorkCommand::Status { spec, session } => {
-            read::status(&reader, spec.path(), &session.session)
+            read::status(&reader, spec.path(), session_of(session)?)
         }
         WorkCommand::Plan { node: r, with, key } => plan::plan(&rec(key)?, r, with),
         WorkCommand::Dispatch {
@@ -380,7 +389,7 @@ pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<Done, Failu
                 worktree,
                 expected_commit,
                 checklist,
-                session: &session.session,
+                session: session_of(session)?,
             },
         ),
         WorkCommand::Review {
@@ -515,6 +524,6 @@ pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<Done, Failu
             node: r,
             session,
             key,
-        } => verify::done(&rec(key)?, r, &session.session),
+        } => verify::done(&rec(key)?, r, session_of(session)?),
     }
 }

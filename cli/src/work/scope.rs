@@ -150,9 +150,8 @@ pub(super) fn read_draft(f: &SpecFile) -> Draft {
     };
     let path = root.join(&rel);
     match (std::fs::canonicalize(&path), std::fs::canonicalize(&root)) {
-        (Ok(p), Ok(r)) if p.starts_with(&r) => {
-            std::fs::read_to_string(p).map_or(Draft::Unavailable, Draft::Text)
-        }
+        (Ok(p), Ok(r)) if p.starts_with(&r) => crate::input::read_file(&p, "draft", "read-error")
+            .map_or(Draft::Unavailable, Draft::Text),
         _ => Draft::Unavailable,
     }
 }

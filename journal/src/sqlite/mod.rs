@@ -10,6 +10,7 @@ mod replay;
 mod same;
 mod sql;
 mod store;
+mod structure;
 mod tx;
 
 use std::path::{Path, PathBuf};
@@ -17,67 +18,12 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
 use file::{create_owner_only, file_uri, regular_file, sidecar, PrivateCopy};
+use structure::integrity_lines;
 
 use crate::{Access, Durability, Error, Options, SCHEMA_VERSION};
 
 /// `PRAGMA application_id` of a cairn journal ("cairn" would not fit: "crn1").
 const APPLICATION_ID: i64 = 0x6372_6e31;
-
-/// SQLite's structural check on `conn`, then the file's tables and indexes
-/// against cairn's: at most `limit` problems, none when sound.
-fn integrity_lines(conn: &Connection, limit: u32) -> rusqlite::Result<Vec<String>> {
-    let mut stmt = conn.prepare(&format!("PRAGMA integrity_check({limit})"))?;
-    let lines: Vec<String> = stmt
-        .query_map([], |r| r.get(0))
-        .and_then(|rows| rows.collect())?;
-    let mut out: Vec<String> = lines
-        .into_iter()
-        .filter(|l| l != "ok")
-        .map(|l| format!("sqlite integrity_check: {l}"))
-        .collect();
-    out.extend(schema_lines(conn)?);
-    out.truncate(limit as usize);
-    Ok(out)
-}
-
-/// The file's tables, indexes and triggers beside those cairn's migrations make
-/// at its schema version, a line per difference. `integrity_check` judges a file
-/// by its own schema: a table rebuilt without its primary key or an index cairn
-/// never made passes it (helper-47), and so does a trigger cairn never made
-/// (helper-70: `RAISE(IGNORE)` on signatures dropped every later one). Every row
-/// counts, views too, whatever its `type` says (SQLite loads a row by its `sql`:
-/// one typed `TRIGGER` fired unseen, helper-72). A dropped guard is
-/// `unguarded`'s to name; an altered one (`… WHERE 0`) is named here.
-fn schema_lines(conn: &Connection) -> rusqlite::Result<Vec<String>> {
-    type Objects = std::collections::BTreeMap<(String, String), (String, Option<String>)>;
-    let objects = |c: &Connection| -> rusqlite::Result<Objects> {
-        c.prepare("SELECT lower(type), name, tbl_name, sql FROM sqlite_schema")?
-            .query_map([], |r| Ok(((r.get(0)?, r.get(1)?), (r.get(2)?, r.get(3)?))))?
-            .collect()
-    };
-    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-    let cairns = Connection::open_in_memory()?;
-    for sql in MIGRATIONS.iter().take(version.clamp(0, i64::MAX) as usize) {
-        cairns.execute_batch(sql)?;
-    }
-    let (want, have) = (objects(&cairns)?, objects(conn)?);
-    let mut out = vec![];
-    for ((kind, name), declared) in &have {
-        out.extend(match want.get(&(kind.clone(), name.clone())) {
-            None => Some(format!("schema: {kind} `{name}` is not one cairn makes")),
-            Some(w) if w != declared => Some(format!(
-                "schema: {kind} `{name}` is declared otherwise than cairn declares it"
-            )),
-            Some(_) => None,
-        });
-    }
-    for (kind, name) in want.keys().filter(|(kind, _)| kind != "trigger") {
-        if !have.contains_key(&(kind.clone(), name.clone())) {
-            out.push(format!("schema: {kind} `{name}` is missing"));
-        }
-    }
-    Ok(out)
-}
 
 /// Whether `conn` reads its file in WAL mode (asked, never set).
 fn wal_mode(conn: &Connection) -> bool {
@@ -259,6 +205,16 @@ impl SqliteStore {
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
             options,
         )?;
+        // A connection that writes nothing leaves the file as it found it: SQLite
+        // checkpoints the write-ahead log into the file when the last connection
+        // closes, and a refused command (exit 2) closing last had rewritten the
+        // file with another writer's pending log (helper-75). Checkpointing on
+        // close comes back once this connection commits a write (`wrote`).
+        conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+            true,
+        )
+        .map_err(|e| Error::sql(e, busy_ms))?;
         let mut journal = Self {
             conn,
             path: path.to_owned(),
@@ -595,6 +551,7 @@ impl SqliteStore {
         }
         tx.pragma_update(None, "application_id", APPLICATION_ID)
             .map_err(|e| Error::sql(e, busy))?;
-        tx.commit().map_err(|e| Error::sql(e, busy))
+        tx.commit().map_err(|e| Error::sql(e, busy))?;
+        self.wrote()
     }
 }

@@ -117,6 +117,18 @@ impl SqliteStore {
     pub(super) fn sql_err(&self) -> impl Fn(rusqlite::Error) -> Error + '_ {
         move |e| Error::sql(e, self.busy_ms)
     }
+
+    /// This connection committed a write: it checkpoints the log into the file
+    /// when it closes last, as SQLite does by default.
+    pub(super) fn wrote(&self) -> Result<(), Error> {
+        self.conn
+            .set_db_config(
+                rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+                false,
+            )
+            .map(drop)
+            .map_err(self.sql_err())
+    }
 }
 
 impl Store for SqliteStore {
@@ -140,6 +152,9 @@ impl Store for SqliteStore {
             .map_err(|e| Error::sql(e, busy))?;
         let out = append_all(&mut Tx { tx: &tx, busy }, appends, signer)?;
         tx.commit().map_err(|e| Error::sql(e, busy))?;
+        if out.iter().any(|o| matches!(o, AppendOutcome::Appended(_))) {
+            self.wrote()?;
+        }
         Ok(out)
     }
 
@@ -468,6 +483,7 @@ impl Store for SqliteStore {
             });
         }
         feed(&mut Tx { tx: &tx, busy })?;
-        tx.commit().map_err(|e| Error::sql(e, busy))
+        tx.commit().map_err(|e| Error::sql(e, busy))?;
+        self.wrote()
     }
 }

@@ -4,8 +4,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::evidence::ids::refuse_option_like;
-use crate::evidence::text::first_invisible;
 use crate::evidence::Invalid;
 
 /// The longest owner or claim id, in bytes.
@@ -23,34 +21,8 @@ fn invalid(rule: &'static str, message: String) -> Invalid {
 /// no character a person cannot see (controls, zero-width, bidirectional
 /// controls, …), no space at either end, and not option-like.
 fn check_name(what: &str, s: &str) -> Result<(), Invalid> {
-    if s.is_empty() {
-        return Err(invalid("nonempty-string", format!("the {what} is empty")));
-    }
-    if s.len() > NAME_MAX {
-        return Err(invalid(
-            "length",
-            format!(
-                "the {what} is {} bytes, past the limit of {NAME_MAX}",
-                s.len()
-            ),
-        ));
-    }
-    if let Some((i, c)) = first_invisible(s) {
-        return Err(invalid(
-            "invisible-character",
-            format!(
-                "character {i} of the {what} is U+{:04X}, a control, format, bidirectional or invisible character a person cannot see",
-                u32::from(c)
-            ),
-        ));
-    }
-    if s.starts_with(' ') || s.ends_with(' ') {
-        return Err(invalid(
-            "surrounding-space",
-            format!("the {what} starts or ends with a space"),
-        ));
-    }
-    refuse_option_like(s, what)
+    crate::evidence::names::label(what, s, NAME_MAX)
+        .map_err(|(rule, message)| invalid(rule, message))
 }
 
 macro_rules! name {

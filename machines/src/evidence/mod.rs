@@ -27,9 +27,35 @@ pub fn sha256_hex(bytes: impl AsRef<[u8]>) -> String {
 }
 
 /// The next review round: `max(rounds_seen) + 1`, or 1. Derived, never stored;
-/// the saga thread and the PR loop count rounds by this one rule.
+/// the saga thread and the PR loop count rounds by this one rule. A round list
+/// [`bad_round`] passes always has a next round; one recorded before that rule
+/// stays at [`MAX_ROUND`] + 1 rather than wrap to 0 (helper-75: a round of
+/// `u32::MAX` had the next one recorded as round 0).
 pub fn next_round(rounds_seen: &[u32]) -> u32 {
-    rounds_seen.iter().max().map_or(1, |m| m + 1)
+    rounds_seen.iter().max().map_or(1, |m| m.saturating_add(1))
+}
+
+/// The highest round a caller may name: one below `u32::MAX`, so the round
+/// after it is a number.
+pub const MAX_ROUND: u32 = u32::MAX - 1;
+
+/// The first place in `rounds` that breaks the rule for a round list, with why:
+/// rounds are numbered from 1 to [`MAX_ROUND`], each named once.
+pub fn bad_round(rounds: &[u32]) -> Option<(usize, String)> {
+    rounds.iter().enumerate().find_map(|(i, r)| {
+        if *r == 0 {
+            Some((i, "rounds are numbered from 1".to_owned()))
+        } else if *r > MAX_ROUND {
+            Some((
+                i,
+                format!("a round is at most {MAX_ROUND}: the next one must be a number"),
+            ))
+        } else if rounds[..i].contains(r) {
+            Some((i, format!("round {r} is named twice")))
+        } else {
+            None
+        }
+    })
 }
 
 /// The result of one check. `Unknown` never opens a gate.

@@ -100,6 +100,81 @@ pub fn ref_format(name: &str) -> Result<(), Refused> {
     Ok(())
 }
 
+/// A caller's label (an operator, a boundary, an owner, a run or session id): not
+/// empty, at most `max` bytes, every character visible, no space at either end,
+/// and not option-like. `what` names it in the message.
+pub fn label(what: &str, s: &str, max: usize) -> Result<(), Refused> {
+    if s.is_empty() {
+        return Err(("nonempty-string", format!("the {what} is empty")));
+    }
+    if s.len() > max {
+        return Err((
+            "length",
+            format!("the {what} is {} bytes, past the limit of {max}", s.len()),
+        ));
+    }
+    if let Some((i, c)) = first_invisible(s) {
+        return Err((
+            "invisible-character",
+            format!(
+                "character {i} of the {what} is U+{:04X}, a control, format, bidirectional or invisible character a person cannot see",
+                u32::from(c)
+            ),
+        ));
+    }
+    if s.starts_with(' ') || s.ends_with(' ') {
+        return Err((
+            "surrounding-space",
+            format!("the {what} starts or ends with a space"),
+        ));
+    }
+    super::ids::refuse_option_like(s, what).map_err(|e| (e.rule, e.message))
+}
+
+/// Free text a person reads (a reason, a next step, a detail): one line of
+/// visible characters, at most [`TEXT_MAX`] bytes; it may be empty.
+pub fn text(s: &str) -> Result<(), Refused> {
+    visible(s)?;
+    if s.len() > TEXT_MAX {
+        return Err((
+            "length",
+            format!("{} bytes, past the limit of {TEXT_MAX}", s.len()),
+        ));
+    }
+    Ok(())
+}
+
+/// The longest prose (a reason, a rationale, a note), in bytes.
+pub const PROSE_MAX: usize = 64 * 1024;
+
+/// Prose a person reads (a rationale, a reason, a concern): lines of visible
+/// characters (a newline is the one invisible character it may hold), at most
+/// [`PROSE_MAX`] bytes.
+pub fn prose(s: &str) -> Result<(), Refused> {
+    if s.len() > PROSE_MAX {
+        return Err((
+            "length",
+            format!("{} bytes, past the limit of {PROSE_MAX}", s.len()),
+        ));
+    }
+    let mut at = 0;
+    for line in s.split('\n') {
+        if let Err((rule, _)) = visible(line) {
+            let (i, c) = first_invisible(line).unwrap_or((0, ' '));
+            return Err((
+                rule,
+                format!(
+                    "character {} is U+{:04X}, a control, format, bidirectional or invisible character a person cannot see",
+                    at + i,
+                    u32::from(c)
+                ),
+            ));
+        }
+        at += line.chars().count() + 1;
+    }
+    Ok(())
+}
+
 /// A branch name: visible, within the ref limits, and one git takes. (Option-like
 /// names are refused before this, with their own rule.)
 pub fn branch(name: &str) -> Result<(), Refused> {

@@ -163,14 +163,12 @@ pub fn classify_input(input: &ObserveInput, observed: &Observed) -> Result<Place
         ));
     }
     if let Some(rounds) = &input.saga_rounds_seen {
-        for (i, r) in rounds.iter().enumerate() {
-            if *r == 0 || rounds[..i].contains(r) {
-                return Err(InputError::new(
-                    format!("saga_rounds_seen[{i}]"),
-                    "rounds-seen",
-                    "rounds are positive and unique",
-                ));
-            }
+        if let Some((i, why)) = crate::evidence::bad_round(rounds) {
+            return Err(InputError::new(
+                format!("saga_rounds_seen[{i}]"),
+                "rounds-seen",
+                why,
+            ));
         }
     }
     if let Some(t) = &input.tiers {

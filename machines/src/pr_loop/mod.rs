@@ -68,8 +68,10 @@ impl Machine for PrLoop {
     // one thread count its rounds in one sequence (`Sieve::ThreadLoops`).
     // 6: an array where a reading or input reads an object is refused at its
     // place, not read by position (`wire::typed`; helper-54).
-    const RULES_VERSION: u32 = 6;
-    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5];
+    // 7: an operator is a name a person reads, a reason one line of visible
+    // text; rounds are below u32::MAX (helper-75).
+    const RULES_VERSION: u32 = 7;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6];
     /// The approval token of an escalation proposal.
     const FRESH_IDS: usize = 1;
     type State = State;

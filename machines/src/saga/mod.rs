@@ -59,8 +59,12 @@ impl Machine for Saga {
     // 6 (#21): a turn keeps the commit PR-ready passed for, and a merge recorded
     // from git shows that commit in the merged tip; a turn whose branch a ship run
     // acting for the thread merged is not released (`merged-by-run`).
-    const RULES_VERSION: u32 = 6;
-    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5];
+    // 7: what a save, an adjust or a boundary types is read as its readers take
+    // it (helper-75): a typed branch git takes, a typed HEAD a full commit, one
+    // line of visible text, a boundary label a person reads; rounds unique and
+    // below u32::MAX; one verdict a gate in a save.
+    const RULES_VERSION: u32 = 7;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6];
     type State = State;
     type Command = Command;
     type Event = Event;

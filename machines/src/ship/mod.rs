@@ -85,8 +85,10 @@ impl Machine for Ship {
     // 11: a clean reading (the primary, the worktree) is a silent status taken
     // against HEAD itself (its recorded `GIT_INDEX_FILE` and `GIT_ATTR_SOURCE`);
     // the index's marks are no longer read: that status sees every edit they hid.
-    const RULES_VERSION: u32 = 11;
-    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+    // 12: the review detail is one line of visible text, and a consumer field
+    // is declared once (helper-75).
+    const RULES_VERSION: u32 = 12;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11];
     type State = State;
     type Command = Command;
     type Event = Event;

@@ -134,7 +134,14 @@ impl Params {
                 ),
             ));
         }
-        for name in &self.consumer_fields {
+        for (i, name) in self.consumer_fields.iter().enumerate() {
+            if self.consumer_fields[..i].contains(name) {
+                return Err((
+                    "consumer_field",
+                    "field-name-twice",
+                    format!("`{name}` is declared twice"),
+                ));
+            }
             if !ident(name) {
                 return Err((
                     "consumer_field",
@@ -489,6 +496,7 @@ mod tests {
             ("", "field-name"),
             ("tiebreakers_met", "field-name-resembles"),
             ("findings", "field-name-resembles"),
+            ("notes", "field-name-twice"),
         ] {
             let mut p = Params::sample();
             p.consumer_fields = vec!["notes".into(), name.into()];

@@ -24,6 +24,7 @@ pub(super) fn decide_confirm(
             "a confirmation names the operator who gave it",
         ));
     }
+    r.all(r.operator(operator).into_iter().collect())?;
     let operator = operator.to_owned();
     match (r.state, what) {
         (State::ReadyOffered { .. }, Offer::Ready) => Ok(vec![Event::ReadyConfirmed { operator }]),

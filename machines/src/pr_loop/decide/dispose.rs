@@ -6,6 +6,7 @@ use super::super::command::Disposition;
 use super::super::event::Event;
 use super::super::state::State;
 use super::Refuse;
+use crate::evidence::names;
 use crate::{Rejection, Violation};
 
 /// `dispose`: a PR is observed and the loop open (not already paused, to pause),
@@ -44,6 +45,10 @@ pub(super) fn decide_dispose(
             "record the operator who answered",
         ));
     }
+    if let Err((rule, m)) = names::text(reason) {
+        v.push(Violation::new(rule, Some("reason"), &m));
+    }
+    v.extend(r.operator(operator));
     r.all(v)?;
     let (reason, operator) = (reason.to_owned(), operator.to_owned());
     Ok(vec![match disposition {

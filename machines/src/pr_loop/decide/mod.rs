@@ -15,6 +15,7 @@ use super::command::{command_name, Command};
 use super::event::Event;
 use super::state::{state_name, State};
 use super::NAME;
+use crate::evidence::names;
 use crate::{Context, Rejection, Violation};
 
 /// The events `command` produces in `state`, or why it is refused.
@@ -88,6 +89,16 @@ impl Refuse<'_> {
             Some(r) => Err(r),
             None => Ok(()),
         }
+    }
+
+    /// The operator who answered, as a person reads the name (helper-75: a name
+    /// with U+202E, a newline or `-x` confirmed an offer); `None` when it is a
+    /// name, else the violation. An empty one is left to `operator-named`.
+    fn operator(&self, operator: &str) -> Option<Violation> {
+        names::label("operator", operator, names::NAME_MAX)
+            .err()
+            .filter(|_| !operator.trim().is_empty())
+            .map(|(rule, m)| Violation::new(rule, Some("operator"), &m))
     }
 
     /// An input document's error, as this command's rejection.

@@ -5,6 +5,7 @@ use super::super::event::Event;
 use super::super::gates;
 use super::super::state::Thread;
 use super::Refuse;
+use crate::evidence::names;
 use crate::Rejection;
 
 /// `adjust`: a directive that parses; `continue` only while something is paused.
@@ -13,8 +14,15 @@ pub(super) fn decide_adjust(
     t: &Thread,
     directive: &str,
 ) -> Result<Vec<Event>, Rejection> {
+    // helper-75: `pause_after:phase\u{200B}-2` was recorded and never matched the
+    // boundary it was meant to pause at.
+    names::text(directive).map_err(|(rule, m)| r.rejection(rule, Some("directive"), &m))?;
     let d = gates::parse_directive(directive)
         .map_err(|m| r.rejection("directive", Some("directive"), &m))?;
+    if let gates::Directive::Pause(b) = &d {
+        names::label("boundary", b, names::NAME_MAX)
+            .map_err(|(rule, m)| r.rejection(rule, Some("directive"), &m))?;
+    }
     if d == gates::Directive::Continue && t.gates.paused_at.is_none() {
         return r.no("paused", Some("directive"), "nothing is paused");
     }
@@ -27,7 +35,11 @@ pub(super) fn decide_boundary(
     t: &Thread,
     boundary: &str,
 ) -> Result<Vec<Event>, Rejection> {
-    r.nonempty("boundary", boundary)?;
+    // A boundary is matched by its exact name: one a person cannot read as it
+    // is (helper-75: `phase-2 `, `phase\u{200B}-2`) would pass a pause set for
+    // the name it looks like.
+    names::label("boundary", boundary, names::NAME_MAX)
+        .map_err(|(rule, m)| r.rejection(rule, Some("boundary"), &m))?;
     let g = &t.gates;
     Ok(vec![
         match gates::at_boundary(g.directive.as_ref(), g.paused_at.as_deref(), boundary) {

@@ -9,7 +9,8 @@ use super::super::state::{parse_gate_verdict, GateVerdict, Phase, PhaseStatus, S
 use super::super::tick::{self, valid_saga_id};
 use super::review::doc_review_blocks;
 use super::Refuse;
-use crate::evidence::FullCommit;
+use crate::evidence::ids::refuse_option_like;
+use crate::evidence::{bad_round, names, FullCommit};
 use crate::reads::{Fact, Sieve, JOURNAL_AGREES, SAGA_MACHINE};
 use crate::{Context, Rejection};
 
@@ -43,6 +44,7 @@ pub(super) fn decide_save(
             "next_round is derived from rounds_seen (max + 1); set rounds_seen",
         );
     }
+    typed(r, save)?;
     if let Some(d) = save.destination.as_deref() {
         if !d.is_empty() && !gates::DESTINATIONS.contains(&d) {
             return r.no(
@@ -97,15 +99,19 @@ pub(super) fn decide_save(
                 .map_err(|m| r.rejection("gate-verdict", Some("gate_verdict"), &m))?,
         );
     }
-    if save
-        .rounds_seen
-        .as_ref()
-        .is_some_and(|rounds| rounds.contains(&0))
+    if let Some((i, why)) = save.rounds_seen.as_deref().and_then(bad_round) {
+        return r.no("round-number", Some(&format!("rounds_seen[{i}]")), &why);
+    }
+    if let Some((i, gate)) = verdicts
+        .iter()
+        .enumerate()
+        .find(|(i, v)| verdicts[..*i].iter().any(|w| w.gate == v.gate))
+        .map(|(i, v)| (i, v.gate.clone()))
     {
         return r.no(
-            "round-number",
-            Some("rounds_seen"),
-            "rounds are numbered from 1",
+            "gate-verdict",
+            Some(&format!("gate_verdict[{i}]")),
+            &format!("gate `{gate}` has a verdict already in this save: one verdict a gate"),
         );
     }
     let rounds = rounds_counted(r, saga_id, save.rounds_seen.as_deref(), ctx)?;
@@ -195,6 +201,48 @@ fn rounds_counted(
         }
     }
     Ok(Some(rounds))
+}
+
+/// What the caller typed, each value as the thread's readers take it (helper-75:
+/// a branch holding U+200B, a newline or `--foo`, a `head_sha` of `abc`, and text
+/// with bidirectional overrides were recorded): a typed branch is a branch git
+/// takes, a typed HEAD a full commit, every text one line a person can read.
+fn typed(r: &Refuse, s: &Save) -> Result<(), Rejection> {
+    let no =
+        |field: &str, (rule, message): names::Refused| r.rejection(rule, Some(field), &message);
+    if let Some(b) = s.branch.as_deref().filter(|b| !b.is_empty()) {
+        refuse_option_like(b, "branch")
+            .map_err(|e| r.rejection(e.rule, Some("branch"), &e.message))?;
+        names::branch(b).map_err(|e| no("branch", e))?;
+    }
+    if let Some(h) = s.head_sha.as_deref().filter(|h| !h.is_empty()) {
+        FullCommit::parse(h).map_err(|e| r.rejection("full-head", Some("head_sha"), &e.message))?;
+    }
+    for (field, v) in [
+        ("issue_ref", &s.issue_ref),
+        ("plan_path", &s.plan_path),
+        ("next_step", &s.next_step),
+        ("destination", &s.destination),
+    ] {
+        if let Some(v) = v {
+            names::text(v).map_err(|e| no(field, e))?;
+        }
+    }
+    for (field, list) in [
+        ("checks_run", &s.checks_run),
+        ("work_session_paths", &s.work_session_paths),
+        ("files_modified", &s.files_modified),
+        ("pr_refs", &s.pr_refs),
+        ("review_paths", &s.review_paths),
+    ] {
+        for (i, v) in list.iter().flatten().enumerate() {
+            names::text(v).map_err(|e| no(&format!("{field}[{i}]"), e))?;
+        }
+    }
+    for (i, v) in s.gate_verdicts.iter().enumerate() {
+        names::text(v).map_err(|e| no(&format!("gate_verdict[{i}]"), e))?;
+    }
+    Ok(())
 }
 
 /// The snapshot a save leaves: omitted fields carried forward, an empty list clears;

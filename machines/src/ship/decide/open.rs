@@ -22,6 +22,10 @@ pub(super) fn decide_open(
     acts_for: Option<&str>,
 ) -> Result<Vec<Event>, Rejection> {
     params.check().map_err(|(f, r, m)| guard.bad(f, r, &m))?;
+    // Recorded beside the review outcome and shown to whoever reads the run
+    // (helper-75: a detail holding U+202E was recorded).
+    crate::evidence::names::text(&review_status.detail)
+        .map_err(|(r, m)| guard.bad("review_detail", r, &m))?;
     if acts_for.is_some_and(|s| !crate::reads::is_saga_stream(s)) {
         return Err(guard.bad(
             "acts_for",

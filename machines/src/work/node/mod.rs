@@ -106,8 +106,11 @@ impl Machine for WorkNode {
     /// (its recorded `GIT_INDEX_FILE` and `GIT_ATTR_SOURCE`: cairn's own index,
     /// attributes from the empty tree); the index's marks are no longer read,
     /// that status sees every edit they hid.
-    const RULES_VERSION: u32 = 7;
-    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6];
+    /// v8: what a caller types is read as a person reads it (helper-75): the
+    /// session, run ids, request ids and operators are visible names, reasons
+    /// and rationales lines of visible text.
+    const RULES_VERSION: u32 = 8;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7];
 
     fn verdict(_state: &State, events: &[Event]) -> crate::Verdict {
         super::verdict::verdict(events)

@@ -11,6 +11,7 @@ mod guards;
 mod plan;
 mod remediation;
 mod scope;
+mod typed;
 mod verify;
 
 pub use dispatch::dispatch_plan;
@@ -39,6 +40,9 @@ pub(super) fn decide(
         command: command.name(),
     };
     g.node_open()?;
+    if let Err((field, rule, m)) = typed::typed(command, ctx) {
+        return g.no(rule, Some(&field), &m);
+    }
     match command {
         Command::AmendCriterion {
             spec,
