@@ -323,6 +323,7 @@ fn a_mistyped_journal_url_is_refused_and_writes_nothing() {
         "sqlite:x.db",
         " postgres://h/d",
         "x.db ",
+        "-",
     ] {
         let (code, v) = run_in(&["journal", "copy", "--from", from, "--to", bad], None);
         assert_eq!(
@@ -366,6 +367,16 @@ fn a_mistyped_journal_url_is_refused_and_writes_nothing() {
             "{both}"
         );
         assert!(!both.contains("s3cret"), "{both}");
+    }
+    // A URL naming no server or no user is the caller's to mend (exit 2), not
+    // a server that could not be reached (helper-75: exit 1, `connect`).
+    for bad in ["postgres://", "postgresql:///db", "postgresql://h/db?user="] {
+        let (code, v, both) = run_with(&["--db", bad, "journal", "verify"], None, "");
+        assert_eq!(
+            (code, v["error"]["field"].as_str()),
+            (2, Some("db")),
+            "{bad}: {both}"
+        );
     }
     let left: Vec<_> = std::fs::read_dir(scratch.path()).unwrap().collect();
     assert!(left.is_empty(), "a refusal wrote {left:?}");

@@ -232,11 +232,17 @@ fn the_key_cannot_be_the_journal_or_its_sidecars_and_anchors_need_a_sound_journa
     let db = dir.path().join("journal.db");
     let key = dir.path().join("signing.key");
     prepare(&db, &key, 1);
+    std::fs::create_dir(dir.path().join("k")).unwrap();
+    std::os::unix::fs::symlink(dir.path(), dir.path().join("k/up")).unwrap();
     for side in [
         "journal.db",
         "journal.db-wal",
         "journal.db-shm",
         "journal.db-journal",
+        // Spelled otherwise (helper-75: a comparison of the text let these by).
+        "k/../journal.db-wal",
+        "k/up/journal.db",
+        "./k/up/journal.db-shm",
     ] {
         let ep = crate::reliability::episode(2);
         let input = serde_json::json!({"mode": "park", "anchor_bead": "bd-1", "episode_id": ep, "intent_id": "park-00000000-0000-4000-8000-000000000001", "prior_receipts": []});

@@ -46,8 +46,7 @@ pub fn signing_key_path(cli: &Cli) -> Result<std::path::PathBuf, Failure> {
                 std::path::PathBuf::from(p)
             })
             .collect();
-        let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_owned());
-        if taken.iter().any(|t| abs(t) == abs(&path)) {
+        if taken.iter().any(|t| same_file(t, &path)) {
             return Err(input(
                 "signing_key",
                 "key-not-journal",
@@ -56,6 +55,24 @@ pub fn signing_key_path(cli: &Cli) -> Result<std::path::PathBuf, Failure> {
         }
     }
     Ok(path)
+}
+
+/// Whether `a` and `b` name one file however each is spelled (helper-75:
+/// `../k/j.db-wal` from inside `k` passed a comparison of the text): the same
+/// inode when both exist, else the same path with each directory resolved.
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+        return (x.dev(), x.ino()) == (y.dev(), y.ino());
+    }
+    let resolved = |p: &Path| {
+        let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_owned());
+        match (abs.parent().map(std::fs::canonicalize), abs.file_name()) {
+            (Some(Ok(dir)), Some(name)) => dir.join(name),
+            _ => abs,
+        }
+    };
+    resolved(a) == resolved(b)
 }
 
 /// `SEQ:HASH` as printed in a verify report's `head`, or a signed anchor.

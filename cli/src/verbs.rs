@@ -293,7 +293,8 @@ pub fn parse_location(text: &std::ffi::OsStr) -> Result<Location, NoJournalLocat
     let Some(t) = text.to_str() else {
         return Ok(Location::Sqlite(path));
     };
-    if t.trim() != t {
+    // `-` reads as stdin to every other tool: never a file named `-` (helper-75).
+    if t.trim() != t || t == "-" {
         return Err(NoJournalLocation::UnknownScheme(t.to_owned()));
     }
     let scheme_like = |s: &str| {

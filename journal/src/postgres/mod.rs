@@ -143,6 +143,14 @@ fn connect(
         path: location.clone().into(),
         reason: format!("it is not a valid PostgreSQL URL: {e}"),
     })?;
+    // A URL naming no server or no user is the caller's to mend, not a server
+    // that could not be reached (helper-75: `postgres://` was exit 1, connect).
+    if config.get_hosts().is_empty() || config.get_user().map_or(true, str::is_empty) {
+        return Err(Error::NotAJournal {
+            path: location.into(),
+            reason: "it is not a valid PostgreSQL URL: it names no host or no user".into(),
+        });
+    }
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(Duration::from_secs(10));
     }
