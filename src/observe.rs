@@ -132,6 +132,22 @@ fn against_head(dir: &str, argv: &[String]) -> CommandRun {
             ),
         );
     }
+    // A gitlink is a nested repository whose files git reads against that
+    // repository's own index, which cairn's index of HEAD does not replace; with
+    // no `.gitmodules` naming it, [`steered`] does not see it (helper-74 left it).
+    let modes = run_in(
+        &crate::observe::git(dir, &["ls-files", "-z", "--format=%(objectmode)"]),
+        env.clone(),
+    );
+    let nested = match (modes.ok(), modes.stdout.split('\0').any(|m| m == "160000")) {
+        (true, false) => None,
+        (true, true) => Some("HEAD holds a gitlink (a nested repository), whose files git reads against its own index".to_owned()),
+        (false, _) => Some(format!("cairn's index of HEAD could not be listed: {}", modes.stderr.trim())),
+    };
+    if let Some(why) = nested {
+        let _ = std::fs::remove_file(&index);
+        return not_read(argv, &why);
+    }
     let run = run_in(argv, env);
     let _ = std::fs::remove_file(&index);
     let _ = std::fs::remove_file(index.with_extension("lock"));

@@ -854,4 +854,18 @@ fn no_attribute_or_submodule_index_hides_an_edit() {
         (2, Some("tree-at-commit")),
         "submodules: {out}"
     );
+    // Nor is one holding a gitlink that no `.gitmodules` names.
+    let w = Work::new(&spec_text(GREEN, "test result: ok", 30_000));
+    w.dispatched("core");
+    let link = format!("160000,{},lib", w.head(&w.lane));
+    git(&w.lane, &["update-index", "--add", "--cacheinfo", &link]);
+    // Not checked out: an empty directory, as git leaves an uninitialised one.
+    std::fs::create_dir(w.lane.join("lib")).unwrap();
+    let red = w.commit_lane_with("// red..\n");
+    let (code, out) = w.verify("core", &w.lane, &red, &["--checklist", CHECKLIST]);
+    assert_eq!(
+        (code, out["error"]["rule"].as_str()),
+        (2, Some("tree-at-commit")),
+        "a gitlink: {out}"
+    );
 }
