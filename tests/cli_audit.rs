@@ -34,7 +34,7 @@ fn acquire(db: &Path, resource: &str, owner: &str) {
                 "ttl_seconds": 30})
             .to_string(),
             context: json!({"fresh_ids": [], "now": "2026-11-30T04:00:00Z"}).to_string(),
-            rules_version: 1,
+            rules_version: <cairn::machines::claim::Claim as cairn::Machine>::RULES_VERSION,
         },
         idempotency: None,
         recorded_at: "2026-11-30T04:00:00Z".into(),

@@ -332,3 +332,224 @@ fn a_session_and_a_review_detail_are_visible_text() {
     );
     assert_eq!(files(&other.journal.path()), before);
 }
+
+/// The rest of a thread's typed values (helper-76): an override's operator and
+/// rationale (a 3 MB one through `exec` too), a doc review's source, a release's
+/// reason; a boundary a pause waits for and a gate a verdict names have one
+/// spelling (printable ASCII: NFD and fullwidth spellings were crossed as other
+/// boundaries and counted as other gates).
+#[test]
+fn every_saga_command_reads_its_typed_values_and_compared_names_have_one_spelling() {
+    let t = Thread::new();
+    t.save_at_work();
+    let big = json!({"command": "override", "gate": "doc-review", "rationale": "a".repeat(3_000_000), "operator": "ana"});
+    let big = big.to_string();
+    let cases: Vec<(Vec<&str>, &str, &str, &str)> = vec![
+        (
+            vec![
+                "override",
+                "--gate",
+                "doc-review",
+                "--rationale",
+                "ok",
+                "--operator=-ana",
+            ],
+            "",
+            "option-like",
+            "operator",
+        ),
+        (
+            vec![
+                "override",
+                "--gate",
+                "doc-review",
+                "--rationale",
+                "ok\u{202E}",
+                "--operator",
+                "ana",
+            ],
+            "",
+            "invisible-character",
+            "rationale",
+        ),
+        (
+            vec![
+                "doc-review",
+                "--unresolved-p0-p1",
+                "0",
+                "--source",
+                "src\u{202E}",
+            ],
+            "",
+            "invisible-character",
+            "source",
+        ),
+        (
+            vec![
+                "release",
+                "--destination",
+                "none",
+                "--absence-reason",
+                "plan\u{7}",
+            ],
+            "",
+            "invisible-character",
+            "absence_reason",
+        ),
+        (
+            vec!["adjust", "--directive", "pause_after:caf\u{e9}"],
+            "",
+            "ascii-name",
+            "directive",
+        ),
+        (
+            vec!["boundary", "--boundary", "cafe\u{301}"],
+            "",
+            "normal-form",
+            "boundary",
+        ),
+        (
+            vec!["boundary", "--boundary", "\u{ff50}hase-2"],
+            "",
+            "ascii-name",
+            "boundary",
+        ),
+        (
+            vec!["boundary", "--boundary", "\u{301}"],
+            "",
+            "combining-start",
+            "boundary",
+        ),
+        (vec![], &big, "length", "rationale"),
+    ];
+    for (args, stdin, rule, field) in &cases {
+        let before = files(&t.journal.path());
+        let out = if args.is_empty() {
+            let (code, out, _) = cairn(
+                &[
+                    "exec",
+                    "saga",
+                    "saga/issue-42",
+                    "--db",
+                    t.journal.path().to_str().unwrap(),
+                ],
+                stdin,
+                None,
+            );
+            (code, out)
+        } else {
+            t.s(args[0], &args[1..])
+        };
+        assert_eq!(out.0, 2, "{args:?}: {}", out.1);
+        assert_eq!(
+            refusal(&out.1),
+            ((*rule).into(), (*field).into()),
+            "{args:?}: {}",
+            out.1
+        );
+        assert_eq!(files(&t.journal.path()), before, "{args:?} wrote");
+    }
+    for (verdicts, rule, field) in [
+        (
+            ["review:done:x", "review :blocked:y"],
+            "surrounding-space",
+            "gate_verdict[1]",
+        ),
+        (
+            ["review:done:x", "revie\u{301}w:blocked:y"],
+            "normal-form",
+            "gate_verdict[1]",
+        ),
+        (
+            ["Review:done:x", "review:blocked:y"],
+            "gate-verdict",
+            "gate_verdict[1]",
+        ),
+    ] {
+        let before = files(&t.journal.path());
+        let (code, out) = t.cairn(&[
+            "saga",
+            "save",
+            "--id",
+            "issue-42",
+            "--gate-verdict",
+            verdicts[0],
+            "--gate-verdict",
+            verdicts[1],
+        ]);
+        assert_eq!(code, 2, "{verdicts:?}: {out}");
+        assert_eq!(
+            refusal(&out),
+            (rule.into(), field.into()),
+            "{verdicts:?}: {out}"
+        );
+        assert_eq!(files(&t.journal.path()), before);
+    }
+    // The plain spellings are taken.
+    let (code, out) = t.s("adjust", &["--directive", "pause_after:phase-2"]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = t.s("boundary", &["--boundary", "phase-2"]);
+    assert_eq!(
+        (code, out["events"][0].as_str()),
+        (4, Some("paused-at-boundary")),
+        "{out}"
+    );
+}
+
+/// A PR loop's tier rungs are found by name, and a claim's new grant names its
+/// owner and claim id in one spelling (helper-76: `-a` + U+200B as the current
+/// tier; a lone U+0301 as owner and claim id; an NFD owner beside its NFC twin).
+#[test]
+fn tier_rungs_and_claim_names_have_one_spelling() {
+    let t = TempJournal::new();
+    let db = t.path();
+    let mut d = doc("draft", "merge");
+    d["tiers"] = json!({"ladder": ["-a\u{200B}", "b"], "current": "-a\u{200B}", "ceiling": "b"});
+    let (code, out, _) = cairn(&["pr", "observe"], &d.to_string(), Some(&db));
+    assert_eq!(code, 2, "{out}");
+    assert_eq!(
+        refusal(&out),
+        ("invisible-character".into(), "tiers.ladder[0]".into()),
+        "{out}"
+    );
+    for (owner, rule) in [
+        ("\u{301}", "combining-start"),
+        ("jose\u{301}", "normal-form"),
+    ] {
+        let before = files(&db);
+        let args = [
+            "claim",
+            "acquire",
+            "--resource",
+            "saga/task-x",
+            "--owner",
+            owner,
+            "--claim-id",
+            "c1",
+            "--ttl",
+            "600",
+        ];
+        let (code, out, _) = cairn(&args, "", Some(&db));
+        assert_eq!(code, 2, "{owner:?}: {out}");
+        assert_eq!(
+            refusal(&out),
+            (rule.into(), "owner".into()),
+            "{owner:?}: {out}"
+        );
+        assert_eq!(files(&db), before);
+    }
+    let args = [
+        "claim",
+        "acquire",
+        "--resource",
+        "saga/task-x",
+        "--owner",
+        "jos\u{e9}",
+        "--claim-id",
+        "c1",
+        "--ttl",
+        "600",
+    ];
+    let (code, out, _) = cairn(&args, "", Some(&db));
+    assert_eq!(code, 0, "the composed spelling: {out}");
+}

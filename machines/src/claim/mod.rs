@@ -46,7 +46,10 @@ pub struct Claim;
 
 impl Machine for Claim {
     const NAME: &'static str = NAME;
-    const RULES_VERSION: u32 = 1;
+    // 2: a new grant's owner and claim id are in NFC and start with a base
+    // character (helper-76).
+    const RULES_VERSION: u32 = 2;
+    const RETIRED_RULES: &'static [u32] = &[1];
     type State = ClaimState;
     type Command = Command;
     type Event = Event;

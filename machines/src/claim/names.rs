@@ -21,7 +21,7 @@ fn invalid(rule: &'static str, message: String) -> Invalid {
 /// no character a person cannot see (controls, zero-width, bidirectional
 /// controls, …), no space at either end, and not option-like.
 fn check_name(what: &str, s: &str) -> Result<(), Invalid> {
-    crate::evidence::names::label(what, s, NAME_MAX)
+    crate::evidence::names::visible_name(what, s, NAME_MAX)
         .map_err(|(rule, message)| invalid(rule, message))
 }
 

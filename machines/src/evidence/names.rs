@@ -100,10 +100,36 @@ pub fn ref_format(name: &str) -> Result<(), Refused> {
     Ok(())
 }
 
-/// A caller's label (an operator, a boundary, an owner, a run or session id): not
-/// empty, at most `max` bytes, every character visible, no space at either end,
-/// and not option-like. `what` names it in the message.
+/// A caller's label (an operator, a boundary, an owner, a run or session id): a
+/// [`visible_name`], composed (NFC), never starting with a combining mark.
 pub fn label(what: &str, s: &str, max: usize) -> Result<(), Refused> {
+    visible_name(what, s, max)?;
+    // One spelling a name: composed (`é`, never `e` and U+0301), and never a mark
+    // with nothing under it (helper-76: a claim owner of a lone U+0301).
+    if s.chars()
+        .next()
+        .is_some_and(unicode_normalization::char::is_combining_mark)
+    {
+        return Err((
+            "combining-start",
+            format!("the {what} starts with a combining mark, which has no character to sit on"),
+        ));
+    }
+    if !unicode_normalization::is_nfc(s) {
+        return Err((
+            "normal-form",
+            format!("the {what} is not in Unicode's composed form (NFC): spell it composed"),
+        ));
+    }
+    Ok(())
+}
+
+/// Not empty, at most `max` bytes, every character visible, no space at either
+/// end, and not option-like: what a claim's owner and id have been since claims
+/// were recorded (their types are read back through it, so it stays as it is;
+/// a new claim is held to [`label`] by the claim machine's decision). `what`
+/// names it in the message.
+pub fn visible_name(what: &str, s: &str, max: usize) -> Result<(), Refused> {
     if s.is_empty() {
         return Err(("nonempty-string", format!("the {what} is empty")));
     }
@@ -129,6 +155,21 @@ pub fn label(what: &str, s: &str, max: usize) -> Result<(), Refused> {
         ));
     }
     super::ids::refuse_option_like(s, what).map_err(|e| (e.rule, e.message))
+}
+
+/// A name a gate compares by its exact spelling (a boundary a pause waits for, a
+/// gate a verdict names): a [`label`] of printable ASCII, so no two spellings
+/// read alike (helper-76: a pause for `café` was crossed at `cafe` + U+0301, one
+/// for a fullwidth `ｐhase-2` at `phase-2`).
+pub fn ascii_label(what: &str, s: &str, max: usize) -> Result<(), Refused> {
+    label(what, s, max)?;
+    match s.chars().position(|c| !(c.is_ascii_graphic() || c == ' ')) {
+        None => Ok(()),
+        Some(i) => Err((
+            "ascii-name",
+            format!("character {i} of the {what} is not printable ASCII: a name a gate compares has one spelling"),
+        )),
+    }
 }
 
 /// Free text a person reads (a reason, a next step, a detail): one line of

@@ -76,6 +76,10 @@ pub fn positions(t: &Tiers) -> Result<(usize, usize)> {
                 "rungs are non-empty and unique",
             ));
         }
+        // A rung is found by its exact name (`current`, `ceiling`): one
+        // spelling, read as a person reads it (helper-76: `-a` + U+200B).
+        crate::evidence::names::ascii_label("rung", r, crate::evidence::names::NAME_MAX)
+            .map_err(|(rule, m)| InputError::new(format!("tiers.ladder[{i}]"), rule, m))?;
     }
     let pos = |name: &str, field: &str| {
         t.ladder.iter().position(|r| r == name).ok_or_else(|| {

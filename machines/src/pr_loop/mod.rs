@@ -70,8 +70,10 @@ impl Machine for PrLoop {
     // place, not read by position (`wire::typed`; helper-54).
     // 7: an operator is a name a person reads, a reason one line of visible
     // text; rounds are below u32::MAX (helper-75).
-    const RULES_VERSION: u32 = 7;
-    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6];
+    // 8: a tier rung is a printable-ASCII name; operators in NFC, never a lone
+    // combining mark (helper-76).
+    const RULES_VERSION: u32 = 8;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7];
     /// The approval token of an escalation proposal.
     const FRESH_IDS: usize = 1;
     type State = State;

@@ -63,8 +63,11 @@ impl Machine for Saga {
     // it (helper-75): a typed branch git takes, a typed HEAD a full commit, one
     // line of visible text, a boundary label a person reads; rounds unique and
     // below u32::MAX; one verdict a gate in a save.
-    const RULES_VERSION: u32 = 7;
-    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6];
+    // 8: the other commands' typed values too (helper-76): an override's operator
+    // and rationale, a doc review's source, a release's reason, units, holders,
+    // scenarios; a boundary and a gate are printable ASCII, names in NFC.
+    const RULES_VERSION: u32 = 8;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7];
     type State = State;
     type Command = Command;
     type Event = Event;

@@ -87,8 +87,9 @@ impl Machine for Ship {
     // the index's marks are no longer read: that status sees every edit they hid.
     // 12: the review detail is one line of visible text, and a consumer field
     // is declared once (helper-75).
-    const RULES_VERSION: u32 = 12;
-    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11];
+    // 13: a consumer field is not the intent field (helper-76).
+    const RULES_VERSION: u32 = 13;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
     type State = State;
     type Command = Command;
     type Event = Event;

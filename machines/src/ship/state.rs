@@ -135,11 +135,11 @@ impl Params {
             ));
         }
         for (i, name) in self.consumer_fields.iter().enumerate() {
-            if self.consumer_fields[..i].contains(name) {
+            if self.consumer_fields[..i].contains(name) || *name == self.intent_field {
                 return Err((
                     "consumer_field",
                     "field-name-twice",
-                    format!("`{name}` is declared twice"),
+                    format!("`{name}` is declared twice (a consumer field, or the intent field)"),
                 ));
             }
             if !ident(name) {

@@ -18,6 +18,14 @@ pub(super) fn acquire(
     now: &Timestamp,
 ) -> Result<Vec<Event>, Rejection> {
     let no = |v: Violation| refuse(state, "acquire", vec![v]);
+    // A new grant's names have one spelling (claim rules 2; helper-76: an owner
+    // of a lone U+0301, and NFD spellings of one visible name as two owners).
+    // Their types read back every name recorded before, so this is the decision's.
+    for (field, name) in [("owner", owner.as_str()), ("claim_id", claim_id.as_str())] {
+        let what = field.replace('_', " ");
+        crate::evidence::names::label(&what, name, super::super::names::NAME_MAX)
+            .map_err(|(rule, m)| no(Violation::new(rule, Some(field), m)))?;
+    }
     if let Some(holder) = state.holder_at(now) {
         if holder.claim_id == *claim_id && holder.owner == *owner {
             // The holder asking again (a retry that lost its answer): the grant it

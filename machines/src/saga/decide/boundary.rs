@@ -20,7 +20,7 @@ pub(super) fn decide_adjust(
     let d = gates::parse_directive(directive)
         .map_err(|m| r.rejection("directive", Some("directive"), &m))?;
     if let gates::Directive::Pause(b) = &d {
-        names::label("boundary", b, names::NAME_MAX)
+        names::ascii_label("boundary", b, names::NAME_MAX)
             .map_err(|(rule, m)| r.rejection(rule, Some("directive"), &m))?;
     }
     if d == gates::Directive::Continue && t.gates.paused_at.is_none() {
@@ -38,7 +38,7 @@ pub(super) fn decide_boundary(
     // A boundary is matched by its exact name: one a person cannot read as it
     // is (helper-75: `phase-2 `, `phase\u{200B}-2`) would pass a pause set for
     // the name it looks like.
-    names::label("boundary", boundary, names::NAME_MAX)
+    names::ascii_label("boundary", boundary, names::NAME_MAX)
         .map_err(|(rule, m)| r.rejection(rule, Some("boundary"), &m))?;
     let g = &t.gates;
     Ok(vec![

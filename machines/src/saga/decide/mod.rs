@@ -9,6 +9,7 @@ mod review;
 mod save;
 mod ship_link;
 mod turn;
+mod typed;
 
 pub use qa::qa_outcome;
 pub use review::{doc_review_blocks, doc_review_passed};
@@ -29,6 +30,9 @@ pub(super) fn decide(
         state,
         command: command_name(command),
     };
+    if let Err((field, rule, m)) = typed::typed(command) {
+        return r.no(rule, Some(&field), &m);
+    }
     match command {
         Command::Save { saga_id, save } => save::decide_save(&r, saga_id, save, ctx),
         Command::Qa {

@@ -102,10 +102,20 @@ pub(super) fn decide_save(
     if let Some((i, why)) = save.rounds_seen.as_deref().and_then(bad_round) {
         return r.no("round-number", Some(&format!("rounds_seen[{i}]")), &why);
     }
+    for (i, v) in verdicts.iter().enumerate() {
+        // A gate is named as the gates read it (helper-76: `review ` and
+        // `revie` + U+0301 + `w` were two gates beside `review`).
+        names::ascii_label("gate", &v.gate, names::NAME_MAX)
+            .map_err(|(rule, m)| r.rejection(rule, Some(&format!("gate_verdict[{i}]")), &m))?;
+    }
     if let Some((i, gate)) = verdicts
         .iter()
         .enumerate()
-        .find(|(i, v)| verdicts[..*i].iter().any(|w| w.gate == v.gate))
+        .find(|(i, v)| {
+            verdicts[..*i]
+                .iter()
+                .any(|w| w.gate.eq_ignore_ascii_case(&v.gate))
+        })
         .map(|(i, v)| (i, v.gate.clone()))
     {
         return r.no(

@@ -109,8 +109,10 @@ impl Machine for WorkNode {
     /// v8: what a caller types is read as a person reads it (helper-75): the
     /// session, run ids, request ids and operators are visible names, reasons
     /// and rationales lines of visible text.
-    const RULES_VERSION: u32 = 8;
-    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7];
+    /// v9: a scope request's target and touches, a review's failed criteria and
+    /// an amendment's texts are checked too; names in NFC (helper-76).
+    const RULES_VERSION: u32 = 9;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7, 8];
 
     fn verdict(_state: &State, events: &[Event]) -> crate::Verdict {
         super::verdict::verdict(events)

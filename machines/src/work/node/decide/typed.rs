@@ -25,8 +25,15 @@ pub(super) fn typed(
     }
     match command {
         Command::RaiseScope {
-            change, rationale, ..
+            target,
+            add_touches,
+            change,
+            rationale,
         } => {
+            label("target", target)?;
+            for (i, t) in add_touches.iter().enumerate() {
+                label(&format!("add_touches[{i}]"), t)?;
+            }
             prose("change", change)?;
             prose("rationale", rationale)
         }
@@ -54,6 +61,9 @@ pub(super) fn typed(
                 .map_or(Ok(()), |c| prose("custom_instruction", c))
         }
         Command::AmendCriterion { request, .. } => {
+            label("criterion_id", &request.criterion_id)?;
+            prose("before", &request.before)?;
+            prose("after", &request.after)?;
             prose("reason", &request.reason)?;
             prose("authority", &request.authority)
         }
@@ -66,10 +76,19 @@ pub(super) fn typed(
             finding.as_deref().map_or(Ok(()), |f| prose("finding", f))
         }
         Command::Remediate { run_id, .. } => label("run_id", run_id),
-        Command::Review { concerns, .. } => concerns
-            .iter()
-            .enumerate()
-            .try_for_each(|(i, c)| prose(&format!("concerns[{i}]"), c)),
+        Command::Review {
+            failed_criteria,
+            concerns,
+            ..
+        } => {
+            for (i, c) in failed_criteria.iter().enumerate() {
+                label(&format!("failed_criteria[{i}]"), c)?;
+            }
+            concerns
+                .iter()
+                .enumerate()
+                .try_for_each(|(i, c)| prose(&format!("concerns[{i}]"), c))
+        }
         Command::Escalate { reason } => prose("reason", reason),
         _ => Ok(()),
     }
@@ -130,6 +149,29 @@ mod tests {
         assert_eq!(
             rule(&review, "s1"),
             Some(("concerns[1]".into(), "invisible-character"))
+        );
+        let raise = |target: &str, touch: &str| Command::RaiseScope {
+            target: target.into(),
+            add_touches: vec!["src/".into(), touch.into()],
+            change: "c".into(),
+            rationale: "r".into(),
+        };
+        assert_eq!(rule(&raise("core", "src2/"), "s1"), None);
+        assert_eq!(
+            rule(&raise("-co\u{202E}re", "src2/"), "s1"),
+            Some(("target".into(), "invisible-character"))
+        );
+        assert_eq!(
+            rule(&raise("core", "src2/\u{200B}"), "s1"),
+            Some(("add_touches[1]".into(), "invisible-character"))
+        );
+        assert_eq!(
+            rule(&raise("core", "--all"), "s1"),
+            Some(("add_touches[1]".into(), "option-like"))
+        );
+        assert_eq!(
+            rule(&remediate("re\u{301}run"), "s1"),
+            Some(("run_id".into(), "normal-form"))
         );
     }
 }
