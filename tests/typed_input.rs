@@ -263,6 +263,17 @@ fn a_refusal_leaves_a_pending_log_where_it_was() {
     let t = Thread::new();
     t.save_at_work();
     let db = t.journal.path();
+    // With no log pending, a refusal leaves the one file it found (helper-76: it
+    // left an empty `-wal` and a `-shm` beside it).
+    let sidecars = || {
+        ["-wal", "-shm"].map(|s| std::path::PathBuf::from(format!("{}{s}", db.display())).exists())
+    };
+    assert_eq!(sidecars(), [false, false], "the writer closed last");
+    let alone = std::fs::read(&db).unwrap();
+    let (code, out) = t.s("adjust", &["--directive", "bogus"]);
+    assert_eq!(code, 2, "{out}");
+    assert_eq!(sidecars(), [false, false], "no file beside it");
+    assert_eq!(std::fs::read(&db).unwrap(), alone);
     // A reader that never checkpoints stays open while cairn writes, so the
     // write stays in the log when both have closed.
     let reader = rusqlite::Connection::open(&db).expect("a reader opens");

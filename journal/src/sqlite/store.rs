@@ -113,6 +113,28 @@ const GUARDS: &[(i64, &str, &str)] = &[
     (2, "signatures", "DELETE"),
 ];
 
+impl Drop for SqliteStore {
+    /// A read-write connection that wrote nothing closes as SQLite would (it
+    /// checkpoints and removes the log and its index) only when the log holds no
+    /// frame, so nothing of another writer's moves into the file; otherwise it
+    /// leaves both as they lie (helper-76: a refusal left an empty `-wal` and a
+    /// `-shm` where there were none).
+    fn drop(&mut self) {
+        let holding = self
+            .conn
+            .db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE)
+            .unwrap_or(false);
+        let empty_log = std::fs::metadata(super::file::sidecar(&self.path, "-wal"))
+            .map_or(true, |m| m.len() == 0);
+        if self.access == Access::ReadWrite && holding && empty_log {
+            let _ = self.conn.set_db_config(
+                rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+                false,
+            );
+        }
+    }
+}
+
 impl SqliteStore {
     pub(super) fn sql_err(&self) -> impl Fn(rusqlite::Error) -> Error + '_ {
         move |e| Error::sql(e, self.busy_ms)
