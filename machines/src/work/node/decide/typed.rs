@@ -32,7 +32,11 @@ pub(super) fn typed(
         } => {
             label("target", target)?;
             for (i, t) in add_touches.iter().enumerate() {
-                label(&format!("add_touches[{i}]"), t)?;
+                // A path, so a path's length.
+                let field = format!("add_touches[{i}]");
+                if !t.trim().is_empty() {
+                    at(&field, names::label(&field, t, names::PATH_MAX))?;
+                }
             }
             prose("change", change)?;
             prose("rationale", rationale)
