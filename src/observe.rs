@@ -194,6 +194,14 @@ fn steered(dir: &str) -> Option<String> {
     let attributes = std::path::Path::new(&common)
         .join("info")
         .join("attributes");
+    // Only a regular file is read, by cairn and by git: a fifo there made every
+    // clean reading wait forever (helper-77), a device would be read without end.
+    match std::fs::metadata(&attributes) {
+        Ok(m) if !m.is_file() => {
+            return Some(format!("`{}` is not a regular file", attributes.display()))
+        }
+        _ => {}
+    }
     // Read as bytes, as git reads it (helper-74: one byte that is not UTF-8
     // made the file read as absent).
     match std::fs::read(&attributes) {

@@ -147,6 +147,114 @@ fn a_merge_that_did_not_land_on_the_target_is_not_merged() {
     r.audit_ok();
 }
 
+/// The primary pointed at another repository's git data after `pre-merge` — its
+/// `.git` swapped for a gitfile naming a clone, or a `commondir` file naming a
+/// bare clone — is no primary of the run's repository: the merge is blocked
+/// before git merges anything (helper-77: both had `merged` and `shipped`
+/// recorded while the run's main never moved, and the audit passed).
+#[test]
+fn a_primary_pointed_at_another_repository_is_never_merged_into() {
+    for swap in ["gitfile", "commondir"] {
+        let r = Repo::new();
+        r.to_merge_ready();
+        let tip = git(&r.wt(), &["rev-parse", "HEAD"]);
+        let main_before = r.main_head();
+        let other = r.root.with_file_name(format!("other-{swap}"));
+        let dot_git = r.root.join(".git");
+        let kept = r.root.with_file_name("kept.git");
+        match swap {
+            "gitfile" => {
+                git(
+                    r.root.parent().unwrap(),
+                    &[
+                        "clone",
+                        "-q",
+                        r.root.to_str().unwrap(),
+                        other.to_str().unwrap(),
+                    ],
+                );
+                git(
+                    &other,
+                    &["branch", "-q", "worktree-abc", "origin/worktree-abc"],
+                );
+                std::fs::rename(&dot_git, &kept).unwrap();
+                std::fs::write(&dot_git, format!("gitdir: {}/.git\n", other.display())).unwrap();
+            }
+            _ => {
+                git(
+                    r.root.parent().unwrap(),
+                    &[
+                        "clone",
+                        "-q",
+                        "--bare",
+                        r.root.to_str().unwrap(),
+                        other.to_str().unwrap(),
+                    ],
+                );
+                std::fs::write(dot_git.join("commondir"), format!("{}\n", other.display()))
+                    .unwrap();
+            }
+        }
+        let (code, out) = r.verb("merge", "");
+        let wrong = format!("stopped:wrong-repo:{}", r.root.display());
+        assert_eq!(
+            (code, out["code"].as_str()),
+            (4, Some(wrong.as_str())),
+            "{swap}: {out}"
+        );
+        let other_main = git(&other, &["rev-parse", "main"]);
+        assert_ne!(
+            other_main, tip,
+            "{swap}: nothing merged in the other repository"
+        );
+        // Put back, the run's own repository is untouched and ships after resume.
+        match swap {
+            "gitfile" => {
+                std::fs::remove_file(&dot_git).unwrap();
+                std::fs::rename(&kept, &dot_git).unwrap();
+            }
+            _ => std::fs::remove_file(dot_git.join("commondir")).unwrap(),
+        }
+        nothing_merged(&r, &main_before, &tip);
+        ships_after_resume(&r, &tip);
+        r.audit_ok();
+    }
+}
+
+/// After the merge, a teardown reading another repository's target is no proof
+/// that the run's target holds the commit: `merge-lost`, never `shipped`.
+#[test]
+fn a_teardown_reading_another_repository_does_not_ship() {
+    let r = Repo::new();
+    r.to_merge_ready();
+    let (code, out) = r.verb("merge", "");
+    assert_eq!((code, out["state"].as_str()), (0, Some("merged")), "{out}");
+    let other = r.root.with_file_name("other-bare");
+    git(
+        r.root.parent().unwrap(),
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            r.root.to_str().unwrap(),
+            other.to_str().unwrap(),
+        ],
+    );
+    let dot_git = r.root.join(".git");
+    std::fs::write(dot_git.join("commondir"), format!("{}\n", other.display())).unwrap();
+    let (code, out) = r.verb("teardown", "");
+    let wrong = format!("stopped:wrong-repo:{}", r.root.display());
+    assert_eq!(
+        (code, out["code"].as_str()),
+        (4, Some(wrong.as_str())),
+        "{out}"
+    );
+    assert!(!r.events().iter().any(|e| e == "torn-down"), "{out}");
+    assert!(r.wt().is_dir(), "nothing removed");
+    std::fs::remove_file(dot_git.join("commondir")).unwrap();
+    r.audit_ok();
+}
+
 /// A commit made in the worktree after `pre-merge` (outside the declared scope) is
 /// never merged: `merge` sees the branch moved and sends the run back to phase 3,
 /// whose checks catch the out-of-scope path.

@@ -785,6 +785,20 @@ fn a_tree_whose_git_steers_how_files_read_is_not_read() {
         (2, Some("tree-at-commit")),
         "an unreadable info/attributes: {out}"
     );
+    // Nor is a fifo there waited on, by cairn or by the git it would run
+    // (helper-77: every clean reading hung).
+    std::fs::remove_dir(w.root.join(".git/info/attributes")).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(w.root.join(".git/info/attributes"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let (code, out) = w.verify("core", &w.lane, &red, &["--checklist", CHECKLIST]);
+    assert_eq!(
+        (code, out["error"]["rule"].as_str()),
+        (2, Some("tree-at-commit")),
+        "a fifo at info/attributes: {out}"
+    );
 }
 
 /// What `.gitattributes` say never converts a file before it is compared with

@@ -112,6 +112,9 @@ impl World {
             [_, _, _, "rev-parse", "--path-format=absolute", "--git-common-dir"] => {
                 ok(&format!("{ROOT}/.git"))
             }
+            [_, _, _, "rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir"] => {
+                ok(&format!("{ROOT}/.git\n{ROOT}/.git"))
+            }
             [_, _, _, "rev-parse", "HEAD"] => ok(TIP),
             [_, _, _, "rev-parse", "--verify", "--end-of-options", r] if r.ends_with("/main") => {
                 ok(if self.op_ok { TIP } else { BASE })

@@ -183,11 +183,7 @@ fn merge(run: &ship::Run, tip: &str) -> Command {
         return nothing(a, vec![]);
     }
     let before = run_all(&gates::merge_before_plan(p, root));
-    let b = gates::merge_before(p, root, &before);
-    let ready = b.current.as_deref() == Some(p.target_branch.as_str())
-        && b.clean == Some(true)
-        && b.tip.as_deref() == Some(tip);
-    if !ready {
+    if !gates::merge_before(p, root, &before).admits(&p.target_branch, tip) {
         return nothing(a, before);
     }
     let m = exec(&gates::merge_argv(root, tip));
@@ -220,7 +216,7 @@ fn teardown(run: &ship::Run, force: bool) -> Command {
     let merged = run.merged_sha.as_deref().filter(|_| !force);
     let before = run_all(&gates::teardown_before_plan(p, root, merged));
     if let Some(sha) = merged {
-        if gates::Runs(&before).yes_no(&gates::contains_argv(p, root, sha)) != Some(true) {
+        if !gates::merge_held(p, root, &before, sha) {
             return Command::Teardown {
                 anchor: a,
                 before,

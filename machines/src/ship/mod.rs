@@ -88,8 +88,11 @@ impl Machine for Ship {
     // 12: the review detail is one line of visible text, and a consumer field
     // is declared once (helper-75).
     // 13: a consumer field is not the intent field (helper-76).
-    const RULES_VERSION: u32 = 13;
-    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
+    // 14: the merge and the teardown after it read which repository REPO_ROOT is
+    // (its git dir and common dir both `REPO_ROOT/.git`): a `.git` swapped for a
+    // clone's, or a `commondir` file, had the merge land elsewhere (helper-77).
+    const RULES_VERSION: u32 = 14;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13];
     type State = State;
     type Command = Command;
     type Event = Event;

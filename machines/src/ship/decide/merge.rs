@@ -1,5 +1,6 @@
 //! `merge` (§phase-3-ship-agent step 5): the anchor re-asserted, the primary read
-//! right before (on TARGET_BRANCH, clean, the branch still at the checked tip),
+//! right before (the checkout of its own repository, on TARGET_BRANCH, clean, the
+//! branch still at the checked tip),
 //! `git merge --ff-only` of exactly that tip, and the readings that prove
 //! TARGET_BRANCH holds it.
 
@@ -33,6 +34,7 @@ pub(super) fn decide_merge(
     guard.exact("before", before, &gates::merge_before_plan(p, root))?;
     let held = match blocked(
         &gates::merge_before(p, root, before),
+        root,
         &p.target_branch,
         &tip,
     ) {
@@ -70,8 +72,14 @@ pub(super) fn decide_merge(
     let attempt = run.merge_attempts + 1;
     let verified = if m.exit_status == Some(0) {
         guard.exact("after", after, &gates::merge_after_plan(p, root, &tip))?;
-        let MergeAfter { current, holds } = gates::merge_after(p, root, &tip, after);
-        current.as_deref() == Some(p.target_branch.as_str()) && holds == Some(true)
+        let MergeAfter {
+            current,
+            holds,
+            repository,
+        } = gates::merge_after(p, root, &tip, after);
+        current.as_deref() == Some(p.target_branch.as_str())
+            && holds == Some(true)
+            && repository == Some(true)
     } else {
         if !after.is_empty() {
             return Err(guard.bad(
@@ -146,9 +154,15 @@ enum Held {
     Moved(Option<String>),
 }
 
-/// The primary on TARGET_BRANCH (a detached HEAD is not), clean, and the branch
-/// still at `tip`.
-fn blocked(b: &MergeBefore, target: &str, tip: &FullCommit) -> Held {
+/// The primary still the checkout of its own repository, on TARGET_BRANCH (a
+/// detached HEAD is not), clean, and the branch still at `tip`.
+fn blocked(b: &MergeBefore, root: &str, target: &str, tip: &FullCommit) -> Held {
+    match b.repository {
+        None => return Held::Blocked("stopped:unreadable:repository".into()),
+        // The wire format's code for a checkout that is not the run's repository.
+        Some(false) => return Held::Blocked(format!("stopped:wrong-repo:{root}")),
+        Some(true) => {}
+    }
     match b.current.as_deref() {
         None => return Held::Blocked("stopped:unreadable:current-branch".into()),
         Some(c) if c != target => return Held::Blocked("stopped:primary-off-branch".into()),

@@ -38,7 +38,10 @@ pub(super) fn decide_teardown(
         &gates::teardown_before_plan(p, root, merged.map(FullCommit::as_str)),
     )?;
     if let Some(sha) = merged {
-        if gates::Runs(before).yes_no(&gates::contains_argv(p, root, sha)) != Some(true) {
+        // The target read is REPO_ROOT's own repository's (helper-77: a `.git`
+        // swapped after the merge answered for a clone's `main`).
+        let own = gates::primary_repository(root, before) == Some(true);
+        if !gates::merge_held(p, root, before, sha) {
             if remove.is_some() || delete.is_some() {
                 return Err(guard.bad(
                     "remove",
@@ -50,7 +53,11 @@ pub(super) fn decide_teardown(
                 anchor: anchor.clone(),
                 before: before.to_vec(),
                 merged_sha: sha.clone(),
-                code: "stopped:merge-not-on-target".into(),
+                code: if own {
+                    "stopped:merge-not-on-target".to_owned()
+                } else {
+                    format!("stopped:wrong-repo:{root}")
+                },
             }]);
         }
     }

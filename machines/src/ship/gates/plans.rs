@@ -51,6 +51,23 @@ fn target_ref(p: &Params) -> String {
     format!("refs/heads/{}", p.target_branch)
 }
 
+/// Which repository REPO_ROOT's checkout is now: `git -C REPO_ROOT rev-parse
+/// --path-format=absolute --git-dir --git-common-dir`. The top level alone does
+/// not say it (helper-77: a `.git` swapped for a gitfile naming a clone, or a
+/// `commondir` file in it, after pre-merge had the merge land in the other
+/// repository, recorded `merged` and `shipped`).
+pub fn repository_argv(root: &str) -> Vec<String> {
+    git(
+        root,
+        &[
+            "rev-parse",
+            "--path-format=absolute",
+            "--git-dir",
+            "--git-common-dir",
+        ],
+    )
+}
+
 /// The anchor re-assertion: `git -C REPO_ROOT rev-parse --show-toplevel`.
 pub fn anchor_argv(root: &str) -> Vec<String> {
     git(root, &["rev-parse", "--show-toplevel"])
@@ -251,6 +268,7 @@ pub fn merge_before_plan(p: &Params, root: &str) -> Vec<Vec<String>> {
         git(root, &["branch", "--show-current"]),
         git(root, &["status", "--porcelain"]),
         branch_tip(root, &p.branch),
+        repository_argv(root),
     ]
 }
 
@@ -275,6 +293,7 @@ pub fn merge_after_plan(p: &Params, root: &str, tip: &str) -> Vec<Vec<String>> {
     vec![
         git(root, &["branch", "--show-current"]),
         contains_argv(p, root, tip),
+        repository_argv(root),
     ]
 }
 
@@ -284,6 +303,7 @@ pub fn teardown_before_plan(p: &Params, root: &str, merged: Option<&str>) -> Vec
     let mut plan = vec![worktree_list(root), branch_exists(p, root)];
     if let Some(sha) = merged {
         plan.push(contains_argv(p, root, sha));
+        plan.push(repository_argv(root));
     }
     plan
 }

@@ -6,8 +6,8 @@ use super::super::Params;
 use super::plans::{
     anchor_argv, changed_paths_argv, contains_argv, create_before_plan, create_failed_plan,
     create_verify_plan, divergence_argv, head_argv, isolation_plan, merge_after_plan,
-    merge_before_plan, preflight_plan, premerge_plan, resume_plan, teardown_before_plan,
-    upstream_argv,
+    merge_before_plan, preflight_plan, premerge_plan, repository_argv, resume_plan,
+    teardown_before_plan, upstream_argv,
 };
 use super::{Gate, Runs, Squash};
 use crate::evidence::git::clean;
@@ -295,6 +295,39 @@ pub struct MergeBefore {
     pub clean: Option<bool>,
     /// The branch's tip now.
     pub tip: Option<String>,
+    /// REPO_ROOT is still the primary checkout of its own repository
+    /// ([`primary_repository`]).
+    pub repository: Option<bool>,
+}
+
+impl MergeBefore {
+    /// Whether these readings let the merge of `tip` run: the primary still its
+    /// own repository's, on `target`, clean, the branch still at `tip` (the
+    /// decision names which one failed; the CLI runs nothing unless all hold).
+    pub fn admits(&self, target: &str, tip: &str) -> bool {
+        self.repository == Some(true)
+            && self.current.as_deref() == Some(target)
+            && self.clean == Some(true)
+            && self.tip.as_deref() == Some(tip)
+    }
+}
+
+/// After a merge, whether the teardown's readings show TARGET_BRANCH of the run's
+/// own repository still holding `merged` (else nothing is removed: `merge-lost`).
+pub fn merge_held(p: &Params, root: &str, before: &[CommandRun], merged: &str) -> bool {
+    primary_repository(root, before) == Some(true)
+        && Runs(before).yes_no(&contains_argv(p, root, merged)) == Some(true)
+}
+
+/// Whether REPO_ROOT's checkout is the primary one of its own repository, from
+/// the run of [`repository_argv`]: its git dir and its common dir are both
+/// `REPO_ROOT/.git` (create's `anchor-is-primary` held the git dir to `.git`
+/// already). `None` when it could not be read.
+pub fn primary_repository(root: &str, runs: &[CommandRun]) -> Option<bool> {
+    let out = Runs(runs).ok(&repository_argv(root))?;
+    let own = format!("{root}/.git");
+    let lines: Vec<&str> = out.lines().collect();
+    Some(lines == [own.as_str(), own.as_str()])
 }
 
 /// Reads [`MergeBefore`] from the runs of [`merge_before_plan`].
@@ -305,6 +338,7 @@ pub fn merge_before(p: &Params, root: &str, runs: &[CommandRun]) -> MergeBefore 
         current: r.ok(&plan[0]).map(|s| s.trim_end().to_owned()),
         clean: clean(r.get(&plan[1])),
         tip: r.line(&plan[2]),
+        repository: primary_repository(root, runs),
     }
 }
 
@@ -315,6 +349,8 @@ pub struct MergeAfter {
     pub current: Option<String>,
     /// TARGET_BRANCH holds `tip` (`merge-base --is-ancestor`).
     pub holds: Option<bool>,
+    /// REPO_ROOT is still the primary checkout of its own repository.
+    pub repository: Option<bool>,
 }
 
 /// Reads [`MergeAfter`] from the runs of [`merge_after_plan`].
@@ -324,6 +360,7 @@ pub fn merge_after(p: &Params, root: &str, tip: &str, runs: &[CommandRun]) -> Me
     MergeAfter {
         current: r.ok(&plan[0]).map(|s| s.trim_end().to_owned()),
         holds: r.yes_no(&contains_argv(p, root, tip)),
+        repository: primary_repository(root, runs),
     }
 }
 
