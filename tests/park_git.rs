@@ -175,6 +175,35 @@ fn an_edit_hidden_by_an_index_mark_fails_tree_preserved() {
     }
 }
 
+/// A checkout whose `.git` reads another repository (a `commondir` file naming a
+/// bare clone, or the `.git` swapped for a gitfile naming a clone) is not the
+/// bound repository: every check is unknown (helper-77's class; bind-repository
+/// holds the same relationship).
+#[test]
+fn a_checkout_reading_another_repository_is_unknown() {
+    for swap in ["commondir", "gitfile"] {
+        let repo = Repo::new();
+        let other = repo.root.with_file_name(format!("other-{swap}"));
+        let bare = if swap == "commondir" { "--bare" } else { "-q" };
+        git(
+            repo.root.parent().unwrap(),
+            &["clone", "-q", bare, repo.path(), other.to_str().unwrap()],
+        );
+        let dot_git = repo.root.join(".git");
+        if swap == "commondir" {
+            std::fs::write(dot_git.join("commondir"), format!("{}\n", other.display())).unwrap();
+        } else {
+            std::fs::rename(&dot_git, repo.root.with_file_name("kept.git")).unwrap();
+            std::fs::write(&dot_git, format!("gitdir: {}/.git\n", other.display())).unwrap();
+        }
+        assert_eq!(
+            outcomes(repo.path()),
+            ["unknown", "unknown", "unknown"],
+            "{swap}"
+        );
+    }
+}
+
 #[test]
 fn unpushed_commits_fail_reachability() {
     let repo = Repo::new();

@@ -288,13 +288,7 @@ pub fn bind(input: &BindInput) -> Result<BindOutput> {
             ));
         }
     }
-    let dot_git = format!("{}/.git", root.trim_end_matches('/'));
-    let normal = git_dir == dot_git && common_dir == dot_git;
-    let linked = common_dir.ends_with("/.git")
-        && git_dir
-            .strip_prefix(&format!("{common_dir}/worktrees/"))
-            .is_some_and(|name| !name.is_empty() && !name.contains('/'));
-    if !normal && !linked {
+    if !git_dir_relationship(root.as_str(), &git_dir, &common_dir) {
         return Err(InputError::new(
             "observations.git_dir.stdout",
             "git-dir-relationship",
@@ -373,6 +367,19 @@ pub fn check_output(b: &BindOutput, path: &str) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// Whether a git dir and common dir (absolute, as `rev-parse --path-format=absolute`
+/// prints them) are those of the checkout at `root`: its own `<root>/.git`, or a
+/// linked worktree `<common>/.git/worktrees/<name>`.
+pub(crate) fn git_dir_relationship(root: &str, git_dir: &str, common_dir: &str) -> bool {
+    let dot_git = format!("{}/.git", root.trim_end_matches('/'));
+    let normal = git_dir == dot_git && common_dir == dot_git;
+    let linked = common_dir.ends_with("/.git")
+        && git_dir
+            .strip_prefix(&format!("{common_dir}/worktrees/"))
+            .is_some_and(|name| !name.is_empty() && !name.contains('/'));
+    normal || linked
 }
 
 #[cfg(test)]

@@ -107,6 +107,30 @@ pub fn checks(
             &rec.runs,
         );
     }
+    // The checkout is its own repository's, as bind-repository proved it: a
+    // `.git` swapped for a gitfile naming another repository, or a `commondir`
+    // file in it, reads another repository's HEAD and upstream (helper-77).
+    let dirs = rec.run(git(
+        root,
+        &[
+            "rev-parse",
+            "--path-format=absolute",
+            "--git-dir",
+            "--git-common-dir",
+        ],
+    ));
+    let mut lines = dirs.stdout.lines();
+    let related = match (dirs.exit_status, lines.next(), lines.next()) {
+        (Some(0), Some(g), Some(c)) => super::bind::git_dir_relationship(root, g, c),
+        _ => false,
+    };
+    if !related {
+        return unknown_all(
+            "git",
+            "the git dir and common dir prove neither `<root>/.git` nor a linked worktree of it",
+            &rec.runs,
+        );
+    }
     let status = rec.run(git(root, &["status", "--porcelain=v2", "--branch"]));
     let unmerged = rec.run(git(root, &["diff", "--name-only", "--diff-filter=U", "-z"]));
     let mut operations = Vec::new();
