@@ -154,7 +154,7 @@ fn a_merge_that_did_not_land_on_the_target_is_not_merged() {
 /// recorded while the run's main never moved, and the audit passed).
 #[test]
 fn a_primary_pointed_at_another_repository_is_never_merged_into() {
-    for swap in ["gitfile", "commondir"] {
+    for swap in ["gitfile", "commondir", "moved", "refs-link"] {
         let r = Repo::new();
         r.to_merge_ready();
         let tip = git(&r.wt(), &["rev-parse", "HEAD"]);
@@ -180,6 +180,34 @@ fn a_primary_pointed_at_another_repository_is_never_merged_into() {
                 std::fs::rename(&dot_git, &kept).unwrap();
                 std::fs::write(&dot_git, format!("gitdir: {}/.git\n", other.display())).unwrap();
             }
+            // Another clone's real `.git` directory moved into REPO_ROOT: every
+            // path reads as before (helper-78).
+            "moved" => {
+                let root = r.root.to_str().unwrap();
+                git(
+                    r.root.parent().unwrap(),
+                    &["clone", "-q", root, other.to_str().unwrap()],
+                );
+                git(
+                    &other,
+                    &["branch", "-q", "worktree-abc", "origin/worktree-abc"],
+                );
+                std::fs::rename(&dot_git, &kept).unwrap();
+                std::fs::rename(other.join(".git"), &dot_git).unwrap();
+            }
+            // The refs made a link to a copy of them (helper-78).
+            "refs-link" => {
+                let copy = r.root.with_file_name("refs-copy");
+                std::fs::create_dir(&other).unwrap();
+                let refs = dot_git.join("refs");
+                let copied = std::process::Command::new("cp")
+                    .args(["-a", refs.to_str().unwrap(), copy.to_str().unwrap()])
+                    .status()
+                    .unwrap();
+                assert!(copied.success());
+                std::fs::rename(&refs, other.join("refs")).unwrap();
+                std::os::unix::fs::symlink(&copy, &refs).unwrap();
+            }
             _ => {
                 git(
                     r.root.parent().unwrap(),
@@ -202,18 +230,28 @@ fn a_primary_pointed_at_another_repository_is_never_merged_into() {
             (4, Some(wrong.as_str())),
             "{swap}: {out}"
         );
-        let other_main = git(&other, &["rev-parse", "main"]);
-        assert_ne!(
-            other_main, tip,
-            "{swap}: nothing merged in the other repository"
-        );
         // Put back, the run's own repository is untouched and ships after resume.
         match swap {
             "gitfile" => {
                 std::fs::remove_file(&dot_git).unwrap();
                 std::fs::rename(&kept, &dot_git).unwrap();
             }
+            "moved" => {
+                std::fs::rename(&dot_git, other.join(".git")).unwrap();
+                std::fs::rename(&kept, &dot_git).unwrap();
+            }
+            "refs-link" => {
+                std::fs::remove_file(dot_git.join("refs")).unwrap();
+                std::fs::rename(other.join("refs"), dot_git.join("refs")).unwrap();
+            }
             _ => std::fs::remove_file(dot_git.join("commondir")).unwrap(),
+        }
+        if swap != "refs-link" {
+            let other_main = git(&other, &["rev-parse", "main"]);
+            assert_ne!(
+                other_main, tip,
+                "{swap}: nothing merged in the other repository"
+            );
         }
         nothing_merged(&r, &main_before, &tip);
         ships_after_resume(&r, &tip);

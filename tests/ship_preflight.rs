@@ -74,9 +74,20 @@ fn a_clean_primary_may_create_the_worktree_and_records_its_readings() {
     let runs = out["observations"].as_array().unwrap();
     assert!(!runs.is_empty(), "{out}");
     for run in runs {
-        // Every git reading is `git -C REPO_ROOT …`; the path probe is `test -e WORKTREE_PATH`.
+        // Every git reading is `git -C REPO_ROOT …`; the path probe is `test -e
+        // WORKTREE_PATH`; the identity is `stat` of REPO_ROOT's `.git` and refs.
+        let root = p.root.to_str().unwrap();
         let bound = if run["argv"][0] == "git" {
-            (&run["argv"][1], &run["argv"][2]) == (&json!("-C"), &json!(p.root.to_str().unwrap()))
+            (&run["argv"][1], &run["argv"][2]) == (&json!("-C"), &json!(root))
+        } else if run["argv"][0] == "stat" {
+            run["argv"]
+                == json!([
+                    "stat",
+                    "-L",
+                    "--format=%d:%i",
+                    format!("{root}/.git"),
+                    format!("{root}/.git/refs")
+                ])
         } else {
             run["argv"] == json!(["test", "-e", p.wt().to_str().unwrap()])
         };

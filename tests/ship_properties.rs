@@ -148,6 +148,7 @@ fn only_clean_admits_creation() {
                     .expect("a fixed absolute root"),
                 anchor,
                 acts_for: None,
+                repository: None,
             },
             _ => unreachable!("an open step makes an open command"),
         },

@@ -183,7 +183,9 @@ fn merge(run: &ship::Run, tip: &str) -> Command {
         return nothing(a, vec![]);
     }
     let before = run_all(&gates::merge_before_plan(p, root));
-    if !gates::merge_before(p, root, &before).admits(&p.target_branch, tip) {
+    if !gates::merge_before(p, root, &before, run.repository.as_deref())
+        .admits(&p.target_branch, tip)
+    {
         return nothing(a, before);
     }
     let m = exec(&gates::merge_argv(root, tip));
@@ -216,7 +218,7 @@ fn teardown(run: &ship::Run, force: bool) -> Command {
     let merged = run.merged_sha.as_deref().filter(|_| !force);
     let before = run_all(&gates::teardown_before_plan(p, root, merged));
     if let Some(sha) = merged {
-        if !gates::merge_held(p, root, &before, sha) {
+        if !gates::merge_held(p, root, &before, sha, run.repository.as_deref()) {
             return Command::Teardown {
                 anchor: a,
                 before,

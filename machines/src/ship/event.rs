@@ -24,6 +24,10 @@ pub enum Event {
         /// The saga thread the run acts for, when named at open.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         acts_for: Option<String>,
+        /// The repository's identity on disk as open's preflight read it
+        /// (`gates::identity_argv`; rules 15).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        repository: Option<String>,
     },
     /// Preflight said `clean`.
     PreflightPassed {

@@ -20,11 +20,13 @@ pub(super) fn evolve(state: State, event: &Event) -> State {
                 params,
                 repo_root,
                 acts_for,
+                repository,
                 ..
             },
         ) => {
             let mut run = opened(params.clone(), repo_root.clone());
             run.acts_for = acts_for.clone();
+            run.repository = repository.clone();
             return State::Active {
                 run: Box::new(run),
                 // Blocked until the preflight event that always follows.
@@ -252,6 +254,7 @@ fn opened(params: Params, repo_root: AbsPath) -> Run {
         shipped: None,
         acts_for: None,
         history: None,
+        repository: None,
     }
 }
 

@@ -91,8 +91,12 @@ impl Machine for Ship {
     // 14: the merge and the teardown after it read which repository REPO_ROOT is
     // (its git dir and common dir both `REPO_ROOT/.git`): a `.git` swapped for a
     // clone's, or a `commondir` file, had the merge land elsewhere (helper-77).
-    const RULES_VERSION: u32 = 14;
-    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13];
+    // 15: open's preflight reads the repository's identity on disk (the device
+    // and inode of `REPO_ROOT/.git` and its refs), and the merge and teardown
+    // hold it unchanged: another clone's `.git` moved into REPO_ROOT, or its refs
+    // made a link to a copy, passed every path check (helper-78).
+    const RULES_VERSION: u32 = 15;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14];
     type State = State;
     type Command = Command;
     type Event = Event;

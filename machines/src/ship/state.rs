@@ -234,6 +234,12 @@ pub struct Run {
     /// (`failed-work-absent`; none before rules 8).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history: Option<super::history::History>,
+    /// The repository the run was opened in, as open's preflight read it on disk
+    /// (`gates::identity_argv`: the device and inode of `REPO_ROOT/.git` and of its
+    /// refs; none before rules 15, or when it could not be read — and then no
+    /// merge is ever admitted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository: Option<String>,
 }
 
 /// A git mutation in flight and the process that announced it.

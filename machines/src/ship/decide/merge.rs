@@ -33,7 +33,7 @@ pub(super) fn decide_merge(
     let tip = checked_tip(guard)?;
     guard.exact("before", before, &gates::merge_before_plan(p, root))?;
     let held = match blocked(
-        &gates::merge_before(p, root, before),
+        &gates::merge_before(p, root, before, run.repository.as_deref()),
         root,
         &p.target_branch,
         &tip,
@@ -76,7 +76,7 @@ pub(super) fn decide_merge(
             current,
             holds,
             repository,
-        } = gates::merge_after(p, root, &tip, after);
+        } = gates::merge_after(p, root, &tip, after, run.repository.as_deref());
         current.as_deref() == Some(p.target_branch.as_str())
             && holds == Some(true)
             && repository == Some(true)

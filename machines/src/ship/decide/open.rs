@@ -65,12 +65,14 @@ pub(super) fn decide_open(
         ));
     }
     let preflight = preflighted(guard, (params, &root), runs, review_status, advisory)?;
+    let repository = gates::identity(&root, runs);
     Ok(vec![
         Event::Opened {
             params: params.clone(),
             repo_root: root,
             anchor: anchor.clone(),
             acts_for: acts_for.map(str::to_owned),
+            repository,
         },
         preflight,
     ])

@@ -40,8 +40,9 @@ pub(super) fn decide_teardown(
     if let Some(sha) = merged {
         // The target read is REPO_ROOT's own repository's (helper-77: a `.git`
         // swapped after the merge answered for a clone's `main`).
-        let own = gates::primary_repository(root, before) == Some(true);
-        if !gates::merge_held(p, root, before, sha) {
+        let opened = run.repository.as_deref();
+        let own = gates::primary_repository(root, before, opened) == Some(true);
+        if !gates::merge_held(p, root, before, sha, opened) {
             if remove.is_some() || delete.is_some() {
                 return Err(guard.bad(
                     "remove",

@@ -24,14 +24,14 @@ pub use crate::evidence::git::{exists, git};
 pub use plans::{
     advisory_plan, ahead_argv, anchor_argv, contains_argv, create_argv, create_before_plan,
     create_cleanup_plan, create_failed_cleanup_plan, create_failed_plan, create_verify_plan,
-    divergence_argv, head_argv, merge_after_plan, merge_argv, merge_before_plan, phase1d_plan,
-    preflight_plan, premerge_plan, reattach_argv, refine_plan, repository_argv, resume_plan,
-    teardown_before_plan, teardown_delete_argv, teardown_remove_argv, upstream_argv,
+    divergence_argv, head_argv, identity_argv, merge_after_plan, merge_argv, merge_before_plan,
+    phase1d_plan, preflight_plan, premerge_plan, reattach_argv, refine_plan, repository_argv,
+    resume_plan, teardown_before_plan, teardown_delete_argv, teardown_remove_argv, upstream_argv,
 };
 pub use readers::{
-    add_made_branch, anchor_gate, create_gates, divergence_note, merge_after, merge_before,
-    merge_held, preflight_facts, premerge_gates, premerge_tip, primary_repository, refine_gates,
-    resume_facts, teardown_present, MergeAfter, MergeBefore,
+    add_made_branch, anchor_gate, create_gates, divergence_note, identity, merge_after,
+    merge_before, merge_held, preflight_facts, premerge_gates, premerge_tip, primary_repository,
+    refine_gates, resume_facts, teardown_present, MergeAfter, MergeBefore,
 };
 pub use scope::{parse_shortstat, phase1d, Phase1d};
 

@@ -68,6 +68,21 @@ pub fn repository_argv(root: &str) -> Vec<String> {
     )
 }
 
+/// The repository's identity on disk: `stat -L --format=%d:%i REPO_ROOT/.git
+/// REPO_ROOT/.git/refs`, the device and inode of its git directory and of its refs.
+/// A path names whatever is there now; these name the directories the run was
+/// opened in (helper-78: another clone's `.git` moved into REPO_ROOT, or `.git/refs`
+/// made a link to a copy, had the merge land there with every path as before).
+pub fn identity_argv(root: &str) -> Vec<String> {
+    vec![
+        "stat".to_owned(),
+        "-L".to_owned(),
+        "--format=%d:%i".to_owned(),
+        format!("{root}/.git"),
+        format!("{root}/.git/refs"),
+    ]
+}
+
 /// The anchor re-assertion: `git -C REPO_ROOT rev-parse --show-toplevel`.
 pub fn anchor_argv(root: &str) -> Vec<String> {
     git(root, &["rev-parse", "--show-toplevel"])
@@ -82,6 +97,7 @@ pub fn preflight_plan(p: &Params, root: &str) -> Vec<Vec<String>> {
         branch_exists(p, root),
         worktree_list(root),
         exists(&p.worktree_path),
+        identity_argv(root),
     ]
 }
 
@@ -269,6 +285,7 @@ pub fn merge_before_plan(p: &Params, root: &str) -> Vec<Vec<String>> {
         git(root, &["status", "--porcelain"]),
         branch_tip(root, &p.branch),
         repository_argv(root),
+        identity_argv(root),
     ]
 }
 
@@ -294,6 +311,7 @@ pub fn merge_after_plan(p: &Params, root: &str, tip: &str) -> Vec<Vec<String>> {
         git(root, &["branch", "--show-current"]),
         contains_argv(p, root, tip),
         repository_argv(root),
+        identity_argv(root),
     ]
 }
 
@@ -304,6 +322,7 @@ pub fn teardown_before_plan(p: &Params, root: &str, merged: Option<&str>) -> Vec
     if let Some(sha) = merged {
         plan.push(contains_argv(p, root, sha));
         plan.push(repository_argv(root));
+        plan.push(identity_argv(root));
     }
     plan
 }
@@ -436,8 +455,12 @@ mod tests {
         let mut operands = 0;
         for argv in every_argv(&p, root) {
             if argv[0] != "git" {
-                // `test -e WORKTREE_PATH`: an absolute path, never option-like.
-                assert_eq!(argv, exists(&p.worktree_path));
+                // `test -e WORKTREE_PATH`, `stat … REPO_ROOT/.git …`: absolute
+                // paths, never option-like.
+                assert!(
+                    argv == exists(&p.worktree_path) || argv == identity_argv(root),
+                    "{argv:?}"
+                );
                 continue;
             }
             // `git -C DIR`: `-C` takes DIR (absolute) as its value.

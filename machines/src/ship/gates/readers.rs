@@ -5,9 +5,9 @@ use super::super::preflight::Facts;
 use super::super::Params;
 use super::plans::{
     anchor_argv, changed_paths_argv, contains_argv, create_before_plan, create_failed_plan,
-    create_verify_plan, divergence_argv, head_argv, isolation_plan, merge_after_plan,
-    merge_before_plan, preflight_plan, premerge_plan, repository_argv, resume_plan,
-    teardown_before_plan, upstream_argv,
+    create_verify_plan, divergence_argv, head_argv, identity_argv, isolation_plan,
+    merge_after_plan, merge_before_plan, preflight_plan, premerge_plan, repository_argv,
+    resume_plan, teardown_before_plan, upstream_argv,
 };
 use super::{Gate, Runs, Squash};
 use crate::evidence::git::clean;
@@ -314,31 +314,57 @@ impl MergeBefore {
 
 /// After a merge, whether the teardown's readings show TARGET_BRANCH of the run's
 /// own repository still holding `merged` (else nothing is removed: `merge-lost`).
-pub fn merge_held(p: &Params, root: &str, before: &[CommandRun], merged: &str) -> bool {
-    primary_repository(root, before) == Some(true)
+pub fn merge_held(
+    p: &Params,
+    root: &str,
+    before: &[CommandRun],
+    merged: &str,
+    opened: Option<&str>,
+) -> bool {
+    primary_repository(root, before, opened) == Some(true)
         && Runs(before).yes_no(&contains_argv(p, root, merged)) == Some(true)
 }
 
-/// Whether REPO_ROOT's checkout is the primary one of its own repository, from
-/// the run of [`repository_argv`]: its git dir and its common dir are both
-/// `REPO_ROOT/.git` (create's `anchor-is-primary` held the git dir to `.git`
-/// already). `None` when it could not be read.
-pub fn primary_repository(root: &str, runs: &[CommandRun]) -> Option<bool> {
+/// Whether REPO_ROOT's checkout is the primary one of the repository the run was
+/// opened in: its git dir and common dir are both `REPO_ROOT/.git` (the run of
+/// [`repository_argv`]; create's `anchor-is-primary` held the git dir to `.git`
+/// already), and those directories are the ones open found there
+/// ([`identity_argv`], against `opened`: `Run::repository`). `None` when either
+/// could not be read, or open read no identity.
+pub fn primary_repository(root: &str, runs: &[CommandRun], opened: Option<&str>) -> Option<bool> {
     let out = Runs(runs).ok(&repository_argv(root))?;
     let own = format!("{root}/.git");
     let lines: Vec<&str> = out.lines().collect();
-    Some(lines == [own.as_str(), own.as_str()])
+    if lines != [own.as_str(), own.as_str()] {
+        return Some(false);
+    }
+    let now = identity(root, runs)?;
+    opened.map(|o| o == now)
+}
+
+/// The repository's identity as [`identity_argv`] read it (its output, trimmed),
+/// when it was read.
+pub fn identity(root: &str, runs: &[CommandRun]) -> Option<String> {
+    Runs(runs)
+        .ok(&identity_argv(root))
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
 }
 
 /// Reads [`MergeBefore`] from the runs of [`merge_before_plan`].
-pub fn merge_before(p: &Params, root: &str, runs: &[CommandRun]) -> MergeBefore {
+pub fn merge_before(
+    p: &Params,
+    root: &str,
+    runs: &[CommandRun],
+    opened: Option<&str>,
+) -> MergeBefore {
     let r = Runs(runs);
     let plan = merge_before_plan(p, root);
     MergeBefore {
         current: r.ok(&plan[0]).map(|s| s.trim_end().to_owned()),
         clean: clean(r.get(&plan[1])),
         tip: r.line(&plan[2]),
-        repository: primary_repository(root, runs),
+        repository: primary_repository(root, runs, opened),
     }
 }
 
@@ -354,13 +380,19 @@ pub struct MergeAfter {
 }
 
 /// Reads [`MergeAfter`] from the runs of [`merge_after_plan`].
-pub fn merge_after(p: &Params, root: &str, tip: &str, runs: &[CommandRun]) -> MergeAfter {
+pub fn merge_after(
+    p: &Params,
+    root: &str,
+    tip: &str,
+    runs: &[CommandRun],
+    opened: Option<&str>,
+) -> MergeAfter {
     let r = Runs(runs);
     let plan = merge_after_plan(p, root, tip);
     MergeAfter {
         current: r.ok(&plan[0]).map(|s| s.trim_end().to_owned()),
         holds: r.yes_no(&contains_argv(p, root, tip)),
-        repository: primary_repository(root, runs),
+        repository: primary_repository(root, runs, opened),
     }
 }
 
