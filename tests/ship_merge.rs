@@ -147,6 +147,17 @@ fn a_merge_that_did_not_land_on_the_target_is_not_merged() {
     r.audit_ok();
 }
 
+/// A bare clone of the primary at `other`, named by a `commondir` file in the
+/// primary's `.git`: git then reads refs in the clone (helper-77).
+fn commondir_at_bare_clone(r: &Repo, other: &std::path::Path) {
+    let (root, to) = (r.root.to_str().unwrap(), other.to_str().unwrap());
+    git(
+        r.root.parent().unwrap(),
+        &["clone", "-q", "--bare", root, to],
+    );
+    std::fs::write(r.root.join(".git/commondir"), format!("{to}\n")).unwrap();
+}
+
 /// The primary pointed at another repository's git data after `pre-merge` — its
 /// `.git` swapped for a gitfile naming a clone, or a `commondir` file naming a
 /// bare clone — is no primary of the run's repository: the merge is blocked
@@ -208,20 +219,7 @@ fn a_primary_pointed_at_another_repository_is_never_merged_into() {
                 std::fs::rename(&refs, other.join("refs")).unwrap();
                 std::os::unix::fs::symlink(&copy, &refs).unwrap();
             }
-            _ => {
-                git(
-                    r.root.parent().unwrap(),
-                    &[
-                        "clone",
-                        "-q",
-                        "--bare",
-                        r.root.to_str().unwrap(),
-                        other.to_str().unwrap(),
-                    ],
-                );
-                std::fs::write(dot_git.join("commondir"), format!("{}\n", other.display()))
-                    .unwrap();
-            }
+            _ => commondir_at_bare_clone(&r, &other),
         }
         let (code, out) = r.verb("merge", "");
         let wrong = format!("stopped:wrong-repo:{}", r.root.display());
@@ -267,19 +265,8 @@ fn a_teardown_reading_another_repository_does_not_ship() {
     r.to_merge_ready();
     let (code, out) = r.verb("merge", "");
     assert_eq!((code, out["state"].as_str()), (0, Some("merged")), "{out}");
-    let other = r.root.with_file_name("other-bare");
-    git(
-        r.root.parent().unwrap(),
-        &[
-            "clone",
-            "-q",
-            "--bare",
-            r.root.to_str().unwrap(),
-            other.to_str().unwrap(),
-        ],
-    );
+    commondir_at_bare_clone(&r, &r.root.with_file_name("other-bare"));
     let dot_git = r.root.join(".git");
-    std::fs::write(dot_git.join("commondir"), format!("{}\n", other.display())).unwrap();
     let (code, out) = r.verb("teardown", "");
     let wrong = format!("stopped:wrong-repo:{}", r.root.display());
     assert_eq!(

@@ -33,6 +33,16 @@ fn files(db: &Path) -> (Vec<u8>, Vec<u8>) {
     )
 }
 
+/// Runs `probe` on the journal at `db` and holds it to a refusal: exit 2 naming
+/// `rule` and `field`, every byte of the journal's files as they were.
+fn refused(db: &Path, what: &str, rule: &str, field: &str, probe: impl FnOnce() -> (i32, Value)) {
+    let before = files(db);
+    let (code, out) = probe();
+    assert_eq!(code, 2, "{what}: {out}");
+    assert_eq!(refusal(&out), (rule.into(), field.into()), "{what}: {out}");
+    assert_eq!(files(db), before, "{what} wrote");
+}
+
 #[test]
 fn a_saga_refuses_what_a_person_could_not_read_as_typed() {
     let t = Thread::new();
@@ -60,15 +70,9 @@ fn a_saga_refuses_what_a_person_could_not_read_as_typed() {
         ),
     ];
     for (args, rule, field) in cases {
-        let before = files(&t.journal.path());
-        let (code, out) = t.s(args[0], &args[1..]);
-        assert_eq!(code, 2, "{args:?}: {out}");
-        assert_eq!(
-            refusal(&out),
-            ((*rule).into(), (*field).into()),
-            "{args:?}: {out}"
-        );
-        assert_eq!(files(&t.journal.path()), before, "{args:?} wrote");
+        refused(&t.journal.path(), &format!("{args:?}"), rule, field, || {
+            t.s(args[0], &args[1..])
+        });
     }
     let saves: &[(&[&str], &str, &str)] = &[
         (
@@ -110,15 +114,13 @@ fn a_saga_refuses_what_a_person_could_not_read_as_typed() {
     for (extra, rule, field) in saves {
         let mut args = vec!["saga", "save", "--id", "issue-42"];
         args.extend_from_slice(extra);
-        let before = files(&t.journal.path());
-        let (code, out) = t.cairn(&args);
-        assert_eq!(code, 2, "{extra:?}: {out}");
-        assert_eq!(
-            refusal(&out),
-            ((*rule).into(), (*field).into()),
-            "{extra:?}: {out}"
+        refused(
+            &t.journal.path(),
+            &format!("{extra:?}"),
+            rule,
+            field,
+            || t.cairn(&args),
         );
-        assert_eq!(files(&t.journal.path()), before, "{extra:?} wrote");
     }
     // The highest round leaves room for the next: recorded, the next one counted.
     let (code, out) = t.cairn(&[
@@ -166,15 +168,7 @@ fn a_pr_loop_takes_an_operator_a_person_reads_and_no_round_past_the_last() {
         ("-x", "option-like"),
         (" bob", "surrounding-space"),
     ] {
-        let before = files(&db);
-        let (code, out) = confirm(operator);
-        assert_eq!(code, 2, "{operator:?}: {out}");
-        assert_eq!(
-            refusal(&out),
-            (rule.into(), "operator".into()),
-            "{operator:?}: {out}"
-        );
-        assert_eq!(files(&db), before, "{operator:?} wrote");
+        refused(&db, operator, rule, "operator", || confirm(operator));
     }
     let before = files(&db);
     let args = [
@@ -434,31 +428,24 @@ fn every_saga_command_reads_its_typed_values_and_compared_names_have_one_spellin
         (vec![], &big, "length", "rationale"),
     ];
     for (args, stdin, rule, field) in &cases {
-        let before = files(&t.journal.path());
-        let out = if args.is_empty() {
-            let (code, out, _) = cairn(
-                &[
-                    "exec",
-                    "saga",
-                    "saga/issue-42",
-                    "--db",
-                    t.journal.path().to_str().unwrap(),
-                ],
-                stdin,
-                None,
-            );
-            (code, out)
-        } else {
-            t.s(args[0], &args[1..])
-        };
-        assert_eq!(out.0, 2, "{args:?}: {}", out.1);
-        assert_eq!(
-            refusal(&out.1),
-            ((*rule).into(), (*field).into()),
-            "{args:?}: {}",
-            out.1
-        );
-        assert_eq!(files(&t.journal.path()), before, "{args:?} wrote");
+        refused(&t.journal.path(), &format!("{args:?}"), rule, field, || {
+            if args.is_empty() {
+                let (code, out, _) = cairn(
+                    &[
+                        "exec",
+                        "saga",
+                        "saga/issue-42",
+                        "--db",
+                        t.journal.path().to_str().unwrap(),
+                    ],
+                    stdin,
+                    None,
+                );
+                (code, out)
+            } else {
+                t.s(args[0], &args[1..])
+            }
+        });
     }
     for (verdicts, rule, field) in [
         (
@@ -477,24 +464,24 @@ fn every_saga_command_reads_its_typed_values_and_compared_names_have_one_spellin
             "gate_verdict[1]",
         ),
     ] {
-        let before = files(&t.journal.path());
-        let (code, out) = t.cairn(&[
+        let [a, b] = verdicts;
+        let save = [
             "saga",
             "save",
             "--id",
             "issue-42",
             "--gate-verdict",
-            verdicts[0],
+            a,
             "--gate-verdict",
-            verdicts[1],
-        ]);
-        assert_eq!(code, 2, "{verdicts:?}: {out}");
-        assert_eq!(
-            refusal(&out),
-            (rule.into(), field.into()),
-            "{verdicts:?}: {out}"
+            b,
+        ];
+        refused(
+            &t.journal.path(),
+            &format!("{verdicts:?}"),
+            rule,
+            field,
+            || t.cairn(&save),
         );
-        assert_eq!(files(&t.journal.path()), before);
     }
     // The plain spellings are taken.
     let (code, out) = t.s("adjust", &["--directive", "pause_after:phase-2"]);
@@ -527,7 +514,6 @@ fn tier_rungs_and_claim_names_have_one_spelling() {
         ("\u{301}", "combining-start"),
         ("jose\u{301}", "normal-form"),
     ] {
-        let before = files(&db);
         let args = [
             "claim",
             "acquire",
@@ -540,14 +526,10 @@ fn tier_rungs_and_claim_names_have_one_spelling() {
             "--ttl",
             "600",
         ];
-        let (code, out, _) = cairn(&args, "", Some(&db));
-        assert_eq!(code, 2, "{owner:?}: {out}");
-        assert_eq!(
-            refusal(&out),
-            (rule.into(), "owner".into()),
-            "{owner:?}: {out}"
-        );
-        assert_eq!(files(&db), before);
+        refused(&db, owner, rule, "owner", || {
+            let (code, out, _) = cairn(&args, "", Some(&db));
+            (code, out)
+        });
     }
     let args = [
         "claim",
