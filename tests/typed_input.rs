@@ -237,15 +237,9 @@ fn file_inputs_are_regular_files_of_bounded_size() {
     }
     let t = Thread::new();
     t.save_at_work();
-    let before = files(&t.journal.path());
-    let (code, out) = t.s("qa", &["--scenario", "a=passed", "--record", "/dev/zero"]);
-    assert_eq!(code, 2, "{out}");
-    assert_eq!(
-        refusal(&out),
-        ("regular-file".into(), "record".into()),
-        "{out}"
-    );
-    assert_eq!(files(&t.journal.path()), before);
+    refused(&t.journal.path(), "qa", "regular-file", "record", || {
+        t.s("qa", &["--scenario", "a=passed", "--record", "/dev/zero"])
+    });
 }
 
 /// A refused command leaves the journal's files as it found them, a log another
@@ -327,15 +321,14 @@ fn a_session_and_a_review_detail_are_visible_text() {
     let (code, out) = repo.open_with(&[]);
     assert_eq!(code, 0, "the plain open: {out}");
     let other = crate::support::ship_repo::Repo::new();
-    let before = files(&other.journal.path());
-    let (code, out) = other.open_with(&["--review-detail", "ok\u{202E}"]);
-    assert_eq!(code, 2, "{out}");
-    assert_eq!(
-        refusal(&out),
-        ("invisible-character".into(), "review_detail".into()),
-        "{out}"
+    let path = other.journal.path();
+    refused(
+        &path,
+        "open",
+        "invisible-character",
+        "review_detail",
+        || other.open_with(&["--review-detail", "ok\u{202E}"]),
     );
-    assert_eq!(files(&other.journal.path()), before);
 }
 
 /// The rest of a thread's typed values (helper-76): an override's operator and
