@@ -883,3 +883,59 @@ fn no_attribute_or_submodule_index_hides_an_edit() {
         "a gitlink: {out}"
     );
 }
+
+/// Another clone's `.git` moved into the repository's place after dispatch keeps
+/// every path the worker tree's reading names; the verification sees the
+/// repository is not, on disk, the one dispatch read, and fails (work-node rules
+/// 10; helper-78: the node was recorded `verified`, `merged` and `done` on a
+/// commit its own repository never held).
+#[test]
+fn a_repository_moved_into_place_after_dispatch_is_not_the_dispatched_one() {
+    let w = Work::new(&spec_text(GREEN, "test result: ok", 30_000));
+    w.dispatched("core");
+    let green = w.commit_lane_with("// green\n");
+    let other = w.root.with_file_name("other-clone");
+    let root = w.root.to_str().unwrap();
+    git(
+        w.root.parent().unwrap(),
+        &["clone", "-q", root, other.to_str().unwrap()],
+    );
+    // Every branch as the repository has it, the lane's included.
+    git(
+        &other,
+        &[
+            "fetch",
+            "-q",
+            "--update-head-ok",
+            root,
+            "+refs/heads/*:refs/heads/*",
+        ],
+    );
+    let admin = std::fs::read_dir(w.root.join(".git/worktrees"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::create_dir_all(other.join(".git/worktrees")).unwrap();
+    let copied = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(&admin)
+        .arg(other.join(".git/worktrees"))
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    let kept = w.root.with_file_name("kept.git");
+    std::fs::rename(w.root.join(".git"), &kept).unwrap();
+    std::fs::rename(other.join(".git"), w.root.join(".git")).unwrap();
+    let (code, out) = w.verify("core", &w.lane, &green, &["--checklist", CHECKLIST]);
+    assert_eq!(code, 4, "{out}");
+    assert!(
+        out.to_string()
+            .contains("not, on disk, the one its dispatch read"),
+        "{out}"
+    );
+    assert_eq!(out["state"], "rejected", "never verified: {out}");
+    std::fs::rename(w.root.join(".git"), other.join(".git")).unwrap();
+    std::fs::rename(&kept, w.root.join(".git")).unwrap();
+}

@@ -23,10 +23,18 @@ pub const OUTPUT_CAP: usize = 1 << 20;
 
 use crate::observe::now;
 
-/// Reads the tree a verification targets (the machine's `tree_plan`, in order).
-pub fn tree_reading(worktree: &str, expected_commit: &str) -> TreeReading {
+/// Reads the tree a verification targets (the machine's `tree_plan`, in order),
+/// its repository, and — given the common dir its dispatch read — that
+/// repository's identity on disk.
+pub fn tree_reading(
+    worktree: &str,
+    expected_commit: &str,
+    dispatched: Option<&str>,
+) -> TreeReading {
     let [toplevel, head, status] = tree_plan(worktree).map(|argv| crate::observe::run(&argv));
     let repository = crate::observe::run(&cairn_machines::work::node::dispatch_plan(worktree));
+    let identity = dispatched
+        .map(|common| crate::observe::run(&cairn_machines::evidence::git::identity_argv(common)));
     TreeReading {
         worktree_path: worktree.to_owned(),
         expected_commit: expected_commit.to_owned(),
@@ -35,6 +43,7 @@ pub fn tree_reading(worktree: &str, expected_commit: &str) -> TreeReading {
         status,
         flags: None,
         repository: Some(repository),
+        identity,
     }
 }
 

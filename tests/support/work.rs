@@ -143,6 +143,7 @@ pub fn command(state: &State, step: &Step) -> Command {
             budget: Some(*budget),
             finding: None,
             repository: None,
+            identity: None,
         },
         Step::NotDispatched => Command::Dispatch {
             run_id: None,
@@ -151,6 +152,7 @@ pub fn command(state: &State, step: &Step) -> Command {
             budget: None,
             finding: Some("delegate-client-unavailable".into()),
             repository: None,
+            identity: None,
         },
         Step::Verify {
             tree,
@@ -172,6 +174,7 @@ pub fn command(state: &State, step: &Step) -> Command {
                 status: run_argv(&status, 0, ""),
                 flags: None,
                 repository: None,
+                identity: None,
             };
             // A done node is re-verified in a tree that contains its merged commit.
             let contains = matches!(state, State::Done { .. })

@@ -354,17 +354,32 @@ pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<Done, Failu
         } => {
             let rec = rec(key)?;
             let (f, n) = target(&rec, r)?;
+            // The worker tree's repository, read only for a receipt (a
+            // not-dispatched finding names no tree that holds work), and that
+            // repository's identity on disk (work-node rules 10).
+            let repository = run_id
+                .as_ref()
+                .map(|_| cairn::observe::run(&node::dispatch_plan(worktree)));
+            let identity = repository
+                .as_ref()
+                .and_then(|r| {
+                    r.stdout
+                        .lines()
+                        .nth(1)
+                        .filter(|_| r.ok())
+                        .map(str::to_owned)
+                })
+                .map(|common| {
+                    cairn::observe::run(&cairn::machines::evidence::git::identity_argv(&common))
+                });
             let command = Command::Dispatch {
                 run_id: run_id.clone(),
                 worktree_path: worktree.clone(),
                 expected_commit: expected_commit.clone(),
                 budget: *budget,
                 finding: not_dispatched.clone(),
-                // The worker tree's repository, read only for a receipt (a
-                // not-dispatched finding names no tree that holds work).
-                repository: run_id
-                    .as_ref()
-                    .map(|_| cairn::observe::run(&node::dispatch_plan(worktree))),
+                repository: repository.clone(),
+                identity,
             };
             let done = rec.record(Step::new(&stream(&f, &n.address)?, &command))?;
             let mut out = out_of(&done);

@@ -111,7 +111,11 @@ pub fn verify(rec: &Recorder, r: &WorkNodeRef, a: &Flags) -> Result<Done, Failur
         contains.as_ref(),
     )
     .map_err(cairn::Error::Rejected)?;
-    let tree = cairn::work::tree_reading(a.worktree, a.expected_commit);
+    // The repository its dispatch read, whose identity on disk is read again.
+    let dispatched = state
+        .run()
+        .and_then(|r| r.repository.as_ref().map(|p| p.to_string()));
+    let tree = cairn::work::tree_reading(a.worktree, a.expected_commit, dispatched.as_deref());
     // Criteria run only in the expected tree at the expected commit; a wrong
     // tree is the caller's mistake: refused, nothing run, nothing written.
     if let Some(problem) = tree.problem() {
@@ -128,7 +132,7 @@ pub fn verify(rec: &Recorder, r: &WorkNodeRef, a: &Flags) -> Result<Done, Failur
             cairn::work::run_criterion(a.worktree, c, confirmation.as_ref())
         })
         .collect();
-    let after = cairn::work::tree_reading(a.worktree, a.expected_commit);
+    let after = cairn::work::tree_reading(a.worktree, a.expected_commit, dispatched.as_deref());
     let command = Command::Verify {
         spec: f.text.clone(),
         tree: Box::new(tree),

@@ -23,6 +23,29 @@ pub fn worktree_list(dir: &str) -> Vec<String> {
     git(dir, &["worktree", "list", "--porcelain", "-z"])
 }
 
+/// A repository's identity on disk: `stat -L --format=%d:%i GIT_DIR GIT_DIR/refs`,
+/// the device and inode of its git directory and of its refs. A path names
+/// whatever is there now; these name the directories that were read (helper-78:
+/// another clone's `.git` moved into place, or its refs made a link to a copy,
+/// kept every path).
+pub fn identity_argv(git_dir: &str) -> Vec<String> {
+    vec![
+        "stat".to_owned(),
+        "-L".to_owned(),
+        "--format=%d:%i".to_owned(),
+        git_dir.to_owned(),
+        format!("{git_dir}/refs"),
+    ]
+}
+
+/// The identity an [`identity_argv`] run read (its output, trimmed), when it ran
+/// as planned for `git_dir` and exited 0.
+pub fn identity_of(git_dir: &str, run: &CommandRun) -> Option<String> {
+    (run.argv == identity_argv(git_dir) && run.ok())
+        .then(|| run.stdout.trim().to_owned())
+        .filter(|s| !s.is_empty())
+}
+
 /// git's empty tree: attributes read from it are none.
 pub const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 

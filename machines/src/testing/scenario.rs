@@ -41,6 +41,7 @@
 //!     budget: None,
 //!     finding: Some("delegate-client-unavailable".into()),
 //!     repository: None,
+//!     identity: None,
 //! };
 //!
 //! // Accepted: exactly these events (`then` returns the state they lead to).
@@ -256,6 +257,7 @@ mod tests {
                     budget: None,
                     finding: Some("offline".into()),
                     repository: None,
+                    identity: None,
                 },
                 &ctx(),
             )

@@ -74,13 +74,7 @@ pub fn repository_argv(root: &str) -> Vec<String> {
 /// opened in (helper-78: another clone's `.git` moved into REPO_ROOT, or `.git/refs`
 /// made a link to a copy, had the merge land there with every path as before).
 pub fn identity_argv(root: &str) -> Vec<String> {
-    vec![
-        "stat".to_owned(),
-        "-L".to_owned(),
-        "--format=%d:%i".to_owned(),
-        format!("{root}/.git"),
-        format!("{root}/.git/refs"),
-    ]
+    crate::evidence::git::identity_argv(&format!("{root}/.git"))
 }
 
 /// The anchor re-assertion: `git -C REPO_ROOT rev-parse --show-toplevel`.

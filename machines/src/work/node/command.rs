@@ -59,6 +59,10 @@ pub enum Command {
         /// ([`dispatch_plan`](super::dispatch_plan)).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         repository: Option<CommandRun>,
+        /// That repository's identity on disk (`evidence::git::identity_argv` of
+        /// the common dir the reading named; work-node rules 10).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        identity: Option<CommandRun>,
     },
     /// The spec and its draft as read, the tree before the criteria ran, each
     /// criterion's run, the checklist reports, the tree read again after the last

@@ -56,6 +56,9 @@ pub enum Event {
         /// The worker tree's repository (git common dir), as cairn read it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         repository: Option<AbsPath>,
+        /// That repository's identity on disk (`evidence::git::identity_argv`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        identity: Option<String>,
     },
     /// A degraded `not-dispatched` result: carries the plan back, advances nothing.
     NotDispatched {

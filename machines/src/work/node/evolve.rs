@@ -13,6 +13,7 @@ pub(super) fn evolve(state: State, event: &Event) -> State {
                     plan: Some(receipt.clone()),
                     worktree: None,
                     repository: None,
+                    identity: None,
                     remediation_rounds: 0,
                     budget: DEFAULT_BUDGET,
                     verifications: vec![],
@@ -72,10 +73,12 @@ pub(super) fn evolve(state: State, event: &Event) -> State {
             worktree_path,
             budget,
             repository,
+            identity,
             ..
         } => {
             run.worktree = Some(worktree_path.clone());
             run.repository = repository.clone();
+            run.identity = identity.clone();
             run.budget = *budget;
             State::Dispatched { run }
         }

@@ -111,8 +111,12 @@ impl Machine for WorkNode {
     /// and rationales lines of visible text.
     /// v9: a scope request's target and touches, a review's failed criteria and
     /// an amendment's texts are checked too; names in NFC (helper-76).
-    const RULES_VERSION: u32 = 9;
-    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7, 8];
+    /// v10: dispatch reads the worker tree's repository's identity on disk (the
+    /// device and inode of its common dir and refs), and a verification of the
+    /// worker tree needs the same: another clone's `.git` moved into the
+    /// repository's place kept every path (helper-78).
+    const RULES_VERSION: u32 = 10;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7, 8, 9];
 
     fn verdict(_state: &State, events: &[Event]) -> crate::Verdict {
         super::verdict::verdict(events)

@@ -74,6 +74,7 @@ fn tree(path: &str, commit: &str, head: &str, status: &str) -> TreeReading {
         status: ran(s, 0, status),
         flags: None,
         repository: None,
+        identity: None,
     }
 }
 
@@ -171,6 +172,7 @@ fn core_after(budget: u32, steps: &[Command]) -> Vec<Event> {
             budget,
             session: Some("s1".into()),
             repository: None,
+            identity: None,
         },
     ];
     for c in steps {

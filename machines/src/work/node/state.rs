@@ -19,6 +19,10 @@ pub struct NodeRun {
     /// Its repository (git common dir) as cairn read it at dispatch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repository: Option<AbsPath>,
+    /// That repository's identity on disk as dispatch read it (none before
+    /// work-node rules 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<String>,
     /// Remediation rounds dispatched.
     pub remediation_rounds: u32,
     /// The budget (from the last dispatch).

@@ -72,6 +72,7 @@ fn dispatched(budget: u32) -> Event {
         budget,
         session: Some("s1".into()),
         repository: None,
+        identity: None,
     }
 }
 
@@ -121,6 +122,7 @@ fn dispatch(run_id: Option<&str>, tree: &str, commit: &str, budget: Option<u32>)
         budget,
         finding: None,
         repository: None,
+        identity: None,
     }
 }
 
@@ -225,6 +227,7 @@ fn dispatch_needs_a_plan_an_absolute_tree_a_full_commit_and_a_budget() {
         budget: None,
         finding: Some("delegate-client-unavailable".into()),
         repository: None,
+        identity: None,
     };
     for (given, command, predicates) in [
         (

@@ -36,6 +36,10 @@ pub struct TreeReading {
     /// the one the dispatch read (absent in readings made before cairn took it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repository: Option<CommandRun>,
+    /// That repository's identity on disk, read for the common dir its dispatch
+    /// read (`evidence::git::identity_argv`; absent before work-node rules 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<CommandRun>,
 }
 
 /// The three readings of a tree, in order: top level, HEAD, status.
@@ -99,7 +103,28 @@ impl TreeReading {
     /// worker tree swapped after its dispatch for a worktree of another
     /// repository was verified there, and a park episode bound to that repository
     /// never saw the node.
-    pub fn repository_problem(&self, expected: &str) -> Option<String> {
+    /// With `identity` (what dispatch read on disk), the repository must be those
+    /// very directories too (work-node rules 10; helper-78: another clone's `.git`
+    /// moved into the repository's place kept every path, and a node was recorded
+    /// `verified`, `merged` and `done` on a commit its repository never held).
+    pub fn repository_problem(&self, expected: &str, identity: Option<&str>) -> Option<String> {
+        if let Some(p) = self.repository_path_problem(expected) {
+            return Some(p);
+        }
+        let want = identity?;
+        let seen = self
+            .identity
+            .as_ref()
+            .and_then(|r| crate::evidence::git::identity_of(expected, r));
+        (seen.as_deref() != Some(want)).then(|| {
+            format!(
+                "the tree's repository `{expected}` is not, on disk, the one its dispatch read (its git directory or refs were replaced)"
+            )
+        })
+    }
+
+    /// The repository's path as read, against the one dispatch read.
+    fn repository_path_problem(&self, expected: &str) -> Option<String> {
         let Some(run) = &self.repository else {
             return Some("the tree's repository was not read".into());
         };
@@ -372,6 +397,7 @@ mod tests {
             status: ran(&s, status),
             flags: None,
             repository: None,
+            identity: None,
         }
     }
 

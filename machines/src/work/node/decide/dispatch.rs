@@ -15,6 +15,7 @@ pub(in super::super) struct Receipt<'a> {
     pub budget: Option<u32>,
     pub finding: Option<&'a str>,
     pub repository: Option<&'a CommandRun>,
+    pub identity: Option<&'a CommandRun>,
 }
 
 /// The reading `work dispatch` takes of the worker tree: its top level as git
@@ -50,6 +51,7 @@ pub(super) fn decide_dispatch(
         budget,
         finding,
         repository,
+        identity,
     } = receipt;
     let State::Planned { run } = g.state else {
         return g.no(
@@ -114,6 +116,35 @@ pub(super) fn decide_dispatch(
                 None => None,
                 Some(run) => Some(worker_repository(&g, run, &worktree_path)?),
             };
+            // The repository's identity on disk, read for the common dir the
+            // reading named (work-node rules 10; helper-78: another clone's `.git`
+            // moved into its place kept every path).
+            let identity = match (&repository, identity) {
+                (None, None) => None,
+                (Some(common), Some(run)) => Some(
+                    crate::evidence::git::identity_of(common.as_str(), run).ok_or_else(|| {
+                        g.reject(
+                            "evidence-bound",
+                            Some("identity"),
+                            "expected a run of `stat -L --format=%d:%i COMMON COMMON/refs` that exited 0",
+                        )
+                    })?,
+                ),
+                (Some(_), None) => {
+                    return g.no(
+                        "evidence-complete",
+                        Some("identity"),
+                        "the worker tree's repository was read: its identity on disk must be too",
+                    )
+                }
+                (None, Some(_)) => {
+                    return g.no(
+                        "evidence-bound",
+                        Some("identity"),
+                        "an identity without the repository reading it belongs to",
+                    )
+                }
+            };
             Ok(vec![Event::Dispatched {
                 run_id: id.to_owned(),
                 worktree_path,
@@ -125,6 +156,7 @@ pub(super) fn decide_dispatch(
                 }),
                 session: ctx.session.clone(),
                 repository,
+                identity,
             }])
         }
         _ => g.no(

@@ -89,6 +89,7 @@ pub(super) fn decide(
             budget,
             finding,
             repository,
+            identity,
         } => decide_dispatch(
             g,
             dispatch::Receipt {
@@ -98,6 +99,7 @@ pub(super) fn decide(
                 budget: *budget,
                 finding: finding.as_deref(),
                 repository: repository.as_ref(),
+                identity: identity.as_ref(),
             },
             ctx,
         ),

@@ -192,10 +192,16 @@ pub(super) fn decide_verify(
         &commit,
         ctx.now.clone(),
     );
-    // The worker tree is still in the repository its dispatch read (work-node
-    // rules 4): a verification of the worker tree in another one fails.
-    if let (false, Some(expected)) = (integration, run.repository.as_ref()) {
-        if let Some(p) = seen.tree.repository_problem(expected.as_str()) {
+    // The tree is still in the repository its dispatch read (work-node rules 4:
+    // a verification of the worker tree in another one fails), the same
+    // directories on disk (rules 10); the merged tree too, which `merge` held to
+    // that repository (helper-78: a clone's `.git` moved in after the merge had
+    // the integration verified and the node `done` there).
+    if let Some(expected) = run.repository.as_ref() {
+        if let Some(p) = seen
+            .tree
+            .repository_problem(expected.as_str(), run.identity.as_deref())
+        {
             v.failures.push(format!("tree: {p}"));
             v.passed = false;
         }
