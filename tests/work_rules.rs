@@ -884,23 +884,16 @@ fn no_attribute_or_submodule_index_hides_an_edit() {
     );
 }
 
-/// Another clone's `.git` moved into the repository's place after dispatch keeps
-/// every path the worker tree's reading names; the verification sees the
-/// repository is not, on disk, the one dispatch read, and fails (work-node rules
-/// 10; helper-78: the node was recorded `verified`, `merged` and `done` on a
-/// commit its own repository never held).
-#[test]
-fn a_repository_moved_into_place_after_dispatch_is_not_the_dispatched_one() {
-    let w = Work::new(&spec_text(GREEN, "test result: ok", 30_000));
-    w.dispatched("core");
-    let green = w.commit_lane_with("// green\n");
+/// Moves a clone of the repository (every branch, the worker tree's admin entry)
+/// into its place, the repository's own `.git` set aside: every path reads as
+/// before (helper-78). Returns the clone and where the own `.git` is kept.
+fn clone_moved_into_place(w: &Work) -> (std::path::PathBuf, std::path::PathBuf) {
     let other = w.root.with_file_name("other-clone");
     let root = w.root.to_str().unwrap();
     git(
         w.root.parent().unwrap(),
         &["clone", "-q", root, other.to_str().unwrap()],
     );
-    // Every branch as the repository has it, the lane's included.
     git(
         &other,
         &[
@@ -928,6 +921,21 @@ fn a_repository_moved_into_place_after_dispatch_is_not_the_dispatched_one() {
     let kept = w.root.with_file_name("kept.git");
     std::fs::rename(w.root.join(".git"), &kept).unwrap();
     std::fs::rename(other.join(".git"), w.root.join(".git")).unwrap();
+    (other, kept)
+}
+
+/// Another clone's `.git` moved into the repository's place after dispatch keeps
+/// every path the worker tree's reading names; the verification sees the
+/// repository is not, on disk, the one dispatch read, and fails (work-node rules
+/// 10; helper-78: the node was recorded `verified`, `merged` and `done` on a
+/// commit its own repository never held). Moved in after the verification, the
+/// merge is refused (rules 11).
+#[test]
+fn a_repository_moved_into_place_after_dispatch_is_not_the_dispatched_one() {
+    let w = Work::new(&spec_text(GREEN, "test result: ok", 30_000));
+    w.dispatched("core");
+    let green = w.commit_lane_with("// green\n");
+    let (other, kept) = clone_moved_into_place(&w);
     let (code, out) = w.verify("core", &w.lane, &green, &["--checklist", CHECKLIST]);
     assert_eq!(code, 4, "{out}");
     assert!(
@@ -938,4 +946,30 @@ fn a_repository_moved_into_place_after_dispatch_is_not_the_dispatched_one() {
     assert_eq!(out["state"], "rejected", "never verified: {out}");
     std::fs::rename(w.root.join(".git"), other.join(".git")).unwrap();
     std::fs::rename(&kept, w.root.join(".git")).unwrap();
+
+    let w = Work::new(&spec_text(GREEN, "test result: ok", 30_000));
+    w.dispatched("core");
+    let green = w.commit_lane_with("// green\n");
+    let (code, out) = w.verify("core", &w.lane, &green, &["--checklist", CHECKLIST]);
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (0, Some("verified")),
+        "{out}"
+    );
+    git(&w.root, &["merge", "-q", "--ff-only", "lane"]);
+    let merged = w.head(&w.root);
+    let _moved = clone_moved_into_place(&w);
+    let before = w.journal.bytes();
+    let root = w.root.to_str().unwrap().to_owned();
+    let (code, out) = w.node(
+        "merge",
+        "core",
+        &["--merged-tree", &root, "--commit", &merged],
+    );
+    assert_eq!(
+        (code, out["error"]["violations"][0]["predicate"].as_str()),
+        (2, Some("merged-repository")),
+        "{out}"
+    );
+    assert_eq!(w.journal.bytes(), before, "nothing recorded");
 }

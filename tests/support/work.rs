@@ -255,6 +255,7 @@ pub fn command(state: &State, step: &Step) -> Command {
                         &format!("worktree {MERGED}\0HEAD {C_MERGED}\0branch refs/heads/main\0\0"),
                     ),
                 ]),
+                identity: None,
             }
         }
         Step::Done => Command::Done {

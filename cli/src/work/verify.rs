@@ -205,6 +205,15 @@ pub fn merge(
                 spec: f.text.clone(),
                 draft: draft_text(&f),
                 reading: Some(cairn::observe::run_all(&plan)),
+                // The dispatch's repository's identity on disk, read again.
+                identity: state
+                    .run()
+                    .and_then(|r| r.repository.as_ref())
+                    .map(|common| {
+                        cairn::observe::run(&cairn::machines::evidence::git::identity_argv(
+                            common.as_str(),
+                        ))
+                    }),
             };
             rec.record(Step::new(&st, &command).request(request))?
         }

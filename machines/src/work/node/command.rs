@@ -103,6 +103,10 @@ pub enum Command {
         draft: Option<String>,
         #[serde(default)]
         reading: Option<Vec<CommandRun>>,
+        /// The dispatch's repository's identity on disk, read again
+        /// (`evidence::git::identity_argv` of its common dir; work-node rules 11).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        identity: Option<CommandRun>,
     },
     /// `done`: the terminal truth checklist, with the dependencies cairn found
     /// satisfied this session in the journal, and the draft as read.

@@ -115,8 +115,9 @@ impl Machine for WorkNode {
     /// device and inode of its common dir and refs), and a verification of the
     /// worker tree needs the same: another clone's `.git` moved into the
     /// repository's place kept every path (helper-78).
-    const RULES_VERSION: u32 = 10;
-    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7, 8, 9];
+    /// v11: `merge` needs the same identity of the merged tree's repository.
+    const RULES_VERSION: u32 = 11;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
 
     fn verdict(_state: &State, events: &[Event]) -> crate::Verdict {
         super::verdict::verdict(events)

@@ -1,8 +1,6 @@
-//! The work-node's v2 rules as tables on the pure machine (issue #16): a spent
-//! budget leaves only escalation, a rejected node is redispatched before it is
-//! verified again, a done node admits only a re-verification in a tree holding
-//! its merge, a merge is read back from git, and the judge's new failures
-//! (no criterion, a changed or unwatched tree, a user criterion's challenge).
+//! The work-node's rules as tables on the pure machine (issue #16): budgets,
+//! redispatch, re-verification of a done node, a merge read back from git, and the
+//! judge's failures (no criterion, a changed or unwatched tree, a user's challenge).
 
 use uuid::Uuid;
 
@@ -140,6 +138,7 @@ fn merge(commit: &str, head: &str, contains: i32) -> Command {
                 &format!("worktree {MAIN}\0HEAD {commit}\0branch refs/heads/main\0\0"),
             ),
         ]),
+        identity: None,
     }
 }
 
@@ -363,6 +362,7 @@ fn a_merge_is_read_back_from_git() {
         spec: SPEC.into(),
         draft: None,
         reading: None,
+        identity: None,
     };
     for (command, predicate) in [
         (merge(C_MAIN, C_MAIN, 1), "contains-worker-commit"),

@@ -88,7 +88,7 @@ pub(super) fn decide_merge(
     (spec, draft): (&str, Option<&str>),
     merged_tree: &str,
     commit: &str,
-    reading: Option<&[CommandRun]>,
+    (reading, identity): (Option<&[CommandRun]>, Option<&CommandRun>),
 ) -> Result<Vec<Event>, Rejection> {
     let Admitted {
         tree,
@@ -107,6 +107,20 @@ pub(super) fn decide_merge(
         commit,
     ) {
         return g.no(predicate, Some("commit"), &message);
+    }
+    // The merged tree's repository is, on disk, the one dispatch read (rules 11;
+    // helper-78: another clone's `.git` moved into its place kept every path).
+    if let (Some(common), Some(want)) = (run.repository.as_ref(), run.identity.as_deref()) {
+        let seen = identity.and_then(|r| crate::evidence::git::identity_of(common.as_str(), r));
+        if seen.as_deref() != Some(want) {
+            return g.no(
+                "merged-repository",
+                Some("merged_tree"),
+                &format!(
+                    "the merged tree's repository `{common}` is not, on disk, the one the dispatch read (its git directory or refs were replaced)"
+                ),
+            );
+        }
     }
     Ok(vec![Event::Merged {
         merged_tree: tree,

@@ -140,12 +140,13 @@ pub(super) fn decide(
             spec,
             draft,
             reading,
+            identity,
         } => decide_merge(
             g,
             (spec, draft.as_deref()),
             merged_tree,
             commit,
-            reading.as_deref(),
+            (reading.as_deref(), identity.as_ref()),
         ),
         Command::Done {
             spec,
