@@ -380,3 +380,24 @@ fn a_git_first_on_the_callers_path_is_not_the_git_cairn_runs() {
     assert!(!r.has_branch("worktree-abc"));
     r.audit_ok();
 }
+
+/// A `commondir` file present when the run creates its worktree: the worktree
+/// would be made in the bare clone it names, and every phase pass there until the
+/// merge; create's verifications read which repository REPO_ROOT is and stop
+/// there (ship rules 16; helper-78).
+#[test]
+fn a_worktree_is_not_created_in_another_repository() {
+    let r = Repo::new();
+    let (code, out) = r.open_with(&[]);
+    assert_eq!(code, 0, "{out}");
+    commondir_at_bare_clone(&r, &r.root.with_file_name("other-at-create"));
+    let (code, out) = r.verb("create", "");
+    assert_eq!(code, 4, "{out}");
+    assert!(
+        out.to_string().contains("primary-repository"),
+        "the failing gate is named: {out}"
+    );
+    assert!(!r.events().iter().any(|e| e == "worktree-created"), "{out}");
+    std::fs::remove_file(r.root.join(".git/commondir")).unwrap();
+    r.audit_ok();
+}

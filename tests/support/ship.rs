@@ -369,7 +369,8 @@ pub fn command(state: &State, step: &Step, w: &World) -> Command {
                 };
             }
             let verify = w.runs(&gates::create_verify_plan(&p, root));
-            let ok = gates::create_gates(&p, root, &verify)
+            let opened = state.run().and_then(|r| r.repository.as_deref());
+            let ok = gates::create_gates(&p, root, &verify, opened)
                 .iter()
                 .all(|g| g.outcome == Outcome::Pass);
             let cleanup = if ok {

@@ -150,7 +150,7 @@ fn create(run: &ship::Run) -> Command {
         };
     }
     let verify = run_all(&gates::create_verify_plan(p, root));
-    let ok = gates::create_gates(p, root, &verify)
+    let ok = gates::create_gates(p, root, &verify, run.repository.as_deref())
         .iter()
         .all(|g| g.outcome == Outcome::Pass);
     let cleanup = if ok {

@@ -95,8 +95,11 @@ impl Machine for Ship {
     // and inode of `REPO_ROOT/.git` and its refs), and the merge and teardown
     // hold it unchanged: another clone's `.git` moved into REPO_ROOT, or its refs
     // made a link to a copy, passed every path check (helper-78).
-    const RULES_VERSION: u32 = 15;
-    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14];
+    // 16: create's verifications read the same repository and identity: a
+    // `commondir` file at create had the worktree made in a bare clone, and every
+    // phase passed there until the merge stopped it (helper-78).
+    const RULES_VERSION: u32 = 16;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
     type State = State;
     type Command = Command;
     type Event = Event;

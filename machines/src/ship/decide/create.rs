@@ -64,7 +64,7 @@ pub(super) fn decide_create(guard: Guard<'_>, c: CreateRuns<'_>) -> Result<Vec<E
         )]);
     }
     guard.exact("verify", c.verify, &gates::create_verify_plan(p, root))?;
-    let g = gates::create_gates(p, root, c.verify);
+    let g = gates::create_gates(p, root, c.verify, run.repository.as_deref());
     let failing: Vec<String> = g
         .iter()
         .filter(|g| g.outcome != Outcome::Pass)

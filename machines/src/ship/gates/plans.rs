@@ -160,6 +160,8 @@ pub fn create_verify_plan(p: &Params, root: &str) -> Vec<Vec<String>> {
         git(root, &["status", "--porcelain"]),
         git(&p.worktree_path, &["rev-parse", "HEAD"]),
         branch_tip(root, &p.target_branch),
+        repository_argv(root),
+        identity_argv(root),
     ]
 }
 

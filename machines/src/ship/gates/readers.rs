@@ -103,8 +103,13 @@ pub fn add_made_branch(
     was == Some(false) && r.yes_no(&plan[0]) == Some(true) && listed == Some(false)
 }
 
-/// The four verifications as gates.
-pub fn create_gates(p: &Params, root: &str, runs: &[CommandRun]) -> Vec<Gate> {
+/// The verifications as gates; `opened` is the identity open read (`Run::repository`).
+pub fn create_gates(
+    p: &Params,
+    root: &str,
+    runs: &[CommandRun],
+    opened: Option<&str>,
+) -> Vec<Gate> {
     let r = Runs(runs);
     let plan = create_verify_plan(p, root);
     let wt_head = r.line(&plan[3]);
@@ -117,6 +122,15 @@ pub fn create_gates(p: &Params, root: &str, runs: &[CommandRun]) -> Vec<Gate> {
             "no linked worktree holds the branch",
         ),
         Gate::eq("anchor-is-primary", r.line(&plan[1]), ".git"),
+        // The worktree is made in the repository the run was opened in (ship rules
+        // 16; helper-78: with a `commondir` file naming a bare clone, it was made
+        // in the clone and every phase passed there until the merge).
+        Gate::holds(
+            "primary-repository",
+            primary_repository(root, runs, opened),
+            "REPO_ROOT's git data is the repository the run was opened in",
+            "REPO_ROOT's git data is not the repository the run was opened in",
+        ),
         Gate::holds(
             "primary-clean",
             clean(r.get(&plan[2])),
