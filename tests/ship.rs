@@ -1282,7 +1282,7 @@ fn a_ref_named_like_the_target_does_not_hide_a_commit_from_the_scope_gate() {
 /// An edit `status` does not show is not a clean checkout (helper-69, HIGH and
 /// MEDIUM): a leaked edit in the primary marked skip-worktree passed every
 /// primary-clean reading to `shipped`, and an edit in the worktree so marked
-/// passed `worktree-clean`. Every clean reading also reads the index's marks.
+/// passed `worktree-clean`. Every clean reading is a status taken against HEAD.
 #[test]
 fn an_edit_hidden_by_an_index_mark_is_not_a_clean_checkout() {
     // The primary, at phase-1d.

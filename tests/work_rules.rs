@@ -533,11 +533,26 @@ fn the_plan_receipt_is_the_paste_ready_delegate_and_a_profile_is_refused() {
     assert!(!w.journal.path().exists(), "no journal written");
 }
 
+/// `verify` of the lane at `red` refused before anything ran (exit 2,
+/// `tree-at-commit`), the journal's bytes unchanged; the refusal.
+fn refused_at_red(w: &Work, red: &str, what: &str) -> serde_json::Value {
+    let before = w.journal.bytes();
+    let (code, out) = w.verify("core", &w.lane, red, &["--checklist", CHECKLIST]);
+    assert_eq!(
+        (code, out["error"]["rule"].as_str()),
+        (2, Some("tree-at-commit")),
+        "{what}: {out}"
+    );
+    assert_eq!(w.journal.bytes(), before, "{what}: nothing written");
+    out
+}
+
 /// An edit `status` does not show is not a clean tree (helper-69, HIGH): the
 /// lane's committed file says `red`, and the working copy, marked skip-worktree
 /// (or assume-unchanged), says `green`. The criterion would pass on the working
 /// copy while the commit fails it; `verify` read the status clean and recorded
-/// `verified`. The index's marks are read: refused, nothing run, nothing written.
+/// `verified`. Read against HEAD itself, the edit shows: refused, nothing run,
+/// nothing written.
 #[test]
 fn an_edit_hidden_by_an_index_mark_is_not_a_clean_tree() {
     for mark in ["--skip-worktree", "--assume-unchanged"] {
@@ -551,22 +566,14 @@ fn an_edit_hidden_by_an_index_mark_is_not_a_clean_tree() {
             "",
             "{mark}: status is blind"
         );
-        let before = w.journal.bytes();
-        let (code, out) = w.verify("core", &w.lane, &red, &["--checklist", CHECKLIST]);
-        assert_eq!(
-            (code, out["error"]["rule"].as_str()),
-            (2, Some("tree-at-commit")),
-            "{mark}: {out}"
-        );
-        // Read against HEAD itself the edit shows in status; the index's marks
-        // are read as well (either names it).
+        let out = refused_at_red(&w, &red, mark);
+        // Read against HEAD itself, the edit shows in status.
         assert!(
-            out["error"]["message"].as_str().is_some_and(|m| {
-                m.contains("uncommitted") || m.contains("skip-worktree or assume-unchanged")
-            }),
+            out["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("uncommitted")),
             "{mark}: {out}"
         );
-        assert_eq!(w.journal.bytes(), before, "{mark}: nothing written");
         // Without the mark the edit shows and the tree is dirty as ever; committed,
         // the commit is green.
         git(
@@ -734,14 +741,7 @@ fn no_index_trick_or_setting_makes_an_edit_read_clean() {
             "",
             "{name}: the repository's own status is blind"
         );
-        let before = w.journal.bytes();
-        let (code, out) = w.verify("core", &w.lane, &red, &["--checklist", CHECKLIST]);
-        assert_eq!(
-            (code, out["error"]["rule"].as_str()),
-            (2, Some("tree-at-commit")),
-            "{name}: {out}"
-        );
-        assert_eq!(w.journal.bytes(), before, "{name}: nothing written");
+        refused_at_red(&w, &red, name);
     }
 }
 
@@ -765,26 +765,14 @@ fn a_tree_whose_git_steers_how_files_read_is_not_read() {
         if let Some((k, v)) = config {
             git(&w.root, &["config", k, v]);
         }
-        let before = w.journal.bytes();
-        let (code, out) = w.verify("core", &w.lane, &red, &["--checklist", CHECKLIST]);
-        assert_eq!(
-            (code, out["error"]["rule"].as_str()),
-            (2, Some("tree-at-commit")),
-            "{attribute:?} {config:?}: {out}"
-        );
-        assert_eq!(w.journal.bytes(), before);
+        refused_at_red(&w, &red, &format!("{attribute:?} {config:?}"));
     }
     // An `info/attributes` cairn cannot read (a directory there) fails closed.
     let w = Work::new(&spec_text(GREEN, "test result: ok", 30_000));
     w.dispatched("core");
     let red = w.commit_lane_with("// red..\n");
     std::fs::create_dir(w.root.join(".git/info/attributes")).unwrap();
-    let (code, out) = w.verify("core", &w.lane, &red, &["--checklist", CHECKLIST]);
-    assert_eq!(
-        (code, out["error"]["rule"].as_str()),
-        (2, Some("tree-at-commit")),
-        "an unreadable info/attributes: {out}"
-    );
+    refused_at_red(&w, &red, "an unreadable info/attributes");
     // Nor is a fifo there waited on, by cairn or by the git it would run
     // (helper-77: every clean reading hung).
     std::fs::remove_dir(w.root.join(".git/info/attributes")).unwrap();
@@ -793,12 +781,7 @@ fn a_tree_whose_git_steers_how_files_read_is_not_read() {
         .status()
         .unwrap();
     assert!(made.success());
-    let (code, out) = w.verify("core", &w.lane, &red, &["--checklist", CHECKLIST]);
-    assert_eq!(
-        (code, out["error"]["rule"].as_str()),
-        (2, Some("tree-at-commit")),
-        "a fifo at info/attributes: {out}"
-    );
+    refused_at_red(&w, &red, "a fifo at info/attributes");
 }
 
 /// What `.gitattributes` say never converts a file before it is compared with
@@ -843,14 +826,7 @@ fn no_attribute_or_submodule_index_hides_an_edit() {
         let red = w.commit_lane_with("// red..\n");
         std::fs::write(w.lane.join("src/check.sh"), edited).unwrap();
         setup(&w);
-        let before = w.journal.bytes();
-        let (code, out) = w.verify("core", &w.lane, &red, &["--checklist", CHECKLIST]);
-        assert_eq!(
-            (code, out["error"]["rule"].as_str()),
-            (2, Some("tree-at-commit")),
-            "{name}: {out}"
-        );
-        assert_eq!(w.journal.bytes(), before, "{name}");
+        refused_at_red(&w, &red, name);
     }
     // A repository with submodules is not read: their files are read against
     // their own index.
@@ -862,12 +838,7 @@ fn no_attribute_or_submodule_index_hides_an_edit() {
     )
     .unwrap();
     let red = w.commit_lane_with("// red..\n");
-    let (code, out) = w.verify("core", &w.lane, &red, &["--checklist", CHECKLIST]);
-    assert_eq!(
-        (code, out["error"]["rule"].as_str()),
-        (2, Some("tree-at-commit")),
-        "submodules: {out}"
-    );
+    refused_at_red(&w, &red, "submodules");
     // Nor is one holding a gitlink that no `.gitmodules` names.
     let w = Work::new(&spec_text(GREEN, "test result: ok", 30_000));
     w.dispatched("core");
@@ -876,12 +847,7 @@ fn no_attribute_or_submodule_index_hides_an_edit() {
     // Not checked out: an empty directory, as git leaves an uninitialised one.
     std::fs::create_dir(w.lane.join("lib")).unwrap();
     let red = w.commit_lane_with("// red..\n");
-    let (code, out) = w.verify("core", &w.lane, &red, &["--checklist", CHECKLIST]);
-    assert_eq!(
-        (code, out["error"]["rule"].as_str()),
-        (2, Some("tree-at-commit")),
-        "a gitlink: {out}"
-    );
+    refused_at_red(&w, &red, "a gitlink");
 }
 
 /// Moves a clone of the repository (every branch, the worker tree's admin entry)
