@@ -362,16 +362,8 @@ pub fn run(verb: &WorkCommand, db: &Db, options: &Options) -> Result<Done, Failu
                 .map(|_| cairn::observe::run(&node::dispatch_plan(worktree)));
             let identity = repository
                 .as_ref()
-                .and_then(|r| {
-                    r.stdout
-                        .lines()
-                        .nth(1)
-                        .filter(|_| r.ok())
-                        .map(str::to_owned)
-                })
-                .map(|common| {
-                    cairn::observe::run(&cairn::machines::evidence::git::identity_argv(&common))
-                });
+                .and_then(node::identity_plan)
+                .map(|argv| cairn::observe::run(&argv));
             let command = Command::Dispatch {
                 run_id: run_id.clone(),
                 worktree_path: worktree.clone(),

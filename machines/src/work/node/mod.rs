@@ -36,7 +36,8 @@ pub use command::{
     CONTROLLING_TERMINAL,
 };
 pub use decide::{
-    dispatch_plan, merge_admits, reverify_plan, verified_worker_commit, verify_admits,
+    dispatch_plan, identity_plan, merge_admits, reverify_plan, verified_worker_commit,
+    verify_admits,
 };
 pub use event::{Event, REVIEW_NAMES};
 pub use judge::{contract_hash, is_challenge, judge, CriterionResult, Observed, Verification};

@@ -34,6 +34,18 @@ pub fn dispatch_plan(worktree_path: &str) -> Vec<String> {
     )
 }
 
+/// The identity reading that follows a [`dispatch_plan`] run: `stat` of the
+/// common dir it named (`evidence::git::identity_argv`), when it named one.
+pub fn identity_plan(reading: &CommandRun) -> Option<Vec<String>> {
+    let mut lines = reading.stdout.lines();
+    match (reading.ok(), lines.next(), lines.next(), lines.next()) {
+        (true, Some(_), Some(common), None) if AbsPath::parse(common).is_ok() => {
+            Some(crate::evidence::git::identity_argv(common))
+        }
+        _ => None,
+    }
+}
+
 /// A planned node; a redispatch in the same persistent worktree; then exactly one
 /// of a finding (the plan comes back) or a run id with an absolute worker tree, its
 /// full starting commit and a budget of at least one round (a redispatch keeps its

@@ -14,7 +14,7 @@ mod scope;
 mod typed;
 mod verify;
 
-pub use dispatch::dispatch_plan;
+pub use dispatch::{dispatch_plan, identity_plan};
 pub use done::{merge_admits, verified_worker_commit};
 pub use verify::{reverify_plan, verify_admits};
 
