@@ -401,3 +401,45 @@ fn a_worktree_is_not_created_in_another_repository() {
     std::fs::remove_file(r.root.join(".git/commondir")).unwrap();
     r.audit_ok();
 }
+
+/// A primary whose git data is kept elsewhere when the run is opened — `.git` a
+/// link to the real directory, a gitfile naming it, or a `commondir` file naming
+/// a bare clone — is not the primary checkout of REPO_ROOT's own repository: open's
+/// preflight stops with `wrong-repo` and nothing is created (ship rules 17;
+/// helper-78 F5: the link was opened and refused only at create, as "not the
+/// repository the run was opened in").
+#[test]
+fn a_primary_keeping_its_git_data_elsewhere_is_not_opened() {
+    for how in ["link", "gitfile", "commondir"] {
+        let r = Repo::new();
+        let dot_git = r.root.join(".git");
+        let kept = r.root.with_file_name(format!("kept-{how}.git"));
+        match how {
+            "link" => {
+                std::fs::rename(&dot_git, &kept).unwrap();
+                std::os::unix::fs::symlink(&kept, &dot_git).unwrap();
+            }
+            "gitfile" => {
+                std::fs::rename(&dot_git, &kept).unwrap();
+                std::fs::write(&dot_git, format!("gitdir: {}\n", kept.display())).unwrap();
+            }
+            _ => commondir_at_bare_clone(&r, &kept),
+        }
+        // git itself still works in the primary: only where its data lives differs.
+        assert_eq!(
+            git(&r.root, &["rev-parse", "--show-toplevel"]),
+            r.root.to_str().unwrap()
+        );
+        let (code, out) = r.open_with(&[]);
+        let wrong = format!("stopped:wrong-repo:{}", r.root.display());
+        assert_eq!(
+            (code, out["code"].as_str()),
+            (4, Some(wrong.as_str())),
+            "{how}: {out}"
+        );
+        let (code, out) = r.verb("create", "");
+        assert_eq!(code, 2, "{how}: {out}");
+        assert!(!r.wt().exists(), "{how}: git worktree add never ran");
+        r.audit_ok();
+    }
+}

@@ -98,8 +98,12 @@ impl Machine for Ship {
     // 16: create's verifications read the same repository and identity: a
     // `commondir` file at create had the worktree made in a bare clone, and every
     // phase passed there until the merge stopped it (helper-78).
-    const RULES_VERSION: u32 = 16;
-    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
+    // 17: open's preflight reads the same git dir and common dir, and a primary
+    // whose git data is kept elsewhere (a `.git` link, a gitfile, a `commondir`
+    // file) stops there with `wrong-repo` (helper-78 F5: a `.git` link was opened
+    // and refused only at create, as "not the repository the run was opened in").
+    const RULES_VERSION: u32 = 17;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16];
     type State = State;
     type Command = Command;
     type Event = Event;

@@ -32,6 +32,11 @@ pub struct Facts {
     pub worktree_on_branch: Option<bool>,
     /// `WORKTREE_PATH` exists.
     pub path_exists: Option<bool>,
+    /// `git -C REPO_ROOT rev-parse --path-format=absolute --git-dir
+    /// --git-common-dir` printed `REPO_ROOT/.git` twice: REPO_ROOT's checkout is
+    /// the primary one of the repository kept there (not a `.git` link, a gitfile
+    /// or a `commondir` file naming another).
+    pub own_git_dir: Option<bool>,
 }
 
 /// The classifier's outcomes, in the seed's order (plus `wrong-repo` from
@@ -153,6 +158,14 @@ pub fn classify(f: &Facts) -> Preflight {
         Some(t) if *t != f.repo_root => return Preflight::RepoAnchorDrift,
         Some(_) => {}
     }
+    // The merge lands in REPO_ROOT's own repository only (ship rules 14–16):
+    // a run whose primary keeps its git data elsewhere stops here, at open,
+    // not at create or the merge (helper-78 F5: a `.git` link was opened).
+    match f.own_git_dir {
+        None => return Preflight::Unreadable("repository".into()),
+        Some(false) => return Preflight::WrongRepo(f.repo_root.clone()),
+        Some(true) => {}
+    }
     match f.primary_clean {
         None => return Preflight::Unreadable("status".into()),
         Some(false) => return Preflight::PrimaryDirty,
@@ -203,6 +216,7 @@ mod tests {
             branch_exists: Some(false),
             worktree_on_branch: Some(false),
             path_exists: Some(false),
+            own_git_dir: Some(true),
         }
     }
 
@@ -216,10 +230,11 @@ mod tests {
         f.branch_exists = Some(true);
         assert_eq!(classify(&f), Preflight::PrimaryDirty);
         // Every fact unknown in turn: never clean.
-        for k in 0..6 {
+        for k in 0..7 {
             let mut f = facts();
             match k {
                 0 => f.toplevel = None,
+                6 => f.own_git_dir = None,
                 1 => f.primary_clean = None,
                 2 => f.current_branch = None,
                 3 => f.branch_exists = None,
@@ -239,6 +254,14 @@ mod tests {
             classify(&f),
             Preflight::PrimaryOffBranch,
             "an empty target branch never passes"
+        );
+        // Git data kept elsewhere stops before the primary's state is read.
+        let mut f = facts();
+        f.own_git_dir = Some(false);
+        f.primary_clean = Some(false);
+        assert_eq!(
+            classify(&f),
+            Preflight::WrongRepo("/srv/consumer-repo".into())
         );
     }
 }

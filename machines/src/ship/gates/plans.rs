@@ -92,6 +92,7 @@ pub fn preflight_plan(p: &Params, root: &str) -> Vec<Vec<String>> {
         worktree_list(root),
         exists(&p.worktree_path),
         identity_argv(root),
+        repository_argv(root),
     ]
 }
 

@@ -59,6 +59,7 @@ pub fn preflight_facts(p: &Params, root: &str, runs: &[CommandRun]) -> Facts {
         branch_exists: r.yes_no(&plan[3]),
         worktree_on_branch: lists_branch(r.ok(&plan[4]), &p.branch),
         path_exists: r.yes_no(&plan[5]),
+        own_git_dir: own_git_dir(root, runs),
     }
 }
 
@@ -346,14 +347,22 @@ pub fn merge_held(
 /// ([`identity_argv`], against `opened`: `Run::repository`). `None` when either
 /// could not be read, or open read no identity.
 pub fn primary_repository(root: &str, runs: &[CommandRun], opened: Option<&str>) -> Option<bool> {
-    let out = Runs(runs).ok(&repository_argv(root))?;
-    let own = format!("{root}/.git");
-    let lines: Vec<&str> = out.lines().collect();
-    if lines != [own.as_str(), own.as_str()] {
+    if !own_git_dir(root, runs)? {
         return Some(false);
     }
     let now = identity(root, runs)?;
     opened.map(|o| o == now)
+}
+
+/// Whether the run of [`repository_argv`] shows REPO_ROOT's git dir and common dir
+/// both `REPO_ROOT/.git`: its checkout is the primary one of the repository kept
+/// there, not one a gitfile, a `commondir` file or a `.git` link points to
+/// elsewhere. `None` when it was not read.
+pub fn own_git_dir(root: &str, runs: &[CommandRun]) -> Option<bool> {
+    let out = Runs(runs).ok(&repository_argv(root))?;
+    let own = format!("{root}/.git");
+    let lines: Vec<&str> = out.lines().collect();
+    Some(lines == [own.as_str(), own.as_str()])
 }
 
 /// The repository's identity as [`identity_argv`] read it (its output, trimmed),
