@@ -305,3 +305,75 @@ fn build_loop_dry_run_snapshot() {
         insta::assert_snapshot!("build_loop_dry_run", serde_json::to_string_pretty(&out).unwrap());
     });
 }
+
+/// The checks pass only at a committed revision (build-loop rules 3; helper-79):
+/// a fix left uncommitted, or HEAD moved while the checks ran, had a commit whose
+/// own check fails recorded green and handed to code review. Now each is another
+/// iteration, not green, and the record says why; nothing is handed on.
+#[test]
+fn checks_that_ran_on_no_commit_are_not_green() {
+    // (a) the committed check fails; an uncommitted edit makes it pass.
+    let l = Loop::new(record(&["sh check.sh"], json!([]), false));
+    std::fs::write(l.repo.join("check.sh"), "exit 1\n").unwrap();
+    git(&l.repo, &["add", "check.sh"]);
+    git(&l.repo, &["commit", "-q", "-m", "a failing check"]);
+    let (code, out, _) = l.run(&[]);
+    assert_eq!((code, out["green"].as_bool()), (4, Some(false)), "{out}");
+    std::fs::write(l.repo.join("check.sh"), "exit 0\n").unwrap();
+    let (code, out, _) = l.run(&[]);
+    assert_eq!((code, out["green"].as_bool()), (4, Some(false)), "{out}");
+    let it = &l.read()["units"][0]["build_loop"]["iterations"][1];
+    assert_eq!(
+        it["baseline"][0]["status"], "pass",
+        "the check itself passed: {it}"
+    );
+    assert_eq!(it["tree"]["held"], false, "{it}");
+    assert!(
+        it["tree"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("uncommitted"),
+        "{it}"
+    );
+    assert!(l.read()["units"][0]["build_loop"]
+        .get("handed_to_code_review")
+        .is_none());
+    // Committed, the same check is green at the new commit.
+    git(&l.repo, &["commit", "-q", "-am", "the fix"]);
+    let (code, out, _) = l.run(&[]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        out["handed_to_code_review"],
+        git(&l.repo, &["rev-parse", "HEAD"]).as_str()
+    );
+    let (code, out, _) = crate::park::park(&["journal", "audit"], "", Some(&l.journal.path()));
+    assert_eq!(code, 0, "{out}");
+
+    // (b) HEAD moves while the checks run (here, by a check itself): the failing
+    // commit's check ran on the passing one's files.
+    let l = Loop::new(record(&[], json!([]), false));
+    std::fs::write(l.repo.join("check.sh"), "exit 0\n").unwrap();
+    git(&l.repo, &["add", "check.sh"]);
+    git(&l.repo, &["commit", "-q", "-m", "a passing check"]);
+    let good = git(&l.repo, &["rev-parse", "HEAD"]);
+    std::fs::write(l.repo.join("check.sh"), "exit 1\n").unwrap();
+    git(&l.repo, &["commit", "-q", "-am", "a failing check"]);
+    let bad = git(&l.repo, &["rev-parse", "HEAD"]);
+    let mut rec = record(&[], json!([]), false);
+    rec["units"][0]["functional_checks"] = json!([
+        {"name": "switch", "command": format!("git checkout -q --detach {good}")},
+        {"name": "check", "command": "sh check.sh"}
+    ]);
+    std::fs::write(&l.record, serde_json::to_string(&rec).unwrap()).unwrap();
+    let (code, out, _) = l.run(&[]);
+    assert_eq!((code, out["green"].as_bool()), (4, Some(false)), "{out}");
+    let it = &l.read()["units"][0]["build_loop"]["iterations"][0];
+    assert_eq!(it["revision"], bad.as_str(), "{it}");
+    assert!(
+        it["tree"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("after the checks, HEAD was {good}")),
+        "{it}"
+    );
+}

@@ -70,9 +70,53 @@ fn build_loop_covers_its_graph() {
         finished_at: at.clone(),
     };
     let steps = proptest::collection::vec(
-        (proptest::option::of(0i32..3), any::<bool>(), any::<bool>()),
+        (
+            proptest::option::of(0i32..3),
+            any::<bool>(),
+            any::<bool>(),
+            any::<bool>(),
+        ),
         0..8,
     );
+    // The tree read before and after the checks: at the revision, clean only when
+    // `held` (an edit after the checks otherwise).
+    let tree = move |revision: &str, held: bool| {
+        let plan = cairn::machines::build_loop::tree::plan("/r", None);
+        let pinned: std::collections::BTreeMap<String, String> = [
+            ("GIT_INDEX_FILE", "/tmp/cairn-index-1"),
+            (
+                "GIT_ATTR_SOURCE",
+                cairn::machines::evidence::git::EMPTY_TREE,
+            ),
+        ]
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+        let read = |argv: &Vec<String>, stdout: &str| cairn::machines::evidence::CommandRun {
+            argv: argv.clone(),
+            env: Some(pinned.clone()),
+            exit_status: Some(0),
+            stdout: stdout.to_owned(),
+            stderr: String::new(),
+            started_at: cairn::Timestamp::parse("2026-01-01T00:00:00Z").unwrap(),
+            finished_at: cairn::Timestamp::parse("2026-01-01T00:00:00Z").unwrap(),
+        };
+        let head = format!("{revision}\n");
+        cairn::machines::build_loop::TreeHeld {
+            repo: "/r".into(),
+            record: None,
+            before: vec![
+                read(&plan[0], "/r\n"),
+                read(&plan[1], &head),
+                read(&plan[2], ""),
+            ],
+            after: vec![
+                read(&plan[0], "/r\n"),
+                read(&plan[1], &head),
+                read(&plan[2], if held { "" } else { " M a.txt\n" }),
+            ],
+        }
+    };
     check::<BuildLoop, _, _>(
         &Config {
             cases: 32,
@@ -83,7 +127,7 @@ fn build_loop_covers_its_graph() {
             session: None,
         },
         steps,
-        move |_state, (exit, timed_out, full)| {
+        move |_state, (exit, timed_out, full, held)| {
             let criterion = ExitCriterion {
                 baseline: vec!["true".into()],
                 functional_checks: vec![],
@@ -94,16 +138,17 @@ fn build_loop_covers_its_graph() {
                 },
             };
             let at = cairn::Timestamp::parse("2026-01-01T00:00:00Z").unwrap();
+            // Not green-able when not 40 hex digits (a 64-hex id: a short id
+            // cannot be built).
+            let revision = if *full {
+                "1".repeat(40)
+            } else {
+                "1".repeat(64)
+            };
             IterateCommand::Iterate {
                 unit: "U1".into(),
-                // Not green-able when not 40 hex digits (a 64-hex id: a short id
-                // cannot be built).
-                revision: FullCommit::parse(&if *full {
-                    "1".repeat(40)
-                } else {
-                    "1".repeat(64)
-                })
-                .expect("a full id"),
+                revision: FullCommit::parse(&revision).expect("a full id"),
+                tree: Some(Box::new(tree(&revision, *held))),
                 criterion,
                 checks: vec![CheckRun {
                     part: Part::Baseline,

@@ -7,7 +7,7 @@
 pub(crate) mod dry_run;
 mod record;
 
-use record::{git_line, record_path, unit_id, KEY_ORDER};
+use record::{record_path, unit_id, KEY_ORDER};
 
 use std::path::{Path, PathBuf};
 
@@ -186,7 +186,19 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<Done, Failur
         return print(&done, &path, &unit_name);
     }
 
-    let revision = git_line(&repo, &["rev-parse", "HEAD"])
+    // The tree the checks run in, read before them and again after (build-loop
+    // rules 3): the revision is the HEAD read here, and the iteration is green
+    // only if the tree stayed at it, clean, throughout.
+    let record_rel = std::fs::canonicalize(&path).ok().and_then(|p| {
+        p.strip_prefix(&repo)
+            .ok()
+            .map(|r| r.to_string_lossy().into_owned())
+    });
+    let plan = build_loop::tree::plan(&repo, record_rel.as_deref());
+    let before = cairn::observe::run_all(&plan);
+    let revision = before[1]
+        .ok()
+        .then(|| before[1].stdout.trim().to_owned())
         .filter(|r| r.len() == 40)
         .and_then(|r| FullCommit::parse(&r).ok())
         .ok_or_else(|| {
@@ -214,6 +226,12 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<Done, Failur
         .map(|(part, n)| cairn::work::run_check(&repo, part, &n.name, &n.command, timeout))
         .collect();
     let finished_at = now();
+    let tree = build_loop::TreeHeld {
+        repo: repo.clone(),
+        record: record_rel,
+        before,
+        after: cairn::observe::run_all(&plan),
+    };
     let command = Command::Iterate {
         unit: unit_name.clone(),
         revision,
@@ -221,6 +239,7 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<Done, Failur
         checks,
         started_at,
         finished_at,
+        tree: Some(Box::new(tree)),
     };
 
     // Decided once; under the record's lock the record is read again (another

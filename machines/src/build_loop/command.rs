@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::criterion::ExitCriterion;
 use super::iteration::CheckRun;
+use super::tree::TreeHeld;
 use crate::evidence::FullCommit;
 use crate::{Names, Timestamp};
 
@@ -22,6 +23,10 @@ pub enum Command {
         checks: Vec<CheckRun>,
         started_at: Timestamp,
         finished_at: Timestamp,
+        /// The tree the checks ran in, read before and after them (rules 3;
+        /// absent in iterations recorded before).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tree: Option<Box<TreeHeld>>,
     },
 }
 

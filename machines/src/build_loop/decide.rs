@@ -6,6 +6,7 @@ use super::criterion::{planned, ExitCriterion};
 use super::event::Event;
 use super::iteration::{iteration, CheckRun};
 use super::state::{state_name, LoopState};
+use super::tree::TreeHeld;
 use super::NAME;
 use crate::evidence::FullCommit;
 use crate::{Rejection, Timestamp, Violation};
@@ -20,14 +21,15 @@ pub(super) fn decide(state: &LoopState, command: &Command) -> Result<Vec<Event>,
             checks,
             started_at,
             finished_at,
+            tree,
         } => decide_iterate(
             state,
             unit,
             revision,
             criterion,
             checks,
-            started_at,
-            finished_at,
+            (started_at, finished_at),
+            tree.as_deref(),
         ),
     }
 }
@@ -40,8 +42,8 @@ fn decide_iterate(
     revision: &FullCommit,
     criterion: &ExitCriterion,
     checks: &[CheckRun],
-    started_at: &Timestamp,
-    finished_at: &Timestamp,
+    (started_at, finished_at): (&Timestamp, &Timestamp),
+    tree: Option<&TreeHeld>,
 ) -> Result<Vec<Event>, Rejection> {
     let no = |predicate: &str, field: &str, message: &str| {
         Rejection::single(
@@ -68,7 +70,14 @@ fn decide_iterate(
             "every part of the written criterion runs, in order, once",
         ));
     }
-    let (v, green) = iteration(
+    let Some(tree) = tree else {
+        return Err(no(
+            "tree-read",
+            "tree",
+            "the tree the checks ran in, read by cairn before and after them",
+        ));
+    };
+    let (mut v, green) = iteration(
         state.iterations + 1,
         revision,
         started_at,
@@ -76,6 +85,15 @@ fn decide_iterate(
         criterion,
         checks,
     );
+    // Checks that passed on a tree other than the committed revision did not pass
+    // at the revision: another iteration, not a refusal (the seed's loop never
+    // refuses), and the record says why.
+    let held = tree.problem(revision.as_str());
+    let green = green && held.is_none();
+    if let Some(detail) = held {
+        v["green"] = false.into();
+        v["tree"] = serde_json::json!({"held": false, "detail": detail});
+    }
     Ok(vec![if green {
         Event::IterationGreen {
             unit: unit.to_owned(),

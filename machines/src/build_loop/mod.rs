@@ -19,6 +19,7 @@ mod event;
 mod evolve;
 mod graph;
 mod state;
+pub mod tree;
 mod verdict;
 
 pub use catalogue::{catalogue_check, check_map, CheckMap, Uncovered};
@@ -27,6 +28,7 @@ pub use criterion::{criterion, planned, split_words, ExitCriterion, Named, Part,
 pub use event::Event;
 pub use iteration::{iteration, status, CheckRun, CheckStatus, RECORD_SCHEMA};
 pub use state::LoopState;
+pub use tree::TreeHeld;
 
 use crate::{Context, GraphSpec, Machine, Rejection};
 
@@ -41,8 +43,12 @@ impl Machine for BuildLoop {
     // 2: a criterion with no check is never green; a check killed by a signal (not
     // cairn's timeout) is a `fail`; a bare-list baseline and `{command}`-only checks
     // are read as the reference reads them.
-    const RULES_VERSION: u32 = 2;
-    const RETIRED_RULES: &'static [u32] = &[1];
+    // 3: an iteration carries the tree its checks ran in, read before and after
+    // them; checks that ran on uncommitted edits or while HEAD moved are not
+    // green (helper-79: both had a commit whose own check fails handed to code
+    // review).
+    const RULES_VERSION: u32 = 3;
+    const RETIRED_RULES: &'static [u32] = &[1, 2];
 
     fn verdict(_state: &LoopState, events: &[Event]) -> crate::Verdict {
         verdict::verdict(events)

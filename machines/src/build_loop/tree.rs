@@ -1,0 +1,213 @@
+//! The tree an iteration's checks ran in, read by cairn before and after them
+//! (build-loop rules 3). The seed hands "the exact revision" the criterion passed
+//! at to code review; checks that ran on uncommitted edits, or on a tree whose
+//! HEAD moved while they ran, did not pass at that revision (helper-79: an edit
+//! left uncommitted, and a `git checkout` during the checks, had a commit whose
+//! own check fails recorded green and reviewed, merged and released after it).
+//!
+//! Each reading's argv is planned here and run by the facade's one observer (a
+//! `status` is taken against HEAD itself); the machine reads the recorded runs
+//! back, so `journal audit` re-derives whether the tree held.
+
+use serde::{Deserialize, Serialize};
+
+use crate::evidence::git::{clean, git};
+use crate::evidence::CommandRun;
+
+/// The tree's readings: before the first check and after the last.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TreeHeld {
+    /// The repo root the checks ran in (absolute, as the CLI resolved it).
+    pub repo: String,
+    /// The run record's path relative to the repo root, when the record lies in
+    /// it: the one path the status leaves out (the loop writes it, and its lock
+    /// beside it, while other units' iterations run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record: Option<String>,
+    /// [`plan`], run before the checks.
+    pub before: Vec<CommandRun>,
+    /// [`plan`], run after the last check.
+    pub after: Vec<CommandRun>,
+}
+
+/// The readings, in order: the top level, HEAD, and a status of every path but
+/// the run record and its lock.
+pub fn plan(repo: &str, record: Option<&str>) -> Vec<Vec<String>> {
+    let mut status = git(repo, &["status", "--porcelain", "--untracked-files=all"]);
+    if let Some(rel) = record {
+        status.push("--".to_owned());
+        status.push(format!(":(exclude,literal){rel}"));
+        status.push(format!(":(exclude,literal){rel}.lock"));
+    }
+    vec![
+        git(repo, &["rev-parse", "--show-toplevel"]),
+        git(repo, &["rev-parse", "HEAD"]),
+        status,
+    ]
+}
+
+/// The first line of a run that exited 0.
+fn line(r: &CommandRun) -> Option<&str> {
+    r.ok().then(|| r.stdout.lines().next().unwrap_or("").trim())
+}
+
+impl TreeHeld {
+    /// `None` when both readings were made by the planned argv and show the repo
+    /// root at its own top level, HEAD at `revision` and nothing uncommitted or
+    /// untracked; else what is wrong (the iteration is then not green).
+    pub fn problem(&self, revision: &str) -> Option<String> {
+        if let Some(rel) = &self.record {
+            // Only a run record is left out: never a path a check reads as code.
+            let plain = !rel.is_empty()
+                && !rel.starts_with('/')
+                && rel.ends_with(".json")
+                && rel
+                    .split('/')
+                    .all(|s| !s.is_empty() && s != "." && s != "..");
+            if !plain {
+                return Some(format!(
+                    "the path left out of the status, `{rel}`, is not a run record in the repo"
+                ));
+            }
+        }
+        let plan = plan(&self.repo, self.record.as_deref());
+        for (when, runs) in [("before", &self.before), ("after", &self.after)] {
+            if runs.len() != plan.len() || runs.iter().zip(&plan).any(|(r, a)| &r.argv != a) {
+                return Some(format!(
+                    "the tree was not read {when} the checks by cairn's planned git argv"
+                ));
+            }
+            match line(&runs[0]) {
+                Some(t) if t == self.repo => {}
+                Some(t) => {
+                    return Some(format!(
+                        "{when} the checks, the repo root's top level is `{t}`"
+                    ))
+                }
+                None => {
+                    return Some(format!(
+                        "{when} the checks, the repo root was not a readable git tree"
+                    ))
+                }
+            }
+            match line(&runs[1]) {
+                Some(h) if h == revision => {}
+                Some(h) => {
+                    return Some(format!(
+                        "{when} the checks, HEAD was {h}, not the revision {revision}"
+                    ))
+                }
+                None => return Some(format!("{when} the checks, HEAD could not be read")),
+            }
+            match clean(Some(&runs[2])) {
+                Some(true) => {}
+                Some(false) => {
+                    return Some(format!(
+                        "{when} the checks, the tree had uncommitted or untracked changes: they ran on no commit"
+                    ))
+                }
+                None => {
+                    return Some(format!(
+                        "{when} the checks, the tree's status against HEAD could not be read"
+                    ))
+                }
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::git::EMPTY_TREE;
+    use crate::Timestamp;
+
+    const REV: &str = "0123456789abcdef0123456789abcdef01234567";
+
+    fn run(argv: &[String], stdout: &str) -> CommandRun {
+        let at = Timestamp::parse("2026-12-05T09:00:00Z").expect("a fixed time");
+        CommandRun {
+            argv: argv.to_vec(),
+            env: Some(
+                [
+                    ("GIT_INDEX_FILE", "/tmp/cairn-index-1"),
+                    ("GIT_ATTR_SOURCE", EMPTY_TREE),
+                ]
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+            ),
+            exit_status: Some(0),
+            stdout: stdout.to_owned(),
+            stderr: String::new(),
+            started_at: at.clone(),
+            finished_at: at,
+        }
+    }
+
+    fn held(record: Option<&str>, after_head: &str, after_status: &str) -> TreeHeld {
+        let p = plan("/r", record);
+        TreeHeld {
+            repo: "/r".into(),
+            record: record.map(str::to_owned),
+            before: vec![
+                run(&p[0], "/r\n"),
+                run(&p[1], &format!("{REV}\n")),
+                run(&p[2], ""),
+            ],
+            after: vec![
+                run(&p[0], "/r\n"),
+                run(&p[1], &format!("{after_head}\n")),
+                run(&p[2], after_status),
+            ],
+        }
+    }
+
+    /// Held only when both readings show the revision, clean; a moved HEAD, an
+    /// edit, a status on the repository's own index, a reading of another argv,
+    /// or a "record" that is not a JSON file in the repo is a problem.
+    #[test]
+    fn the_tree_holds_only_at_the_revision_and_clean() {
+        assert_eq!(held(None, REV, "").problem(REV), None);
+        assert_eq!(
+            held(Some(".claude/saga/runs/issue-1.json"), REV, "").problem(REV),
+            None
+        );
+        let other = "1123456789abcdef0123456789abcdef01234567";
+        assert!(held(None, other, "")
+            .problem(REV)
+            .unwrap()
+            .contains("after the checks, HEAD"));
+        assert!(held(None, REV, " M check.sh\n")
+            .problem(REV)
+            .unwrap()
+            .contains("uncommitted"));
+        assert!(held(None, REV, "")
+            .problem(other)
+            .unwrap()
+            .contains("before the checks, HEAD"));
+        let mut unpinned = held(None, REV, "");
+        unpinned.before[2].env = None;
+        assert!(unpinned.problem(REV).unwrap().contains("could not be read"));
+        let mut moved = held(None, REV, "");
+        moved.after.pop();
+        assert!(moved.problem(REV).unwrap().contains("planned git argv"));
+        for rel in [
+            "check.sh",
+            "../x.json",
+            "/abs.json",
+            "a/./b.json",
+            "",
+            "a//b.json",
+        ] {
+            let mut h = held(None, REV, "");
+            h.record = Some(rel.into());
+            assert!(
+                h.problem(REV).unwrap().contains("not a run record"),
+                "{rel}"
+            );
+        }
+    }
+}
