@@ -307,6 +307,16 @@ pub fn park_vcs_checks(root: &str) -> Vec<Value> {
     cairn_machines::park::vcs::checks(root, &now(), &mut |argv| run(argv))
 }
 
+/// Reads which repository `dir` belongs to: its common dir, then that directory's
+/// identity on disk (`evidence::git::repository_of` reads the two runs back; the
+/// second is not made when the first named no directory).
+pub fn repository(dir: &str) -> Vec<CommandRun> {
+    use cairn_machines::evidence::git::{common_dir_argv, repository_identity_plan};
+    let common = run(&common_dir_argv(dir));
+    let identity = repository_identity_plan(&common).map(|argv| run(&argv));
+    std::iter::once(common).chain(identity).collect()
+}
+
 /// Runs every argv of a plan, in order, recording each.
 pub fn run_all(plan: &[Vec<String>]) -> Vec<CommandRun> {
     plan.iter().map(|argv| run(argv)).collect()

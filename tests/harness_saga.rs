@@ -49,6 +49,16 @@ pub enum Step {
     Board(&'static str, bool),
 }
 
+/// Which repository REPO is, as cairn reads it (`evidence::git::repository_of`).
+fn repository() -> Vec<CommandRun> {
+    use cairn::machines::evidence::git::{common_dir_argv, identity_argv};
+    let common = format!("{REPO}/.git");
+    vec![
+        run(common_dir_argv(REPO), 0, &format!("{common}\n")),
+        run(identity_argv(&common), 0, "2049:11\n2049:12\n"),
+    ]
+}
+
 fn run(argv: Vec<String>, exit: i32, stdout: &str) -> CommandRun {
     let at = Timestamp::parse("2026-01-01T00:00:00Z").expect("a fixed timestamp parses");
     CommandRun {
@@ -105,6 +115,7 @@ pub fn command(step: &Step) -> Command {
                     revision: sha(),
                 }],
                 runs: vec![run(plan[0].clone(), 0, ""), run(plan[1].clone(), 0, "0\n")],
+                repository: repository(),
             }
         }
         Step::Adjust(d) => Command::Adjust {
@@ -129,6 +140,7 @@ pub fn command(step: &Step) -> Command {
                 "",
             )),
             merge_head: Some(Box::new(run(gates::merge_head_plan("/wt2"), 1, ""))),
+            repository: repository(),
         },
         Step::MergedU2 => {
             let tip = "4".repeat(40);
@@ -143,6 +155,7 @@ pub fn command(step: &Step) -> Command {
                     .map(|argv| run(argv, 0, ""))
                     .collect(),
                 from: None,
+                repository: repository(),
             }
         }
         Step::QaExtension => Command::Qa {
@@ -268,9 +281,14 @@ fn planned(state: &cairn::machines::saga::State, mut command: Command) -> Comman
         target,
         from: None,
         runs,
+        repository,
         ..
     } = &mut command
     {
+        // Read in the repository the thread's PR-ready read (saga rules 9; the
+        // base steps name another place, where the merge is refused).
+        *repo = self::repo();
+        *repository = self::repository();
         if let Some(row) = state
             .thread()
             .and_then(|t| t.gates.units.get(unit.as_str()))

@@ -694,3 +694,115 @@ fn the_merge_turn_is_taken_only_after_pr_ready() {
     );
     assert_eq!(g.t.bytes(), before, "a refusal wrote");
 }
+
+/// A merge is the thread's only where PR-ready read the review fresh (saga rules
+/// 9; helper-79, HIGH): the unit's branch merged in a clone, and `merged`,
+/// `release` and a dead turn's release read there, had the unit recorded merged,
+/// the release recorded and QA begun while the thread's own `main` never moved.
+/// Each is refused now (`same-repository`), the journal's bytes unchanged; read
+/// in the thread's repository after the real merge, both pass.
+#[test]
+fn a_merge_seen_in_another_repository_is_not_the_threads() {
+    let g = G::new();
+    crate::support::saga::unit_work(&g.repo, "work/u1");
+    g.ready();
+    let take = g.mt(&[
+        "take",
+        "--unit",
+        "U1",
+        "--branch",
+        "work/u1",
+        "--merge-worktree",
+        "/nonexistent/wt",
+        "--holder",
+        "h",
+    ]);
+    assert_eq!(take.0, 0, "{}", take.1);
+    let clone = g.repo.with_file_name("clone");
+    let clone_s = clone.to_str().unwrap().to_owned();
+    git(
+        g.repo.parent().unwrap(),
+        &["clone", "-q", g.repo.to_str().unwrap(), &clone_s],
+    );
+    git(&clone, &["checkout", "-q", "main"]);
+    git(
+        &clone,
+        &["merge", "-q", "--no-ff", "--no-edit", "origin/work/u1"],
+    );
+    let elsewhere = git(&clone, &["rev-parse", "HEAD"]);
+    let bytes = g.t.bytes();
+    let refused = |(code, out): (i32, Value), what: &str| {
+        assert_eq!(code, 2, "{what}: {out}");
+        assert!(
+            predicates(&out).contains(&"same-repository".to_owned()),
+            "{what}: {out}"
+        );
+        assert_eq!(g.t.bytes(), bytes, "{what}: nothing written");
+    };
+    refused(
+        g.mt(&[
+            "merged",
+            "--unit",
+            "U1",
+            "--holder",
+            "h",
+            "--merged-tip",
+            &elsewhere,
+            "--repo",
+            &clone_s,
+            "--target",
+            "main",
+        ]),
+        "merged",
+    );
+    refused(
+        g.mt(&[
+            "release", "--unit", "U1", "--repo", &clone_s, "--target", "main",
+        ]),
+        "a dead turn's release",
+    );
+    refused(
+        g.s(&[
+            "release",
+            "--destination",
+            "pr",
+            "--landed-commit",
+            &elsewhere,
+            "--repo",
+            &clone_s,
+            "--target",
+            "main",
+        ]),
+        "release",
+    );
+    // The thread's own repository, merged for real.
+    crate::support::saga::merge_branch(&g.repo, "work/u1");
+    let tip = g.head();
+    let repo = g.repo.to_str().unwrap().to_owned();
+    let (code, out) = g.mt(&[
+        "merged",
+        "--unit",
+        "U1",
+        "--holder",
+        "h",
+        "--merged-tip",
+        &tip,
+        "--repo",
+        &repo,
+        "--target",
+        "main",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = g.s(&[
+        "release",
+        "--destination",
+        "pr",
+        "--landed-commit",
+        &tip,
+        "--repo",
+        &repo,
+        "--target",
+        "main",
+    ]);
+    assert_eq!(code, 0, "{out}");
+}

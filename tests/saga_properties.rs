@@ -260,6 +260,7 @@ fn mark_merged(unit: &str) -> Command {
         target: RefName::parse("main").expect("not option-like"),
         runs,
         from: None,
+        repository: vec![],
     }
 }
 

@@ -118,7 +118,14 @@ pub(super) fn pr_ready(
         Some(n) => handed(rec, n)?,
         None => vec![],
     };
-    let command = Command::PrReady { repo, handed, runs };
+    // Which repository the review is read fresh in: the turn merges there.
+    let repository = cairn::observe::repository(&repo);
+    let command = Command::PrReady {
+        repo,
+        handed,
+        runs,
+        repository,
+    };
     gate_verb(
         rec,
         saga_id,
@@ -163,12 +170,14 @@ pub(super) fn release_turn(
         .as_ref()
         .filter(|wt| std::path::Path::new(wt).exists())
         .map(|wt| Box::new(cairn::observe::run(&gates::merge_head_plan(wt))));
+    let repository = cairn::observe::repository(&repo);
     let command = Command::ReleaseTurn {
         unit: unit.to_owned(),
         repo,
         target,
         ancestor: Box::new(ancestor),
         merge_head,
+        repository,
     };
     gate_verb(rec, saga_id, Step::new(&s, &command).request(request))
 }
@@ -325,6 +334,7 @@ pub(super) fn merged(
         .collect(),
         None => vec![],
     };
+    let repository = cairn::observe::repository(&repo);
     let command = Command::MarkMerged {
         unit: m.unit.to_owned(),
         holder: m.holder.to_owned(),
@@ -333,6 +343,7 @@ pub(super) fn merged(
         target,
         runs,
         from,
+        repository,
     };
     gate_verb(rec, saga_id, Step::new(&s, &command).request(request))
 }
@@ -425,7 +436,13 @@ pub(super) fn release(rec: &Recorder, saga_id: &str, a: ReleaseArgs<'_>) -> Resu
     let landed = match (&landed_commit, place) {
         (Some(commit), Some((repo, target))) => {
             let run = cairn::observe::run(&gates::ancestor_plan(&repo, commit, &target));
-            Some(Box::new(gates::LandedReading { repo, target, run }))
+            let repository = cairn::observe::repository(&repo);
+            Some(Box::new(gates::LandedReading {
+                repo,
+                target,
+                run,
+                repository,
+            }))
         }
         _ => None,
     };

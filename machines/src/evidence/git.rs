@@ -46,6 +46,46 @@ pub fn identity_of(git_dir: &str, run: &CommandRun) -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
+/// `git -C DIR rev-parse --path-format=absolute --git-common-dir`: the repository
+/// a checkout belongs to (the same for every worktree of it), by path.
+pub fn common_dir_argv(dir: &str) -> Vec<String> {
+    git(
+        dir,
+        &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+    )
+}
+
+/// The reading that follows a [`common_dir_argv`] run: [`identity_argv`] of the
+/// common dir it printed, when it printed one absolute path.
+pub fn repository_identity_plan(common: &CommandRun) -> Option<Vec<String>> {
+    let mut lines = common.stdout.lines();
+    match (common.ok(), lines.next(), lines.next()) {
+        (true, Some(dir), None) if dir.starts_with('/') => Some(identity_argv(dir)),
+        _ => None,
+    }
+}
+
+/// Which repository `dir` belongs to, as the runs of [`common_dir_argv`] and
+/// [`repository_identity_plan`] read it: its common dir and that directory's
+/// identity on disk (`<common dir> <dev:ino> <dev:ino>`), or `None` when either was
+/// not read as planned. Two checkouts of one repository read the same; a clone,
+/// or another clone's `.git` moved into the path, reads another.
+pub fn repository_of(dir: &str, runs: &[CommandRun]) -> Option<String> {
+    let [common, identity] = runs else {
+        return None;
+    };
+    if common.argv != common_dir_argv(dir) {
+        return None;
+    }
+    let plan = repository_identity_plan(common)?;
+    let path = plan[3].clone();
+    let id = identity_of(&path, identity)?;
+    Some(format!(
+        "{path} {}",
+        id.split_whitespace().collect::<Vec<_>>().join(" ")
+    ))
+}
+
 /// git's empty tree: attributes read from it are none.
 pub const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 

@@ -110,6 +110,9 @@ pub enum Command {
         repo: AbsPath,
         handed: Vec<gates::Handed>,
         runs: Vec<CommandRun>,
+        /// Which repository `repo` is (`evidence::git::repository_of`; rules 9).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        repository: Vec<CommandRun>,
     },
     Adjust {
         directive: String,
@@ -132,6 +135,9 @@ pub enum Command {
         target: RefName,
         ancestor: Box<CommandRun>,
         merge_head: Option<Box<CommandRun>>,
+        /// Which repository `repo` is (rules 9).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        repository: Vec<CommandRun>,
     },
     /// The holder's merge, as git shows it: `gates::merged_plan(repo, branch,
     /// merged_tip, target)` run by cairn, in order.
@@ -147,6 +153,9 @@ pub enum Command {
         /// merged commit must be this merge's.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         from: Option<String>,
+        /// Which repository `repo` is (rules 9).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        repository: Vec<CommandRun>,
     },
     Release {
         release: gates::Release,

@@ -56,6 +56,9 @@ pub enum Event {
         count: Option<CommandRun>,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         runs: Vec<CommandRun>,
+        /// The repository the review was read fresh in (rules 9).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        repository: Option<String>,
     },
     DirectiveSet {
         directive: gates::Directive,
@@ -81,6 +84,9 @@ pub enum Event {
         /// merge must carry it (absent in turns taken under rules before 6).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reviewed: Option<FullCommit>,
+        /// The repository PR-ready read the review fresh in (rules 9).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        repository: Option<String>,
     },
     TurnReleased {
         unit: String,

@@ -52,13 +52,18 @@ fn evolve_gate(g: &mut GateRecord, e: &Event) {
             g.review = Some(review.clone());
             g.ready_for_pr = None;
             g.ready_unit = None;
+            g.ready_repository = None;
         }
         Event::OverrideRecorded { r#override } => g.overrides.push(r#override.clone()),
         Event::ReadyForPr {
-            reviewed_sha, unit, ..
+            reviewed_sha,
+            unit,
+            repository,
+            ..
         } => {
             g.ready_for_pr = Some(reviewed_sha.clone());
             g.ready_unit = unit.clone();
+            g.ready_repository = repository.clone();
         }
         Event::DirectiveSet { directive } => {
             if *directive == gates::Directive::Continue {
@@ -75,6 +80,7 @@ fn evolve_gate(g: &mut GateRecord, e: &Event) {
             merge_worktree,
             holder,
             reviewed,
+            repository,
         } => {
             g.units.insert(
                 unit.clone(),
@@ -85,6 +91,7 @@ fn evolve_gate(g: &mut GateRecord, e: &Event) {
                     merge_worktree: Some(merge_worktree.clone()),
                     merged_tip: None,
                     reviewed: reviewed.clone(),
+                    repository: repository.clone(),
                 },
             );
         }

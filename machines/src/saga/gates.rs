@@ -179,6 +179,11 @@ pub struct UnitRow {
     /// tip "contained" the branch, credited a merge of nothing reviewed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reviewed: Option<FullCommit>,
+    /// The repository PR-ready read the review fresh in when the turn was taken
+    /// (saga rules 9): the merge is read there or refused (helper-79: a merge
+    /// made in a clone, or read there, was credited to the unit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository: Option<String>,
 }
 
 /// What git shows about a `merging` row left by a dead turn.
@@ -349,6 +354,9 @@ pub struct LandedReading {
     pub target: RefName,
     /// The ancestry reading.
     pub run: CommandRun,
+    /// Which repository `repo` is (`evidence::git::repository_of`; saga rules 9).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repository: Vec<CommandRun>,
 }
 
 /// Unit rows by id.

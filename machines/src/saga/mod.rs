@@ -66,8 +66,14 @@ impl Machine for Saga {
     // 8: the other commands' typed values too (helper-76): an override's operator
     // and rationale, a doc review's source, a release's reason, units, holders,
     // scenarios; a boundary and a gate are printable ASCII, names in NFC.
-    const RULES_VERSION: u32 = 8;
-    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7];
+    // 9: PR-ready reads which repository the review was read fresh in (its
+    // common dir and that directory's identity on disk); a turn taken on it
+    // keeps it, and the merge, a dead turn's release and a release's landed
+    // commit are read in that repository or refused (helper-79: a merge made in
+    // a clone was recorded, released and QA'd while the repository's main never
+    // moved).
+    const RULES_VERSION: u32 = 9;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7, 8];
     type State = State;
     type Command = Command;
     type Event = Event;

@@ -169,6 +169,11 @@ pub struct GateRecord {
     /// (none for a PR-ready recorded before it named one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ready_unit: Option<String>,
+    /// The repository PR-ready read the review fresh in (its common dir and
+    /// identity on disk, `evidence::git::repository_of`; saga rules 9): a turn
+    /// taken on that PR-ready merges there, and a release lands there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_repository: Option<String>,
     pub directive: Option<gates::Directive>,
     pub paused_at: Option<String>,
     pub units: gates::Units,

@@ -52,9 +52,12 @@ pub(super) fn decide(
             rationale,
             operator,
         } => review::decide_override(&r, r.thread()?, *gate, rationale, operator),
-        Command::PrReady { repo, handed, runs } => {
-            review::decide_pr_ready(&r, r.thread()?, repo, handed, runs)
-        }
+        Command::PrReady {
+            repo,
+            handed,
+            runs,
+            repository,
+        } => review::decide_pr_ready(&r, r.thread()?, repo, handed, (runs, repository)),
         Command::Adjust { directive } => boundary::decide_adjust(&r, r.thread()?, directive),
         Command::Boundary { boundary } => boundary::decide_boundary(&r, r.thread()?, boundary),
         Command::TakeTurn {
@@ -69,6 +72,7 @@ pub(super) fn decide(
             target,
             ancestor,
             merge_head,
+            repository,
         } => turn::decide_release_turn(
             &r,
             r.thread()?,
@@ -78,6 +82,7 @@ pub(super) fn decide(
                 target,
                 ancestor,
                 merge_head: merge_head.as_deref(),
+                repository,
             },
             ctx,
         ),
@@ -89,6 +94,7 @@ pub(super) fn decide(
             target,
             runs,
             from,
+            repository,
         } => turn::decide_mark_merged(
             &r,
             r.thread()?,
@@ -100,6 +106,7 @@ pub(super) fn decide(
                 target,
                 runs,
                 from: from.as_deref(),
+                repository,
             },
             ctx,
         ),

@@ -26,7 +26,7 @@ pub(super) struct Landed<'a> {
 fn observed(
     commit: &FullCommit,
     landed: Landed<'_>,
-    saga_stream: &str,
+    (saga_stream, anchor): (&str, Option<&str>),
     ctx: &Context,
 ) -> Vec<Violation> {
     let Some(reading) = landed.reading else {
@@ -60,6 +60,13 @@ fn observed(
             ),
         )],
     };
+    // Read in the repository PR-ready read the review fresh in (saga rules 9).
+    out.extend(super::turn::same_repository(
+        anchor,
+        &reading.repo,
+        &reading.repository,
+        "repo",
+    ));
     if let Some(ship) = landed.from {
         out.extend(ship_link::agrees(
             ship,
@@ -200,7 +207,12 @@ pub(super) fn decide_release(
     // Last: the upstream gates name what to do first; the reading, what git shows.
     if let Some(commit) = &release.landed_commit {
         let saga_stream = format!("{}/{}", crate::reads::SAGA_MACHINE, t.saga_id);
-        blocks.extend(observed(commit, landed, &saga_stream, ctx));
+        blocks.extend(observed(
+            commit,
+            landed,
+            (&saga_stream, g.ready_repository.as_deref()),
+            ctx,
+        ));
     }
     r.all(blocks)?;
     Ok(vec![Event::Released {

@@ -166,7 +166,7 @@ pub(super) fn decide_pr_ready(
     t: &Thread,
     repo: &AbsPath,
     handed: &[gates::Handed],
-    runs: &[CommandRun],
+    (runs, repository): (&[CommandRun], &[CommandRun]),
 ) -> Result<Vec<Event>, Rejection> {
     let g = &t.gates;
     let mut blocks = vec![];
@@ -241,6 +241,17 @@ pub(super) fn decide_pr_ready(
             format!("freshness could not be read ({reason}): fails closed"),
         )),
     }
+    // Which repository the review was read fresh in: the turn merges there and
+    // the release lands there (saga rules 9; helper-79: a merge made in a clone
+    // was credited to the unit, and its release recorded).
+    let anchor = crate::evidence::git::repository_of(repo, repository);
+    if anchor.is_none() {
+        blocks.push(Violation::new(
+            "repository-read",
+            Some("repo"),
+            "which repository REPO is (its git common dir and that directory on disk) could not be read: fails closed",
+        ));
+    }
     r.all(blocks)?;
     Ok(vec![Event::ReadyForPr {
         reviewed_sha: review.reviewed_sha.clone(),
@@ -248,5 +259,6 @@ pub(super) fn decide_pr_ready(
         commits_since_review: freshness.commits_since(),
         count: None,
         runs: runs.to_vec(),
+        repository: anchor,
     }])
 }

@@ -103,6 +103,7 @@ pub(super) fn decide_take_turn(
         merge_worktree: merge_worktree.to_string(),
         holder: holder.to_owned(),
         reviewed: t.gates.ready_for_pr.clone(),
+        repository: t.gates.ready_repository.clone(),
     }])
 }
 
@@ -113,6 +114,36 @@ pub(super) struct Readings<'a> {
     pub target: &'a RefName,
     pub ancestor: &'a CommandRun,
     pub merge_head: Option<&'a CommandRun>,
+    pub repository: &'a [CommandRun],
+}
+
+/// A reading of `repo` made where the turn's PR-ready read the review fresh, or
+/// why not (saga rules 9). A turn taken before it kept no repository and is read
+/// where it is named, as before.
+pub(super) fn same_repository(
+    anchor: Option<&str>,
+    repo: &str,
+    runs: &[CommandRun],
+    field: &'static str,
+) -> Option<Violation> {
+    let anchor = anchor?;
+    let Some(seen) = crate::evidence::git::repository_of(repo, runs) else {
+        return Some(Violation::new(
+            "same-repository",
+            Some(field),
+            format!("which repository `{repo}` is could not be read: nothing is recorded on trust"),
+        ));
+    };
+    (seen != anchor).then(|| {
+        Violation::new(
+            "same-repository",
+            Some(field),
+            format!(
+                "`{repo}` is not the repository PR-ready read the review fresh in (`{}`): a merge elsewhere is not this thread's",
+                anchor.split(' ').next().unwrap_or(anchor)
+            ),
+        )
+    })
 }
 
 /// `release-turn`: the unit holds the turn, the runs are exactly the planned
@@ -178,6 +209,11 @@ pub(super) fn decide_release_turn(
         );
     }
     r.nonempty("target", k.target)?;
+    r.all(
+        same_repository(row.repository.as_deref(), k.repo, k.repository, "repo")
+            .into_iter()
+            .collect(),
+    )?;
     if k.ancestor.argv != gates::ancestor_plan(k.repo, &gates::branch_ref(&row.branch), k.target) {
         return r.no(
             "evidence-bound",
@@ -224,6 +260,7 @@ pub(super) struct Merge<'a> {
     pub target: &'a RefName,
     pub runs: &'a [CommandRun],
     pub from: Option<&'a str>,
+    pub repository: &'a [CommandRun],
 }
 
 /// `mark-merged`: only the turn's holder (the merged tip full, the repository
@@ -313,6 +350,12 @@ pub(super) fn decide_mark_merged(
         ),
         None => vec![],
     };
+    failed.extend(same_repository(
+        row.repository.as_deref(),
+        m.repo,
+        m.repository,
+        "repo",
+    ));
     let mut claims = match (branch, reviewed) {
         (Some(b), Some(c)) => vec![
             format!("`{b}` holds nothing the review did not see (its tip is in {c}, the commit PR-ready passed for)"),

@@ -51,6 +51,7 @@ fn turn_taken() -> Vec<Event> {
             merge_worktree: "/srv/merge-wt".into(),
             holder: "h".into(),
             reviewed: Some(sha('2')),
+            repository: None,
         },
     ]
 }
@@ -82,6 +83,7 @@ fn mark_merged(tip: &FullCommit, exit: i32) -> Command {
         target: RefName::parse("main").expect("not option-like"),
         runs,
         from: Some("ship/abc".into()),
+        repository: vec![],
     }
 }
 
@@ -161,6 +163,7 @@ fn a_merge_read_from_git_carries_the_commit_pr_ready_passed_for() {
             .map(|(a, e)| run(a.clone(), e))
             .collect(),
         from: None,
+        repository: vec![],
     };
     let ctx = read("idle", None);
     Scenario::<Saga>::given(turn_taken())
@@ -237,6 +240,7 @@ fn reading(argv: Vec<String>, exit: i32) -> gates::LandedReading {
         repo: AbsPath::parse(REPO).expect("absolute"),
         target: RefName::parse("main").expect("not option-like"),
         run: run(argv, exit),
+        repository: vec![],
     }
 }
 
