@@ -939,3 +939,39 @@ fn a_repository_moved_into_place_after_dispatch_is_not_the_dispatched_one() {
     );
     assert_eq!(w.journal.bytes(), before, "nothing recorded");
 }
+
+/// The merged tree's integration evidence is taken on the branch the merge landed
+/// on (work-node rules 12; helper-79): `main` reset after the merge and the merged
+/// commit checked out detached had the node verified and `done` while no branch
+/// held the work. Now that verification fails (the tree is not on `main`), `done`
+/// is refused, and on `main` at the merged commit both go through.
+#[test]
+fn a_merge_no_branch_holds_is_not_verified_or_done() {
+    let w = Work::new(&spec_text(OK, "test result: ok", 30_000));
+    let merged = w.core_merged();
+    git(&w.root, &["reset", "-q", "--hard", "HEAD~1"]);
+    git(&w.root, &["checkout", "-q", "--detach", &merged]);
+    let (code, out) = w.verify("core", &w.root, &merged, &["--checklist", CHECKLIST]);
+    assert_eq!(code, 4, "{out}");
+    assert!(
+        out.to_string().contains("HEAD is detached"),
+        "the failure names the detached HEAD: {out}"
+    );
+    let (code, out) = w.node("done", "core", &["--session", "s1"]);
+    assert_eq!(code, 2, "{out}");
+    // Another branch at the merged commit is no better.
+    git(&w.root, &["checkout", "-q", "-b", "elsewhere"]);
+    let (code, out) = w.verify("core", &w.root, &merged, &["--checklist", CHECKLIST]);
+    assert!(
+        code == 4 && out.to_string().contains("`elsewhere` checked out"),
+        "{out}"
+    );
+    // `main` holds the merge again: verified, then done.
+    git(&w.root, &["checkout", "-q", "main"]);
+    git(&w.root, &["merge", "-q", "--ff-only", &merged]);
+    let (code, out) = w.verify("core", &w.root, &merged, &["--checklist", CHECKLIST]);
+    assert_eq!((code, &out["events"]), (0, &json!(["verified"])), "{out}");
+    let (code, out) = w.node("done", "core", &["--session", "s1"]);
+    assert_eq!((code, out["state"].as_str()), (0, Some("done")), "{out}");
+    w.assert_audits();
+}

@@ -44,6 +44,9 @@ pub fn tree_reading(
         flags: None,
         repository: Some(repository),
         identity,
+        branch: Some(crate::observe::run(
+            &cairn_machines::work::node::branch_plan(worktree),
+        )),
     }
 }
 

@@ -175,6 +175,12 @@ pub fn command(state: &State, step: &Step) -> Command {
                 flags: None,
                 repository: None,
                 identity: None,
+                // The merged tree has the merge's branch checked out.
+                branch: Some(run_argv(
+                    &cairn::machines::work::node::branch_plan(path),
+                    0,
+                    "main\n",
+                )),
             };
             // A done node is re-verified in a tree that contains its merged commit.
             let contains = matches!(state, State::Done { .. })

@@ -88,6 +88,10 @@ pub enum Event {
     Merged {
         merged_tree: AbsPath,
         commit: FullCommit,
+        /// The branch the merged tree had checked out (`branch --show-current`,
+        /// read by the merge; work-node rules 12, absent before).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        branch: Option<String>,
     },
     Done {
         session: String,

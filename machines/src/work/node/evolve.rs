@@ -20,6 +20,7 @@ pub(super) fn evolve(state: State, event: &Event) -> State {
                     reviews: vec![],
                     merged: None,
                     merge_mark: 0,
+                    merged_branch: None,
                     done_session: None,
                     scope: None,
                     approved_touches: None,
@@ -115,8 +116,10 @@ pub(super) fn evolve(state: State, event: &Event) -> State {
         Event::Merged {
             merged_tree,
             commit,
+            branch,
         } => {
             run.merged = Some((merged_tree.clone(), commit.clone()));
+            run.merged_branch = branch.clone();
             run.merge_mark = run.verifications.len();
             State::Merged { run }
         }

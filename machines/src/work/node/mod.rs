@@ -46,7 +46,8 @@ pub use receipt::{delegate_task, plan_receipt};
 pub use state::{Holder, NodeRun, ScopeRequest, State, SCOPE_OPTIONS};
 pub use terminal_truth::terminal_truth;
 pub use tree::{
-    contains_plan, ignore_plan, merge_plan, read_contains, tree_plan, watched_changes, TreeReading,
+    branch_plan, contains_plan, ignore_plan, merge_plan, read_contains, tree_plan, watched_changes,
+    TreeReading,
 };
 
 pub use crate::evidence::sha256_hex;
@@ -117,8 +118,13 @@ impl Machine for WorkNode {
     /// worker tree needs the same: another clone's `.git` moved into the
     /// repository's place kept every path (helper-78).
     /// v11: `merge` needs the same identity of the merged tree's repository.
-    const RULES_VERSION: u32 = 11;
-    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+    // 12: a merge keeps the branch it landed on, and the merged tree's
+    // integration verification reads `branch --show-current` there: a tree at the
+    // merged commit with HEAD detached, or on another branch, is not the merge
+    // (helper-79: the target reset after the merge and the commit checked out
+    // detached had the node verified and `done` while no branch held the work).
+    const RULES_VERSION: u32 = 12;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11];
 
     fn verdict(_state: &State, events: &[Event]) -> crate::Verdict {
         super::verdict::verdict(events)

@@ -73,6 +73,7 @@ fn tree(path: &str, commit: &str, head: &str, status: &str) -> TreeReading {
         flags: None,
         repository: None,
         identity: None,
+        branch: Some(ran(super::branch_plan(path), 0, "main\n")),
     }
 }
 
@@ -89,14 +90,11 @@ fn quiet() -> Option<TreeWatch> {
 fn c1(watch: Option<TreeWatch>) -> CriterionRun {
     let spec = validate(SPEC).spec.expect("the fixture spec is valid");
     let c = &spec.nodes[0].acceptance[0];
+    let argv = ["sh", "-c", "make test"].map(String::from).to_vec();
     CriterionRun {
         criterion_id: "C1".into(),
         contract_hash: contract_hash(c),
-        run: Some(ran(
-            vec!["sh".into(), "-c".into(), "make test".into()],
-            0,
-            "ok\n",
-        )),
+        run: Some(ran(argv, 0, "ok\n")),
         timed_out: false,
         containment: Some(Containment::ProcessGroup),
         confirmation: None,
@@ -382,6 +380,7 @@ fn a_merge_is_read_back_from_git() {
         .then([Event::Merged {
             merged_tree: AbsPath::parse(MAIN).expect("absolute"),
             commit: FullCommit::parse(C_MAIN).expect("a full commit"),
+            branch: Some("main".into()),
         }]);
 }
 

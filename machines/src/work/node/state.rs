@@ -35,6 +35,10 @@ pub struct NodeRun {
     pub merged: Option<(AbsPath, FullCommit)>,
     /// Verifications recorded before this index predate the last merge.
     pub merge_mark: usize,
+    /// The branch the last merge landed on (work-node rules 12): the merged tree's
+    /// integration verification finds it checked out at the merged commit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged_branch: Option<String>,
     /// The session `done` was recorded in.
     pub done_session: Option<String>,
     /// A pending scope-amendment request.

@@ -40,6 +40,16 @@ pub struct TreeReading {
     /// read (`evidence::git::identity_argv`; absent before work-node rules 10).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub identity: Option<CommandRun>,
+    /// `git branch --show-current` ([`branch_plan`]): the branch the tree has
+    /// checked out (absent before work-node rules 12).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<CommandRun>,
+}
+
+/// The reading of the branch a tree has checked out: `git -C <tree> branch
+/// --show-current` (empty when HEAD is detached).
+pub fn branch_plan(worktree: &str) -> Vec<String> {
+    git(worktree, &["branch", "--show-current"])
 }
 
 /// The three readings of a tree, in order: top level, HEAD, status.
@@ -121,6 +131,25 @@ impl TreeReading {
                 "the tree's repository `{expected}` is not, on disk, the one its dispatch read (its git directory or refs were replaced)"
             )
         })
+    }
+
+    /// `None` when the tree has `expected` checked out, as [`branch_plan`]'s run
+    /// shows it; else what is wrong.
+    pub fn branch_problem(&self, expected: &str) -> Option<String> {
+        let run = self
+            .branch
+            .as_ref()
+            .filter(|r| r.argv == branch_plan(&self.worktree_path));
+        match run.and_then(line) {
+            Some(b) if b == expected => None,
+            Some(b) if b.is_empty() => Some(format!(
+                "the merged tree's HEAD is detached: the merge landed on `{expected}`, and no branch is shown holding it here"
+            )),
+            Some(b) => Some(format!(
+                "the merged tree has `{b}` checked out, not `{expected}`, the branch the merge landed on"
+            )),
+            None => Some("the merged tree's branch was not read".into()),
+        }
     }
 
     /// The repository's path as read, against the one dispatch read.
@@ -398,6 +427,7 @@ mod tests {
             flags: None,
             repository: None,
             identity: None,
+            branch: None,
         }
     }
 

@@ -122,9 +122,18 @@ pub(super) fn decide_merge(
             );
         }
     }
+    // The branch the merge landed on: `merge_problem` held it non-empty.
+    let reading = reading.unwrap_or_default();
+    let branch = super::super::tree::merge_plan(merged_tree, worker, commit)[4].clone();
+    let branch = reading
+        .iter()
+        .find(|r| r.argv == branch && r.ok())
+        .map(|r| r.stdout.trim().to_owned())
+        .filter(|b| !b.is_empty());
     Ok(vec![Event::Merged {
         merged_tree: tree,
         commit: checked,
+        branch,
     }])
 }
 

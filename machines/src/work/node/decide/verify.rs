@@ -206,6 +206,16 @@ pub(super) fn decide_verify(
             v.passed = false;
         }
     }
+    // The merged tree's integration evidence is taken with the merge's branch
+    // checked out at the merged commit (work-node rules 12; helper-79: the branch
+    // reset after the merge, the commit checked out detached, was verified and
+    // the node `done` while no branch held the work).
+    if let (State::Merged { .. }, Some(branch)) = (g.state, run.merged_branch.as_deref()) {
+        if let Some(p) = seen.tree.branch_problem(branch) {
+            v.failures.push(format!("tree: {p}"));
+            v.passed = false;
+        }
+    }
     Ok(vec![if v.passed {
         Event::Verified { verification: v }
     } else {
