@@ -1124,7 +1124,9 @@ fn racing_creates_run_git_worktree_add_once() {
 fn a_crashed_create_is_recovered_by_resume() {
     use cairn::machines::ship::{owner, Command, Mutation, Ship};
     // The announcing process is a real one, and it dies.
-    let begin = |r: &Repo| {
+    // With `reap` false the process is left a zombie (exited, not yet reaped by
+    // its parent): gone all the same (ship rules 18; helper-79), and handed back.
+    let begin_as = |r: &Repo, reap: bool| {
         // The crashed process signed with the same user key the CLI uses (a signed
         // journal never goes back to unsigned).
         let key = cairn::journal::default_key_path().expect("HOME is set in tests");
@@ -1155,8 +1157,12 @@ fn a_crashed_create_is_recovered_by_resume() {
             )
             .unwrap();
         doomed.kill().unwrap();
-        doomed.wait().unwrap();
+        if reap {
+            doomed.wait().unwrap();
+        }
+        doomed
     };
+    let begin = |r: &Repo| drop(begin_as(r, true));
     // Died after the add.
     let r = Repo::new();
     assert_eq!(r.open_with(&[]).0, 0);
@@ -1194,6 +1200,36 @@ fn a_crashed_create_is_recovered_by_resume() {
         "{out}"
     );
     assert_eq!(r.verb("create", "").1["state"], "phase-1");
+    r.audit_ok();
+
+    // Died before the add, and its parent has not reaped it: `ps` still lists
+    // it, as a zombie; the step is not held in flight by it.
+    let r = Repo::new();
+    assert_eq!(r.open_with(&[]).0, 0);
+    let mut zombie = begin_as(&r, false);
+    let pid = zombie.id().to_string();
+    let stat = || {
+        let out = std::process::Command::new("ps")
+            .args(["-o", "stat=", "-p", &pid])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    // SIGKILL lands asynchronously: wait (a bounded while) for the zombie.
+    for _ in 0..200 {
+        if stat().starts_with('Z') {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(stat().starts_with('Z'), "a zombie: {}", stat());
+    let (code, out) = r.verb("resume", "");
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (4, Some("preflight-clean")),
+        "{out}"
+    );
+    zombie.wait().unwrap();
     r.audit_ok();
 }
 

@@ -165,7 +165,7 @@ impl World {
 const OWNER_PID: u32 = 4242;
 const OWNER_STARTED: &str = "Thu Jan  1 00:00:00 2026";
 
-/// A `ps -o lstart= -p PID` reading.
+/// A `ps -o stat= -o lstart= -p PID` reading of a sleeping process.
 fn ps(pid: u32, exit_status: Option<i32>, started: &str) -> CommandRun {
     let at = Timestamp::parse("2026-01-01T00:00:00Z").expect("a fixed timestamp parses");
     CommandRun {
@@ -175,7 +175,7 @@ fn ps(pid: u32, exit_status: Option<i32>, started: &str) -> CommandRun {
         stdout: if started.is_empty() {
             String::new()
         } else {
-            format!("{started}\n")
+            format!("S    {started}\n")
         },
         stderr: String::new(),
         started_at: at.clone(),

@@ -102,8 +102,12 @@ impl Machine for Ship {
     // whose git data is kept elsewhere (a `.git` link, a gitfile, a `commondir`
     // file) stops there with `wrong-repo` (helper-78 F5: a `.git` link was opened
     // and refused only at create, as "not the repository the run was opened in").
-    const RULES_VERSION: u32 = 17;
-    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16];
+    // 18: a step's owner is read with its state (`ps -o stat= -o lstart=`): a
+    // zombie is gone (helper-79: a killed `ship merge` held its step in flight
+    // until its parent reaped it).
+    const RULES_VERSION: u32 = 18;
+    const RETIRED_RULES: &'static [u32] =
+        &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17];
     type State = State;
     type Command = Command;
     type Event = Event;

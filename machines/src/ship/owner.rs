@@ -35,31 +35,50 @@ pub struct Claim {
     pub previous: Option<CommandRun>,
 }
 
-/// `ps -o lstart= -p PID`: the process's start time (exit 1 and no output when no
-/// such process exists).
+/// `ps -o stat= -o lstart= -p PID`: the process's state and start time (exit 1
+/// and no output when no such process exists).
 pub fn ps_argv(pid: u32) -> Vec<String> {
-    ["ps", "-o", "lstart=", "-p"]
+    ["ps", "-o", "stat=", "-o", "lstart=", "-p"]
         .iter()
         .map(|s| (*s).to_owned())
         .chain([pid.to_string()])
         .collect()
 }
 
-/// The start time a `ps` reading of a live process printed.
-pub fn started(run: &CommandRun) -> Option<String> {
+/// The state and start time a `ps` reading of an existing process printed.
+fn stat_and_start(run: &CommandRun) -> Option<(&str, String)> {
     let line = run.stdout.lines().next().unwrap_or("").trim();
-    (run.exit_status == Some(0) && !line.is_empty()).then(|| line.to_owned())
+    let (stat, start) = line.split_once(char::is_whitespace)?;
+    let start = start.trim();
+    (run.exit_status == Some(0) && !stat.is_empty() && !start.is_empty())
+        .then(|| (stat, start.to_owned()))
+}
+
+/// The start time a `ps` reading of a live process printed (not of a zombie: a
+/// process that exited and is not yet reaped runs nothing).
+pub fn started(run: &CommandRun) -> Option<String> {
+    stat_and_start(run)
+        .filter(|(stat, _)| !dead(stat))
+        .map(|(_, s)| s)
+}
+
+/// A process that exited: a zombie waiting for its parent to reap it (`Z`), or
+/// dead (`X`). Found by a hostile pass (helper-79): a `ship merge` killed at
+/// random held its step "in flight" until its parent reaped it, and a parent
+/// that never does held it for good.
+fn dead(stat: &str) -> bool {
+    stat.starts_with(['Z', 'X'])
 }
 
 /// Whether `run` (a reading of `ps_argv(owner.pid)`) shows `owner` gone: no such
-/// process, or another process (another start time) under its pid. `None` when the
-/// reading is not that argv or says neither.
+/// process, a zombie (ship rules 18), or another process (another start time)
+/// under its pid. `None` when the reading is not that argv or says neither.
 pub fn gone(owner: &Owner, run: &CommandRun) -> Option<bool> {
     if run.argv != ps_argv(owner.pid) {
         return None;
     }
-    match (run.exit_status, started(run)) {
-        (Some(0), Some(s)) => Some(s != owner.started),
+    match (run.exit_status, stat_and_start(run)) {
+        (Some(0), Some((stat, s))) => Some(dead(stat) || s != owner.started),
         (Some(1), None) if run.stdout.trim().is_empty() => Some(true),
         _ => None,
     }
@@ -90,16 +109,29 @@ mod tests {
             started: "Tue Dec  1 00:45:23 2026".into(),
         };
         assert_eq!(
-            gone(&o, &ps(7, 0, "Tue Dec  1 00:45:23 2026\n")),
+            gone(&o, &ps(7, 0, "S    Tue Dec  1 00:45:23 2026\n")),
             Some(false)
         );
         assert_eq!(gone(&o, &ps(7, 1, "")), Some(true));
         assert_eq!(
-            gone(&o, &ps(7, 0, "Wed Dec  2 09:00:00 2026\n")),
+            gone(&o, &ps(7, 0, "Sl   Wed Dec  2 09:00:00 2026\n")),
             Some(true)
         );
+        // Exited and not yet reaped: gone, and no owner of a new step.
+        for zombie in [
+            "Z    Tue Dec  1 00:45:23 2026\n",
+            "Z+ Tue Dec  1 00:45:23 2026\n",
+        ] {
+            assert_eq!(gone(&o, &ps(7, 0, zombie)), Some(true), "{zombie}");
+            assert_eq!(started(&ps(7, 0, zombie)), None, "{zombie}");
+        }
         assert_eq!(gone(&o, &ps(8, 1, "")), None, "another pid's reading");
         assert_eq!(gone(&o, &ps(7, 2, "")), None, "ps failed");
         assert_eq!(started(&ps(7, 0, "  \n")), None);
+        assert_eq!(started(&ps(7, 0, "S\n")), None, "no start time");
+        assert_eq!(
+            started(&ps(7, 0, "R+   Tue Dec  1 00:45:23 2026\n")).as_deref(),
+            Some("Tue Dec  1 00:45:23 2026")
+        );
     }
 }
