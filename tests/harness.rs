@@ -105,6 +105,7 @@ fn build_loop_covers_its_graph() {
         cairn::machines::build_loop::TreeHeld {
             repo: "/r".into(),
             record: None,
+            repository: vec![],
             before: vec![
                 read(&plan[0], "/r\n"),
                 read(&plan[1], &head),

@@ -113,6 +113,7 @@ pub fn command(step: &Step) -> Command {
                 handed: vec![Handed {
                     unit: unit.into(),
                     revision: sha(),
+                    repository: None,
                 }],
                 runs: vec![run(plan[0].clone(), 0, ""), run(plan[1].clone(), 0, "0\n")],
                 repository: repository(),

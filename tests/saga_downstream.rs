@@ -128,7 +128,14 @@ fn a_release_waits_for_the_review_gate_and_pr_ready() {
     let (code, out) = release(&t);
     assert_eq!(
         (code, predicates(&out)),
-        (2, vec!["review-gate".to_owned(), "pr-ready".to_owned()]),
+        (
+            2,
+            vec![
+                "merged-first".to_owned(),
+                "review-gate".to_owned(),
+                "pr-ready".to_owned()
+            ]
+        ),
         "{out}"
     );
     assert_eq!(t.bytes(), before);
@@ -144,10 +151,11 @@ fn a_release_waits_for_the_review_gate_and_pr_ready() {
     let (code, out) = release(&t);
     assert_eq!(
         (code, predicates(&out)),
-        (2, vec!["pr-ready".to_owned()]),
+        (2, vec!["merged-first".to_owned(), "pr-ready".to_owned()]),
         "{out}"
     );
     assert_eq!(t.pr_ready().0, 0);
+    crate::support::saga::turn_merged_at(&t.journal.path(), "issue-42", &t.repo, &head);
     // The release is bound to the reviewed head: a typed one the recorded
     // review contradicts is refused (left out, it is the review's own).
     let other = "0".repeat(40);

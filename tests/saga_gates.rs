@@ -423,7 +423,14 @@ fn release_and_the_board_never_fabricate() {
     ]);
     assert_eq!(
         (code, predicates(&out)),
-        (2, vec!["pr-ready".to_owned(), "reviewed-head".to_owned()]),
+        (
+            2,
+            vec![
+                "merged-first".to_owned(),
+                "pr-ready".to_owned(),
+                "reviewed-head".to_owned()
+            ]
+        ),
         "{out}"
     );
     g.green();
@@ -485,6 +492,46 @@ fn release_and_the_board_never_fabricate() {
     assert_eq!(
         (code, predicates(&out)),
         (2, vec!["merged-first".to_owned()]),
+        "{out}"
+    );
+    // A release follows the merge turn (helper-80: a release with no turn taken,
+    // on the unit's own branch as the target, began QA).
+    let (code, out) = g.s(&[
+        "release",
+        "--destination",
+        "merge",
+        "--reviewed-head",
+        &head,
+        "--landed-commit",
+        &head,
+        "--repo",
+        &repo,
+        "--target",
+        "main",
+    ]);
+    assert_eq!(
+        (code, predicates(&out)),
+        (2, vec!["merged-first".to_owned()]),
+        "{out}"
+    );
+    crate::support::saga::turn_merged_at(&g.t.path(), "issue-42", &g.repo, &head);
+    // The unit's own branch is no target a release lands on.
+    let (code, out) = g.s(&[
+        "release",
+        "--destination",
+        "merge",
+        "--reviewed-head",
+        &head,
+        "--landed-commit",
+        &head,
+        "--repo",
+        &repo,
+        "--target",
+        "work/u1",
+    ]);
+    assert_eq!(
+        (code, predicates(&out)),
+        (2, vec!["branch-is-target".to_owned()]),
         "{out}"
     );
     // A landed commit is recorded only as git shows it on the branch it landed on:
@@ -805,4 +852,33 @@ fn a_merge_seen_in_another_repository_is_not_the_threads() {
         "main",
     ]);
     assert_eq!(code, 0, "{out}");
+}
+
+/// PR-ready reads the review fresh in the repository the build loop went green in
+/// (saga rules 10; helper-80): PR-ready, the turn, the merge and the release all
+/// read in a throwaway clone credited the thread with a merge its repository never
+/// saw. A linked worktree of the same repository is the same repository.
+#[test]
+fn pr_ready_reads_where_the_build_loop_went_green() {
+    let g = G::new();
+    crate::support::saga::reviewed_in(&g.t.path(), "issue-42", &g.repo, "accepted");
+    let clone = g.repo.with_file_name("clone");
+    let clone_s = clone.to_str().unwrap().to_owned();
+    git(
+        g.repo.parent().unwrap(),
+        &["clone", "-q", g.repo.to_str().unwrap(), &clone_s],
+    );
+    let bytes = g.t.bytes();
+    let (code, out) = g.s(&["pr-ready", "--repo", &clone_s]);
+    assert_eq!(
+        (code, predicates(&out)),
+        (2, vec!["same-repository".to_owned()]),
+        "{out}"
+    );
+    assert_eq!(g.t.bytes(), bytes, "nothing written");
+    let linked = g.repo.with_file_name("linked");
+    let linked_s = linked.to_str().unwrap().to_owned();
+    git(&g.repo, &["worktree", "add", "-q", "--detach", &linked_s]);
+    let (code, out) = g.s(&["pr-ready", "--repo", &linked_s]);
+    assert_eq!(code, 0, "a linked worktree of the same repository: {out}");
 }

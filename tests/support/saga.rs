@@ -495,3 +495,42 @@ fn doc_review_clean(db: &Path, id: &str) {
     );
     assert_eq!(doc.0, 0, "{}", doc.1);
 }
+
+/// On the journal `db`, thread `id` (PR-ready passed for `head`, a commit on
+/// `main` in `repo`): unit `U1`'s turn taken on `work/u1` made at `head`, and its
+/// merge recorded at `head` on `main` — the merge turn a release follows.
+pub fn turn_merged_at(db: &Path, id: &str, repo: &Path, head: &str) {
+    git(repo, &["branch", "-f", "work/u1", head]);
+    let repo_str = repo.to_str().expect("a UTF-8 path");
+    for args in [
+        &[
+            "take",
+            "--unit",
+            "U1",
+            "--branch",
+            "work/u1",
+            "--merge-worktree",
+            "/nonexistent/wt",
+            "--holder",
+            "h",
+        ][..],
+        &[
+            "merged",
+            "--unit",
+            "U1",
+            "--holder",
+            "h",
+            "--merged-tip",
+            head,
+            "--repo",
+            repo_str,
+            "--target",
+            "main",
+        ][..],
+    ] {
+        let mut a = vec!["saga", "merge-turn", args[0], "--saga-id", id];
+        a.extend_from_slice(&args[1..]);
+        let (code, out) = cairn_at(db, &a);
+        assert_eq!(code, 0, "{}: {out}", args[0]);
+    }
+}

@@ -195,6 +195,7 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<Done, Failur
             .map(|r| r.to_string_lossy().into_owned())
     });
     let plan = build_loop::tree::plan(&repo, record_rel.as_deref());
+    let repository = cairn::observe::repository(&repo);
     let before = cairn::observe::run_all(&plan);
     let revision = before[1]
         .ok()
@@ -231,6 +232,7 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<Done, Failur
         record: record_rel,
         before,
         after: cairn::observe::run_all(&plan),
+        repository,
     };
     let command = Command::Iterate {
         unit: unit_name.clone(),

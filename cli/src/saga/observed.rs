@@ -36,6 +36,7 @@ fn handed(rec: &Recorder, issue: &str) -> Result<Vec<gates::Handed>, Failure> {
             out.push(gates::Handed {
                 unit: unit.to_owned(),
                 revision,
+                repository: state.handed_repository,
             });
         }
     }

@@ -99,6 +99,7 @@ fn decide_iterate(
             unit: unit.to_owned(),
             iteration: v,
             handed_to_code_review: revision.clone(),
+            repository: tree.repository(),
         }
     } else {
         Event::IterationNotGreen {

@@ -19,6 +19,9 @@ pub enum Event {
         unit: String,
         iteration: Value,
         handed_to_code_review: FullCommit,
+        /// The repository the checks ran in (rules 3): its common dir and identity.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        repository: Option<String>,
     },
 }
 

@@ -10,10 +10,12 @@ pub(super) fn evolve(mut state: LoopState, event: &Event) -> LoopState {
     match event {
         Event::IterationGreen {
             handed_to_code_review,
+            repository,
             ..
         } => {
             state.green = true;
             state.handed_to_code_review = Some(handed_to_code_review.clone());
+            state.handed_repository = repository.clone();
         }
         Event::IterationNotGreen { .. } => state.green = false,
     }

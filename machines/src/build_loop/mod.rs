@@ -47,8 +47,11 @@ impl Machine for BuildLoop {
     // them; checks that ran on uncommitted edits or while HEAD moved are not
     // green (helper-79: both had a commit whose own check fails handed to code
     // review).
-    const RULES_VERSION: u32 = 3;
-    const RETIRED_RULES: &'static [u32] = &[1, 2];
+    // 4: a green iteration names the repository its checks ran in (its common
+    // dir and identity on disk), which PR-ready holds the review's freshness to
+    // (saga rules 10; helper-80).
+    const RULES_VERSION: u32 = 4;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3];
 
     fn verdict(_state: &LoopState, events: &[Event]) -> crate::Verdict {
         verdict::verdict(events)

@@ -14,6 +14,9 @@ pub struct LoopState {
     pub green: bool,
     /// The full revision the criterion last passed at.
     pub handed_to_code_review: Option<FullCommit>,
+    /// The repository it passed in (rules 3; `None` before, or unread).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handed_repository: Option<String>,
 }
 
 /// The state's name in the graph: `not-run`, `green` or `not-green`.

@@ -29,6 +29,18 @@ pub struct TreeHeld {
     pub before: Vec<CommandRun>,
     /// [`plan`], run after the last check.
     pub after: Vec<CommandRun>,
+    /// Which repository the repo root is (`evidence::git::repository_of`), read
+    /// before the checks: a green iteration hands its revision on with it, and
+    /// PR-ready reads the review fresh in that repository (saga rules 10).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repository: Vec<CommandRun>,
+}
+
+impl TreeHeld {
+    /// The repository the checks ran in, as read: its common dir and identity.
+    pub fn repository(&self) -> Option<String> {
+        crate::evidence::git::repository_of(&self.repo, &self.repository)
+    }
 }
 
 /// The readings, in order: the top level, HEAD, and a status of every path but
@@ -152,6 +164,7 @@ mod tests {
         TreeHeld {
             repo: "/r".into(),
             record: record.map(str::to_owned),
+            repository: vec![],
             before: vec![
                 run(&p[0], "/r\n"),
                 run(&p[1], &format!("{REV}\n")),

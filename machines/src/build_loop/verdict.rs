@@ -31,6 +31,7 @@ mod tests {
                     iteration: json!({}),
                     handed_to_code_review: crate::evidence::FullCommit::parse(&"a".repeat(40))
                         .expect("40 hex digits"),
+                    repository: None,
                 }
             } else {
                 Event::IterationNotGreen {

@@ -73,6 +73,10 @@ pub struct Handed {
     pub unit: String,
     /// The full revision.
     pub revision: FullCommit,
+    /// The repository the build loop went green in (build-loop rules 3): PR-ready
+    /// reads the review fresh there (saga rules 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository: Option<String>,
 }
 
 /// The thread's destinations (`admission.destination`); `plan-only` merges nothing.

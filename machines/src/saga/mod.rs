@@ -72,8 +72,11 @@ impl Machine for Saga {
     // commit are read in that repository or refused (helper-79: a merge made in
     // a clone was recorded, released and QA'd while the repository's main never
     // moved).
-    const RULES_VERSION: u32 = 9;
-    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7, 8];
+    // 10: a release's landed commit follows a unit's merge through the turn, and
+    // lands on no unit's own branch (helper-80: `--target <the unit's branch>`
+    // recorded a landed commit with no turn taken, and QA began).
+    const RULES_VERSION: u32 = 10;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7, 8, 9];
     type State = State;
     type Command = Command;
     type Event = Event;

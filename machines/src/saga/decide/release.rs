@@ -152,6 +152,35 @@ pub(super) fn decide_release(
         }
     }
     if release.landed_commit.is_some() {
+        // The release follows the merge turn (the seed's 5.4: the turn merges a
+        // unit, then the release merges the parent), and lands on a branch that
+        // is not a unit's own (helper-80: `--target <the unit's branch>` recorded
+        // a landed commit with no turn taken and nothing merged, and QA began).
+        if !g
+            .units
+            .values()
+            .any(|row| row.merge_state == gates::MergeState::Merged)
+        {
+            blocks.push(Violation::new(
+                "merged-first",
+                Some("landed_commit"),
+                "no unit's merge is recorded: the release follows the merge turn (`cairn saga merge-turn merged`)",
+            ));
+        }
+        if let Some((unit, row)) = landed.reading.and_then(|r| {
+            g.units
+                .iter()
+                .find(|(_, row)| row.branch == r.target.as_str())
+        }) {
+            blocks.push(Violation::new(
+                "branch-is-target",
+                Some("target"),
+                format!(
+                    "`{}` is unit `{unit}`'s branch: a release lands the work on another branch",
+                    row.branch
+                ),
+            ));
+        }
         if t.destination.as_deref() == Some(gates::PLAN_ONLY) {
             blocks.push(Violation::new(
                 "destination",

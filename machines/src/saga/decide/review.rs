@@ -245,12 +245,24 @@ pub(super) fn decide_pr_ready(
     // the release lands there (saga rules 9; helper-79: a merge made in a clone
     // was credited to the unit, and its release recorded).
     let anchor = crate::evidence::git::repository_of(repo, repository);
-    if anchor.is_none() {
-        blocks.push(Violation::new(
+    match (&anchor, unit.and_then(|h| h.repository.as_deref())) {
+        (None, _) => blocks.push(Violation::new(
             "repository-read",
             Some("repo"),
             "which repository REPO is (its git common dir and that directory on disk) could not be read: fails closed",
-        ));
+        )),
+        // The review is read fresh where the build loop went green (saga rules 10;
+        // helper-80: PR-ready, the turn and the merge all in a throwaway clone
+        // credited the thread with a merge its repository never saw).
+        (Some(a), Some(built)) if a != built => blocks.push(Violation::new(
+            "same-repository",
+            Some("repo"),
+            format!(
+                "REPO is not the repository the build loop went green in (`{}`): PR-ready reads the review fresh there",
+                built.split(' ').next().unwrap_or(built)
+            ),
+        )),
+        _ => {}
     }
     r.all(blocks)?;
     Ok(vec![Event::ReadyForPr {

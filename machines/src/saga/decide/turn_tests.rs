@@ -259,8 +259,9 @@ fn a_landed_commit_stands_only_on_cairns_reading_and_its_ship_run() {
             .map(|v| v.predicate.clone())
             .collect::<Vec<_>>()
     };
-    // No review either: the upstream gates come first, then what git shows.
-    let upstream = ["review-gate", "pr-ready"];
+    // No merge through the turn (it is held) and no review: the upstream gates
+    // come first, then what git shows.
+    let upstream = ["merged-first", "review-gate", "pr-ready"];
     let with = |extra: &[&str]| {
         upstream
             .iter()
