@@ -377,3 +377,42 @@ fn checks_that_ran_on_no_commit_are_not_green() {
         "{it}"
     );
 }
+
+/// The run record is left out of the status only as an untracked file (helper-80):
+/// `--record settings.json`, a tracked file the check reads, rewritten as a run
+/// record that also flips the setting, had the edit read out of the status and
+/// the iteration green.
+#[test]
+fn a_tracked_file_named_as_the_record_still_counts() {
+    let l = Loop::new(record(&[], json!([]), false));
+    std::fs::write(l.repo.join("settings.json"), r#"{"mode":"strict"}"#).unwrap();
+    std::fs::write(l.repo.join("test.sh"), "grep -q lenient settings.json\n").unwrap();
+    git(&l.repo, &["add", "settings.json", "test.sh"]);
+    git(&l.repo, &["commit", "-q", "-m", "strict settings"]);
+    let mut rec = record(&[], json!([{"name": "t", "command": "sh test.sh"}]), false);
+    rec["mode"] = json!("lenient");
+    let settings = l.repo.join("settings.json");
+    std::fs::write(&settings, serde_json::to_string(&rec).unwrap()).unwrap();
+    let (code, out, _) = crate::park::park(
+        &[
+            "build-loop",
+            "--record",
+            settings.to_str().unwrap(),
+            "--repo-root",
+            l.repo.to_str().unwrap(),
+        ],
+        "",
+        Some(&l.journal.path()),
+    );
+    assert_eq!((code, out["green"].as_bool()), (4, Some(false)), "{out}");
+    let rec: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    let it = &rec["units"][0]["build_loop"]["iterations"][0];
+    assert_eq!(it["functional_checks"][0]["status"], "pass", "{it}");
+    assert!(
+        it["tree"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("M settings.json"),
+        "{it}"
+    );
+}

@@ -50,8 +50,10 @@ impl Machine for BuildLoop {
     // 4: a green iteration names the repository its checks ran in (its common
     // dir and identity on disk), which PR-ready holds the review's freshness to
     // (saga rules 10; helper-80).
-    const RULES_VERSION: u32 = 4;
-    const RETIRED_RULES: &'static [u32] = &[1, 2, 3];
+    // 5: the run record shows in the tree's status only as untracked (helper-80:
+    // `--record` naming a tracked file the check read hid its edit).
+    const RULES_VERSION: u32 = 5;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4];
 
     fn verdict(_state: &LoopState, events: &[Event]) -> crate::Verdict {
         verdict::verdict(events)

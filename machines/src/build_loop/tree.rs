@@ -11,7 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::evidence::git::{clean, git};
+use crate::evidence::git::{against_head, git};
 use crate::evidence::CommandRun;
 
 /// The tree's readings: before the first check and after the last.
@@ -43,20 +43,28 @@ impl TreeHeld {
     }
 }
 
-/// The readings, in order: the top level, HEAD, and a status of every path but
-/// the run record and its lock.
-pub fn plan(repo: &str, record: Option<&str>) -> Vec<Vec<String>> {
-    let mut status = git(repo, &["status", "--porcelain", "--untracked-files=all"]);
-    if let Some(rel) = record {
-        status.push("--".to_owned());
-        status.push(format!(":(exclude,literal){rel}"));
-        status.push(format!(":(exclude,literal){rel}.lock"));
-    }
+/// The readings, in order: the top level, HEAD, and a status of every path. The
+/// run record (and its lock) may show in it only as untracked: a record the
+/// repository tracks is a file a check may read (helper-80: `--record
+/// settings.json` left an edit to a tracked config the check read out of the
+/// status, and the iteration went green).
+pub fn plan(repo: &str, _record: Option<&str>) -> Vec<Vec<String>> {
     vec![
         git(repo, &["rev-parse", "--show-toplevel"]),
         git(repo, &["rev-parse", "HEAD"]),
-        status,
+        git(repo, &["status", "--porcelain", "--untracked-files=all"]),
     ]
+}
+
+/// The first line of `status` that is not the untracked run record or its lock.
+fn changed<'a>(status: &'a str, record: Option<&str>) -> Option<&'a str> {
+    status.lines().find(|l| {
+        let untracked = l.strip_prefix("?? ");
+        !l.trim().is_empty()
+            && !record.is_some_and(|rel| {
+                untracked == Some(rel) || untracked == Some(&format!("{rel}.lock"))
+            })
+    })
 }
 
 /// The first line of a run that exited 0.
@@ -112,18 +120,16 @@ impl TreeHeld {
                 }
                 None => return Some(format!("{when} the checks, HEAD could not be read")),
             }
-            match clean(Some(&runs[2])) {
-                Some(true) => {}
-                Some(false) => {
-                    return Some(format!(
-                        "{when} the checks, the tree had uncommitted or untracked changes: they ran on no commit"
-                    ))
-                }
-                None => {
-                    return Some(format!(
-                        "{when} the checks, the tree's status against HEAD could not be read"
-                    ))
-                }
+            let status = &runs[2];
+            if !(status.ok() && against_head(status)) {
+                return Some(format!(
+                    "{when} the checks, the tree's status against HEAD could not be read"
+                ));
+            }
+            if let Some(l) = changed(&status.stdout, self.record.as_deref()) {
+                return Some(format!(
+                    "{when} the checks, the tree had uncommitted or untracked changes (`{l}`): they ran on no commit"
+                ));
             }
         }
         None
@@ -201,6 +207,19 @@ mod tests {
             .problem(other)
             .unwrap()
             .contains("before the checks, HEAD"));
+        // The run record shows only as untracked; tracked and edited, it counts.
+        let rec = ".claude/saga/runs/issue-1.json";
+        let lock = format!("?? {rec}.lock\n?? {rec}\n");
+        assert_eq!(held(Some(rec), REV, &lock).problem(REV), None);
+        let edited = format!(" M {rec}\n");
+        assert!(held(Some(rec), REV, &edited)
+            .problem(REV)
+            .unwrap()
+            .contains(edited.trim_end()));
+        assert!(held(None, REV, &lock)
+            .problem(REV)
+            .unwrap()
+            .contains("untracked"));
         let mut unpinned = held(None, REV, "");
         unpinned.before[2].env = None;
         assert!(unpinned.problem(REV).unwrap().contains("could not be read"));
