@@ -975,3 +975,51 @@ fn a_merge_no_branch_holds_is_not_verified_or_done() {
     assert_eq!((code, out["state"].as_str()), (0, Some("done")), "{out}");
     w.assert_audits();
 }
+
+/// `done` reads the merge's branch again, and a done node's later re-verification
+/// is on that branch too (helper-80): `main` reset after the integration
+/// verification had `done` recorded while no branch held the work, and the
+/// worker's own branch, or a worktree detached at the merged commit, re-verified
+/// a done node.
+#[test]
+fn done_and_its_re_verification_need_the_merge_on_its_branch() {
+    let w = Work::new(&spec_text(OK, "test result: ok", 30_000));
+    let merged = w.core_merged();
+    let (code, out) = w.verify("core", &w.root, &merged, &["--checklist", CHECKLIST]);
+    assert_eq!((code, &out["events"]), (0, &json!(["verified"])), "{out}");
+    git(&w.root, &["reset", "-q", "--hard", "HEAD~1"]);
+    let bytes = w.journal.bytes();
+    let (code, out) = w.node("done", "core", &["--session", "s1"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.to_string().contains("merge-held"), "{out}");
+    assert_eq!(w.journal.bytes(), bytes, "nothing written");
+    git(&w.root, &["merge", "-q", "--ff-only", &merged]);
+    let (code, out) = w.node("done", "core", &["--session", "s1"]);
+    assert_eq!((code, out["state"].as_str()), (0, Some("done")), "{out}");
+    // A later session re-verifies it only on `main` at a commit holding the merge.
+    let detached = w.scratch("detached");
+    let detached_s = detached.to_str().unwrap().to_owned();
+    git(
+        &w.root,
+        &["worktree", "add", "-q", "--detach", &detached_s, &merged],
+    );
+    let (code, out) = w.verify_in(
+        "s2",
+        "core",
+        &detached,
+        &merged,
+        &["--checklist", CHECKLIST],
+    );
+    assert!(
+        code == 4 && out.to_string().contains("HEAD is detached"),
+        "{out}"
+    );
+    let (code, out) = w.verify_in("s2", "core", &w.lane, &merged, &["--checklist", CHECKLIST]);
+    assert!(
+        code == 4 && out.to_string().contains("`lane` checked out"),
+        "the worker's own branch: {out}"
+    );
+    let (code, out) = w.verify_in("s2", "core", &w.root, &merged, &["--checklist", CHECKLIST]);
+    assert_eq!((code, &out["events"]), (0, &json!(["verified"])), "{out}");
+    w.assert_audits();
+}

@@ -264,10 +264,12 @@ pub fn command(state: &State, step: &Step) -> Command {
                 identity: None,
             }
         }
+        // The merge's branch read holding the merged commit.
         Step::Done => Command::Done {
             spec: SPEC.into(),
             deps_done: vec![],
             draft: None,
+            holds: cairn::machines::work::node::done_plan(state).map(|argv| run_argv(&argv, 0, "")),
         },
     }
 }

@@ -237,10 +237,15 @@ pub fn done(rec: &Recorder, r: &WorkNodeRef, session: &str) -> Result<Done, Fail
         None => {
             let s = valid_spec(&f)?;
             let (_, satisfied) = standing(&rec.existing_engine()?, &f, &s, session)?;
+            // Whether the merge's branch still holds the merged commit, read now.
+            let state = rec.current::<WorkNode>(&st)?;
+            let holds = cairn::machines::work::node::done_plan(&state)
+                .map(|argv| cairn::observe::run(&argv));
             let command = Command::Done {
                 spec: f.text.clone(),
                 deps_done: satisfied.into_iter().collect(),
                 draft: draft_text(&f),
+                holds,
             };
             let mut ctx = rec.context::<WorkNode>()?;
             ctx.session = Some(session.to_owned());

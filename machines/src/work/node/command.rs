@@ -115,6 +115,10 @@ pub enum Command {
         deps_done: Vec<Vec<String>>,
         #[serde(default)]
         draft: Option<String>,
+        /// The run of [`done_plan`](super::done_plan): the merge's branch still
+        /// holds the merged commit (work-node rules 12; absent before).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        holds: Option<CommandRun>,
     },
 }
 

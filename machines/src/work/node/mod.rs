@@ -36,7 +36,7 @@ pub use command::{
     CONTROLLING_TERMINAL,
 };
 pub use decide::{
-    dispatch_plan, identity_plan, merge_admits, reverify_plan, verified_worker_commit,
+    dispatch_plan, done_plan, identity_plan, merge_admits, reverify_plan, verified_worker_commit,
     verify_admits,
 };
 pub use event::{Event, REVIEW_NAMES};
@@ -123,8 +123,12 @@ impl Machine for WorkNode {
     // merged commit with HEAD detached, or on another branch, is not the merge
     // (helper-79: the target reset after the merge and the commit checked out
     // detached had the node verified and `done` while no branch held the work).
-    const RULES_VERSION: u32 = 12;
-    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11];
+    // 13: `done` reads whether the merge's branch still holds the merged commit
+    // (`merge-held`), and a done node's re-verification is on that branch too
+    // (helper-80: `main` reset after the integration verification had `done`
+    // recorded; the worker's branch or a detached tree re-verified a done node).
+    const RULES_VERSION: u32 = 13;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
 
     fn verdict(_state: &State, events: &[Event]) -> crate::Verdict {
         super::verdict::verdict(events)

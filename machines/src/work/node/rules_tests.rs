@@ -198,6 +198,18 @@ fn remediate() -> Command {
     }
 }
 
+/// `done`, the merge's branch read holding the merged commit.
+fn done() -> Command {
+    let holds = ran(contains_plan(MAIN, C_MAIN, "refs/heads/main"), 0, "");
+    let (spec, deps_done, draft) = (SPEC.into(), vec![], None);
+    Command::Done {
+        spec,
+        deps_done,
+        draft,
+        holds: Some(holds),
+    }
+}
+
 fn done_in_s1() -> Vec<Event> {
     core_after(
         2,
@@ -205,11 +217,7 @@ fn done_in_s1() -> Vec<Event> {
             verify(LANE, C_LANE, vec![c1(quiet())], None),
             merge(C_MAIN, C_MAIN, 0),
             verify(MAIN, C_MAIN, vec![c1(quiet())], None),
-            Command::Done {
-                spec: SPEC.into(),
-                deps_done: vec![],
-                draft: None,
-            },
+            done(),
         ],
     )
 }
@@ -228,11 +236,7 @@ fn a_spent_budget_leaves_escalation_as_the_only_way_on() {
             change: "c".into(),
             rationale: "r".into(),
         },
-        Command::Done {
-            spec: SPEC.into(),
-            deps_done: vec![],
-            draft: None,
-        },
+        done(),
     ] {
         Scenario::<WorkNode>::given(spent.clone())
             .when(command, &ctx("s1"))
@@ -384,216 +388,6 @@ fn a_merge_is_read_back_from_git() {
         }]);
 }
 
-/// The failures a judged verification of `node` reports for these observations.
-fn judged(node: usize, seen: &Observed<'_>) -> Vec<String> {
-    let spec = validate(SPEC).spec.expect("the fixture spec is valid");
-    let at = Timestamp::parse("2026-01-01T00:00:00Z").expect("a fixed time parses");
-    let commit = FullCommit::parse(&seen.tree.expected_commit).expect("a full commit");
-    let v = judge(&spec.nodes[node], seen, "s1", false, &commit, at);
-    assert_eq!(v.passed, v.failures.is_empty());
-    v.failures
-}
-
-#[test]
-fn the_judge_fails_a_changed_or_unwatched_tree_and_no_criterion() {
-    let clean = tree(LANE, C_LANE, C_LANE, "");
-    let seen = |runs: &'static [CriterionRun], after: Option<&'static TreeReading>| Observed {
-        tree: Box::leak(Box::new(clean.clone())),
-        after,
-        runs,
-        checklist: &[],
-        used_challenges: &[],
-    };
-    let leak = |r: CriterionRun| -> &'static [CriterionRun] { Box::leak(Box::new([r])) };
-    let after = |head: &str, status: &str| -> Option<&'static TreeReading> {
-        Some(Box::leak(Box::new(tree(LANE, C_LANE, head, status))))
-    };
-    let watched = |changed: &[&str], ignored: &str| {
-        let changed: Vec<String> = changed.iter().map(|s| (*s).to_owned()).collect();
-        Some(TreeWatch {
-            method: "inotify".into(),
-            ignored: super::ignore_plan(LANE, &changed)
-                .map(|argv| ran(argv, if ignored.is_empty() { 1 } else { 0 }, ignored)),
-            changed,
-            overflow: false,
-        })
-    };
-    let ok = after(C_LANE, "");
-    assert_eq!(
-        judged(0, &seen(leak(c1(quiet())), ok)),
-        Vec::<String>::new()
-    );
-    assert_eq!(
-        judged(
-            0,
-            &seen(
-                leak(c1(watched(
-                    &["target"],
-                    "target
-"
-                ))),
-                ok
-            )
-        ),
-        Vec::<String>::new(),
-        "an ignored path does not count"
-    );
-    for (runs, after, failure) in [
-        (leak(c1(None)), ok, "C1: tree-unwatched"),
-        (
-            leak(c1(watched(&["src/a.rs"], ""))),
-            ok,
-            "C1: tree-changed (src/a.rs)",
-        ),
-        (
-            leak(c1(watched(
-                &["src/a.rs", "target"],
-                "target
-",
-            ))),
-            ok,
-            "C1: tree-changed (src/a.rs)",
-        ),
-        (
-            leak(c1(Some(TreeWatch {
-                method: "inotify".into(),
-                changed: vec![],
-                overflow: true,
-                ignored: None,
-            }))),
-            ok,
-            "C1: tree-unwatched",
-        ),
-        (leak(c1(quiet())), None, "tree-unwatched"),
-        (
-            leak(c1(quiet())),
-            after(C_LATER, ""),
-            "tree-changed: after the criteria, HEAD is",
-        ),
-        (
-            leak(c1(quiet())),
-            after(
-                C_LANE,
-                "?? leftover
-",
-            ),
-            "tree-changed: after the criteria, the tree has",
-        ),
-    ] {
-        let failures = judged(0, &seen(runs, after));
-        assert!(
-            failures.iter().any(|f| f.starts_with(failure)),
-            "{failure}: {failures:?}"
-        );
-    }
-    // A composite with no criterion is never green.
-    let epic = "title: t
-description: d
-intent: i
-work:
-  - id: epic
-    task: t
-    work:
-      - {id: leaf, task: t, acceptance: [{id: A, statement: s, evidence: {kind: user, prompt: p}}]}
-";
-    let spec = validate(epic).spec.expect("valid");
-    let at = Timestamp::parse("2026-01-01T00:00:00Z").expect("a fixed time parses");
-    let commit = FullCommit::parse(C_LANE).expect("a full commit");
-    let v = judge(&spec.nodes[0], &seen(&[], ok), "s1", false, &commit, at);
-    assert!(!v.passed);
-    assert!(
-        v.failures[0].starts_with("no-execution-evidence"),
-        "{:?}",
-        v.failures
-    );
-}
-
-#[test]
-fn a_user_criterion_passes_only_on_the_terminals_confirmation_of_a_fresh_challenge() {
-    let spec = validate(SPEC).spec.expect("the fixture spec is valid");
-    let c2 = &spec.nodes[1].acceptance[0];
-    let run = |challenge: Option<&str>, channel: Option<&str>, words: Option<&str>| CriterionRun {
-        criterion_id: "C2".into(),
-        contract_hash: contract_hash(c2),
-        run: None,
-        timed_out: false,
-        containment: None,
-        confirmation: words.map(str::to_owned),
-        challenge: challenge.map(str::to_owned),
-        channel: channel.map(str::to_owned),
-        watch: None,
-    };
-    let tty = Some(CONTROLLING_TERMINAL);
-    let quoted = format!("I confirm {CHALLENGE}");
-    let clean = tree(LANE, C_LANE, C_LANE, "");
-    let used = [CHALLENGE.to_owned()];
-    for (r, used, failure) in [
-        (
-            run(None, tty, Some("yes")),
-            &[][..],
-            "user-confirmation-missing",
-        ),
-        (
-            run(Some("short"), tty, Some("I confirm short")),
-            &[],
-            "user-confirmation-missing",
-        ),
-        (
-            run(Some(CHALLENGE), None, Some(&quoted)),
-            &[],
-            "user-confirmation-unavailable",
-        ),
-        (
-            run(Some(CHALLENGE), Some("command-line"), Some(&quoted)),
-            &[],
-            "user-confirmation-unavailable",
-        ),
-        (
-            run(Some(CHALLENGE), tty, Some("yes")),
-            &[],
-            "user-confirmation-mismatch",
-        ),
-        (
-            run(Some(CHALLENGE), tty, None),
-            &[],
-            "user-confirmation-missing",
-        ),
-        (
-            run(Some(CHALLENGE), tty, Some(&quoted)),
-            &used[..],
-            "challenge-reused",
-        ),
-    ] {
-        let runs = [r];
-        let failures = judged(
-            1,
-            &Observed {
-                tree: &clean,
-                after: Some(&clean),
-                runs: &runs,
-                checklist: &[],
-                used_challenges: used,
-            },
-        );
-        assert_eq!(failures, [format!("C2: {failure}")], "{failure}");
-    }
-    let runs = [run(
-        Some(CHALLENGE),
-        tty,
-        Some(&format!(
-            "{quoted}
-"
-        )),
-    )];
-    let failures = judged(
-        1,
-        &Observed {
-            tree: &clean,
-            after: Some(&clean),
-            runs: &runs,
-            checklist: &[],
-            used_challenges: &[],
-        },
-    );
-    assert!(failures.is_empty(), "{failures:?}");
-}
+/// The judge's failures, on the fixtures above.
+#[path = "judge_tests.rs"]
+mod judge_tests;

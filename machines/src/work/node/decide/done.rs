@@ -137,12 +137,28 @@ pub(super) fn decide_merge(
     }])
 }
 
+/// The reading `done` takes of a merged node: `git -C MERGED_TREE merge-base
+/// --is-ancestor --end-of-options MERGED refs/heads/BRANCH`, whether the branch
+/// the merge landed on still holds the merged commit. `None` for a merge recorded
+/// before work-node rules 12 (no branch kept), or a node not merged.
+pub fn done_plan(state: &State) -> Option<Vec<String>> {
+    let run = state.run()?;
+    let ((tree, merged), branch) = (run.merged.as_ref()?, run.merged_branch.as_deref()?);
+    Some(super::super::tree::contains_plan(
+        tree.as_str(),
+        merged.as_str(),
+        &format!("refs/heads/{branch}"),
+    ))
+}
+
 /// A session, a recorded node, a fully valid spec with this node, then one
-/// `terminal-truth` violation per failing checklist item.
+/// `terminal-truth` violation per failing checklist item; and the merge's branch
+/// still holding the merged commit, as cairn read it ([`done_plan`]; helper-80:
+/// `main` reset after the integration verification, and `done` was recorded).
 pub(super) fn decide_done(
     g: Guard<'_>,
     (spec, draft): (&str, Option<&str>),
-    deps_done: &[Vec<String>],
+    (deps_done, holds): (&[Vec<String>], Option<&CommandRun>),
     ctx: &Context,
 ) -> Result<Vec<Event>, Rejection> {
     let session = ctx
@@ -182,6 +198,30 @@ pub(super) fn decide_done(
             None,
             "done follows the merge: a node re-planned after a scope amendment is dispatched, verified and merged again first",
         );
+    }
+    if let Some(plan) = done_plan(g.state) {
+        let branch = g
+            .state
+            .run()
+            .and_then(|r| r.merged_branch.clone())
+            .unwrap_or_default();
+        match holds.filter(|r| r.argv == plan).map(|r| r.exit_status) {
+            Some(Some(0)) => {}
+            Some(Some(1)) => {
+                return g.no(
+                    "merge-held",
+                    None,
+                    &format!("`{branch}` no longer holds the merged commit: the merge was undone since"),
+                )
+            }
+            _ => {
+                return g.no(
+                    "merge-held",
+                    None,
+                    &format!("whether `{branch}` still holds the merged commit could not be read: nothing is recorded on trust"),
+                )
+            }
+        }
     }
     Ok(vec![Event::Done { session }])
 }

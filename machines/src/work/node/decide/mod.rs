@@ -15,7 +15,7 @@ mod typed;
 mod verify;
 
 pub use dispatch::{dispatch_plan, identity_plan};
-pub use done::{merge_admits, verified_worker_commit};
+pub use done::{done_plan, merge_admits, verified_worker_commit};
 pub use verify::{reverify_plan, verify_admits};
 
 use self::amend::decide_amend_criterion;
@@ -152,6 +152,12 @@ pub(super) fn decide(
             spec,
             deps_done,
             draft,
-        } => decide_done(g, (spec, draft.as_deref()), deps_done, ctx),
+            holds,
+        } => decide_done(
+            g,
+            (spec, draft.as_deref()),
+            (deps_done, holds.as_ref()),
+            ctx,
+        ),
     }
 }

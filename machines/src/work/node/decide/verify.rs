@@ -210,7 +210,12 @@ pub(super) fn decide_verify(
     // checked out at the merged commit (work-node rules 12; helper-79: the branch
     // reset after the merge, the commit checked out detached, was verified and
     // the node `done` while no branch held the work).
-    if let (State::Merged { .. }, Some(branch)) = (g.state, run.merged_branch.as_deref()) {
+    // A done node's later re-verification too: the tree holding the merge is on
+    // that branch (helper-80: the worker's own branch, and a worktree detached at
+    // the merged commit, re-verified a done node).
+    if let (State::Merged { .. } | State::Done { .. }, Some(branch)) =
+        (g.state, run.merged_branch.as_deref())
+    {
         if let Some(p) = seen.tree.branch_problem(branch) {
             v.failures.push(format!("tree: {p}"));
             v.passed = false;
