@@ -416,3 +416,33 @@ fn a_tracked_file_named_as_the_record_still_counts() {
         "{it}"
     );
 }
+
+/// The tree is watched while the checks run (build-loop rules 6; helper-80): a
+/// committed `result` of 1 flipped to 0 for the check and put back after it left
+/// both readings clean at the revision, and the iteration green.
+#[test]
+fn a_change_put_back_while_the_checks_ran_is_seen() {
+    let l = Loop::new(record(&[], json!([]), false));
+    std::fs::write(l.repo.join("result"), "1\n").unwrap();
+    git(&l.repo, &["add", "result"]);
+    git(&l.repo, &["commit", "-q", "-m", "a failing result"]);
+    let mut rec = record(&[], json!([]), false);
+    rec["units"][0]["functional_checks"] = json!([
+        {"name": "flip", "command": "sh -c 'echo 0 > result'"},
+        {"name": "check", "command": "sh -c 'exit $(cat result)'"},
+        {"name": "put back", "command": "git checkout -q result"}
+    ]);
+    std::fs::write(&l.record, serde_json::to_string(&rec).unwrap()).unwrap();
+    let (code, out, _) = l.run(&[]);
+    assert_eq!((code, out["green"].as_bool()), (4, Some(false)), "{out}");
+    let it = &l.read()["units"][0]["build_loop"]["iterations"][0];
+    assert_eq!(it["functional_checks"][1]["status"], "pass", "{it}");
+    assert!(
+        it["tree"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("`result` changed"),
+        "{it}"
+    );
+    assert_eq!(git(&l.repo, &["diff", "--stat"]), "", "put back");
+}

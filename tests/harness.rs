@@ -106,6 +106,12 @@ fn build_loop_covers_its_graph() {
             repo: "/r".into(),
             record: None,
             repository: vec![],
+            watch: Some(cairn::machines::work::node::TreeWatch {
+                method: "inotify".into(),
+                changed: vec![],
+                overflow: false,
+                ignored: None,
+            }),
             before: vec![
                 read(&plan[0], "/r\n"),
                 read(&plan[1], &head),

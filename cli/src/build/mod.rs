@@ -221,6 +221,9 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<Done, Failur
             return Err(input("saga", "doc-review-gate", &format!("issue-{issue}: an unresolved P0/P1 plan-review finding blocks execution; only a recorded doc-review override passes")));
         }
     }
+    // The tree is watched while the checks run: a change put back, or HEAD moved
+    // and moved back, between the readings (no watch: not green).
+    let watch = cairn::work::Watch::start(&repo).ok();
     let started_at = now();
     let checks: Vec<build_loop::CheckRun> = planned(&crit)
         .into_iter()
@@ -233,6 +236,7 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<Done, Failur
         before,
         after: cairn::observe::run_all(&plan),
         repository,
+        watch: watch.map(cairn::work::Watch::finish),
     };
     let command = Command::Iterate {
         unit: unit_name.clone(),

@@ -12,6 +12,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::evidence::git::{against_head, git};
+use crate::evidence::watch::{watched_changes, TreeWatch};
 use crate::evidence::CommandRun;
 
 /// The tree's readings: before the first check and after the last.
@@ -34,6 +35,11 @@ pub struct TreeHeld {
     /// PR-ready reads the review fresh in that repository (saga rules 10).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub repository: Vec<CommandRun>,
+    /// What a watch of the tree saw while the checks ran (build-loop rules 6;
+    /// the work node's inotify watch): a file changed and put back, or HEAD moved
+    /// and moved back, between the readings (helper-80).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watch: Option<TreeWatch>,
 }
 
 impl TreeHeld {
@@ -132,7 +138,20 @@ impl TreeHeld {
                 ));
             }
         }
-        None
+        // Nothing changed between the readings either, but the run record.
+        let Some(watch) = &self.watch else {
+            return Some("the tree was not watched while the checks ran".into());
+        };
+        let record = self.record.as_deref();
+        match watched_changes(&self.repo, watch) {
+            Err(why) => Some(format!("while the checks ran, {why}")),
+            Ok(paths) => paths
+                .iter()
+                .find(|p| !record.is_some_and(|r| *p == r || **p == format!("{r}.lock")))
+                .map(|p| {
+                    format!("while the checks ran, `{p}` changed: they did not run on one commit")
+                }),
+        }
     }
 }
 
@@ -165,12 +184,22 @@ mod tests {
         }
     }
 
+    fn quiet() -> TreeWatch {
+        TreeWatch {
+            method: "inotify".into(),
+            changed: vec![],
+            overflow: false,
+            ignored: None,
+        }
+    }
+
     fn held(record: Option<&str>, after_head: &str, after_status: &str) -> TreeHeld {
         let p = plan("/r", record);
         TreeHeld {
             repo: "/r".into(),
             record: record.map(str::to_owned),
             repository: vec![],
+            watch: Some(quiet()),
             before: vec![
                 run(&p[0], "/r\n"),
                 run(&p[1], &format!("{REV}\n")),
@@ -220,6 +249,41 @@ mod tests {
             .problem(REV)
             .unwrap()
             .contains("untracked"));
+        // A change seen while the checks ran, but the record's, is a problem;
+        // so is no watch, or one that lost events.
+        let watched = |changed: &[&str], overflow: bool, record: Option<&str>| {
+            let mut h = held(record, REV, "");
+            let changed: Vec<String> = changed.iter().map(|p| (*p).to_owned()).collect();
+            // git's check-ignore: none of them ignored (exit 1).
+            let ignored =
+                crate::evidence::watch::ignore_plan("/r", &changed).map(|argv| CommandRun {
+                    exit_status: Some(1),
+                    ..run(&argv, "")
+                });
+            h.watch = Some(TreeWatch {
+                changed,
+                overflow,
+                ignored,
+                ..quiet()
+            });
+            h.problem(REV)
+        };
+        assert!(watched(&["src"], false, None)
+            .unwrap()
+            .contains("`src` changed"));
+        assert_eq!(
+            watched(&[".git/HEAD"], false, None),
+            None,
+            "git's own files"
+        );
+        assert_eq!(
+            watched(&["r.json", "r.json.lock"], false, Some("r.json")),
+            None
+        );
+        assert!(watched(&[], true, None).unwrap().contains("lost events"));
+        let mut unwatched = held(None, REV, "");
+        unwatched.watch = None;
+        assert!(unwatched.problem(REV).unwrap().contains("not watched"));
         let mut unpinned = held(None, REV, "");
         unpinned.before[2].env = None;
         assert!(unpinned.problem(REV).unwrap().contains("could not be read"));

@@ -10,6 +10,7 @@ pub mod names;
 pub mod pr;
 pub mod run;
 pub mod text;
+pub mod watch;
 pub mod wire;
 
 use serde::{Deserialize, Serialize};

@@ -192,22 +192,7 @@ pub struct CriterionRun {
 /// non-interactive shell (no controlling terminal) cannot read or answer.
 pub const CONTROLLING_TERMINAL: &str = "controlling-terminal";
 
-/// The tree watched while one command criterion ran: every path (relative to the
-/// tree) an inotify watch on the tree's directories saw created, written, removed,
-/// renamed or re-attributed, and cairn's `git check-ignore` of those paths (the
-/// ignored ones, e.g. a build directory, do not count).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TreeWatch {
-    /// How the tree was watched (`inotify`).
-    pub method: String,
-    /// The paths seen changing, sorted, without duplicates.
-    pub changed: Vec<String>,
-    /// The watch lost events (its queue overflowed): the tree counts as changed.
-    pub overflow: bool,
-    /// `git -C <tree> check-ignore -- <changed…>` (none when nothing changed).
-    pub ignored: Option<CommandRun>,
-}
+pub use crate::evidence::watch::TreeWatch;
 
 /// A checklist report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

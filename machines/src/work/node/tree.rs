@@ -7,7 +7,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::TreeWatch;
 use crate::evidence::git::{against_head, git, worktree_list};
 use crate::evidence::CommandRun;
 
@@ -346,53 +345,7 @@ pub fn merge_problem(
     }
 }
 
-/// Whether `git check-ignore` prints `path` as it is (one line, unquoted): git
-/// quotes a name with a control character, `"` or `\\` (core.quotePath is off,
-/// so other bytes print as they are). Such a path is not asked about, and counts.
-fn prints_plainly(path: &str) -> bool {
-    !path.contains(['"', '\\']) && !path.chars().any(char::is_control)
-}
-
-/// `git -C <tree> check-ignore -- <paths…>`: which changed paths are ignored (one
-/// per line). `-z` needs `--stdin`, which cairn's observer closes, so only paths
-/// git prints plainly are asked about (and the check runs only when there is one).
-pub fn ignore_plan(tree: &str, paths: &[String]) -> Option<Vec<String>> {
-    let mut argv = git(tree, &["check-ignore", "--"]);
-    argv.extend(paths.iter().filter(|p| prints_plainly(p)).cloned());
-    (argv.len() > 5).then_some(argv)
-}
-
-/// The paths a watch saw change that count (not ignored, not git's own), or why
-/// the watch proves nothing. Empty: the criterion left the tree alone.
-pub fn watched_changes(tree: &str, watch: &TreeWatch) -> Result<Vec<String>, String> {
-    if watch.method != "inotify" {
-        return Err(format!("an unknown watch method `{}`", watch.method));
-    }
-    if watch.overflow {
-        return Err("the watch lost events: the tree may have changed".into());
-    }
-    let askable = watch.changed.iter().any(|p| prints_plainly(p));
-    let ignored: Vec<&str> = match (&watch.ignored, askable) {
-        (None, false) => vec![],
-        (None, true) => return Err("the changed paths were not checked against .gitignore".into()),
-        (Some(run), _) => {
-            if Some(&run.argv) != ignore_plan(tree, &watch.changed).as_ref() {
-                return Err("the ignore check was not cairn's planned git argv".into());
-            }
-            match run.exit_status {
-                Some(0 | 1) => run.stdout.lines().collect(),
-                _ => return Err(format!("git check-ignore failed: {}", run.stderr.trim())),
-            }
-        }
-    };
-    Ok(watch
-        .changed
-        .iter()
-        .filter(|p| !(prints_plainly(p) && ignored.contains(&p.as_str())))
-        .filter(|p| *p != ".git" && !p.starts_with(".git/"))
-        .cloned()
-        .collect())
-}
+pub use crate::evidence::watch::{ignore_plan, watched_changes};
 
 #[cfg(test)]
 mod tests {
