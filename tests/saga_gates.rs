@@ -494,46 +494,6 @@ fn release_and_the_board_never_fabricate() {
         (2, vec!["merged-first".to_owned()]),
         "{out}"
     );
-    // A release follows the merge turn (helper-80: a release with no turn taken,
-    // on the unit's own branch as the target, began QA).
-    let (code, out) = g.s(&[
-        "release",
-        "--destination",
-        "merge",
-        "--reviewed-head",
-        &head,
-        "--landed-commit",
-        &head,
-        "--repo",
-        &repo,
-        "--target",
-        "main",
-    ]);
-    assert_eq!(
-        (code, predicates(&out)),
-        (2, vec!["merged-first".to_owned()]),
-        "{out}"
-    );
-    crate::support::saga::turn_merged_at(&g.t.path(), "issue-42", &g.repo, &head);
-    // The unit's own branch is no target a release lands on.
-    let (code, out) = g.s(&[
-        "release",
-        "--destination",
-        "merge",
-        "--reviewed-head",
-        &head,
-        "--landed-commit",
-        &head,
-        "--repo",
-        &repo,
-        "--target",
-        "work/u1",
-    ]);
-    assert_eq!(
-        (code, predicates(&out)),
-        (2, vec!["branch-is-target".to_owned()]),
-        "{out}"
-    );
     // A landed commit is recorded only as git shows it on the branch it landed on:
     // not on the caller's word (no reading), not a commit git does not know, not
     // one that is elsewhere.
@@ -562,6 +522,23 @@ fn release_and_the_board_never_fabricate() {
         "{out}"
     );
     let at_main = ["--repo", repo.as_str(), "--target", "main"];
+    // A release follows the merge turn (helper-80: a release with no turn taken,
+    // on the unit's own branch as the target, began QA); and the unit's own
+    // branch is no target a release lands on.
+    let (code, out) = release(&head, &at_main);
+    assert_eq!(
+        (code, predicates(&out)),
+        (2, vec!["merged-first".to_owned()]),
+        "{out}"
+    );
+    crate::support::saga::turn_merged_at(&g.t.path(), "issue-42", &g.repo, &head);
+    let at_unit = ["--repo", repo.as_str(), "--target", "work/u1"];
+    let (code, out) = release(&head, &at_unit);
+    assert_eq!(
+        (code, predicates(&out)),
+        (2, vec!["branch-is-target".to_owned()]),
+        "{out}"
+    );
     let (code, out) = release(&"1".repeat(40), &at_main);
     assert_eq!(
         (code, predicates(&out)),
