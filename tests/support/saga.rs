@@ -373,28 +373,10 @@ pub fn merged_in(db: &Path, id: &str) -> tempfile::TempDir {
 }
 
 /// On the journal `db`, thread `id` (PR-ready passed for `work/u1`'s work, made
-/// with [`unit_work`]): the turn taken for `U1`, `work/u1` merged into `main` in
+/// with [`unit_work`]): the turn taken for `U1` ([`take_u1`]), `work/u1` merged into `main` in
 /// `repo`, and the merge recorded as git shows it.
 pub fn merge_in(db: &Path, id: &str, repo: &Path) {
-    let take = cairn_at(
-        db,
-        &[
-            "saga",
-            "merge-turn",
-            "take",
-            "--saga-id",
-            id,
-            "--unit",
-            "U1",
-            "--branch",
-            "work/u1",
-            "--merge-worktree",
-            "/nonexistent/wt",
-            "--holder",
-            "h",
-        ],
-    );
-    assert_eq!(take.0, 0, "{}", take.1);
+    take_u1(db, id);
     merge_branch(repo, "work/u1");
     let tip = git(repo, &["rev-parse", "HEAD"]);
     let merged = cairn_at(
@@ -501,21 +483,16 @@ fn doc_review_clean(db: &Path, id: &str) {
 /// merge recorded at `head` on `main` — the merge turn a release follows.
 pub fn turn_merged_at(db: &Path, id: &str, repo: &Path, head: &str) {
     git(repo, &["branch", "-f", "work/u1", head]);
+    take_u1(db, id);
     let repo_str = repo.to_str().expect("a UTF-8 path");
-    for args in [
+    let (code, out) = cairn_at(
+        db,
         &[
-            "take",
-            "--unit",
-            "U1",
-            "--branch",
-            "work/u1",
-            "--merge-worktree",
-            "/nonexistent/wt",
-            "--holder",
-            "h",
-        ][..],
-        &[
+            "saga",
+            "merge-turn",
             "merged",
+            "--saga-id",
+            id,
             "--unit",
             "U1",
             "--holder",
@@ -526,11 +503,31 @@ pub fn turn_merged_at(db: &Path, id: &str, repo: &Path, head: &str) {
             repo_str,
             "--target",
             "main",
-        ][..],
-    ] {
-        let mut a = vec!["saga", "merge-turn", args[0], "--saga-id", id];
-        a.extend_from_slice(&args[1..]);
-        let (code, out) = cairn_at(db, &a);
-        assert_eq!(code, 0, "{}: {out}", args[0]);
-    }
+        ],
+    );
+    assert_eq!(code, 0, "merged: {out}");
+}
+
+/// On the journal `db`, thread `id`: the merge turn taken for unit `U1` on
+/// `work/u1` by holder `h` (PR-ready passed for U1's revision).
+pub fn take_u1(db: &Path, id: &str) {
+    let (code, out) = cairn_at(
+        db,
+        &[
+            "saga",
+            "merge-turn",
+            "take",
+            "--saga-id",
+            id,
+            "--unit",
+            "U1",
+            "--branch",
+            "work/u1",
+            "--merge-worktree",
+            "/nonexistent/wt",
+            "--holder",
+            "h",
+        ],
+    );
+    assert_eq!(code, 0, "take: {out}");
 }
