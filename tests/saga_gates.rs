@@ -366,12 +366,42 @@ fn a_dead_turn_is_released_only_from_what_git_shows() {
         0
     );
     git(&g.repo, &["merge", "-q", "--no-edit", "work/u1"]);
+    // git shows the merge: the release refuses (saga rules 11; helper-81), and
+    // `merged` is the way to record it, with the readings that check what merged.
+    let bytes = g.t.bytes();
     let (code, out) = g.mt(&[
         "release", "--unit", "U1", "--repo", &repo, "--target", "main",
     ]);
     assert_eq!(
-        (code, out["gates"]["units"]["U1"]["merge_state"].as_str()),
-        (0, Some("merged")),
+        (code, predicates(&out)),
+        (2, vec!["merged-observed".to_owned()]),
+        "{out}"
+    );
+    assert!(out.to_string().contains("--holder turn-2"), "{out}");
+    assert_eq!(g.t.bytes(), bytes);
+    let (code, out) = g.mt(&[
+        "release", "--unit", "U1", "--repo", &repo, "--target", "work/u1",
+    ]);
+    assert_eq!(code, 2, "the branch on itself: {out}");
+    let tip = g.head();
+    let (code, out) = g.mt(&[
+        "merged",
+        "--unit",
+        "U1",
+        "--holder",
+        "turn-2",
+        "--merged-tip",
+        &tip,
+        "--repo",
+        &repo,
+        "--target",
+        "main",
+    ]);
+    // Here the branch holds `u1`, committed after the review: `merged` refuses
+    // it, where the dead turn's release had credited it (helper-81).
+    assert_eq!(
+        (code, predicates(&out)),
+        (2, vec!["merged-observed".to_owned()]),
         "{out}"
     );
 }
@@ -847,4 +877,33 @@ fn pr_ready_reads_where_the_build_loop_went_green() {
     git(&g.repo, &["worktree", "add", "-q", "--detach", &linked_s]);
     let (code, out) = g.s(&["pr-ready", "--repo", &linked_s]);
     assert_eq!(code, 0, "a linked worktree of the same repository: {out}");
+}
+
+/// The thread keeps the repository its first PR-ready read (saga rules 11;
+/// helper-81): the build loop, review and PR-ready run again in a clone had moved
+/// the anchor there, and the merge, the release and QA followed in the clone.
+#[test]
+fn the_thread_keeps_the_repository_of_its_first_pr_ready() {
+    let g = G::new();
+    g.ready();
+    let clone = g.repo.with_file_name("clone");
+    let clone_s = clone.to_str().unwrap().to_owned();
+    git(
+        g.repo.parent().unwrap(),
+        &["clone", "-q", g.repo.to_str().unwrap(), &clone_s],
+    );
+    let runs = ".claude/saga/runs";
+    std::fs::create_dir_all(clone.join(runs)).unwrap();
+    let record = format!("{runs}/issue-42.json");
+    std::fs::copy(g.repo.join(&record), clone.join(&record)).unwrap();
+    crate::support::saga::reviewed_in(&g.t.path(), "issue-42", &clone, "accepted");
+    let bytes = g.t.bytes();
+    let (code, out) = g.s(&["pr-ready", "--repo", &clone_s]);
+    assert_eq!(
+        (code, predicates(&out)),
+        (2, vec!["same-repository".to_owned()]),
+        "{out}"
+    );
+    assert!(out.to_string().contains("first PR-ready"), "{out}");
+    assert_eq!(g.t.bytes(), bytes, "nothing written");
 }

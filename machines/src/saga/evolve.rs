@@ -64,6 +64,9 @@ fn evolve_gate(g: &mut GateRecord, e: &Event) {
             g.ready_for_pr = Some(reviewed_sha.clone());
             g.ready_unit = unit.clone();
             g.ready_repository = repository.clone();
+            if g.repository.is_none() {
+                g.repository = repository.clone();
+            }
         }
         Event::DirectiveSet { directive } => {
             if *directive == gates::Directive::Continue {

@@ -75,8 +75,11 @@ impl Machine for Saga {
     // 10: a release's landed commit follows a unit's merge through the turn, and
     // lands on no unit's own branch (helper-80: `--target <the unit's branch>`
     // recorded a landed commit with no turn taken, and QA began).
-    const RULES_VERSION: u32 = 10;
-    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7, 8, 9];
+    // 11: a dead turn's release frees only a turn that merged nothing (a merge
+    // git shows is recorded by `merged`, whose readings check what merged), and
+    // the thread keeps the repository its first PR-ready read (helper-81).
+    const RULES_VERSION: u32 = 11;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
     type State = State;
     type Command = Command;
     type Event = Event;

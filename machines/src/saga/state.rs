@@ -174,6 +174,10 @@ pub struct GateRecord {
     /// taken on that PR-ready merges there, and a release lands there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ready_repository: Option<String>,
+    /// The repository the thread's first PR-ready read (saga rules 11): every
+    /// later PR-ready reads there too, whatever build loop runs elsewhere since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository: Option<String>,
     pub directive: Option<gates::Directive>,
     pub paused_at: Option<String>,
     pub units: gates::Units,

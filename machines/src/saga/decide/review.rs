@@ -264,6 +264,21 @@ pub(super) fn decide_pr_ready(
         )),
         _ => {}
     }
+    // The thread's repository is the one its first PR-ready read (saga rules 11;
+    // helper-81: a build loop, review and PR-ready run again in a clone moved the
+    // anchor there, and the merge, release and QA followed).
+    if let (Some(a), Some(first)) = (&anchor, g.repository.as_deref()) {
+        if a != first {
+            blocks.push(Violation::new(
+                "same-repository",
+                Some("repo"),
+                format!(
+                    "REPO is not the thread's repository (`{}`, where its first PR-ready read the review)",
+                    first.split(' ').next().unwrap_or(first)
+                ),
+            ));
+        }
+    }
     r.all(blocks)?;
     Ok(vec![Event::ReadyForPr {
         reviewed_sha: review.reviewed_sha.clone(),

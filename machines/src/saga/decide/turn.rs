@@ -242,6 +242,22 @@ pub(super) fn decide_release_turn(
             Some("unit"),
             "git could not say whether the merge happened: nothing is released on trust",
         ),
+        // A merge git shows is recorded by `merged`, whose readings check what
+        // merged (the reviewed commit in the tip, nothing unreviewed on the
+        // branch, the branch not its own target); a dead turn's release only
+        // frees a turn that merged nothing (saga rules 11; helper-81: a release
+        // read on a copy of the branch, or on the branch itself, or after an
+        // unreviewed commit was merged, recorded the unit merged).
+        gates::TurnEvidence::Merged => r.no(
+            "merged-observed",
+            Some("target"),
+            &format!(
+                "git shows `{}` on `{}`: record the merge with `cairn saga merge-turn merged --holder {}` (its readings check what merged)",
+                row.branch,
+                k.target,
+                row.holder.as_deref().unwrap_or("HOLDER")
+            ),
+        ),
         evidence => Ok(vec![Event::TurnReleased {
             unit: k.unit.to_owned(),
             evidence,
