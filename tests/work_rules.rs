@@ -1023,3 +1023,53 @@ fn done_and_its_re_verification_need_the_merge_on_its_branch() {
     assert_eq!((code, &out["events"]), (0, &json!(["verified"])), "{out}");
     w.assert_audits();
 }
+
+/// `done` reads the merged tree's repository again (work-node rules 14;
+/// helper-81): the merged worktree removed, a clone holding the branch put at its
+/// path and the branch deleted from the repository had `done` recorded while the
+/// repository held no branch with the work.
+#[test]
+fn done_reads_the_merged_trees_repository_again() {
+    let w = Work::new(&spec_text(OK, "test result: ok", 30_000));
+    w.dispatched("core");
+    let (code, out) = w.verify_lane("core");
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (0, Some("verified")),
+        "{out}"
+    );
+    let mt = w.scratch("merged-tree");
+    let mt_s = mt.to_str().unwrap().to_owned();
+    git(
+        &w.root,
+        &["worktree", "add", "-q", "-b", "integ", &mt_s, "main"],
+    );
+    git(&mt, &["merge", "-q", "--ff-only", "lane"]);
+    let merged = w.head(&mt);
+    let (code, out) = w.node(
+        "merge",
+        "core",
+        &["--merged-tree", &mt_s, "--commit", &merged],
+    );
+    assert_eq!((code, out["state"].as_str()), (0, Some("merged")), "{out}");
+    let (code, out) = w.verify("core", &mt, &merged, &["--checklist", CHECKLIST]);
+    assert_eq!((code, &out["events"]), (0, &json!(["verified"])), "{out}");
+    git(&w.root, &["worktree", "remove", "--force", &mt_s]);
+    git(
+        w.root.parent().unwrap(),
+        &[
+            "clone",
+            "-q",
+            "-b",
+            "integ",
+            w.root.to_str().unwrap(),
+            &mt_s,
+        ],
+    );
+    git(&w.root, &["branch", "-q", "-D", "integ"]);
+    let bytes = w.journal.bytes();
+    let (code, out) = w.node("done", "core", &["--session", "s1"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.to_string().contains("merged-repository"), "{out}");
+    assert_eq!(w.journal.bytes(), bytes, "nothing written");
+}

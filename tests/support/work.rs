@@ -270,6 +270,7 @@ pub fn command(state: &State, step: &Step) -> Command {
             deps_done: vec![],
             draft: None,
             holds: cairn::machines::work::node::done_plan(state).map(|argv| run_argv(&argv, 0, "")),
+            tree: None,
         },
     }
 }

@@ -241,11 +241,21 @@ pub fn done(rec: &Recorder, r: &WorkNodeRef, session: &str) -> Result<Done, Fail
             let state = rec.current::<WorkNode>(&st)?;
             let holds = cairn::machines::work::node::done_plan(&state)
                 .map(|argv| cairn::observe::run(&argv));
+            // The merged tree read again: still in the node's repository, on disk.
+            let tree = state.run().and_then(|run| {
+                let (merged_tree, commit) = run.merged.as_ref()?;
+                Some(Box::new(cairn::work::tree_reading(
+                    merged_tree.as_str(),
+                    commit.as_str(),
+                    run.repository.as_ref().map(|r| r.as_str()),
+                )))
+            });
             let command = Command::Done {
                 spec: f.text.clone(),
                 deps_done: satisfied.into_iter().collect(),
                 draft: draft_text(&f),
                 holds,
+                tree,
             };
             let mut ctx = rec.context::<WorkNode>()?;
             ctx.session = Some(session.to_owned());

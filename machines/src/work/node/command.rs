@@ -119,6 +119,10 @@ pub enum Command {
         /// holds the merged commit (work-node rules 12; absent before).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         holds: Option<CommandRun>,
+        /// The merged tree read again (its repository and that repository's
+        /// identity, as `merge` read them; work-node rules 14).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tree: Option<Box<TreeReading>>,
     },
 }
 

@@ -127,8 +127,11 @@ impl Machine for WorkNode {
     // (`merge-held`), and a done node's re-verification is on that branch too
     // (helper-80: `main` reset after the integration verification had `done`
     // recorded; the worker's branch or a detached tree re-verified a done node).
-    const RULES_VERSION: u32 = 13;
-    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
+    // 14: `done` reads the merged tree's repository again, as `merge` read it
+    // (helper-81: a clone holding the branch put at the merged tree's path had
+    // `done` recorded while the repository held no branch with the work).
+    const RULES_VERSION: u32 = 14;
+    const RETIRED_RULES: &'static [u32] = &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13];
 
     fn verdict(_state: &State, events: &[Event]) -> crate::Verdict {
         super::verdict::verdict(events)

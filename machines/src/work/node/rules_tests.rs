@@ -207,6 +207,7 @@ fn done() -> Command {
         deps_done,
         draft,
         holds: Some(holds),
+        tree: None,
     }
 }
 

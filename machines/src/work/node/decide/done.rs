@@ -2,7 +2,7 @@
 //! merged commit contains the verified worker commit) and `done` (every
 //! [`terminal_truth()`] item holds).
 
-use super::super::tree::{merge_plan, merge_problem};
+use super::super::tree::{merge_plan, merge_problem, TreeReading};
 use super::super::{terminal_truth, Event, NodeRun, State, NAME};
 use super::guards::Guard;
 use crate::evidence::{AbsPath, CommandRun, FullCommit};
@@ -158,7 +158,7 @@ pub fn done_plan(state: &State) -> Option<Vec<String>> {
 pub(super) fn decide_done(
     g: Guard<'_>,
     (spec, draft): (&str, Option<&str>),
-    (deps_done, holds): (&[Vec<String>], Option<&CommandRun>),
+    (deps_done, holds, tree): (&[Vec<String>], Option<&CommandRun>, Option<&TreeReading>),
     ctx: &Context,
 ) -> Result<Vec<Event>, Rejection> {
     let session = ctx
@@ -200,11 +200,23 @@ pub(super) fn decide_done(
         );
     }
     if let Some(plan) = done_plan(g.state) {
-        let branch = g
-            .state
-            .run()
+        let run = g.state.run();
+        let branch = run
             .and_then(|r| r.merged_branch.clone())
             .unwrap_or_default();
+        // The merged tree is still in the node's repository, on disk (work-node
+        // rules 14; helper-81: the merged tree's path given to a clone holding the
+        // branch had `done` recorded while the repository held no such branch).
+        if let Some(expected) = run.and_then(|r| r.repository.as_ref()) {
+            let identity = run.and_then(|r| r.identity.as_deref());
+            let problem = match tree {
+                None => Some("the merged tree was not read again".to_owned()),
+                Some(t) => t.repository_problem(expected.as_str(), identity),
+            };
+            if let Some(p) = problem {
+                return g.no("merged-repository", None, &p);
+            }
+        }
         match holds.filter(|r| r.argv == plan).map(|r| r.exit_status) {
             Some(Some(0)) => {}
             Some(Some(1)) => {
@@ -218,7 +230,7 @@ pub(super) fn decide_done(
                 return g.no(
                     "merge-held",
                     None,
-                    &format!("whether `{branch}` still holds the merged commit could not be read: nothing is recorded on trust"),
+                    &format!("whether `{branch}` still holds the merged commit could not be read in the merged tree `{}` (is a worktree of the repository still there?): nothing is recorded on trust", plan[2]),
                 )
             }
         }

@@ -153,10 +153,11 @@ pub(super) fn decide(
             deps_done,
             draft,
             holds,
+            tree,
         } => decide_done(
             g,
             (spec, draft.as_deref()),
-            (deps_done, holds.as_ref()),
+            (deps_done, holds.as_ref(), tree.as_deref()),
             ctx,
         ),
     }
