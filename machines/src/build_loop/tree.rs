@@ -36,8 +36,8 @@ pub struct TreeHeld {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub repository: Vec<CommandRun>,
     /// What a watch of the tree saw while the checks ran (build-loop rules 6;
-    /// the work node's inotify watch): a file changed and put back, or HEAD moved
-    /// and moved back, between the readings (helper-80).
+    /// the work node's inotify watch): a file changed and put back between the
+    /// readings (helper-80).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub watch: Option<TreeWatch>,
 }
