@@ -128,8 +128,17 @@ impl TreeHeld {
             }
             let status = &runs[2];
             if !(status.ok() && against_head(status)) {
+                // Why, as the reading says (helper-81: a repository with a
+                // submodule, whose status cairn does not take, read only as
+                // "could not be read").
+                let why = status.stderr.lines().next().unwrap_or("").trim();
+                let why = if why.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {why}")
+                };
                 return Some(format!(
-                    "{when} the checks, the tree's status against HEAD could not be read"
+                    "{when} the checks, the tree's status against HEAD could not be read{why}"
                 ));
             }
             if let Some(l) = changed(&status.stdout, self.record.as_deref()) {
