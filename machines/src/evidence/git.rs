@@ -77,9 +77,10 @@ pub fn repository_of(dir: &str, runs: &[CommandRun]) -> Option<String> {
     if common.argv != common_dir_argv(dir) {
         return None;
     }
-    let plan = repository_identity_plan(common)?;
-    let path = plan[3].clone();
-    let id = identity_of(&path, identity)?;
+    // Planned only for one absolute path printed: that common dir.
+    repository_identity_plan(common)?;
+    let path = common.stdout.lines().next()?;
+    let id = identity_of(path, identity)?;
     Some(format!(
         "{path} {}",
         id.split_whitespace().collect::<Vec<_>>().join(" ")
