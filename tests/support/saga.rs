@@ -378,28 +378,7 @@ pub fn merged_in(db: &Path, id: &str) -> tempfile::TempDir {
 pub fn merge_in(db: &Path, id: &str, repo: &Path) {
     take_u1(db, id);
     merge_branch(repo, "work/u1");
-    let tip = git(repo, &["rev-parse", "HEAD"]);
-    let merged = cairn_at(
-        db,
-        &[
-            "saga",
-            "merge-turn",
-            "merged",
-            "--saga-id",
-            id,
-            "--unit",
-            "U1",
-            "--holder",
-            "h",
-            "--merged-tip",
-            &tip,
-            "--repo",
-            repo.to_str().expect("a UTF-8 path"),
-            "--target",
-            "main",
-        ],
-    );
-    assert_eq!(merged.0, 0, "{}", merged.1);
+    merged_u1(db, id, repo, &git(repo, &["rev-parse", "HEAD"]));
 }
 
 /// On the journal `db`, thread `id` (at `work`): the gates the merge turn follows,
@@ -484,6 +463,12 @@ fn doc_review_clean(db: &Path, id: &str) {
 pub fn turn_merged_at(db: &Path, id: &str, repo: &Path, head: &str) {
     git(repo, &["branch", "-f", "work/u1", head]);
     take_u1(db, id);
+    merged_u1(db, id, repo, head);
+}
+
+/// On the journal `db`, thread `id`: U1's merge (holder `h`) recorded at `tip` on
+/// `main` in `repo`, as git shows it.
+pub fn merged_u1(db: &Path, id: &str, repo: &Path, tip: &str) {
     let repo_str = repo.to_str().expect("a UTF-8 path");
     let (code, out) = cairn_at(
         db,
@@ -498,7 +483,7 @@ pub fn turn_merged_at(db: &Path, id: &str, repo: &Path, head: &str) {
             "--holder",
             "h",
             "--merged-tip",
-            head,
+            tip,
             "--repo",
             repo_str,
             "--target",
