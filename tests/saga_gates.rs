@@ -61,6 +61,16 @@ impl G {
     fn head(&self) -> String {
         git(&self.repo, &["rev-parse", "HEAD"])
     }
+    /// A clone of the repository beside it: its path, and that path as text.
+    fn clone_beside(&self) -> (PathBuf, String) {
+        let clone = self.repo.with_file_name("clone");
+        let clone_s = clone.to_str().unwrap().to_owned();
+        git(
+            self.repo.parent().unwrap(),
+            &["clone", "-q", self.repo.to_str().unwrap(), &clone_s],
+        );
+        (clone, clone_s)
+    }
     /// A run record for issue 42 (baseline `true`) and one build-loop iteration: green
     /// at `HEAD`, the revision handed to code review.
     fn green(&self) {
@@ -761,12 +771,7 @@ fn a_merge_seen_in_another_repository_is_not_the_threads() {
     crate::support::saga::unit_work(&g.repo, "work/u1");
     g.ready();
     crate::support::saga::take_u1(&g.t.path(), "issue-42");
-    let clone = g.repo.with_file_name("clone");
-    let clone_s = clone.to_str().unwrap().to_owned();
-    git(
-        g.repo.parent().unwrap(),
-        &["clone", "-q", g.repo.to_str().unwrap(), &clone_s],
-    );
+    let (clone, clone_s) = g.clone_beside();
     git(&clone, &["checkout", "-q", "main"]);
     git(
         &clone,
@@ -858,12 +863,7 @@ fn a_merge_seen_in_another_repository_is_not_the_threads() {
 fn pr_ready_reads_where_the_build_loop_went_green() {
     let g = G::new();
     crate::support::saga::reviewed_in(&g.t.path(), "issue-42", &g.repo, "accepted");
-    let clone = g.repo.with_file_name("clone");
-    let clone_s = clone.to_str().unwrap().to_owned();
-    git(
-        g.repo.parent().unwrap(),
-        &["clone", "-q", g.repo.to_str().unwrap(), &clone_s],
-    );
+    let (_, clone_s) = g.clone_beside();
     let bytes = g.t.bytes();
     let (code, out) = g.s(&["pr-ready", "--repo", &clone_s]);
     assert_eq!(
@@ -886,12 +886,7 @@ fn pr_ready_reads_where_the_build_loop_went_green() {
 fn the_thread_keeps_the_repository_of_its_first_pr_ready() {
     let g = G::new();
     g.ready();
-    let clone = g.repo.with_file_name("clone");
-    let clone_s = clone.to_str().unwrap().to_owned();
-    git(
-        g.repo.parent().unwrap(),
-        &["clone", "-q", g.repo.to_str().unwrap(), &clone_s],
-    );
+    let (clone, clone_s) = g.clone_beside();
     let runs = ".claude/saga/runs";
     std::fs::create_dir_all(clone.join(runs)).unwrap();
     let record = format!("{runs}/issue-42.json");

@@ -287,13 +287,7 @@ fn a_criterion_that_changes_the_tree_fails_even_when_it_restores_it() {
 #[test]
 fn a_merge_must_contain_the_verified_worker_commit() {
     let w = Work::new(&spec_text(OK, "test result: ok", 30_000));
-    w.dispatched("core");
-    let commit = w.commit_lane();
-    assert_eq!(
-        w.verify("core", &w.lane, &commit, &["--checklist", CHECKLIST])
-            .0,
-        0
-    );
+    w.core_verified();
     let root = w.root.to_str().unwrap().to_owned();
     let base = w.head(&w.root);
     let before = w.journal.bytes();
@@ -432,13 +426,7 @@ fn an_amendment_after_the_merge_is_proved_in_the_merged_tree() {
 #[test]
 fn done_before_the_merge_names_only_what_is_missing() {
     let w = Work::new(&spec_text(OK, "test result: ok", 30_000));
-    w.dispatched("core");
-    let commit = w.commit_lane();
-    assert_eq!(
-        w.verify("core", &w.lane, &commit, &["--checklist", CHECKLIST])
-            .0,
-        0
-    );
+    w.core_verified();
     let (code, out) = w.node("done", "core", &["--session", "s1"]);
     assert_eq!(code, 2, "{out}");
     let violations = out["error"]["violations"].to_string();
@@ -604,13 +592,7 @@ fn an_edit_hidden_by_an_index_mark_is_not_a_clean_tree() {
 #[test]
 fn the_workers_own_tree_is_not_a_merged_tree() {
     let w = Work::new(&spec_text(OK, "test result: ok", 30_000));
-    w.dispatched("core");
-    let (code, out) = w.verify_lane("core");
-    assert_eq!(
-        (code, out["state"].as_str()),
-        (0, Some("verified")),
-        "{out}"
-    );
+    w.core_verified();
     let commit = w.head(&w.lane);
     let lane = w.lane.to_str().unwrap().to_owned();
     let before = w.journal.bytes();
@@ -1031,13 +1013,7 @@ fn done_and_its_re_verification_need_the_merge_on_its_branch() {
 #[test]
 fn done_reads_the_merged_trees_repository_again() {
     let w = Work::new(&spec_text(OK, "test result: ok", 30_000));
-    w.dispatched("core");
-    let (code, out) = w.verify_lane("core");
-    assert_eq!(
-        (code, out["state"].as_str()),
-        (0, Some("verified")),
-        "{out}"
-    );
+    w.core_verified();
     let mt = w.scratch("merged-tree");
     let mt_s = mt.to_str().unwrap().to_owned();
     git(

@@ -236,8 +236,9 @@ impl Work {
         self.dispatched_with(node, None);
     }
 
-    /// `core` from plan to merged in session `s1`: the merged commit on `main`.
-    pub fn core_merged(&self) -> String {
+    /// `core` planned, dispatched into the lane and verified there in session
+    /// `s1`: the lane's verified commit.
+    pub fn core_verified(&self) -> String {
         self.dispatched("core");
         let commit = self.commit_lane();
         let (code, out) = self.verify("core", &self.lane, &commit, &["--checklist", CHECKLIST]);
@@ -246,6 +247,12 @@ impl Work {
             (0, Some("verified")),
             "{out}"
         );
+        commit
+    }
+
+    /// `core` from plan to merged in session `s1`: the merged commit on `main`.
+    pub fn core_merged(&self) -> String {
+        self.core_verified();
         git(&self.root, &["merge", "-q", "--ff-only", "lane"]);
         let merged = self.head(&self.root);
         let root = self.root.to_str().unwrap().to_owned();
