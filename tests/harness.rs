@@ -81,7 +81,7 @@ fn build_loop_covers_its_graph() {
     // The tree read before and after the checks: at the revision, clean only when
     // `held` (an edit after the checks otherwise).
     let tree = move |revision: &str, held: bool| {
-        let plan = cairn::machines::build_loop::tree::plan("/r");
+        let plan = cairn::machines::evidence::git::tree_plan("/r");
         let pinned: std::collections::BTreeMap<String, String> = [
             ("GIT_INDEX_FILE", "/tmp/cairn-index-1"),
             (

@@ -194,7 +194,7 @@ pub fn run(a: &BuildLoopArgs, db: &Db, options: &Options) -> Result<Done, Failur
             .ok()
             .map(|r| r.to_string_lossy().into_owned())
     });
-    let plan = build_loop::tree::plan(&repo);
+    let plan = cairn::machines::evidence::git::tree_plan(&repo);
     let repository = cairn::observe::repository(&repo);
     let before = cairn::observe::run_all(&plan);
     let revision = before[1]

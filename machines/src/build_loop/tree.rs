@@ -11,7 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::evidence::git::{against_head, git};
+use crate::evidence::git::{against_head, tree_plan};
 use crate::evidence::watch::{watched_changes, TreeWatch};
 use crate::evidence::CommandRun;
 
@@ -49,20 +49,11 @@ impl TreeHeld {
     }
 }
 
-/// The readings, in order: the top level, HEAD, and a status of every path. The
-/// run record (and its lock) may show in it only as untracked: a record the
-/// repository tracks is a file a check may read (helper-80: `--record
-/// settings.json` left an edit to a tracked config the check read out of the
-/// status, and the iteration went green).
-pub fn plan(repo: &str) -> Vec<Vec<String>> {
-    vec![
-        git(repo, &["rev-parse", "--show-toplevel"]),
-        git(repo, &["rev-parse", "HEAD"]),
-        git(repo, &["status", "--porcelain", "--untracked-files=all"]),
-    ]
-}
-
-/// The first line of `status` that is not the untracked run record or its lock.
+/// The first line of `status` (the third reading of `evidence::git::tree_plan`)
+/// that is not the untracked run record or its lock. The run record may show only
+/// as untracked: a record the repository tracks is a file a check may read
+/// (helper-80: `--record settings.json` left an edit to a tracked config the check
+/// read out of the status, and the iteration went green).
 fn changed<'a>(status: &'a str, record: Option<&str>) -> Option<&'a str> {
     status.lines().find(|l| {
         let untracked = l.strip_prefix("?? ");
@@ -97,7 +88,7 @@ impl TreeHeld {
                 ));
             }
         }
-        let plan = plan(&self.repo);
+        let plan = tree_plan(&self.repo);
         for (when, runs) in [("before", &self.before), ("after", &self.after)] {
             if runs.len() != plan.len() || runs.iter().zip(&plan).any(|(r, a)| &r.argv != a) {
                 return Some(format!(
@@ -203,7 +194,7 @@ mod tests {
     }
 
     fn held(record: Option<&str>, after_head: &str, after_status: &str) -> TreeHeld {
-        let p = plan("/r");
+        let p = tree_plan("/r");
         TreeHeld {
             repo: "/r".into(),
             record: record.map(str::to_owned),

@@ -87,6 +87,17 @@ pub fn repository_of(dir: &str, runs: &[CommandRun]) -> Option<String> {
     ))
 }
 
+/// The three readings of a tree, in order: top level, HEAD, and a status of every
+/// path, untracked files listed one by one (taken against HEAD by the observer).
+/// A work node's verification and a build loop's iteration read their tree so.
+pub fn tree_plan(tree: &str) -> [Vec<String>; 3] {
+    [
+        git(tree, &["rev-parse", "--show-toplevel"]),
+        git(tree, &["rev-parse", "HEAD"]),
+        git(tree, &["status", "--porcelain", "--untracked-files=all"]),
+    ]
+}
+
 /// git's empty tree: attributes read from it are none.
 pub const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 

@@ -51,17 +51,7 @@ pub fn branch_plan(worktree: &str) -> Vec<String> {
     git(worktree, &["branch", "--show-current"])
 }
 
-/// The three readings of a tree, in order: top level, HEAD, status.
-pub fn tree_plan(worktree: &str) -> [Vec<String>; 3] {
-    [
-        git(worktree, &["rev-parse", "--show-toplevel"]),
-        git(worktree, &["rev-parse", "HEAD"]),
-        git(
-            worktree,
-            &["status", "--porcelain", "--untracked-files=all"],
-        ),
-    ]
-}
+pub use crate::evidence::git::tree_plan;
 
 /// The first line of a run that exited 0.
 fn line(r: &CommandRun) -> Option<String> {
