@@ -446,3 +446,30 @@ fn a_change_put_back_while_the_checks_ran_is_seen() {
     );
     assert_eq!(git(&l.repo, &["diff", "--stat"]), "", "put back");
 }
+
+/// A tree whose status cairn does not take (a HEAD holding a gitlink: a nested
+/// repository's files read against its own index) is not green, and says why
+/// (build-loop rules 7; helper-81: it read only "could not be read").
+#[test]
+fn an_unread_status_says_why() {
+    let l = Loop::new(record(&["true"], json!([]), false));
+    let head = git(&l.repo, &["rev-parse", "HEAD"]);
+    git(
+        &l.repo,
+        &[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("160000,{head},vendor"),
+        ],
+    );
+    git(&l.repo, &["commit", "-q", "-m", "a gitlink"]);
+    let (code, out, _) = l.run(&[]);
+    assert_eq!((code, out["green"].as_bool()), (4, Some(false)), "{out}");
+    let it = &l.read()["units"][0]["build_loop"]["iterations"][0];
+    let detail = it["tree"]["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("could not be read: ") && detail.contains("gitlink"),
+        "{it}"
+    );
+}
