@@ -64,11 +64,6 @@ fn changed<'a>(status: &'a str, record: Option<&str>) -> Option<&'a str> {
     })
 }
 
-/// The first line of a run that exited 0.
-fn line(r: &CommandRun) -> Option<&str> {
-    r.ok().then(|| r.stdout.lines().next().unwrap_or("").trim())
-}
-
 impl TreeHeld {
     /// `None` when both readings were made by the planned argv and show the repo
     /// root at its own top level, HEAD at `revision` and nothing uncommitted or
@@ -95,7 +90,7 @@ impl TreeHeld {
                     "the tree was not read {when} the checks by cairn's planned git argv"
                 ));
             }
-            match line(&runs[0]) {
+            match runs[0].first_line() {
                 Some(t) if t == self.repo => {}
                 Some(t) => {
                     return Some(format!(
@@ -108,7 +103,7 @@ impl TreeHeld {
                     ))
                 }
             }
-            match line(&runs[1]) {
+            match runs[1].first_line() {
                 Some(h) if h == revision => {}
                 Some(h) => {
                     return Some(format!(

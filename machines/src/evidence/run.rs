@@ -38,4 +38,11 @@ impl CommandRun {
     pub fn ok(&self) -> bool {
         self.exit_status == Some(0)
     }
+
+    /// The first line a run that exited 0 printed, trimmed (empty when it printed
+    /// nothing); `None` when it did not exit 0.
+    pub fn first_line(&self) -> Option<&str> {
+        self.ok()
+            .then(|| self.stdout.lines().next().unwrap_or("").trim())
+    }
 }

@@ -53,12 +53,6 @@ pub fn branch_plan(worktree: &str) -> Vec<String> {
 
 pub use crate::evidence::git::tree_plan;
 
-/// The first line of a run that exited 0.
-fn line(r: &CommandRun) -> Option<String> {
-    r.ok()
-        .then(|| r.stdout.lines().next().unwrap_or("").trim().to_owned())
-}
-
 impl TreeReading {
     /// `None` when the tree is the expected one at the expected commit and clean
     /// (read by exactly the planned argv); else what is wrong.
@@ -71,12 +65,12 @@ impl TreeReading {
         {
             return Some("the tree was not read by cairn's planned git argv".into());
         }
-        match line(&self.toplevel) {
+        match self.toplevel.first_line() {
             Some(t) if t == self.worktree_path => {}
             Some(t) => return Some(format!("the tree's top level is `{t}`, not the worktree")),
             None => return Some("the worktree is not a readable git tree".into()),
         }
-        match line(&self.head) {
+        match self.head.first_line() {
             Some(h) if h == self.expected_commit => {}
             Some(h) => {
                 return Some(format!(
@@ -129,9 +123,9 @@ impl TreeReading {
             .branch
             .as_ref()
             .filter(|r| r.argv == branch_plan(&self.worktree_path));
-        match run.and_then(line) {
+        match run.and_then(CommandRun::first_line) {
             Some(b) if b == expected => None,
-            Some(b) if b.is_empty() => Some(format!(
+            Some("") => Some(format!(
                 "the merged tree's HEAD is detached: the merge landed on `{expected}`, and no branch is shown holding it here"
             )),
             Some(b) => Some(format!(
@@ -245,7 +239,7 @@ pub fn merge_problem(
             "the merged tree was not read by cairn's planned git argv".into(),
         ));
     }
-    match line(toplevel) {
+    match toplevel.first_line() {
         Some(t) if t == merged_tree => {}
         _ => {
             return Some((
@@ -254,7 +248,7 @@ pub fn merge_problem(
             ))
         }
     }
-    match line(head) {
+    match head.first_line() {
         Some(h) if h == commit => {}
         Some(h) => {
             return Some((
@@ -322,7 +316,7 @@ pub fn merge_problem(
             ))
         }
     }
-    match line(branch) {
+    match branch.first_line() {
         Some(b) if !b.is_empty() => None,
         Some(_) => Some((
             "merged-branch",
