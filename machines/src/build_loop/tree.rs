@@ -22,13 +22,13 @@ pub struct TreeHeld {
     /// The repo root the checks ran in (absolute, as the CLI resolved it).
     pub repo: String,
     /// The run record's path relative to the repo root, when the record lies in
-    /// it: the one path the status leaves out (the loop writes it, and its lock
-    /// beside it, while other units' iterations run).
+    /// it: the one path (with its lock beside it) the status and the watch may show
+    /// untracked or changed (the loop writes it while other units' iterations run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub record: Option<String>,
-    /// [`plan`], run before the checks.
+    /// [`tree_plan`], run before the checks.
     pub before: Vec<CommandRun>,
-    /// [`plan`], run after the last check.
+    /// [`tree_plan`], run after the last check.
     pub after: Vec<CommandRun>,
     /// Which repository the repo root is (`evidence::git::repository_of`), read
     /// before the checks: a green iteration hands its revision on with it, and
