@@ -388,6 +388,90 @@ fn a_stream_of_several_pages_replays_whole_on_both() {
     }
 }
 
+/// Transitions long enough to have their chain hashed on a second thread
+/// (256 events and more), in one batch with short ones and across streams:
+/// every stored hash is the chain's definition (`chain_hash`) of the row
+/// before it and its record, the seqs run on without a gap, and verify
+/// finds the journal intact, on both backends.
+#[test]
+fn long_transitions_chain_as_short_ones_on_both() {
+    let texts: Vec<String> = (0..1200).map(|i| format!("{{\"i\":{i}}}")).collect();
+    let payloads = |from: usize, n: usize| -> Vec<&str> {
+        texts[from..from + n].iter().map(String::as_str).collect()
+    };
+    for b in backends() {
+        let s = b.fresh();
+        let mut j = s.journal();
+        j.append(&append("ticket/a", 0, &payloads(0, 3), None))
+            .unwrap();
+        let out = j
+            .append_batch(&[
+                append("ticket/a", 3, &payloads(3, 300), None),
+                append("ticket/b", 0, &payloads(303, 1), None),
+                append("ticket/a", 303, &payloads(304, 700), None),
+            ])
+            .unwrap();
+        let seqs: Vec<_> = out
+            .iter()
+            .map(|o| (o.receipt().first_seq, o.receipt().last_seq))
+            .collect();
+        assert_eq!(seqs, [(4, 303), (304, 304), (305, 1004)], "{b:?}");
+        j.append(&append("ticket/c", 0, &payloads(1004, 196), None))
+            .unwrap();
+        let events = j.read_after(0, None, 10_000).unwrap();
+        assert_eq!(events.len(), 1200, "{b:?}");
+        let mut prev = "0".repeat(64);
+        for (i, e) in events.iter().enumerate() {
+            assert_eq!(e.seq, i as i64 + 1, "{b:?}");
+            let record = j.transition(e.transition_id).unwrap().unwrap();
+            assert_eq!(
+                e.hash,
+                cairn::journal::chain_hash(&prev, e, &record),
+                "{b:?} seq {}",
+                e.seq
+            );
+            prev.clone_from(&e.hash);
+        }
+        assert_eq!(j.head().unwrap(), Some((1200, prev)), "{b:?}");
+        let report = j.verify().unwrap();
+        assert!(report.ok, "{b:?}: {report:?}");
+    }
+}
+
+/// A row written behind the chain at the last seq an i64 holds leaves no seq
+/// for the next event: the append is refused as damage and writes nothing,
+/// on both backends (it overflowed the seq before).
+#[test]
+fn a_head_at_the_last_seq_takes_no_more_events_on_both() {
+    for b in backends() {
+        let s = b.fresh();
+        populate(&s);
+        s.exec(&format!(
+            "INSERT INTO events (seq, stream, version, machine, event_type, schema_version, payload, recorded_at, transition_id, hash) VALUES ({}, 'ticket/z', 1, 'ticket', 'commented', 1, '{{}}', '2026-11-30T04:00:00Z', 1, '{}')",
+            i64::MAX,
+            "0".repeat(64)
+        ))
+        .unwrap();
+        let mut j = s.journal();
+        let before = (
+            j.read_after(0, None, 100).unwrap(),
+            j.transitions("ticket/a").unwrap(),
+        );
+        let e = j
+            .append(&append("ticket/a", 3, &["{}", "{}"], None))
+            .unwrap_err();
+        assert!(
+            matches!(&e, Error::Damaged { detail } if detail.contains(&format!("head is at seq {}", i64::MAX))),
+            "{b:?}: {e:?}"
+        );
+        let after = (
+            j.read_after(0, None, 100).unwrap(),
+            j.transitions("ticket/a").unwrap(),
+        );
+        assert_eq!(before, after, "{b:?}");
+    }
+}
+
 /// The walk opens as many records as there are, one of them twice: a count
 /// alone would miss the record left without events; verify names it.
 #[test]

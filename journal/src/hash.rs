@@ -34,7 +34,34 @@ impl Hasher {
         self
     }
     pub(crate) fn hex(self) -> String {
-        to_hex(&self.0.finalize())
+        self.hex64().as_str().to_owned()
+    }
+    /// The digest as lowercase hex in place, allocating nothing.
+    pub(crate) fn hex64(self) -> Hex64 {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut out = [0u8; 64];
+        for (pair, b) in out.chunks_exact_mut(2).zip(self.0.finalize()) {
+            pair[0] = DIGITS[usize::from(b >> 4)];
+            pair[1] = DIGITS[usize::from(b & 0x0f)];
+        }
+        Hex64(out)
+    }
+}
+
+/// A SHA-256 digest spelled as 64 lowercase hex digits, as the chain stores it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Hex64([u8; 64]);
+
+impl Hex64 {
+    pub(crate) fn as_str(&self) -> &str {
+        // Only `hex64` makes one, of hex digits: always ASCII.
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
+}
+
+impl std::fmt::Debug for Hex64 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -96,7 +123,7 @@ pub(crate) struct EventFields<'a> {
     pub transition_id: i64,
 }
 
-pub(crate) fn event_hash(prev: &str, e: &EventFields<'_>, transition_digest: &str) -> String {
+pub(crate) fn event_hash(prev: &str, e: &EventFields<'_>, transition_digest: &str) -> Hex64 {
     let mut h = Hasher::new("cairn.event.v1");
     h.str(prev)
         .int(e.seq)
@@ -109,7 +136,7 @@ pub(crate) fn event_hash(prev: &str, e: &EventFields<'_>, transition_digest: &st
         .str(e.recorded_at)
         .int(e.transition_id)
         .str(transition_digest);
-    h.hex()
+    h.hex64()
 }
 
 /// SHA-256 of a byte string, hex.
@@ -162,6 +189,8 @@ pub fn chain_hash(
         &stored_event_fields(event),
         &stored_transition_digest(transition),
     )
+    .as_str()
+    .to_owned()
 }
 
 #[cfg(test)]
@@ -170,6 +199,20 @@ mod tests {
         #[test]
         fn to_hex_spells_as_the_hex_crate(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..80)) {
             proptest::prop_assert_eq!(super::to_hex(&bytes), hex::encode(&bytes));
+        }
+
+        /// The in-place spelling of a digest is the hex crate's too.
+        #[test]
+        fn hex64_spells_the_digest_as_the_hex_crate(text in "\\PC{0,200}") {
+            let mut h = super::Hasher::new("test");
+            h.str(&text);
+            let mut d = <sha2::Sha256 as sha2::Digest>::new();
+            sha2::Digest::update(&mut d, 4u64.to_be_bytes());
+            sha2::Digest::update(&mut d, b"test");
+            sha2::Digest::update(&mut d, (text.len() as u64).to_be_bytes());
+            sha2::Digest::update(&mut d, text.as_bytes());
+            let spelled = h.hex64();
+            proptest::prop_assert_eq!(spelled.as_str(), hex::encode(sha2::Digest::finalize(d)));
         }
     }
 }

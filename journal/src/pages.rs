@@ -270,7 +270,7 @@ fn check_hashes(mut prev: String, rows: &mut [(&WalkRow, Option<&Record>, &mut b
                     }
                     None => "",
                 };
-                **holds = event_hash(&prev, &stored_event_fields(e), d) == e.hash;
+                **holds = event_hash(&prev, &stored_event_fields(e), d).as_str() == e.hash;
                 prev.clone_from(&e.hash);
             }
             WalkRow::Unreadable { hash, .. } => {

@@ -5,6 +5,7 @@
 
 mod ahead;
 mod file;
+mod insert;
 mod packed;
 mod replay;
 mod same;

@@ -172,7 +172,7 @@ impl Store for SqliteStore {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| Error::sql(e, busy))?;
-        let out = append_all(&mut Tx { tx: &tx, busy }, appends, signer)?;
+        let out = append_all(&mut Tx::new(&tx, busy), appends, signer)?;
         tx.commit().map_err(|e| Error::sql(e, busy))?;
         if out.iter().any(|o| matches!(o, AppendOutcome::Appended(_))) {
             self.wrote()?;
@@ -504,7 +504,7 @@ impl Store for SqliteStore {
                 path: self.path.clone(),
             });
         }
-        feed(&mut Tx { tx: &tx, busy })?;
+        feed(&mut Tx::new(&tx, busy))?;
         tx.commit().map_err(|e| Error::sql(e, busy))?;
         self.wrote()
     }
