@@ -102,6 +102,52 @@ fn refused(r: &Repo, extra: &[&str]) -> Value {
     out
 }
 
+/// A run acting for a thread merges only in the thread's repository: with
+/// the thread's review and PR-ready read in a clone holding the same branch
+/// and commit, the run opened in the original is refused at the merge before
+/// git runs (`same-repository`), the journal and the target as they were
+/// (helper-80: it merged there, and only the thread's credit refused it).
+#[test]
+fn a_ship_acting_for_a_thread_merges_only_in_the_threads_repository() {
+    let r = Repo::new();
+    r.to_merge_ready_with(&["--for", "saga/issue-42"]);
+    let clone = r.root.with_file_name("thread-clone");
+    git(
+        r.root.parent().unwrap(),
+        &[
+            "clone",
+            "-q",
+            r.root.to_str().unwrap(),
+            clone.to_str().unwrap(),
+        ],
+    );
+    git(&clone, &["checkout", "-q", BRANCH]);
+    let (code, out) = saga(
+        &r,
+        &["save", "--id", "issue-42", "--lifecycle-phase", "work"],
+    );
+    assert_eq!(code, 0, "{out}");
+    crate::support::saga::ready_in_tree(&r.journal.path(), "issue-42", &clone, BRANCH);
+    take_turn(&r, "issue-42", "merge-wt");
+    let main_before = git(&r.root, &["rev-parse", "main"]);
+    let before = r.journal.bytes();
+    let (code, out) = r.verb("merge", "");
+    assert_eq!(
+        (code, kind_field_rule(&out)[1..].to_vec()),
+        (2, vec!["acts_for", "same-repository"]),
+        "{out}"
+    );
+    assert!(
+        out["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(clone.join(".git").to_str().unwrap()),
+        "names the thread's repository: {out}"
+    );
+    assert_eq!(r.journal.bytes(), before, "a refusal writes nothing");
+    assert_eq!(git(&r.root, &["rev-parse", "main"]), main_before);
+}
+
 #[test]
 fn a_merge_named_by_its_ship_run_is_the_one_cairn_saw_land() {
     let r = Repo::new();

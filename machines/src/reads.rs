@@ -278,6 +278,12 @@ pub enum Fact {
         /// The thread's `rounds_seen`.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         rounds_seen: Vec<u32>,
+        /// The thread's repository, as its first PR-ready read it (the common
+        /// dir and that directory's identity on disk:
+        /// `evidence::git::repository_of`): a run acting for the thread merges
+        /// there only. None before its first PR-ready.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        repository: Option<String>,
     },
     /// A ship run's word on what it merged (`ship/<SHORT_ID>`): the repository,
     /// branch and target it was opened for, and the commit cairn saw TARGET_BRANCH

@@ -169,6 +169,7 @@ impl Machine for Saga {
                 .is_some_and(|r| t.gates.ready_for_pr.as_ref() == Some(&r.reviewed_sha)),
             reviewed: t.gates.review.as_ref().map(|r| r.reviewed_sha.clone()),
             rounds_seen: t.rounds_seen.clone(),
+            repository: t.gates.repository.clone(),
         })
     }
 

@@ -105,9 +105,14 @@ impl Machine for Ship {
     // 18: a step's owner is read with its state (`ps -o stat= -o lstart=`): a
     // zombie is gone (helper-79: a killed `ship merge` held its step in flight
     // until its parent reaped it).
-    const RULES_VERSION: u32 = 18;
-    const RETIRED_RULES: &'static [u32] =
-        &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17];
+    // 19: a run acting for a thread merges only in the thread's repository
+    // (its first PR-ready's reading, carried by the thread's read fact): a run
+    // opened in a clone merged there, and only the thread's credit refused it
+    // (helper-80).
+    const RULES_VERSION: u32 = 19;
+    const RETIRED_RULES: &'static [u32] = &[
+        1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18,
+    ];
     type State = State;
     type Command = Command;
     type Event = Event;

@@ -75,6 +75,7 @@ pub(super) fn decide_begin(
     if step == Mutation::Merge {
         failed_work_absent(guard, run, &nodes, ctx)?;
         if let Some(thread) = &run.acts_for {
+            thread_repository(guard, thread, run.repository.as_deref(), ctx)?;
             merge_turn_held(guard, thread, &run.params.branch, run.shipped.as_ref(), ctx)?;
             merges_once(guard, thread, &run.params.branch, run.shipped.as_ref(), ctx)?;
             pr_merge_confirmed(guard, thread, &run.params.target_branch, ctx)?;
@@ -160,6 +161,48 @@ pub(super) fn decide_begin(
         owner: Some(me),
         taken_from,
     }])
+}
+
+/// A run acting for a saga thread merges only in the thread's repository: the
+/// one its first PR-ready read the review fresh in, as the engine read the
+/// thread for this decision, is the one this run was opened in (the device and
+/// inode of its git dir and refs). A run opened in a clone would merge into
+/// the clone's target, which is not the thread's (ship rules 19).
+fn thread_repository(
+    guard: Guard<'_>,
+    thread: &str,
+    opened: Option<&str>,
+    ctx: &Context,
+) -> Result<(), Rejection> {
+    let thread_repository = match ctx.read(thread).and_then(|r| r.fact.as_ref()) {
+        Some(Fact::Saga { repository, .. }) => repository.as_deref(),
+        _ => None,
+    };
+    let why = match (thread_repository, opened) {
+        (Some(theirs), Some(ours)) if same_identity(theirs, ours) => return Ok(()),
+        (Some(theirs), Some(_)) => format!(
+            "the run was opened in another repository than `{thread}`'s (`{}`, where its first PR-ready read the review)",
+            theirs
+                .rsplitn(3, ' ')
+                .last()
+                .unwrap_or(theirs)
+        ),
+        (Some(_), None) => "which repository the run was opened in was not read".to_owned(),
+        (None, _) => format!("`{thread}` has not read its repository (PR-ready reads it)"),
+    };
+    Err(guard.reject(
+        "same-repository",
+        Some("acts_for"),
+        &format!("{why}: a run merges for a thread only in the thread's repository"),
+    ))
+}
+
+/// Whether a thread's repository (`<common dir> <dev:ino>…`) and a run's
+/// identity reading (`<dev:ino>` per line) name one git dir and refs on disk.
+fn same_identity(thread: &str, run: &str) -> bool {
+    let ours: Vec<&str> = run.split_whitespace().collect();
+    let theirs: Vec<&str> = thread.split(' ').collect();
+    !ours.is_empty() && theirs.len() > ours.len() && theirs[theirs.len() - ours.len()..] == ours[..]
 }
 
 /// A run acting for a saga thread merges only under the thread's merge authority:
