@@ -472,6 +472,41 @@ fn a_head_at_the_last_seq_takes_no_more_events_on_both() {
     }
 }
 
+/// A NUL byte in any text of an append is bad input on both backends (an
+/// invalid append naming the field, nothing written), where PostgreSQL's own
+/// refusal read as a damaged journal and SQLite stored what no copy to
+/// PostgreSQL could hold (helper-82).
+#[test]
+fn a_nul_byte_is_refused_alike_on_both() {
+    type Edit = fn(&mut cairn::journal::Append);
+    let cases: [(&str, Edit); 6] = [
+        ("stream", |a| a.stream.push('\0')),
+        ("event_type", |a| {
+            a.events[1].event_type = "com\0mented".into()
+        }),
+        ("payload", |a| a.events[0].payload = "{\"a\":\"\0\"}".into()),
+        ("command", |a| a.transition.command.push('\0')),
+        ("recorded_at", |a| a.recorded_at.push('\0')),
+        ("a stream read", |a| a.reads.push(("ticket/\0".into(), 0))),
+    ];
+    for b in backends() {
+        let s = b.fresh();
+        populate(&s);
+        let mut j = s.journal();
+        let before = j.read_after(0, None, 100).unwrap();
+        for (field, edit) in cases {
+            let mut a = append("ticket/a", 3, &["{}", "{}"], None);
+            edit(&mut a);
+            let e = j.append(&a).unwrap_err();
+            assert!(
+                matches!(&e, Error::InvalidAppend(m) if m.starts_with(&format!("{field} holds a NUL byte"))),
+                "{b:?} {field}: {e:?}"
+            );
+        }
+        assert_eq!(j.read_after(0, None, 100).unwrap(), before, "{b:?}");
+    }
+}
+
 /// The walk opens as many records as there are, one of them twice: a count
 /// alone would miss the record left without events; verify names it.
 #[test]

@@ -142,6 +142,53 @@ fn a_stream_at_the_last_version_takes_no_more_events() {
     assert_eq!(t.bytes(), before);
 }
 
+/// An append stores each event at the seq it hashed, even in a table rebuilt
+/// so that `seq` is an ordinary column beside the rowid (helper-82: a row left
+/// for SQLite to number stored no seq, or the column's default, and the
+/// append returned the hashed seqs).
+#[test]
+fn an_event_is_stored_at_the_seq_it_hashed_in_a_rebuilt_table() {
+    for seq in ["INT PRIMARY KEY", "INTEGER DEFAULT 9", "INTEGER"] {
+        let t = populated();
+        let conn = rusqlite::Connection::open(t.path()).unwrap();
+        tamper(
+            &conn,
+            &format!(
+                "CREATE TABLE e2 (seq {seq}, stream TEXT NOT NULL, version INTEGER NOT NULL,
+                     machine TEXT NOT NULL, event_type TEXT NOT NULL, schema_version INTEGER NOT NULL,
+                     payload TEXT NOT NULL, recorded_at TEXT NOT NULL, transition_id INTEGER NOT NULL,
+                     hash TEXT NOT NULL, UNIQUE (stream, version));
+                 INSERT INTO e2 (rowid, seq, stream, version, machine, event_type, schema_version,
+                     payload, recorded_at, transition_id, hash)
+                     SELECT seq, seq, stream, version, machine, event_type, schema_version,
+                     payload, recorded_at, transition_id, hash FROM events;
+                 DROP TABLE events; ALTER TABLE e2 RENAME TO events;"
+            ),
+        );
+        drop(conn);
+        let mut j = t.journal();
+        let r = j
+            .append(&append("ticket/b", 2, &["{}", "{}", "{}"], None))
+            .unwrap();
+        assert_eq!(
+            (r.receipt().first_seq, r.receipt().last_seq),
+            (7, 9),
+            "{seq}"
+        );
+        let conn = rusqlite::Connection::open(t.path()).unwrap();
+        let stored: Vec<Option<i64>> = conn
+            .prepare(
+                "SELECT seq FROM events WHERE stream = 'ticket/b' AND version > 2 ORDER BY version",
+            )
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(stored, [Some(7), Some(8), Some(9)], "{seq}");
+    }
+}
+
 #[test]
 fn a_batch_is_all_or_nothing() {
     let t = populated();

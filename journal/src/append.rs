@@ -182,6 +182,45 @@ fn validate(a: &Append) -> Result<(), Error> {
             ));
         }
     }
+    // PostgreSQL's text holds no NUL byte, and a journal holds the same values
+    // on either backend (a copy between them included): a NUL anywhere is
+    // refused here, on both (helper-82: PostgreSQL's own refusal read as a
+    // damaged journal).
+    let t = &a.transition;
+    let texts = [
+        ("stream", a.stream.as_str()),
+        ("machine", &a.machine),
+        ("recorded_at", &a.recorded_at),
+        ("command_name", &t.command_name),
+        ("command", &t.command),
+        ("context", &t.context),
+    ]
+    .into_iter()
+    .chain(a.idempotency.iter().flat_map(|i| {
+        [
+            ("idempotency key", i.key.as_str()),
+            ("fingerprint", &i.fingerprint),
+        ]
+    }))
+    .chain(a.events.iter().flat_map(|e| {
+        [
+            ("event_type", e.event_type.as_str()),
+            ("payload", &e.payload),
+        ]
+    }))
+    .chain(a.reads.iter().map(|(s, _)| ("a stream read", s.as_str())))
+    .chain(
+        a.scans
+            .iter()
+            .map(|(m, _)| ("a machine scanned", m.as_str())),
+    );
+    for (field, text) in texts {
+        if text.contains('\0') {
+            return Err(Error::InvalidAppend(format!(
+                "{field} holds a NUL byte, which a journal does not store (PostgreSQL's text cannot)"
+            )));
+        }
+    }
     Ok(())
 }
 
@@ -351,6 +390,14 @@ fn append_one(tx: &mut dyn AppendTx, a: &Append, head: &mut Head) -> Result<Appe
 /// about a third of one).
 const HASH_BESIDE: usize = 256;
 
+/// The hashes the second thread may run ahead of the inserts: it hashes a
+/// transition this many events at a time (68 bytes an event; a slot for every
+/// event of a 3M-event transition held 200 MB: helper-82).
+const HASH_AHEAD: usize = 8192;
+
+/// The signature of the insert `chained` hands each event's hash to.
+type Insert<'i> = dyn FnMut(usize, &str) -> Result<(), Error> + 'i;
+
 /// Hands `insert` each of `n` events' chain hashes in order, the first chained
 /// to `prev`; returns the last. From [`HASH_BESIDE`] events on, the hashes are
 /// computed on a second thread, ahead of the inserts (they need nothing the
@@ -362,28 +409,55 @@ fn chained<'e>(
     prev: &str,
     fields: &(dyn Fn(usize) -> EventFields<'e> + Sync),
     digest: &str,
-    insert: &mut dyn FnMut(usize, &str) -> Result<(), Error>,
+    insert: &mut Insert<'_>,
 ) -> Result<String, Error> {
-    let inline = |from: usize,
-                  mut prev: String,
-                  insert: &mut dyn FnMut(usize, &str) -> Result<(), Error>| {
-        for i in from..n {
-            let hash = event_hash(&prev, &fields(i), digest);
-            insert(i, hash.as_str())?;
-            hash.as_str().clone_into(&mut prev);
-        }
-        Ok(prev)
-    };
-    if n < HASH_BESIDE {
-        return inline(0, prev.to_owned(), insert);
+    let mut last = prev.to_owned();
+    let mut from = 0;
+    while from < n {
+        let to = n.min(from.saturating_add(HASH_AHEAD));
+        last = if to - from < HASH_BESIDE {
+            inline(from..to, last, fields, digest, insert)?
+        } else {
+            beside(from..to, &last, fields, digest, insert)?
+        };
+        from = to;
     }
-    let slots: Vec<OnceLock<Hex64>> = (0..n).map(|_| OnceLock::new()).collect();
+    Ok(last)
+}
+
+/// The events `range` hashed here, one after another from `prev`.
+fn inline<'e>(
+    range: std::ops::Range<usize>,
+    mut prev: String,
+    fields: &(dyn Fn(usize) -> EventFields<'e> + Sync),
+    digest: &str,
+    insert: &mut Insert<'_>,
+) -> Result<String, Error> {
+    for i in range {
+        let hash = event_hash(&prev, &fields(i), digest);
+        insert(i, hash.as_str())?;
+        hash.as_str().clone_into(&mut prev);
+    }
+    Ok(prev)
+}
+
+/// The events `range` hashed on a second thread, handed to `insert` here as
+/// each is ready (parked until then). An insert that fails tells the hasher to
+/// stop; with no second thread to be had, the range is hashed here.
+fn beside<'e>(
+    range: std::ops::Range<usize>,
+    prev: &str,
+    fields: &(dyn Fn(usize) -> EventFields<'e> + Sync),
+    digest: &str,
+    insert: &mut Insert<'_>,
+) -> Result<String, Error> {
+    let slots: Vec<OnceLock<Hex64>> = range.clone().map(|_| OnceLock::new()).collect();
     let stop = AtomicBool::new(false);
     let me = std::thread::current();
     std::thread::scope(|s| {
         let hasher = std::thread::Builder::new().spawn_scoped(s, || {
             let mut prev = prev.to_owned();
-            for (i, slot) in slots.iter().enumerate() {
+            for (i, slot) in range.clone().zip(&slots) {
                 if stop.load(Ordering::Relaxed) {
                     break;
                 }
@@ -393,13 +467,12 @@ fn chained<'e>(
                 me.unpark();
             }
         });
-        // No second thread to be had: the chain is hashed here.
         let Ok(hasher) = hasher else {
-            return inline(0, prev.to_owned(), insert);
+            return inline(range.clone(), prev.to_owned(), fields, digest, insert);
         };
         let mut last = prev;
         let mut done = Ok(());
-        for (i, slot) in slots.iter().enumerate() {
+        for (i, slot) in range.clone().zip(&slots) {
             let hash = loop {
                 if let Some(hash) = slot.get() {
                     break Some(hash);
@@ -414,7 +487,7 @@ fn chained<'e>(
             // the rest are hashed here, from the last one inserted.
             let Some(hash) = hash else {
                 let _ = hasher.join();
-                return inline(i, last.to_owned(), insert);
+                return inline(i..range.end, last.to_owned(), fields, digest, insert);
             };
             if let Err(e) = insert(i, hash.as_str()) {
                 done = Err(e);
@@ -459,11 +532,19 @@ mod tests {
         (seen, out)
     }
 
-    /// On the second thread or not, each hash is the definition's of the one
+    /// On the second thread or not, and across the stretches a long
+    /// transition is hashed in, each hash is the definition's of the one
     /// before it, handed out in order, and the last is returned.
     #[test]
     fn hashes_beside_or_inline_are_the_chain() {
-        for n in [1, HASH_BESIDE - 1, HASH_BESIDE, HASH_BESIDE + 37] {
+        for n in [
+            1,
+            HASH_BESIDE - 1,
+            HASH_BESIDE,
+            HASH_BESIDE + 37,
+            HASH_AHEAD + 10,
+            2 * HASH_AHEAD + HASH_BESIDE,
+        ] {
             let (seen, out) = run(n, None);
             let mut prev = GENESIS.to_owned();
             for (i, hash) in seen.iter().enumerate() {
@@ -480,14 +561,20 @@ mod tests {
     }
 
     /// An insert that fails stops the chain there, with its error, on the
-    /// second thread too (the scope returns; the hasher is told to stop).
+    /// second thread too (the scope returns; the hasher is told to stop), in
+    /// a later stretch of a long transition as in the first.
     #[test]
     fn a_failed_insert_stops_the_chain() {
-        for n in [10, HASH_BESIDE + 100] {
-            let (seen, out) = run(n, Some(7));
-            assert_eq!(seen.len(), 7, "{n}");
+        for (n, at) in [
+            (10, 7),
+            (HASH_BESIDE + 100, 7),
+            (HASH_AHEAD + HASH_BESIDE, HASH_AHEAD + 3),
+        ] {
+            let (seen, out) = run(n, Some(at));
+            assert_eq!(seen.len(), at, "{n}");
+            let want = format!("stop at {at}");
             assert!(
-                matches!(&out, Err(Error::InvalidAppend(m)) if m == "stop at 7"),
+                matches!(&out, Err(Error::InvalidAppend(m)) if *m == want),
                 "{n}: {out:?}"
             );
         }

@@ -11,8 +11,6 @@ use crate::Error;
 /// The event insert, and what its columns that events share hold.
 pub(super) struct EventInsert<'a> {
     stmt: CachedStatement<'a>,
-    /// Whether it names the row's seq (an import) or lets SQLite number it.
-    at_seq: bool,
     /// What `?2`, `?4`, `?5`, `?6`, `?8` and `?9` (stream, machine, event
     /// type, schema version, time, transition id) are bound to: a transition's
     /// events share most of them, so each is bound again only when it differs
@@ -67,28 +65,24 @@ impl EventInsert<'_> {
     }
 }
 
-/// One event row, at its seq ([`sql::EVENT_INSERT`], an import's) or at the
-/// next rowid ([`sql::EVENT_APPEND`]), through the statement `held` for the
-/// rows after it; `Ok(false)` when its `(stream, version)` or seq is taken.
+/// One event row at the seq it was hashed as (an append's or an import's),
+/// through the statement `held` for the rows after it; `Ok(false)` when its
+/// `(stream, version)` or seq is taken. The seq is named, never left to SQLite
+/// to number: in a table rebuilt so that `seq` is not the rowid, a row SQLite
+/// numbered stored no seq, or its default (helper-82).
 pub(super) fn row<'a>(
     held: &mut Option<EventInsert<'a>>,
     tx: &'a Transaction<'_>,
     busy: u64,
     e: &EventFields<'_>,
     hash: &str,
-    at_seq: bool,
 ) -> Result<bool, Error> {
     let insert = match held {
-        Some(held) if held.at_seq == at_seq => held,
-        _ => held.insert(EventInsert {
+        Some(held) => held,
+        None => held.insert(EventInsert {
             stmt: tx
-                .prepare_cached(if at_seq {
-                    sql::EVENT_INSERT
-                } else {
-                    sql::EVENT_APPEND
-                })
+                .prepare_cached(sql::EVENT_INSERT)
                 .map_err(|e| Error::sql(e, busy))?,
-            at_seq,
             shared: None,
         }),
     };

@@ -69,11 +69,7 @@ pub(crate) const LOG_AFTER: &str = "SELECT seq, stream, version, machine, event_
 /// Events after a sequence number, one stream (its version order is its sequence order).
 pub(crate) const LOG_STREAM_AFTER: &str = "SELECT seq, stream, version, machine, event_type, schema_version, payload, recorded_at, transition_id, hash FROM events WHERE stream = ?2 AND seq > ?1 ORDER BY version LIMIT ?3";
 
-/// One event row as an append writes it: SQLite numbers it (the next rowid,
-/// which the append checks is the `seq` it hashed; `?1` is that seq, unused
-/// here, so both inserts bind alike). Naming the rowid costs a seek per row.
-pub(crate) const EVENT_APPEND: &str = "INSERT INTO events (stream, version, machine, event_type, schema_version, payload, recorded_at, transition_id, hash) VALUES (?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
-/// One event row as an import writes it: at the source's seq.
+/// One event row, at the seq it was hashed as (an append's, or an import's source's).
 pub(crate) const EVENT_INSERT: &str = "INSERT INTO events (seq, stream, version, machine, event_type, schema_version, payload, recorded_at, transition_id, hash) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
 
 #[cfg(test)]
