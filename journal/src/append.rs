@@ -441,9 +441,13 @@ fn inline<'e>(
     Ok(prev)
 }
 
-/// The events `range` hashed on a second thread, handed to `insert` here as
-/// each is ready (parked until then). An insert that fails tells the hasher to
-/// stop; with no second thread to be had, the range is hashed here.
+/// The events `range` hashed on a second thread ahead of the inserts here.
+/// Neither thread waits for the other: a hash not ready when its row is due
+/// is computed here (from the one just inserted) and left in its slot, and
+/// the second thread takes a slot already filled as its next predecessor
+/// instead of hashing it. Every slot holds the one value the chain gives it,
+/// whoever fills it. An insert that fails stops the second thread; with no
+/// second thread to be had, the range is hashed here.
 fn beside<'e>(
     range: std::ops::Range<usize>,
     prev: &str,
@@ -453,7 +457,6 @@ fn beside<'e>(
 ) -> Result<String, Error> {
     let slots: Vec<OnceLock<Hex64>> = range.clone().map(|_| OnceLock::new()).collect();
     let stop = AtomicBool::new(false);
-    let me = std::thread::current();
     std::thread::scope(|s| {
         let hasher = std::thread::Builder::new().spawn_scoped(s, || {
             let mut prev = prev.to_owned();
@@ -461,10 +464,8 @@ fn beside<'e>(
                 if stop.load(Ordering::Relaxed) {
                     break;
                 }
-                let hash = event_hash(&prev, &fields(i), digest);
+                let hash = slot.get_or_init(|| event_hash(&prev, &fields(i), digest));
                 hash.as_str().clone_into(&mut prev);
-                let _ = slot.set(hash);
-                me.unpark();
             }
         });
         let Ok(hasher) = hasher else {
@@ -473,22 +474,7 @@ fn beside<'e>(
         let mut last = prev;
         let mut done = Ok(());
         for (i, slot) in range.clone().zip(&slots) {
-            let hash = loop {
-                if let Some(hash) = slot.get() {
-                    break Some(hash);
-                }
-                if hasher.is_finished() && slot.get().is_none() {
-                    break None;
-                }
-                std::thread::park_timeout(std::time::Duration::from_millis(1));
-            };
-            // The hasher ended before this slot (it cannot but by a panic,
-            // taken here by the join so the scope does not raise it again):
-            // the rest are hashed here, from the last one inserted.
-            let Some(hash) = hash else {
-                let _ = hasher.join();
-                return inline(i..range.end, last.to_owned(), fields, digest, insert);
-            };
+            let hash = slot.get_or_init(|| event_hash(last, &fields(i), digest));
             if let Err(e) = insert(i, hash.as_str()) {
                 done = Err(e);
                 break;
@@ -496,6 +482,9 @@ fn beside<'e>(
             last = hash.as_str();
         }
         stop.store(true, Ordering::Relaxed);
+        // Joined here, so a panic there (none is known) is not raised again
+        // by the scope: nothing here depended on it.
+        let _ = hasher.join();
         done.map(|()| last.to_owned())
     })
 }
