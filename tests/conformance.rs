@@ -507,6 +507,44 @@ fn a_nul_byte_is_refused_alike_on_both() {
     }
 }
 
+/// An event stamped with another time than its transition record, its chain
+/// hashed anew over the forgery, is named a transition mismatch on both
+/// backends: one time stamps a transition and its events (helper-82: verify
+/// called such a journal intact).
+#[test]
+fn an_event_stamped_apart_from_its_transition_is_named_on_both() {
+    for b in backends() {
+        let s = b.fresh();
+        populate(&s);
+        s.tamper("UPDATE events SET recorded_at = '2026-11-30T09:00:00Z' WHERE seq = 2");
+        let j = s.reader();
+        let mut prev = "0".repeat(64);
+        for e in j.read_after(0, None, 100).unwrap() {
+            let record = j.transition(e.transition_id).unwrap().unwrap();
+            let hash = cairn::journal::chain_hash(&prev, &e, &record);
+            s.exec(&format!(
+                "UPDATE events SET hash = '{hash}' WHERE seq = {}",
+                e.seq
+            ))
+            .unwrap();
+            prev = hash;
+        }
+        let report = s.reader().verify().unwrap();
+        let found: Vec<_> = report.problems.iter().map(|p| (p.kind, p.seq)).collect();
+        assert_eq!(
+            found,
+            [(ProblemKind::TransitionMismatch, Some(2))],
+            "{b:?}: {report:?}"
+        );
+        assert!(
+            report.problems[0]
+                .detail
+                .contains("at 2026-11-30T09:00:00Z is outside transition 1"),
+            "{b:?}: {report:?}"
+        );
+    }
+}
+
 /// The walk opens as many records as there are, one of them twice: a count
 /// alone would miss the record left without events; verify names it.
 #[test]

@@ -344,9 +344,27 @@ fn verify_names_a_changed_hash() {
 
 #[test]
 fn verify_names_a_changed_metadata_field() {
+    // A changed time breaks the chain and parts the event from its record's
+    // time (named first, since session 26).
+    let t = populated();
+    tamper(
+        &t.raw(),
+        "UPDATE events SET recorded_at = '2026-11-30T05:00:00Z' WHERE seq = 5",
+    );
+    let found: Vec<_> = t
+        .journal()
+        .verify()
+        .unwrap()
+        .problems
+        .iter()
+        .map(|p| (p.kind, p.seq))
+        .collect();
     assert_eq!(
-        first_problem("UPDATE events SET recorded_at = '2026-11-30T05:00:00Z' WHERE seq = 5"),
-        (ProblemKind::HashMismatch, Some(5))
+        found,
+        [
+            (ProblemKind::TransitionMismatch, Some(5)),
+            (ProblemKind::HashMismatch, Some(5))
+        ]
     );
     assert_eq!(
         first_problem("UPDATE events SET event_type = 'closed' WHERE seq = 1"),

@@ -17,7 +17,7 @@ pub enum ProblemKind {
     MachineChanged,
     /// An event points at a transition record that does not exist.
     MissingTransition,
-    /// An event disagrees with its transition record (stream, machine or version range).
+    /// An event disagrees with its transition record (stream, machine, version range or time).
     TransitionMismatch,
     /// A transition record has no events, or fewer than its version range says.
     TransitionIncomplete,

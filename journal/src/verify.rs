@@ -429,10 +429,13 @@ fn check_event(
         Some(t) if t.record.id == e.transition_id => {
             t.seen += 1;
             let r = &t.record;
+            // One time stamps a transition and its events (helper-82: a forged
+            // source whose events' times differed from their record's passed).
             if r.stream != e.stream
                 || r.machine != e.machine
                 || e.version < r.first_version
                 || e.version > r.last_version
+                || r.recorded_at != e.recorded_at
             {
                 problems.push(
                     ProblemKind::TransitionMismatch,
@@ -440,15 +443,17 @@ fn check_event(
                     Some(&e.stream),
                     Some(r.id),
                     format!(
-                        "event {}@{} of `{}` is outside transition {} ({}@{}..={} of `{}`)",
+                        "event {}@{} of `{}` at {} is outside transition {} ({}@{}..={} of `{}` at {})",
                         e.stream,
                         e.version,
                         e.machine,
+                        e.recorded_at,
                         r.id,
                         r.stream,
                         r.first_version,
                         r.last_version,
-                        r.machine
+                        r.machine,
+                        r.recorded_at
                     ),
                 );
             }
