@@ -148,6 +148,33 @@ fn a_ship_acting_for_a_thread_merges_only_in_the_threads_repository() {
     assert_eq!(git(&r.root, &["rev-parse", "main"]), main_before);
 }
 
+/// A run acting for a thread the journal does not hold is refused at the
+/// merge as having no merge turn (the thread is named as absent), before git
+/// runs and writing nothing: the repository check after it never speaks for
+/// a thread that is not there.
+#[test]
+fn a_ship_acting_for_a_thread_not_in_the_journal_is_refused_its_turn() {
+    let r = Repo::new();
+    r.to_merge_ready_with(&["--for", "saga/issue-42"]);
+    let main_before = git(&r.root, &["rev-parse", "main"]);
+    let before = r.journal.bytes();
+    let (code, out) = r.verb("merge", "");
+    assert_eq!(
+        (code, kind_field_rule(&out)[1..].to_vec()),
+        (2, vec!["acts_for", "merge-turn-held"]),
+        "{out}"
+    );
+    assert!(
+        out["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("it is not in the journal"),
+        "{out}"
+    );
+    assert_eq!(r.journal.bytes(), before, "a refusal writes nothing");
+    assert_eq!(git(&r.root, &["rev-parse", "main"]), main_before);
+}
+
 #[test]
 fn a_merge_named_by_its_ship_run_is_the_one_cairn_saw_land() {
     let r = Repo::new();

@@ -75,8 +75,10 @@ pub(super) fn decide_begin(
     if step == Mutation::Merge {
         failed_work_absent(guard, run, &nodes, ctx)?;
         if let Some(thread) = &run.acts_for {
-            thread_repository(guard, thread, run.repository.as_deref(), ctx)?;
+            // The turn first: a thread not in the journal, or with no turn,
+            // is named as such, not as a repository it never read.
             merge_turn_held(guard, thread, &run.params.branch, run.shipped.as_ref(), ctx)?;
+            thread_repository(guard, thread, run.repository.as_deref(), ctx)?;
             merges_once(guard, thread, &run.params.branch, run.shipped.as_ref(), ctx)?;
             pr_merge_confirmed(guard, thread, &run.params.target_branch, ctx)?;
         }
