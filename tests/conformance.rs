@@ -479,15 +479,33 @@ fn a_head_at_the_last_seq_takes_no_more_events_on_both() {
 #[test]
 fn a_nul_byte_is_refused_alike_on_both() {
     type Edit = fn(&mut cairn::journal::Append);
-    let cases: [(&str, Edit); 6] = [
+    let cases: [(&str, Edit); 12] = [
         ("stream", |a| a.stream.push('\0')),
+        ("machine", |a| a.machine.push('\0')),
+        ("recorded_at", |a| a.recorded_at.push('\0')),
+        ("command_name", |a| a.transition.command_name.push('\0')),
+        ("command", |a| a.transition.command.push('\0')),
+        ("context", |a| a.transition.context.push('\0')),
+        ("idempotency key", |a| {
+            a.idempotency = Some(cairn::journal::Idempotency {
+                key: "k\0".into(),
+                fingerprint: "f".into(),
+            })
+        }),
+        ("fingerprint", |a| {
+            a.idempotency = Some(cairn::journal::Idempotency {
+                key: "k".into(),
+                fingerprint: "\0f".into(),
+            })
+        }),
         ("event_type", |a| {
             a.events[1].event_type = "com\0mented".into()
         }),
         ("payload", |a| a.events[0].payload = "{\"a\":\"\0\"}".into()),
-        ("command", |a| a.transition.command.push('\0')),
-        ("recorded_at", |a| a.recorded_at.push('\0')),
         ("a stream read", |a| a.reads.push(("ticket/\0".into(), 0))),
+        ("a machine scanned", |a| {
+            a.scans.push(("tick\0et".into(), 0))
+        }),
     ];
     for b in backends() {
         let s = b.fresh();
@@ -504,6 +522,15 @@ fn a_nul_byte_is_refused_alike_on_both() {
             );
         }
         assert_eq!(j.read_after(0, None, 100).unwrap(), before, "{b:?}");
+        // The JSON escape of a NUL is text without one: stored as written.
+        let escaped = "{\"a\":\"\\u0000\"}";
+        j.append(&append("ticket/a", 3, &[escaped], None)).unwrap();
+        let stored = j.read_stream("ticket/a", None).unwrap();
+        assert_eq!(
+            stored.last().map(|e| e.payload.as_str()),
+            Some(escaped),
+            "{b:?}"
+        );
     }
 }
 
