@@ -38,13 +38,7 @@ impl Hasher {
     }
     /// The digest as lowercase hex in place, allocating nothing.
     pub(crate) fn hex64(self) -> Hex64 {
-        const DIGITS: &[u8; 16] = b"0123456789abcdef";
-        let mut out = [0u8; 64];
-        for (pair, b) in out.chunks_exact_mut(2).zip(self.0.finalize()) {
-            pair[0] = DIGITS[usize::from(b >> 4)];
-            pair[1] = DIGITS[usize::from(b & 0x0f)];
-        }
-        Hex64(out)
+        Hex64::of(&self.0.finalize().into())
     }
 }
 
@@ -53,6 +47,18 @@ impl Hasher {
 pub(crate) struct Hex64([u8; 64]);
 
 impl Hex64 {
+    /// Lowercase hex, as `hex::encode` spells it, without its char-by-char
+    /// collection (a tenth of a verify's time went to that: one hash per event).
+    fn of(digest: &[u8; 32]) -> Self {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut out = [0u8; 64];
+        for (pair, b) in out.chunks_exact_mut(2).zip(digest) {
+            pair[0] = DIGITS[usize::from(b >> 4)];
+            pair[1] = DIGITS[usize::from(b & 0x0f)];
+        }
+        Hex64(out)
+    }
+
     pub(crate) fn as_str(&self) -> &str {
         // Only `hex64` makes one, of hex digits: always ASCII.
         std::str::from_utf8(&self.0).unwrap_or_default()
@@ -63,18 +69,6 @@ impl std::fmt::Debug for Hex64 {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
-}
-
-/// Lowercase hex, as `hex::encode` spells it, without its char-by-char
-/// collection (a tenth of a verify's time went to that: one hash per event).
-fn to_hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        out.push(char::from(DIGITS[usize::from(b >> 4)]));
-        out.push(char::from(DIGITS[usize::from(b & 0x0f)]));
-    }
-    out
 }
 
 /// The columns of a transition record that its digest covers.
@@ -141,7 +135,7 @@ pub(crate) fn event_hash(prev: &str, e: &EventFields<'_>, transition_digest: &st
 
 /// SHA-256 of a byte string, hex.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    to_hex(&Sha256::digest(bytes))
+    Hex64::of(&Sha256::digest(bytes).into()).as_str().to_owned()
 }
 
 /// The digest of a stored transition record.
@@ -197,8 +191,16 @@ pub fn chain_hash(
 mod tests {
     proptest::proptest! {
         #[test]
-        fn to_hex_spells_as_the_hex_crate(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..80)) {
-            proptest::prop_assert_eq!(super::to_hex(&bytes), hex::encode(&bytes));
+        fn hex_spells_as_the_hex_crate(digest in proptest::array::uniform32(proptest::num::u8::ANY)) {
+            let spelled = super::Hex64::of(&digest);
+            proptest::prop_assert_eq!(spelled.as_str(), hex::encode(digest));
+        }
+
+        /// Any bytes' SHA-256, spelled as the hex crate spells it.
+        #[test]
+        fn sha256_hex_is_the_digest_spelled(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..80)) {
+            use sha2::Digest;
+            proptest::prop_assert_eq!(super::sha256_hex(&bytes), hex::encode(sha2::Sha256::digest(&bytes)));
         }
 
         /// The in-place spelling of a digest is the hex crate's too.
