@@ -442,10 +442,11 @@ fn inline<'e>(
 }
 
 /// The events `range` hashed on a second thread ahead of the inserts here.
-/// Neither thread waits for the other: a hash not ready when its row is due
-/// is computed here (from the one just inserted) and left in its slot, and
-/// the second thread takes a slot already filled as its next predecessor
-/// instead of hashing it. Every slot holds the one value the chain gives it,
+/// Neither thread waits for the other, but for the one hash both may reach
+/// at once (the slot's lock holds the second until the first has it): a hash
+/// not ready when its row is due is computed here (from the one just
+/// inserted) and left in its slot, and the second thread takes a slot already
+/// filled as its next predecessor instead of hashing it. Every slot holds the one value the chain gives it,
 /// whoever fills it. An insert that fails stops the second thread; with no
 /// second thread to be had, the range is hashed here.
 fn beside<'e>(
