@@ -745,6 +745,121 @@ fn an_index_rewritten_to_tell_another_history_is_caught() {
     assert!(a.map(|a| !a.ok).unwrap_or(true));
 }
 
+/// One transition of one event on `stream`, after `version`.
+fn one_event(stream: &str, version: u64) -> cairn::journal::Append {
+    cairn::journal::Append {
+        stream: stream.into(),
+        machine: "ticket".into(),
+        expected_version: version,
+        events: vec![cairn::journal::NewEvent {
+            event_type: "commented".into(),
+            schema_version: 1,
+            payload: format!("{{\"n\":{version}}}"),
+        }],
+        transition: cairn::journal::TransitionRecord {
+            command_name: "comment".into(),
+            command: "{}".into(),
+            context: "{}".into(),
+            rules_version: 1,
+        },
+        idempotency: None,
+        recorded_at: "2026-12-05T00:00:00Z".into(),
+        reads: Vec::new(),
+        scans: Vec::new(),
+    }
+}
+
+/// A journal of `n` one-event transitions on `ticket/long`.
+fn long_journal(path: &Path, n: u64) {
+    let batch: Vec<_> = (0..n).map(|v| one_event("ticket/long", v)).collect();
+    Journal::open(path, &Options::default())
+        .unwrap()
+        .append_batch(&batch)
+        .unwrap();
+}
+
+/// Points the events' `(stream, version)` index at a shadow index that lacks
+/// `ticket/long`'s versions past 2,500: no row changes.
+fn swap_in_a_short_index(path: &Path) {
+    let c = rusqlite::Connection::open(path).unwrap();
+    c.execute_batch(
+        "CREATE TABLE shadow (stream TEXT, version INTEGER);
+         CREATE INDEX shadow_idx ON shadow (stream, version);
+         INSERT INTO shadow (rowid, stream, version)
+             SELECT seq, stream, version FROM events WHERE version <= 2500;",
+    )
+    .unwrap();
+    let root: i64 = c
+        .query_row(
+            "SELECT rootpage FROM sqlite_schema WHERE name = 'shadow_idx'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    c.execute_batch("PRAGMA writable_schema=ON;").unwrap();
+    c.execute(
+        "UPDATE sqlite_schema SET rootpage = ?1 WHERE name = 'sqlite_autoindex_events_1'",
+        [root],
+    )
+    .unwrap();
+    c.execute_batch("PRAGMA writable_schema=OFF;").unwrap();
+}
+
+/// A journal longer than verify's first page has its structure checked beside
+/// the walk, in the walk's snapshot (`sqlite/beside.rs`): an index swapped to
+/// tell a shorter history is named as damage whether the WAL holds frames (a
+/// connection keeps it) or none (every connection closed), and an intact one of
+/// the same length verifies intact while a writer appends beside it.
+#[test]
+fn a_long_journal_has_its_structure_checked_beside_the_walk() {
+    for frames in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("j.db");
+        long_journal(&p, 3000);
+        let hold = frames.then(|| {
+            let c = rusqlite::Connection::open(&p).unwrap();
+            c.execute_batch("PRAGMA wal_autocheckpoint=0").unwrap();
+            c
+        });
+        swap_in_a_short_index(&p);
+        let r = Journal::open_read_only(&p, &Options::default())
+            .unwrap()
+            .verify()
+            .unwrap();
+        assert!(!r.ok, "frames {frames}: {r:?}");
+        assert!(
+            r.problems
+                .iter()
+                .any(|p| p.kind == ProblemKind::Damaged && p.detail.contains("integrity_check")),
+            "frames {frames}: {:?}",
+            r.problems
+        );
+        drop(hold);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("j.db");
+    long_journal(&p, 3000);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut j = Journal::open(&p, &Options::default()).unwrap();
+            let mut v = j.stream_version("ticket/other").unwrap();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                j.append(&one_event("ticket/other", v)).unwrap();
+                v += 1;
+            }
+        });
+        for _ in 0..3 {
+            let r = Journal::open_read_only(&p, &Options::default())
+                .unwrap()
+                .verify()
+                .unwrap();
+            assert!(r.ok && r.problems.is_empty(), "{r:?}");
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+}
+
 #[test]
 fn a_write_ahead_log_on_read_only_media_is_read_not_dropped() {
     // Found by a hostile review: with the -wal but no -shm on read-only media, an

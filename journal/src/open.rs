@@ -231,7 +231,8 @@ impl Journal {
     /// `sqlite/same.rs`); its answer is [`Journal::finish_integrity`]'s. It reads
     /// a snapshot of its own, as [`Journal::integrity_problems`] does: for a
     /// caller that reads no one snapshot (the audit), not for a check that must
-    /// judge the rows a transaction read (`verify` checks in its own).
+    /// judge the rows a transaction read (`verify` starts its own check, in its
+    /// walk's snapshot).
     pub fn start_integrity(&self, limit: u32) -> PendingIntegrity {
         PendingIntegrity {
             limit,

@@ -252,6 +252,9 @@ pub(crate) trait Snapshot {
     fn orphan_transitions(&mut self) -> Result<Vec<(i64, String)>, Error>;
     fn transition_total(&mut self) -> Result<i64, Error>;
     fn hash_at(&mut self, seq: i64) -> Result<Option<String>, Error>;
+    /// Starts [`Snapshot::integrity_problems`] beside the caller, reading this
+    /// snapshot, where the store can; that call then answers with its lines.
+    fn start_integrity(&mut self, _limit: u32) {}
     /// The database's own structural check (as [`Store::integrity_problems`]).
     fn integrity_problems(&mut self, limit: u32) -> Result<Vec<String>, Error>;
 }

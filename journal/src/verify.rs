@@ -225,12 +225,13 @@ fn walk(
         events: &mut events,
     };
 
-    // A journal of more than one page is checked on other threads, a page
-    // behind the reading; a smaller one (or where no thread can be started) on
-    // this thread.
+    // A journal of more than one page is checked on other threads, a page behind
+    // the reading, and its structure beside, in this snapshot where the store can;
+    // a smaller one (or where no thread can be started) on this thread.
     let mut reader = Reader::new(GENESIS, PAGE);
     let mut page = reader.read(snap)?;
     let threaded = page.full && page.damaged.is_none();
+    threaded.then(|| snap.start_integrity(INTEGRITY_LINES));
     let damaged = std::thread::scope(|scope| -> Result<bool, Error> {
         let checker = if threaded {
             Checker::start(scope)
@@ -284,8 +285,7 @@ fn walk(
         );
     }
     // The rows were walked by `seq`; readers find a stream's events through its
-    // indexes. The database's structural check (SQLite's `integrity_check`) makes
-    // sure both tell the same history.
+    // indexes. The structural check makes sure both tell the same history.
     let structural = snap.integrity_problems(INTEGRITY_LINES)?;
     let transitions = snap.transition_total()?;
     // Distinct records, each with events, as many as there are records: none

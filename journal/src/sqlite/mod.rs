@@ -4,6 +4,7 @@
 //! and the private read copy in `file.rs`.
 
 mod ahead;
+mod beside;
 mod file;
 mod insert;
 mod packed;
@@ -375,59 +376,6 @@ impl SqliteStore {
     /// at most `limit`; empty when the file is sound.
     pub(crate) fn integrity_problems(&self, limit: u32) -> Result<Vec<String>, Error> {
         integrity_lines(&self.conn, limit).map_err(|e| Error::sql(e, self.busy_ms))
-    }
-
-    /// [`SqliteStore::integrity_problems`] on a second, read-only connection and
-    /// a thread of its own, beside the caller's work (the audit's: it reads no
-    /// one snapshot; `verify` checks in its walk's transaction): `integrity_check`
-    /// reads every page and looks every row up in its indexes (1.3–1.5 s of a
-    /// 1M-event journal) and needs nothing from the caller. `None` — the caller checks on
-    /// its own connection — unless [`same::same_file`] proves the second
-    /// connection reads this one's file and WAL bytes (a file renamed over the
-    /// journal between the two opens was checked instead: helper-47), or when no
-    /// thread starts. The check reads in its own transaction, so it may see rows
-    /// committed after the caller's snapshot; it judges the file's structure,
-    /// which appended rows do not change.
-    pub(crate) fn integrity_beside(&self, limit: u32) -> Option<crate::store::IntegrityThread> {
-        // Only a file SQLite reads in place in WAL mode has a WAL index to
-        // prove by (asking another file for one creates its `-shm`: a reader
-        // must create nothing).
-        if !matches!(self.access, Access::ReadWrite | Access::ReadOnly) || !wal_mode(&self.conn) {
-            return None;
-        }
-        let options = Options {
-            busy_timeout: std::time::Duration::from_millis(self.busy_ms),
-            ..Options::default()
-        };
-        let second = Self::open_read_only(&self.path, &options).ok()?;
-        if second.access != Access::ReadOnly
-            || !wal_mode(&second.conn)
-            || !same::same_file(&self.conn, &second.conn)
-        {
-            return None;
-        }
-        // Stopped through SQLite's progress handler, which the check consults
-        // as it goes: `sqlite3_interrupt` before the check's statement starts is
-        // cleared by its start (helper-61: the audit then waited for the whole
-        // check), a flag is not.
-        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let stopped = std::sync::Arc::clone(&stop);
-        let mut second = second;
-        second
-            .conn
-            .progress_handler(
-                1000,
-                Some(move || stopped.load(std::sync::atomic::Ordering::Relaxed)),
-            )
-            .ok()?;
-        let handle = std::thread::Builder::new()
-            .name("cairn-integrity".into())
-            .spawn(move || second.integrity_problems(limit).map_err(|e| e.to_string()))
-            .ok()?;
-        Some(crate::store::IntegrityThread {
-            handle,
-            stop: Box::new(move || stop.store(true, std::sync::atomic::Ordering::Relaxed)),
-        })
     }
 
     /// The file's permission bits when they let group or others in.

@@ -1,9 +1,8 @@
 //! Whether two connections of this process read one journal: the proof that lets
 //! SQLite's structural check run on a second connection, on another core, beside
-//! the audit's re-decisions. (Not beside `verify`'s walk: the walk reads one
-//! snapshot, and a second connection begins its own, which a WAL-index header
-//! rewritten in between makes an older one: helper-59. The audit reads no one
-//! snapshot; its check was always a transaction of its own.)
+//! the audit's re-decisions and `verify`'s walk (`beside.rs`: the walk's check
+//! reads the walk's own snapshot, since a transaction of its own, after a
+//! WAL-index header rewritten in between, was an older one: helper-59).
 //!
 //! A second connection opens the file again by name, and a file renamed over the
 //! journal in between would be checked instead (helper-47). A name proves
@@ -59,6 +58,30 @@ pub(super) fn same_file(a: &Connection, b: &Connection) -> bool {
 
 #[cfg(not(unix))]
 pub(super) fn same_file(_: &Connection, _: &Connection) -> bool {
+    false
+}
+
+/// Whether `conn`'s WAL file holds no frame: it is shorter than its header and
+/// the smallest frame (512 bytes of page and 24 of frame header). What any
+/// connection reads of the journal is then the database file alone.
+#[cfg(all(unix, cairn_wal_snapshot))]
+pub(super) fn wal_holds_no_frame(conn: &Connection) -> bool {
+    // SAFETY: as in `same_file`; the WAL's file object lives as long as the
+    // connection, and its size is asked through its own methods.
+    unsafe {
+        let Some(wal) = file(conn, ffi::SQLITE_FCNTL_JOURNAL_POINTER) else {
+            return false;
+        };
+        let Some(size) = (*(*wal).pMethods).xFileSize else {
+            return false;
+        };
+        let mut n: ffi::sqlite3_int64 = 0;
+        size(wal, &mut n) == ffi::SQLITE_OK && n < 32 + 24 + 512
+    }
+}
+
+#[cfg(all(not(unix), cairn_wal_snapshot))]
+pub(super) fn wal_holds_no_frame(_: &Connection) -> bool {
     false
 }
 

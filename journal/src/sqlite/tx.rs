@@ -227,6 +227,9 @@ pub(super) struct Snap<'a> {
     pub(super) signatures: Ahead<SignatureRow>,
     /// The signing keys' public halves by id, as signatures name them.
     pub(super) keys: HashMap<i64, Option<String>>,
+    /// The structural check started beside the walk, in its snapshot, and its
+    /// line limit (`sqlite/beside.rs`: stopped and waited for when dropped).
+    pub(super) beside: Option<(u32, crate::store::IntegrityThread)>,
 }
 
 impl<'a> Snap<'a> {
@@ -237,6 +240,7 @@ impl<'a> Snap<'a> {
             transitions: Ahead::new(),
             signatures: Ahead::new(),
             keys: HashMap::new(),
+            beside: None,
         }
     }
 }
@@ -487,14 +491,24 @@ impl Snapshot for Snap<'_> {
             .map_err(s.sql_err())
     }
 
+    #[cfg(cairn_wal_snapshot)]
+    fn start_integrity(&mut self, limit: u32) {
+        if self.beside.is_none() {
+            self.beside = self.store.integrity_at_snapshot(limit).map(|c| (limit, c));
+        }
+    }
+
     fn integrity_problems(&mut self, limit: u32) -> Result<Vec<String>, Error> {
-        // On the walk's own connection and in its read transaction: the same
-        // file and the same rows the walk read. A second connection opened the
-        // file again by name, and a file renamed over it in between was checked
-        // instead (helper-47); one proven to hold the same files
-        // (`SqliteStore::integrity_beside`) still began its own transaction, and
-        // a WAL-index header rewritten in between made it read an older
-        // snapshot, without the walk's damaged frames (helper-59).
+        // The check started beside the walk read the walk's snapshot; where
+        // none started or it failed, on the walk's own connection and in its
+        // read transaction: the same file and the same rows the walk read (a
+        // second connection in a transaction of its own read an older
+        // snapshot after a WAL-index header was rewritten: helper-59).
+        if let Some((lines, check)) = self.beside.take() {
+            if let (true, Ok(Ok(found))) = (lines == limit, check.handle.join()) {
+                return Ok(found);
+            }
+        }
         self.store.integrity_problems(limit)
     }
 }
