@@ -424,3 +424,53 @@ fn a_signed_walk_of_many_pages_finds_each_forged_signature() {
         assert_eq!(r.signing.signed, 1497, "{b:?}");
     }
 }
+
+/// An insert a foreign trigger aborts (SQLite's `RAISE(ABORT)`, which it
+/// reports as a constraint failing; PostgreSQL's `RAISE EXCEPTION`) is the
+/// journal keeping the row: `Damaged`, nothing written, on every table an
+/// append writes. It is not a version conflict (helper-83 F2: on SQLite it read
+/// as another writer having moved the stream, so a caller would re-read and
+/// retry against a journal that refuses every row). A real conflict still is one.
+#[test]
+fn an_insert_a_trigger_aborts_is_damage_not_a_conflict_on_both() {
+    for b in backends() {
+        for table in ["events", "transitions", "signatures"] {
+            let s = b.fresh();
+            populate_signed(&s);
+            s.exec(&match b {
+                Backend::Sqlite => format!(
+                    "CREATE TRIGGER abort_it BEFORE INSERT ON {table} \
+                     BEGIN SELECT RAISE(ABORT, 'not today'); END;"
+                ),
+                Backend::Postgres => format!(
+                    "CREATE FUNCTION abort_it() RETURNS trigger LANGUAGE plpgsql \
+                     AS $$ BEGIN RAISE EXCEPTION 'not today'; END $$; \
+                     CREATE TRIGGER abort_it BEFORE INSERT ON {table} \
+                     FOR EACH ROW EXECUTE FUNCTION abort_it();"
+                ),
+            })
+            .unwrap();
+            let head = s.reader().head().unwrap();
+            let bytes = (b == Backend::Sqlite).then(|| s.temp.bytes());
+            let mut j = Journal::open(&s.db(), &signed()).unwrap();
+            match j.append(&append("ticket/a", 3, &["{\"a\":4}"], None)) {
+                Err(Error::Damaged { detail }) => {
+                    assert!(detail.contains("did not store"), "{b:?} {table}: {detail}")
+                }
+                other => panic!("{b:?} {table}: expected damage, got {other:?}"),
+            }
+            assert!(
+                matches!(
+                    j.append(&append("ticket/a", 2, &["{\"a\":4}"], None)),
+                    Err(Error::Conflict { .. })
+                ),
+                "{b:?} {table}: a moved version is a conflict still"
+            );
+            drop(j);
+            assert_eq!(s.reader().head().unwrap(), head, "{b:?} {table}");
+            if let Some(bytes) = bytes {
+                assert_eq!(s.temp.bytes(), bytes, "{table}: nothing written");
+            }
+        }
+    }
+}

@@ -187,6 +187,22 @@ impl Error {
                     }
                 }
                 rusqlite::ErrorCode::ReadOnly => return Error::ReadOnly,
+                // A constraint other than a taken key (a trigger's
+                // `RAISE(ABORT)`, a rebuilt table's CHECK or NOT NULL) kept a
+                // row cairn wrote: not a version conflict (helper-83 F2).
+                rusqlite::ErrorCode::ConstraintViolation
+                    if !matches!(
+                        f.extended_code,
+                        rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+                            | rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
+                    ) =>
+                {
+                    return Error::Damaged {
+                        detail: format!(
+                            "the journal did not store a row: a rule, trigger or policy on its tables kept it ({e})"
+                        ),
+                    }
+                }
                 rusqlite::ErrorCode::SystemIoFailure => {
                     return Error::StorageIo {
                         extended_code: f.extended_code,

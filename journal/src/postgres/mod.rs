@@ -416,6 +416,19 @@ pub(crate) fn map_error(e: postgres::Error, busy_ms: u64, location: &str) -> Err
                 ),
             };
         }
+        // A constraint other than a taken key, or a trigger raising (none of
+        // cairn's fires on an insert), kept a row cairn wrote: not a version
+        // conflict (helper-83 F2).
+        if (code.code().starts_with("23") && *code != SqlState::UNIQUE_VIOLATION)
+            || *code == SqlState::RAISE_EXCEPTION
+        {
+            return Error::Damaged {
+                detail: format!(
+                    "the journal did not store a row: a rule, trigger or policy on its tables kept it ({})",
+                    reason(&e)
+                ),
+            };
+        }
         // A stored byte that is not text in the connection's encoding (written
         // into an `SQL_ASCII` database by hand): damage, as SQLite's is.
         if *code == SqlState::CHARACTER_NOT_IN_REPERTOIRE

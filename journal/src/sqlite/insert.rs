@@ -1,7 +1,7 @@
 //! One event row's insert, held through a write transaction: a statement
 //! looked up once, and the columns a transition's events share bound once.
 
-use rusqlite::{CachedStatement, Transaction};
+use rusqlite::{ffi, CachedStatement, Transaction};
 
 use super::sql;
 use crate::hash::EventFields;
@@ -67,7 +67,7 @@ impl EventInsert<'_> {
 
 /// One event row at the seq it was hashed as (an append's or an import's),
 /// through the statement `held` for the rows after it; `Ok(false)` when its
-/// `(stream, version)` or seq is taken. The seq is named, never left to SQLite
+/// `(stream, version)` or seq is taken (a unique or primary key). The seq is named, never left to SQLite
 /// to number: in a table rebuilt so that `seq` is not the rowid, a row SQLite
 /// numbered stored no seq, or its default (helper-82).
 pub(super) fn row<'a>(
@@ -90,7 +90,10 @@ pub(super) fn row<'a>(
         Ok(1) => Ok(true),
         Ok(_) => Err(kept("an event")),
         Err(rusqlite::Error::SqliteFailure(f, _))
-            if f.code == rusqlite::ErrorCode::ConstraintViolation =>
+            if matches!(
+                f.extended_code,
+                ffi::SQLITE_CONSTRAINT_UNIQUE | ffi::SQLITE_CONSTRAINT_PRIMARYKEY
+            ) =>
         {
             Ok(false)
         }
