@@ -534,6 +534,47 @@ fn a_nul_byte_is_refused_alike_on_both() {
     }
 }
 
+/// A read by a name holding a NUL answers what a read by a name the journal
+/// lacks answers, on both backends: no such name can be stored (an append
+/// refuses it), and PostgreSQL's own refusal of the parameter read as a
+/// damaged journal where SQLite answered none (helper-83 F1).
+#[test]
+fn a_read_by_a_name_with_a_nul_finds_nothing_on_both() {
+    for b in backends() {
+        let s = b.fresh();
+        populate_signed(&s);
+        let j = s.reader();
+        for name in ["ticket/a\0", "ticket/\0a", "\0"] {
+            let at = format!("{b:?} {name:?}");
+            assert_eq!(j.stream_version(name).unwrap(), 0, "{at}");
+            assert_eq!(j.machine_tip(name).unwrap(), 0, "{at}");
+            assert!(j.machine_streams(name).unwrap().is_empty(), "{at}");
+            assert_eq!(j.stream_machine(name).unwrap(), None, "{at}");
+            assert!(j.read_stream(name, None).unwrap().is_empty(), "{at}");
+            let mut replayed = 0;
+            j.replay_stream(name, i64::MAX, &mut |_| {
+                replayed += 1;
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(replayed, 0, "{at}");
+            assert!(j.read_after(0, Some(name), 10).unwrap().is_empty(), "{at}");
+            assert_eq!(j.transition_at(name, 1).unwrap(), None, "{at}");
+            assert!(j.transitions(name).unwrap().is_empty(), "{at}");
+            assert!(j.transitions_from(name, 0, 10).unwrap().is_empty(), "{at}");
+            assert_eq!(j.transition_count(name).unwrap(), 0, "{at}");
+            assert!(j.transition_by_key(name, "k").unwrap().is_none(), "{at}");
+            assert!(
+                j.transition_by_key("ticket/a", name).unwrap().is_none(),
+                "{at}"
+            );
+        }
+        // The names without the NUL are there: the reads above asked the journal.
+        assert_eq!(j.stream_version("ticket/a").unwrap(), 3, "{b:?}");
+        assert_eq!(j.machine_streams("ticket").unwrap().len(), 3, "{b:?}");
+    }
+}
+
 /// An event stamped with another time than its transition record, its chain
 /// hashed anew over the forgery, is named a transition mismatch on both
 /// backends: one time stamps a transition and its events (helper-82: verify

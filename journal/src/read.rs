@@ -68,20 +68,22 @@ pub struct StreamInfo {
 impl Journal {
     /// The stream's current version (0 when it has no events).
     pub fn stream_version(&self, stream: &str) -> Result<u64, Error> {
-        self.store.stream_version(stream)
+        absent(&[stream], 0, || self.store.stream_version(stream))
     }
 
     /// The id of the last transition recorded on any stream of `machine` (0:
     /// none): a decision that read every stream of a machine requires it
     /// unchanged at its append ([`Append::scans`](crate::Append::scans)).
     pub fn machine_tip(&self, machine: &str) -> Result<i64, Error> {
-        self.store.machine_tip(machine)
+        absent(&[machine], 0, || self.store.machine_tip(machine))
     }
 
     /// Every stream of `machine` (named `machine/…`), in name order: one index
     /// seek per stream, whatever the journal holds besides.
     pub fn machine_streams(&self, machine: &str) -> Result<Vec<String>, Error> {
-        self.store.machine_streams(machine)
+        absent(&[machine], Vec::new(), || {
+            self.store.machine_streams(machine)
+        })
     }
 
     /// Every stream's name, in name order: one index seek per stream, never a
@@ -93,7 +95,7 @@ impl Journal {
 
     /// The machine that owns a stream, if the stream exists.
     pub fn stream_machine(&self, stream: &str) -> Result<Option<String>, Error> {
-        self.store.stream_machine(stream)
+        absent(&[stream], None, || self.store.stream_machine(stream))
     }
 
     /// A stream's events in version order, up to and including `up_to` when given.
@@ -115,7 +117,7 @@ impl Journal {
         up_to: i64,
         f: &mut dyn FnMut(StoredEvent) -> Result<(), Error>,
     ) -> Result<(), Error> {
-        self.store.scan_stream(stream, up_to, f)
+        absent(&[stream], (), || self.store.scan_stream(stream, up_to, f))
     }
 
     /// The replay path: a stream's events in version order, up to version `up_to`,
@@ -130,6 +132,9 @@ impl Journal {
         up_to: i64,
         f: &mut dyn FnMut(ReplayRow<'_>) -> Result<(), Error>,
     ) -> Result<(), Error> {
+        if stream.contains('\0') {
+            return Ok(());
+        }
         let mut last = 0u64;
         self.store.replay_stream(stream, up_to, &mut |r| {
             if Some(r.version) != last.checked_add(1) {
@@ -153,7 +158,10 @@ impl Journal {
         stream: Option<&str>,
         limit: u64,
     ) -> Result<Vec<StoredEvent>, Error> {
-        self.store.read_after(after, stream, int(limit, "limit")?)
+        let limit = int(limit, "limit")?;
+        absent(stream.as_slice(), Vec::new(), || {
+            self.store.read_after(after, stream, limit)
+        })
     }
 
     /// The transition that covers `version` of `stream`: `(id, first_version,
@@ -164,11 +172,11 @@ impl Journal {
         version: u64,
     ) -> Result<Option<(i64, u64, u64)>, Error> {
         let v = int(version, "version")?;
-        Ok(self
-            .store
-            .transition_at(stream, v)?
-            .filter(|(_, _, last)| *last >= v)
-            .map(|(id, first, last)| (id, first.max(0) as u64, last.max(0) as u64)))
+        Ok(
+            absent(&[stream], None, || self.store.transition_at(stream, v))?
+                .filter(|(_, _, last)| *last >= v)
+                .map(|(id, first, last)| (id, first.max(0) as u64, last.max(0) as u64)),
+        )
     }
 
     /// One transition record by id, with the events it produced (in version
@@ -188,7 +196,7 @@ impl Journal {
 
     /// A stream's transition records in order.
     pub fn transitions(&self, stream: &str) -> Result<Vec<StoredTransition>, Error> {
-        self.store.transitions(stream)
+        absent(&[stream], Vec::new(), || self.store.transitions(stream))
     }
 
     /// A page of a stream's transition records: up to `limit` of those whose
@@ -202,8 +210,10 @@ impl Journal {
         after: u64,
         limit: u64,
     ) -> Result<Vec<StoredTransition>, Error> {
-        self.store
-            .transitions_from(stream, int(after, "version")?, int(limit, "limit")?)
+        let (after, limit) = (int(after, "version")?, int(limit, "limit")?);
+        absent(&[stream], Vec::new(), || {
+            self.store.transitions_from(stream, after, limit)
+        })
     }
 
     /// One transition record by id.
@@ -213,7 +223,7 @@ impl Journal {
 
     /// How many transition records a stream has.
     pub fn transition_count(&self, stream: &str) -> Result<u64, Error> {
-        self.store.transition_count(stream)
+        absent(&[stream], 0, || self.store.transition_count(stream))
     }
 
     /// The transition recorded under an idempotency key on a stream.
@@ -222,7 +232,9 @@ impl Journal {
         stream: &str,
         key: &str,
     ) -> Result<Option<StoredTransition>, Error> {
-        self.store.transition_by_key(stream, key)
+        absent(&[stream, key], None, || {
+            self.store.transition_by_key(stream, key)
+        })
     }
 
     /// Every stream with its machine and version, by name.
@@ -234,6 +246,18 @@ impl Journal {
     /// keep outside the journal to detect truncation later.
     pub fn head(&self) -> Result<Option<(i64, String)>, Error> {
         self.store.head()
+    }
+}
+
+/// `read()`'s answer, or `none` when a name it is asked by holds a NUL: no such
+/// name is in a journal (an append refuses one on both backends), and
+/// PostgreSQL cannot even be asked by one (a NUL is not text to it: its refusal
+/// read as a damaged journal, where SQLite answered none; helper-83).
+fn absent<T>(names: &[&str], none: T, read: impl FnOnce() -> Result<T, Error>) -> Result<T, Error> {
+    if names.iter().any(|n| n.contains('\0')) {
+        Ok(none)
+    } else {
+        read()
     }
 }
 
