@@ -155,33 +155,8 @@ fn the_structural_check_runs_in_verify_and_audit_where_the_backend_has_one() {
             continue;
         }
         crate::support::checkpoint(&s.db());
-        {
-            // The events' own index pointed at a shadow one without ticket/t1's tail:
-            // no row changes, but readers through the index see another history.
-            let c = rusqlite::Connection::open(s.db()).unwrap();
-            c.execute_batch(
-                "CREATE TABLE shadow (stream TEXT, version INTEGER);
-                 CREATE INDEX shadow_idx ON shadow (stream, version);
-                 INSERT INTO shadow (rowid, stream, version)
-                     SELECT seq, stream, version FROM events
-                     WHERE NOT (stream = 'ticket/t1' AND version > 1);",
-            )
-            .unwrap();
-            let root: i64 = c
-                .query_row(
-                    "SELECT rootpage FROM sqlite_schema WHERE name = 'shadow_idx'",
-                    [],
-                    |r| r.get(0),
-                )
-                .unwrap();
-            c.execute_batch("PRAGMA writable_schema=ON;").unwrap();
-            c.execute(
-                "UPDATE sqlite_schema SET rootpage = ?1 WHERE name = 'sqlite_autoindex_events_1'",
-                [root],
-            )
-            .unwrap();
-            c.execute_batch("PRAGMA writable_schema=OFF;").unwrap();
-        }
+        // The events' own index pointed at a shadow one without ticket/t1's tail.
+        crate::trust::swap_events_index(&s.db(), "NOT (stream = 'ticket/t1' AND version > 1)");
         let e = cairn::Engine::new(s.reader(), ticket_registry());
         let t1 = StreamId::parse("ticket/t1").unwrap();
         assert_ne!(

@@ -696,33 +696,9 @@ fn an_index_rewritten_to_tell_another_history_is_caught() {
     let t = TempJournal::new();
     day(&t.path());
     crate::support::checkpoint(&t.path());
-    {
-        // A shadow index holding every (stream, version) but t1's tail, then the
-        // events' own index pointed at it: no row changes, t1 "ends" at version 1.
-        let c = rusqlite::Connection::open(t.path()).unwrap();
-        c.execute_batch(
-            "CREATE TABLE shadow (stream TEXT, version INTEGER);
-             CREATE INDEX shadow_idx ON shadow (stream, version);
-             INSERT INTO shadow (rowid, stream, version)
-                 SELECT seq, stream, version FROM events
-                 WHERE NOT (stream = 'ticket/t1' AND version > 1);",
-        )
-        .unwrap();
-        let root: i64 = c
-            .query_row(
-                "SELECT rootpage FROM sqlite_schema WHERE name = 'shadow_idx'",
-                [],
-                |r| r.get(0),
-            )
-            .unwrap();
-        c.execute_batch("PRAGMA writable_schema=ON;").unwrap();
-        c.execute(
-            "UPDATE sqlite_schema SET rootpage = ?1 WHERE name = 'sqlite_autoindex_events_1'",
-            [root],
-        )
-        .unwrap();
-        c.execute_batch("PRAGMA writable_schema=OFF;").unwrap();
-    }
+    // A shadow index holding every (stream, version) but t1's tail, then the
+    // events' own index pointed at it: no row changes, t1 "ends" at version 1.
+    swap_events_index(&t.path(), "NOT (stream = 'ticket/t1' AND version > 1)");
     // The forged view: t1 replays to its first event only.
     let v = reader(&t.path())
         .state_view(&StreamId::parse("ticket/t1").unwrap(), None)
@@ -778,16 +754,17 @@ fn long_journal(path: &Path, n: u64) {
         .unwrap();
 }
 
-/// Points the events' `(stream, version)` index at a shadow index that lacks
-/// `ticket/long`'s versions past 2,500: no row changes.
-fn swap_in_a_short_index(path: &Path) {
+/// Points the events' `(stream, version)` index at a shadow index holding only
+/// the rows `keep` selects: no row changes, but readers through the index see
+/// another history.
+pub(crate) fn swap_events_index(path: &Path, keep: &str) {
     let c = rusqlite::Connection::open(path).unwrap();
-    c.execute_batch(
+    c.execute_batch(&format!(
         "CREATE TABLE shadow (stream TEXT, version INTEGER);
          CREATE INDEX shadow_idx ON shadow (stream, version);
          INSERT INTO shadow (rowid, stream, version)
-             SELECT seq, stream, version FROM events WHERE version <= 2500;",
-    )
+             SELECT seq, stream, version FROM events WHERE {keep};"
+    ))
     .unwrap();
     let root: i64 = c
         .query_row(
@@ -821,7 +798,7 @@ fn a_long_journal_has_its_structure_checked_beside_the_walk() {
             c.execute_batch("PRAGMA wal_autocheckpoint=0").unwrap();
             c
         });
-        swap_in_a_short_index(&p);
+        swap_events_index(&p, "version <= 2500");
         let r = Journal::open_read_only(&p, &Options::default())
             .unwrap()
             .verify()
