@@ -837,6 +837,44 @@ fn a_long_journal_has_its_structure_checked_beside_the_walk() {
     });
 }
 
+/// A handle opened before the schema was edited by hand verifies the schema as
+/// it is now (helper-84: SQLite reloads a cached schema only when its cookie
+/// moves, and an edit of `sqlite_schema` moves none, so an index's root swapped
+/// after the handle opened passed its verify, checked in line or beside).
+#[test]
+fn a_long_lived_handle_verifies_the_schema_as_it_is_now() {
+    for n in [100, 3000] {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("j.db");
+        long_journal(&p, n);
+        let old = Journal::open_read_only(&p, &Options::default()).unwrap();
+        assert!(old.verify().unwrap().ok, "{n}: intact");
+        let c = rusqlite::Connection::open(&p).unwrap();
+        let cookie = |c: &rusqlite::Connection| -> i64 {
+            c.query_row("PRAGMA schema_version", [], |r| r.get(0))
+                .unwrap()
+        };
+        let before = cookie(&c);
+        c.execute_batch(
+            "PRAGMA writable_schema=ON; BEGIN IMMEDIATE;
+             UPDATE sqlite_schema SET rootpage = (SELECT rootpage FROM sqlite_schema
+                 WHERE name = 'transitions_idempotency') WHERE name = 'sqlite_autoindex_events_1';
+             COMMIT; PRAGMA writable_schema=OFF;",
+        )
+        .unwrap();
+        assert_eq!(cookie(&c), before, "{n}: the cookie did not move");
+        let r = old.verify().unwrap();
+        assert!(
+            !r.ok
+                && r.problems
+                    .iter()
+                    .any(|p| p.detail.contains("integrity_check")),
+            "{n}: {:?}",
+            r.problems
+        );
+    }
+}
+
 #[test]
 fn a_write_ahead_log_on_read_only_media_is_read_not_dropped() {
     // Found by a hostile review: with the -wal but no -shm on read-only media, an

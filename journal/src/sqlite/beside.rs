@@ -18,6 +18,13 @@
 //!   it was made), only while the WAL holds no frame at all: both then read the
 //!   database file alone, and no checkpoint writes it while the walk reads (a
 //!   reader of the file alone holds off every backfill: `WAL_READ_LOCK(0)`).
+//!   Either way the second reloads its schema in that snapshot (one loaded at
+//!   its open was a later one, and SQLite does not reload a schema edited by
+//!   hand: helper-84), and is used only when the schema rows it reads are the
+//!   walk's: the walk's transaction holds the page 1 it read, while a writer of
+//!   the WAL index can point the second's read of it elsewhere. (Such a writer
+//!   can point any reader's page lookups elsewhere, an in-line check's too: the
+//!   chain, signatures and a kept head are what stand against it.)
 //!   Only in a build whose SQLite has the snapshot functions (`build.rs`).
 //!
 //! Either is `None`, and the caller checks on its own connection, unless
@@ -46,24 +53,36 @@ impl SqliteStore {
     }
 
     /// A second connection (as [`SqliteStore::second`]) inside a read
-    /// transaction that reads this one's snapshot.
+    /// transaction that reads this one's snapshot, through the schema this one's
+    /// transaction reads.
     #[cfg(cairn_wal_snapshot)]
     fn second_at_snapshot(&self) -> Option<SqliteStore> {
         let second = self.second()?;
         second.conn.execute_batch("BEGIN DEFERRED").ok()?;
-        match at::Taken::of(&self.conn) {
-            Some(taken) => taken.open_on(&second.conn).then_some(())?,
-            None => {
-                second
-                    .conn
-                    .query_row("SELECT count(*) FROM sqlite_schema", [], |_| Ok(()))
-                    .ok()?;
-                // Asked after the second began: a commit before then wrote a
-                // frame, and a frame either reads is still in the file.
-                same::wal_holds_no_frame(&self.conn).then_some(())?;
-            }
+        let taken = at::Taken::of(&self.conn);
+        if let Some(taken) = &taken {
+            taken.open_on(&second.conn).then_some(())?;
         }
-        Some(second)
+        // The second loaded the schema as it opened, at the latest state, and
+        // SQLite reloads a schema only when its cookie moved, which an edit of
+        // `sqlite_schema` by hand does not: the check then judged the walk's
+        // pages by a later schema, and two plain commits hid damage the walk
+        // read, or invented some (helper-84). Reloaded here, in the snapshot.
+        second
+            .conn
+            .execute_batch("PRAGMA writable_schema=RESET")
+            .ok()?;
+        let schema = schema_rows(&second.conn)?;
+        // Asked after the second began: a commit before then wrote a frame,
+        // and a frame either reads is still in the file.
+        if taken.is_none() && !same::wal_holds_no_frame(&self.conn) {
+            return None;
+        }
+        // And the schema the second reads is the one the walk reads: its
+        // transaction holds the page it read, where the second reads the page
+        // again, and a writer of the WAL index can point that read elsewhere (an
+        // older frame of it, or the file alone behind an emptied WAL: helper-84).
+        (schema_rows(&self.conn)? == schema).then_some(second)
     }
 
     /// A second, read-only connection proven to read this one's file and WAL.
@@ -106,6 +125,25 @@ impl SqliteStore {
             stop: Box::new(move || stop.store(true, Ordering::Relaxed)),
         })
     }
+}
+
+/// Every row of `sqlite_schema` as the connection's transaction reads it (the
+/// first read of a transaction loads the schema from these rows).
+#[cfg(cairn_wal_snapshot)]
+fn schema_rows(conn: &rusqlite::Connection) -> Option<Vec<rusqlite::types::Value>> {
+    let mut stmt = conn
+        .prepare(
+            "SELECT rowid, type, name, tbl_name, rootpage, sql FROM sqlite_schema ORDER BY rowid",
+        )
+        .ok()?;
+    let mut rows = stmt.query([]).ok()?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next().ok()? {
+        for i in 0..6 {
+            out.push(row.get::<_, rusqlite::types::Value>(i).ok()?);
+        }
+    }
+    Some(out)
 }
 
 /// A walk's snapshot dropped with its check still running (the walk stopped on
@@ -225,5 +263,188 @@ mod tests {
         );
         s.conn.execute_batch("COMMIT").expect("end");
         assert_eq!(begin(&s), 15, "the five were committed");
+    }
+
+    /// Swaps the root pages of the events' `(stream, version)` index and the
+    /// (empty) idempotency index in one commit: page 1 alone changes, and the
+    /// schema cookie does not (SQLite reloads a cached schema only when it moves).
+    fn swap_roots(c: &rusqlite::Connection) {
+        let root = |n: &str| -> i64 {
+            c.query_row(
+                "SELECT rootpage FROM sqlite_schema WHERE name = ?1",
+                [n],
+                |r| r.get(0),
+            )
+            .expect("root")
+        };
+        let cookie = |c: &rusqlite::Connection| -> i64 {
+            c.query_row("PRAGMA schema_version", [], |r| r.get(0))
+                .expect("cookie")
+        };
+        let before = cookie(c);
+        let (a, b) = (
+            root("sqlite_autoindex_events_1"),
+            root("transitions_idempotency"),
+        );
+        c.execute_batch(&format!(
+            "PRAGMA writable_schema=ON; BEGIN IMMEDIATE;
+             UPDATE sqlite_schema SET rootpage = {b} WHERE name = 'sqlite_autoindex_events_1';
+             UPDATE sqlite_schema SET rootpage = {a} WHERE name = 'transitions_idempotency';
+             COMMIT; PRAGMA writable_schema=OFF;"
+        ))
+        .expect("swap");
+        assert_eq!(cookie(c), before, "the cookie did not move");
+    }
+
+    /// A journal of 20 events and a connection holding its WAL (no checkpoint).
+    fn held(dir: &tempfile::TempDir) -> (std::path::PathBuf, rusqlite::Connection) {
+        let p = dir.path().join("j.db");
+        append(&p, 20);
+        let hold = rusqlite::Connection::open(&p).expect("hold");
+        hold.execute_batch("PRAGMA wal_autocheckpoint=0")
+            .expect("no checkpoint");
+        let _ = events(&hold);
+        (p, hold)
+    }
+
+    /// The second connection judges the walk's pages by the walk's schema, not
+    /// one it loaded later (helper-84, HIGH): the roots swapped (damage), the
+    /// walk begun, the swap undone by a second commit, and the check beside
+    /// still names the damage the walk read; and the other way round, damage
+    /// committed after the walk began is not named.
+    #[test]
+    fn a_schema_edited_by_hand_is_read_as_the_walks_snapshot_holds_it() {
+        for damaged_first in [true, false] {
+            let dir = tempfile::tempdir().expect("dir");
+            let (p, hold) = held(&dir);
+            if damaged_first {
+                swap_roots(&hold);
+            } else {
+                append(&p, 1);
+            }
+            let s = SqliteStore::open_read_only(&p, &Options::default()).expect("reader");
+            s.conn
+                .execute_batch("BEGIN DEFERRED; PRAGMA writable_schema=RESET")
+                .expect("begin");
+            let _ = events(&s.conn);
+            let walks = s.integrity_problems(10).expect("in line");
+            assert_eq!(walks.is_empty(), !damaged_first, "{walks:?}");
+            swap_roots(&hold);
+            let second = s.second_at_snapshot().expect("the walk's snapshot");
+            assert_eq!(
+                second.integrity_problems(10).expect("beside"),
+                walks,
+                "damaged first: {damaged_first}"
+            );
+        }
+    }
+
+    /// The WAL index's header of the file alone, with its checksum, at `at`.
+    fn write_header(shm: &std::fs::File, mut h: [u8; 48]) {
+        use std::os::unix::fs::FileExt;
+        let (mut s1, mut s2) = (0u32, 0u32);
+        for c in h[..40].chunks(8) {
+            let word = |b: &[u8]| u32::from_ne_bytes([b[0], b[1], b[2], b[3]]);
+            s1 = s1.wrapping_add(word(&c[0..4])).wrapping_add(s2);
+            s2 = s2.wrapping_add(word(&c[4..8])).wrapping_add(s1);
+        }
+        h[40..44].copy_from_slice(&s1.to_ne_bytes());
+        h[44..48].copy_from_slice(&s2.to_ne_bytes());
+        shm.write_all_at(&h, 0).expect("header");
+        shm.write_all_at(&h, 48).expect("its copy");
+    }
+
+    fn read_header(shm: &std::fs::File) -> [u8; 48] {
+        use std::os::unix::fs::FileExt;
+        let mut h = [0u8; 48];
+        shm.read_exact_at(&mut h, 0).expect("header");
+        h
+    }
+
+    /// A writer of the WAL index cannot make the second read what the walk did
+    /// not (helper-84, MEDIUM): with the damage in WAL frames only, the header's
+    /// frame checksums zeroed (so SQLite has no snapshot to give), and, between
+    /// the walk's begin and the second's, the file-alone header put back and the
+    /// WAL emptied, the second would read the intact file alone; the schema it
+    /// reads is not the walk's, so no check runs beside.
+    #[test]
+    fn a_frameless_wal_faked_through_the_wal_index_is_not_read_beside() {
+        use std::os::unix::fs::FileExt;
+        let dir = tempfile::tempdir().expect("dir");
+        let p = dir.path().join("j.db");
+        append(&p, 20);
+        let hold = rusqlite::Connection::open(&p).expect("hold");
+        hold.execute_batch("PRAGMA wal_autocheckpoint=0")
+            .expect("no checkpoint");
+        let _ = events(&hold);
+        let shm_path = dir.path().join("j.db-shm");
+        let shm = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&shm_path)
+            .expect("shm");
+        let alone = read_header(&shm);
+        swap_roots(&hold);
+        let mut forged = read_header(&shm);
+        forged[24..40].fill(0);
+        write_header(&shm, forged);
+        let s = SqliteStore::open_read_only(&p, &Options::default()).expect("reader");
+        begin(&s);
+        assert!(!s.integrity_problems(3).expect("in line").is_empty());
+        assert!(at::Taken::of(&s.conn).is_none(), "no snapshot to give");
+        let wal_path = dir.path().join("j.db-wal");
+        let bytes = std::fs::read(&wal_path).expect("wal");
+        let wal = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&wal_path)
+            .expect("wal");
+        write_header(&shm, alone);
+        wal.set_len(0).expect("emptied");
+        let second = s.second_at_snapshot();
+        wal.write_all_at(&bytes, 0).expect("put back");
+        write_header(&shm, forged);
+        assert!(second.is_none(), "the intact file alone was read beside");
+    }
+
+    /// Nor point the second's read of page 1 at an older frame of it (helper-84,
+    /// MEDIUM): a snapshot fixes the WAL index's header, not its page lookups;
+    /// the schema the second reads is then not the walk's.
+    #[test]
+    fn a_page_one_the_wal_index_points_elsewhere_is_not_read_beside() {
+        use std::os::unix::fs::FileExt;
+        let dir = tempfile::tempdir().expect("dir");
+        let (p, hold) = held(&dir);
+        // An intact page 1 in a frame, the damaged one in a later frame.
+        hold.execute_batch("PRAGMA user_version = 3")
+            .expect("page 1");
+        swap_roots(&hold);
+        let wal = std::fs::read(dir.path().join("j.db-wal")).expect("wal");
+        let page = u32::from_be_bytes([wal[8], wal[9], wal[10], wal[11]]) as usize;
+        let last_of_page_one = (0..)
+            .map(|i: usize| (i, 32 + i * (24 + page)))
+            .take_while(|(_, at)| at + 24 + page <= wal.len())
+            .filter(|(_, at)| wal[*at..at + 4] == 1u32.to_be_bytes())
+            .last()
+            .map(|(i, _)| i)
+            .expect("page 1 in the WAL");
+        let s = SqliteStore::open_read_only(&p, &Options::default()).expect("reader");
+        begin(&s);
+        assert!(!s.integrity_problems(3).expect("in line").is_empty());
+        // The lookup of that frame (the first hash block's page numbers start
+        // at byte 136 of the index) renamed to a page no one reads.
+        let shm = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(dir.path().join("j.db-shm"))
+            .expect("shm");
+        let at = 136 + 4 * last_of_page_one as u64;
+        let mut was = [0u8; 4];
+        shm.read_exact_at(&mut was, at).expect("slot");
+        assert_eq!(u32::from_ne_bytes(was), 1, "the slot of page 1's frame");
+        shm.write_all_at(&0x7fff_fff0u32.to_ne_bytes(), at)
+            .expect("forged");
+        let second = s.second_at_snapshot();
+        shm.write_all_at(&was, at).expect("put back");
+        assert!(second.is_none(), "an older page 1 was read beside");
     }
 }

@@ -420,9 +420,13 @@ impl Store for SqliteStore {
         &self,
         f: &mut dyn FnMut(&mut dyn Snapshot) -> Result<(), Error>,
     ) -> Result<(), Error> {
-        // One read transaction: every page and lookup sees the same journal.
+        // One read transaction: every page and lookup sees the same journal,
+        // through the schema it holds. A schema this connection loaded before
+        // is reloaded: SQLite reloads one only when its cookie moved, and an
+        // edit of `sqlite_schema` by hand moves none (helper-84: an index's root
+        // swapped after a long-lived handle opened passed its verify).
         self.conn
-            .execute_batch("BEGIN DEFERRED")
+            .execute_batch("BEGIN DEFERRED; PRAGMA writable_schema=RESET")
             .map_err(self.sql_err())?;
         // By the tables present, not `user_version`: a lowered version must not
         // switch the signature checks off.
