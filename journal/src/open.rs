@@ -164,7 +164,11 @@ impl Journal {
         Ok(Self::new(location, store, None))
     }
 
-    fn new(location: Location, store: Box<dyn Store>, key: Option<crate::SigningKey>) -> Self {
+    pub(crate) fn new(
+        location: Location,
+        store: Box<dyn Store>,
+        key: Option<crate::SigningKey>,
+    ) -> Self {
         Self {
             shown: location.display_path(),
             location,

@@ -22,9 +22,14 @@
 //!   its open was a later one, and SQLite does not reload a schema edited by
 //!   hand: helper-84), and is used only when the schema rows it reads are the
 //!   walk's: the walk's transaction holds the page 1 it read, while a writer of
-//!   the WAL index can point the second's read of it elsewhere. (Such a writer
-//!   can point any reader's page lookups elsewhere, an in-line check's too: the
-//!   chain, signatures and a kept head are what stand against it.)
+//!   the WAL index can point the second's read of it elsewhere. Such a writer
+//!   can still make the second read what the walk did not: with damage in an
+//!   index's WAL frames only, the header forged to give no snapshot, and the WAL
+//!   emptied between the two begins, the second reads the file alone
+//!   (helper-85 F2). It steers an in-line check as easily: the WAL index's page
+//!   lookups carry no checksum, and an index page the walk never read is looked
+//!   up when the check reads it. Against a writer of the `-shm` and `-wal`, the
+//!   chain, signatures and a kept head stand, not the structural check.
 //!   Only in a build whose SQLite has the snapshot functions (`build.rs`).
 //!
 //! Either is `None`, and the caller checks on its own connection, unless
@@ -68,10 +73,7 @@ impl SqliteStore {
         // `sqlite_schema` by hand does not: the check then judged the walk's
         // pages by a later schema, and two plain commits hid damage the walk
         // read, or invented some (helper-84). Reloaded here, in the snapshot.
-        second
-            .conn
-            .execute_batch("PRAGMA writable_schema=RESET")
-            .ok()?;
+        super::schema_in_snapshot(&second.conn).ok()?;
         let schema = schema_rows(&second.conn)?;
         // Asked after the second began: a commit before then wrote a frame,
         // and a frame either reads is still in the file.
@@ -201,6 +203,7 @@ mod tests {
 
     use super::*;
     use crate::pages::tests::big;
+    use crate::sqlite::snapshot_tests::swap_roots;
     use crate::Journal;
 
     fn events(c: &rusqlite::Connection) -> i64 {
@@ -265,37 +268,6 @@ mod tests {
         assert_eq!(begin(&s), 15, "the five were committed");
     }
 
-    /// Swaps the root pages of the events' `(stream, version)` index and the
-    /// (empty) idempotency index in one commit: page 1 alone changes, and the
-    /// schema cookie does not (SQLite reloads a cached schema only when it moves).
-    fn swap_roots(c: &rusqlite::Connection) {
-        let root = |n: &str| -> i64 {
-            c.query_row(
-                "SELECT rootpage FROM sqlite_schema WHERE name = ?1",
-                [n],
-                |r| r.get(0),
-            )
-            .expect("root")
-        };
-        let cookie = |c: &rusqlite::Connection| -> i64 {
-            c.query_row("PRAGMA schema_version", [], |r| r.get(0))
-                .expect("cookie")
-        };
-        let before = cookie(c);
-        let (a, b) = (
-            root("sqlite_autoindex_events_1"),
-            root("transitions_idempotency"),
-        );
-        c.execute_batch(&format!(
-            "PRAGMA writable_schema=ON; BEGIN IMMEDIATE;
-             UPDATE sqlite_schema SET rootpage = {b} WHERE name = 'sqlite_autoindex_events_1';
-             UPDATE sqlite_schema SET rootpage = {a} WHERE name = 'transitions_idempotency';
-             COMMIT; PRAGMA writable_schema=OFF;"
-        ))
-        .expect("swap");
-        assert_eq!(cookie(c), before, "the cookie did not move");
-    }
-
     /// A journal of 20 events and a connection holding its WAL (no checkpoint).
     fn held(dir: &tempfile::TempDir) -> (std::path::PathBuf, rusqlite::Connection) {
         let p = dir.path().join("j.db");
@@ -323,9 +295,8 @@ mod tests {
                 append(&p, 1);
             }
             let s = SqliteStore::open_read_only(&p, &Options::default()).expect("reader");
-            s.conn
-                .execute_batch("BEGIN DEFERRED; PRAGMA writable_schema=RESET")
-                .expect("begin");
+            s.conn.execute_batch("BEGIN DEFERRED").expect("begin");
+            super::super::schema_in_snapshot(&s.conn).expect("its schema");
             let _ = events(&s.conn);
             let walks = s.integrity_problems(10).expect("in line");
             assert_eq!(walks.is_empty(), !damaged_first, "{walks:?}");

@@ -10,6 +10,8 @@ mod insert;
 mod packed;
 mod replay;
 mod same;
+#[cfg(test)]
+mod snapshot_tests;
 mod sql;
 mod store;
 mod structure;
@@ -63,6 +65,17 @@ fn connect(
     )
     .map_err(err)?;
     Ok(conn)
+}
+
+/// Makes a transaction the caller began (`BEGIN`) read its snapshot through the
+/// schema that snapshot holds: the read transaction is opened first, and the
+/// schema then reloaded in it. SQLite reloads a cached schema only when its
+/// cookie moved, which an edit of `sqlite_schema` by hand does not (helper-84);
+/// and a reload with no transaction open reads in one of its own, before the
+/// caller's begins (helper-85: a commit between made a walk judge its pages by
+/// the schema before it).
+pub(super) fn schema_in_snapshot(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch("PRAGMA schema_version; PRAGMA writable_schema=RESET")
 }
 
 /// The migrations, in order; entry `i` takes the schema from version `i` to `i + 1`.
@@ -374,8 +387,18 @@ impl SqliteStore {
     /// SQLite's own structural check (`PRAGMA integrity_check`): every index agrees
     /// with its table, every page is where the file says. The problems it names,
     /// at most `limit`; empty when the file is sound.
+    /// Inside a transaction the caller began, the check judges its snapshot;
+    /// otherwise it reads one of its own, its schema reloaded there.
     pub(crate) fn integrity_problems(&self, limit: u32) -> Result<Vec<String>, Error> {
-        integrity_lines(&self.conn, limit).map_err(|e| Error::sql(e, self.busy_ms))
+        let err = |e| Error::sql(e, self.busy_ms);
+        if !self.conn.is_autocommit() {
+            return integrity_lines(&self.conn, limit).map_err(err);
+        }
+        self.conn.execute_batch("BEGIN DEFERRED").map_err(err)?;
+        let lines =
+            schema_in_snapshot(&self.conn).and_then(|()| integrity_lines(&self.conn, limit));
+        let _ = self.conn.execute_batch("COMMIT");
+        lines.map_err(err)
     }
 
     /// The file's permission bits when they let group or others in.

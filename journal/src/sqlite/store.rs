@@ -421,13 +421,15 @@ impl Store for SqliteStore {
         f: &mut dyn FnMut(&mut dyn Snapshot) -> Result<(), Error>,
     ) -> Result<(), Error> {
         // One read transaction: every page and lookup sees the same journal,
-        // through the schema it holds. A schema this connection loaded before
-        // is reloaded: SQLite reloads one only when its cookie moved, and an
-        // edit of `sqlite_schema` by hand moves none (helper-84: an index's root
-        // swapped after a long-lived handle opened passed its verify).
+        // through the schema it holds (a long-lived handle's, loaded before,
+        // passed an index's root swapped by hand: helper-84).
         self.conn
-            .execute_batch("BEGIN DEFERRED; PRAGMA writable_schema=RESET")
+            .execute_batch("BEGIN DEFERRED")
             .map_err(self.sql_err())?;
+        if let Err(e) = super::schema_in_snapshot(&self.conn) {
+            let _ = self.conn.execute_batch("COMMIT");
+            return Err(Error::sql(e, self.busy_ms));
+        }
         // By the tables present, not `user_version`: a lowered version must not
         // switch the signature checks off.
         let signed = match self.has_table("signatures") {
