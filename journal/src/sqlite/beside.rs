@@ -342,12 +342,7 @@ mod tests {
     fn a_frameless_wal_faked_through_the_wal_index_is_not_read_beside() {
         use std::os::unix::fs::FileExt;
         let dir = tempfile::tempdir().expect("dir");
-        let p = dir.path().join("j.db");
-        append(&p, 20);
-        let hold = rusqlite::Connection::open(&p).expect("hold");
-        hold.execute_batch("PRAGMA wal_autocheckpoint=0")
-            .expect("no checkpoint");
-        let _ = events(&hold);
+        let (p, hold) = held(&dir);
         let shm_path = dir.path().join("j.db-shm");
         let shm = std::fs::OpenOptions::new()
             .read(true)
