@@ -196,7 +196,7 @@ fn audit_re_decides_every_transition_of_a_clean_journal() {
 
 /// Appends a transition straight through the journal API: a valid hash chain,
 /// but a record the rules did not produce.
-fn forge(e: &mut Engine, version: u64, command: &str, event_type: &str, payload: &str) {
+pub(crate) fn forge(e: &mut Engine, version: u64, command: &str, event_type: &str, payload: &str) {
     e.journal_mut()
         .append(&Append {
             stream: "ticket/t1".into(),

@@ -837,6 +837,28 @@ fn a_long_journal_has_its_structure_checked_beside_the_walk() {
     });
 }
 
+/// Swaps the root pages of the events' `(stream, version)` index and the
+/// (empty) idempotency index in one commit, by hand: page 1 alone changes, and
+/// the schema cookie does not (SQLite reloads a cached schema only when it moves).
+fn swap_index_roots(c: &rusqlite::Connection) {
+    let cookie = |c: &rusqlite::Connection| -> i64 {
+        c.query_row("PRAGMA schema_version", [], |r| r.get(0))
+            .unwrap()
+    };
+    let before = cookie(c);
+    c.execute_batch(
+        "PRAGMA writable_schema=ON; BEGIN IMMEDIATE;
+         CREATE TEMP TABLE roots AS SELECT name, rootpage FROM main.sqlite_schema
+             WHERE name IN ('sqlite_autoindex_events_1', 'transitions_idempotency');
+         UPDATE main.sqlite_schema SET rootpage = (SELECT rootpage FROM roots
+             WHERE roots.name <> sqlite_schema.name) WHERE name IN (SELECT name FROM roots);
+         DROP TABLE roots;
+         COMMIT; PRAGMA writable_schema=OFF;",
+    )
+    .unwrap();
+    assert_eq!(cookie(c), before, "the cookie did not move");
+}
+
 /// A handle opened before the schema was edited by hand verifies the schema as
 /// it is now (helper-84: SQLite reloads a cached schema only when its cookie
 /// moves, and an edit of `sqlite_schema` moves none, so an index's root swapped
@@ -849,20 +871,7 @@ fn a_long_lived_handle_verifies_the_schema_as_it_is_now() {
         long_journal(&p, n);
         let old = Journal::open_read_only(&p, &Options::default()).unwrap();
         assert!(old.verify().unwrap().ok, "{n}: intact");
-        let c = rusqlite::Connection::open(&p).unwrap();
-        let cookie = |c: &rusqlite::Connection| -> i64 {
-            c.query_row("PRAGMA schema_version", [], |r| r.get(0))
-                .unwrap()
-        };
-        let before = cookie(&c);
-        c.execute_batch(
-            "PRAGMA writable_schema=ON; BEGIN IMMEDIATE;
-             UPDATE sqlite_schema SET rootpage = (SELECT rootpage FROM sqlite_schema
-                 WHERE name = 'transitions_idempotency') WHERE name = 'sqlite_autoindex_events_1';
-             COMMIT; PRAGMA writable_schema=OFF;",
-        )
-        .unwrap();
-        assert_eq!(cookie(&c), before, "{n}: the cookie did not move");
+        swap_index_roots(&rusqlite::Connection::open(&p).unwrap());
         let r = old.verify().unwrap();
         assert!(
             !r.ok
@@ -873,6 +882,92 @@ fn a_long_lived_handle_verifies_the_schema_as_it_is_now() {
             r.problems
         );
     }
+}
+
+/// An engine opened while two index roots were swapped by hand, and swapped
+/// back since, audits the file as it is: its forged transition is found
+/// (helper-86: the audit read through the schema the engine loaded at its open,
+/// saw no stream, and passed).
+#[test]
+fn a_long_lived_engine_audits_the_schema_as_it_is_now() {
+    let t = TempJournal::new();
+    let mut e = t.engine();
+    let s = StreamId::parse("ticket/t1").unwrap();
+    e.execute_with_context::<Ticket>(
+        &s,
+        &Command::Open {
+            title: "fix".into(),
+        },
+        &ctx(1),
+        None,
+    )
+    .unwrap();
+    crate::engine::forge(
+        &mut e,
+        1,
+        r#"{"command":"comment","text":"hello"}"#,
+        "commented",
+        r#"{"type":"commented","text":"forged"}"#,
+    );
+    drop(e);
+    let raw = t.raw();
+    swap_index_roots(&raw);
+    let e = t.engine();
+    let _ = e.journal().stream_names().unwrap();
+    swap_index_roots(&raw);
+    let fresh = t.engine().audit(None).unwrap();
+    assert!(!fresh.ok && fresh.events == 2, "{fresh:?}");
+    let r = e.audit(None).unwrap();
+    assert_eq!(
+        (r.ok, r.events, r.findings.len()),
+        (false, 2, fresh.findings.len()),
+        "{r:?}"
+    );
+}
+
+/// The guards verify reports are those of the rows it walked: a guard dropped
+/// before the walk and put back after it is named (helper-86: they were read
+/// after the walk's transaction ended).
+#[test]
+fn verify_names_the_guards_the_walked_rows_had() {
+    let t = TempJournal::new();
+    let mut e = t.engine();
+    let s = StreamId::parse("ticket/t1").unwrap();
+    e.execute_with_context::<Ticket>(
+        &s,
+        &Command::Open {
+            title: "fix".into(),
+        },
+        &ctx(1),
+        None,
+    )
+    .unwrap();
+    drop(e);
+    let raw = t.raw();
+    let guard: String = raw
+        .query_row(
+            "SELECT sql FROM sqlite_schema WHERE name = 'events_append_only_update'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    raw.execute_batch("DROP TRIGGER events_append_only_update")
+        .unwrap();
+    let j = Journal::open_read_only(&t.path(), &Options::default()).unwrap();
+    let mut put_back = Some(guard);
+    let r = j
+        .verify_observed(&VerifyOptions::default(), &mut |_| {
+            if let Some(sql) = put_back.take() {
+                raw.execute_batch(&sql).unwrap();
+            }
+        })
+        .unwrap();
+    assert!(put_back.is_none(), "the guard was put back during the walk");
+    assert!(
+        r.unguarded.iter().any(|u| u == "UPDATE on events"),
+        "{:?}",
+        r.unguarded
+    );
 }
 
 #[test]

@@ -253,6 +253,15 @@ impl Journal {
         self.store.integrity_problems(pending.limit)
     }
 
+    /// Forgets the schema this handle read, so its next read reads the journal's
+    /// schema as it is then. SQLite reloads a schema only when its cookie moves,
+    /// and an edit of `sqlite_schema` by hand moves none: a handle opened before
+    /// such an edit reads through the schema from before (what an audit of the
+    /// file as it is must not do: helper-86).
+    pub fn refresh_schema(&self) -> Result<(), Error> {
+        self.store.refresh_schema()
+    }
+
     /// The append-only guards missing from the journal: each names an operation
     /// and a table (`"UPDATE on events"`) the database would no longer refuse.
     /// Empty for an intact journal; `verify` reports it as `unguarded`.

@@ -112,6 +112,12 @@ pub(crate) trait Store: Send {
     /// The append-only guards (`UPDATE`/`DELETE` refusals, and on PostgreSQL
     /// `TRUNCATE`) that are missing or disabled, as `"UPDATE on events"`.
     fn unguarded(&self) -> Result<Vec<String>, Error>;
+    /// Forgets the schema this connection read, so its next statement reads the
+    /// schema as it is then (SQLite keeps one edited by hand: its cookie does
+    /// not move). Nothing to forget elsewhere.
+    fn refresh_schema(&self) -> Result<(), Error> {
+        Ok(())
+    }
     /// The database's own structural check, at most `limit` problems; empty when
     /// sound or when the backend has none (see `Journal::integrity_problems`).
     fn integrity_problems(&self, limit: u32) -> Result<Vec<String>, Error>;
@@ -257,6 +263,9 @@ pub(crate) trait Snapshot {
     fn start_integrity(&mut self, _limit: u32) {}
     /// The database's own structural check (as [`Store::integrity_problems`]).
     fn integrity_problems(&mut self, limit: u32) -> Result<Vec<String>, Error>;
+    /// The missing append-only guards (as [`Store::unguarded`]), as this
+    /// snapshot holds them.
+    fn unguarded(&mut self) -> Result<Vec<String>, Error>;
 }
 
 /// A structural check on a thread of its own: its lines, or why it could not run.

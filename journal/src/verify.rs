@@ -146,30 +146,30 @@ impl Journal {
     ) -> Result<VerifyReport, Error> {
         let mut walked = None;
         self.store.snapshot(&mut |snap| {
-            walked = Some(walk(snap, options, progress)?);
+            // The guards as the walked rows had them (helper-86).
+            walked = Some((walk(snap, options, progress)?, snap.unguarded()));
             Ok(())
         })?;
-        let w = walked.ok_or_else(|| Error::InvalidAppend("internal: no walk".into()))?;
-        let unguarded = self.unguarded()?;
+        let (w, unguarded) =
+            walked.ok_or_else(|| Error::InvalidAppend("internal: no walk".into()))?;
+        // After the snapshot only where it could not be read on (PostgreSQL ends
+        // it at a row it could not read; the report names that damage).
+        let unguarded = match unguarded {
+            Ok(u) => u,
+            Err(_) => self.unguarded()?,
+        };
         Ok(self.finish(w, options, unguarded))
     }
 
     fn finish(&self, w: Walked, options: &VerifyOptions, unguarded: Vec<String>) -> VerifyReport {
-        let Walked {
-            mut problems,
-            events,
-            transitions,
-            streams,
-            head,
-            signatures,
-        } = w;
+        let mut problems = w.problems;
         problems.listed.sort_by_key(|p| (p.seq.is_none(), p.seq));
         VerifyReport {
             ok: problems.count == 0,
-            events,
-            transitions,
-            streams,
-            head,
+            events: w.events,
+            transitions: w.transitions,
+            streams: w.streams,
+            head: w.head,
             problems: problems.listed,
             problem_count: problems.count,
             tail: if options.expect.is_some() || options.anchor.is_some() {
@@ -177,7 +177,7 @@ impl Journal {
             } else {
                 "unanchored"
             },
-            signing: signatures.report(),
+            signing: w.signatures.report(),
             access: self.access(),
             loose_permissions: self.loose_permissions().map(|m| format!("{m:o}")),
             unguarded,

@@ -180,6 +180,11 @@ impl Engine {
         stream: Option<&str>,
         progress: &mut dyn FnMut(u64),
     ) -> Result<AuditReport, Error> {
+        // The file as it is: a handle opened before the schema was edited by
+        // hand read it through the schema from before (helper-86: an engine
+        // opened while two index roots were swapped, and swapped back, audited
+        // no stream and passed a forged transition).
+        self.journal().refresh_schema()?;
         let streams: Vec<String> = match stream {
             Some(s) => vec![s.to_owned()],
             None => self.journal().stream_names()?,

@@ -4,12 +4,14 @@
 use super::rows::{
     all_tables, cut_counts, event_from_row, signature_row, transition, transition_from_row,
 };
-use super::sql;
 use super::store::PgTx;
 use super::Col;
+use super::{sql, PgStore};
 use crate::read::StoredTransition;
 use crate::store::{KeyRow, Page, SignatureRow, Snapshot, WalkRow};
 use crate::Error;
+use postgres::types::ToSql;
+use postgres::Row;
 
 /// The walk's reads, inside the snapshot's transaction.
 pub(super) struct PgSnap<'a, 't> {
@@ -23,6 +25,37 @@ pub(super) struct PgSnap<'a, 't> {
     /// tamperer made the column another type (its size then costs a rendering)
     /// verify turned quadratic: 440 rows took 112 s (helper-52).
     pub(super) window: i64,
+}
+
+/// One query's rows, on the session or in a transaction.
+pub(super) type Query<'q> =
+    dyn FnMut(&'static str, &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>, Error> + 'q;
+
+/// The append-only guards missing, asked through `query`: outside any
+/// transaction ([`crate::store::Store::unguarded`]) or in a verify's snapshot, so
+/// the report names the guards as the walked rows were guarded (helper-86). The
+/// tables checked are those of the schema version and every one present (a
+/// lowered marker must not hide a dropped guard).
+pub(super) fn unguarded(store: &PgStore, query: &mut Query<'_>) -> Result<Vec<String>, Error> {
+    let mut tables = Vec::new();
+    for (since, table) in sql::TABLES {
+        if *since <= store.schema || query(sql::HAS_TABLE, &[&store.namespace, table])?[0].get(0) {
+            tables.push((*table).to_owned());
+        }
+    }
+    query(
+        sql::UNGUARDED,
+        &[&tables, &store.namespace, &sql::GUARD_BODY],
+    )?
+    .iter()
+    .map(|r| {
+        Ok(format!(
+            "{} on {}",
+            r.col::<String>(1)?,
+            r.col::<String>(0)?
+        ))
+    })
+    .collect()
 }
 
 impl Snapshot for PgSnap<'_, '_> {
@@ -193,5 +226,10 @@ impl Snapshot for PgSnap<'_, '_> {
             .tx
             .query(sql::SHAPE, &[&self.tx.store.namespace, &all_tables()])?;
         self.tx.store.shape(&rows, limit)
+    }
+
+    fn unguarded(&mut self) -> Result<Vec<String>, Error> {
+        let store = self.tx.store;
+        unguarded(store, &mut |sql, params| self.tx.query(sql, params))
     }
 }

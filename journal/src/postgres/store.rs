@@ -43,8 +43,6 @@ impl PgStore {
         Ok(self.query(sql::HAS_TABLE, &[&self.namespace, &name])?[0].get(0))
     }
 
-    /// The tables whose guards are checked: those of the schema version, and every
-    /// one present (a lowered marker must not hide a dropped guard).
     /// The schema's problems from [`sql::SHAPE`]'s rows: cairn's tables of the
     /// schema version and every one present, held to their declaration (no
     /// structural check every role can run exists: `amcheck` is an extension).
@@ -75,16 +73,6 @@ impl PgStore {
             .collect();
         out.extend(sql::shape_problems(&live, &tables));
         out.truncate(limit as usize);
-        Ok(out)
-    }
-
-    fn tables(&self) -> Result<Vec<String>, Error> {
-        let mut out = Vec::new();
-        for (since, t) in sql::TABLES {
-            if *since <= self.schema || self.has_table(t)? {
-                out.push((*t).to_owned());
-            }
-        }
         Ok(out)
     }
 }
@@ -335,20 +323,7 @@ impl Store for PgStore {
     }
 
     fn unguarded(&self) -> Result<Vec<String>, Error> {
-        let tables = self.tables()?;
-        self.query(
-            sql::UNGUARDED,
-            &[&tables, &self.namespace, &sql::GUARD_BODY],
-        )?
-        .iter()
-        .map(|r| {
-            Ok(format!(
-                "{} on {}",
-                r.col::<String>(1)?,
-                r.col::<String>(0)?
-            ))
-        })
-        .collect::<Result<_, Error>>()
+        super::snap::unguarded(self, &mut |sql, params| self.query(sql, params))
     }
 
     fn integrity_problems(&self, limit: u32) -> Result<Vec<String>, Error> {

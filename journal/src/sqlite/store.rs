@@ -444,6 +444,12 @@ impl Store for SqliteStore {
         result
     }
 
+    fn refresh_schema(&self) -> Result<(), Error> {
+        self.conn
+            .execute_batch("PRAGMA writable_schema=RESET")
+            .map_err(self.sql_err())
+    }
+
     fn unguarded(&self) -> Result<Vec<String>, Error> {
         let triggers: Vec<String> = self
             .conn

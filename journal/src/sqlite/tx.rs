@@ -511,6 +511,10 @@ impl Snapshot for Snap<'_> {
         }
         self.store.integrity_problems(limit)
     }
+
+    fn unguarded(&mut self) -> Result<Vec<String>, Error> {
+        crate::store::Store::unguarded(self.store)
+    }
 }
 
 #[cfg(test)]
