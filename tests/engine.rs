@@ -268,6 +268,62 @@ fn audit_catches_recorded_events_that_decide_does_not_yield() {
     );
 }
 
+/// The audit folds and compares the stored text: the decided value spelled
+/// another way (spaces, key order) is the same event; text that is not JSON is
+/// named as such and is none of the transition's events; JSON that is not the
+/// machine's event stops the fold and differs from the decided one.
+#[test]
+fn audit_compares_payloads_as_values_and_names_text_that_is_not_json() {
+    let audited = |payload: &str| {
+        let t = TempJournal::new();
+        let mut e = t.engine();
+        e.execute_with_context::<Ticket>(&stream("t1"), &open("fix it"), &ctx(1), None)
+            .unwrap();
+        forge(
+            &mut e,
+            1,
+            r#"{"command":"comment","text":"hello"}"#,
+            "commented",
+            payload,
+        );
+        let report = e.audit(None).unwrap();
+        let kinds: Vec<_> = report.findings.iter().map(|f| f.kind).collect();
+        (kinds, report)
+    };
+    let (kinds, report) = audited(r#"{ "text" : "hello", "type":"commented" }"#);
+    assert!(kinds.is_empty(), "{report:?}");
+    assert_eq!(report.redecided, 2);
+
+    let (kinds, report) = audited(r#"{"type":"commented","text":"hello"} trailing"#);
+    assert_eq!(
+        kinds,
+        [FindingKind::UndecodableEvent, FindingKind::RedecideMismatch],
+        "{report:?}"
+    );
+    assert!(
+        report.findings[0].detail.contains("payload is not JSON"),
+        "{report:?}"
+    );
+    assert!(
+        report.findings[1].detail.contains("the journal records []"),
+        "{report:?}"
+    );
+
+    let (kinds, report) = audited(r#"{"type":"commented"}"#);
+    assert_eq!(
+        kinds,
+        [FindingKind::UndecodableEvent, FindingKind::RedecideMismatch],
+        "{report:?}"
+    );
+    let diff: Vec<_> = report.findings[1]
+        .diff
+        .iter()
+        .flatten()
+        .map(|d| d.path.as_str())
+        .collect();
+    assert_eq!(diff, ["[0].payload.text"], "{report:?}");
+}
+
 #[test]
 fn audit_catches_an_event_that_is_not_an_edge() {
     let t = TempJournal::new();
