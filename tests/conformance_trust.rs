@@ -400,6 +400,57 @@ fn a_signed_walk_of_many_pages_finds_each_forged_signature() {
     }
 }
 
+/// A trigger that writes an event at the version or seq an append takes,
+/// after the append read the stream's version and the chain's head, makes the
+/// append's own insert collide: `Damaged`, nothing written, not a version
+/// conflict the stream never reached (helper-88 F3: a caller retried into it).
+#[test]
+fn an_insert_a_trigger_makes_collide_is_damage_not_a_conflict_on_both() {
+    let squat = "INSERT INTO events (seq, stream, version, machine, event_type, schema_version, \
+                 payload, recorded_at, transition_id, hash) \
+                 SELECT (SELECT max(seq) FROM events) + {seq}, stream, version + 1, machine, \
+                 event_type, schema_version, payload, recorded_at, transition_id, hash \
+                 FROM events WHERE stream = NEW.stream AND version = \
+                 (SELECT max(version) FROM events WHERE stream = NEW.stream)";
+    for b in backends() {
+        // At the next version (a new seq), then at the next seq too.
+        for seq in ["1000", "1"] {
+            let s = b.fresh();
+            populate_signed(&s);
+            let insert = squat.replace("{seq}", seq);
+            s.exec(&match b {
+                Backend::Sqlite => format!(
+                    "CREATE TRIGGER squat BEFORE INSERT ON transitions BEGIN {insert}; END;"
+                ),
+                Backend::Postgres => format!(
+                    "CREATE FUNCTION squat() RETURNS trigger LANGUAGE plpgsql \
+                     AS $$ BEGIN {insert}; RETURN NEW; END $$; \
+                     CREATE TRIGGER squat BEFORE INSERT ON transitions \
+                     FOR EACH ROW EXECUTE FUNCTION squat();"
+                ),
+            })
+            .unwrap();
+            let head = s.reader().head().unwrap();
+            let bytes = (b == Backend::Sqlite).then(|| s.temp.bytes());
+            let mut j = Journal::open(&s.db(), &signed()).unwrap();
+            match j.append(&append("ticket/a", 3, &["{\"a\":4}"], None)) {
+                Err(Error::Damaged { detail }) => {
+                    assert!(
+                        detail.contains("behind cairn's back"),
+                        "{b:?} {seq}: {detail}"
+                    )
+                }
+                other => panic!("{b:?} {seq}: expected damage, got {other:?}"),
+            }
+            drop(j);
+            assert_eq!(s.reader().head().unwrap(), head, "{b:?} {seq}");
+            if let Some(bytes) = bytes {
+                assert_eq!(s.temp.bytes(), bytes, "{seq}: nothing written");
+            }
+        }
+    }
+}
+
 /// An insert a foreign trigger aborts (SQLite's `RAISE(ABORT)`, which it
 /// reports as a constraint failing; PostgreSQL's `RAISE EXCEPTION`) is the
 /// journal keeping the row: `Damaged`, nothing written, on every table an

@@ -7,7 +7,7 @@ use std::path::Path;
 use cairn::journal::{
     chain_hash, Anchor, Journal, Options, ProblemKind, SigningKey, VerifyOptions,
 };
-use cairn::{Engine, Registry, StreamId};
+use cairn::{Engine, FindingKind, Registry, StreamId};
 
 use crate::support::ticket::{close, Command, Ticket};
 use crate::support::{ctx, tamper, TempJournal};
@@ -968,6 +968,148 @@ fn verify_names_the_guards_the_walked_rows_had() {
         "{:?}",
         r.unguarded
     );
+}
+
+/// A guard is judged by what SQLite loads, not by its row's `type`: a guard
+/// whose row was retyped `TRIGGER` by hand still refuses the delete, and is
+/// not named missing; another trigger does not stand in for a dropped one
+/// (helper-88 F2).
+#[test]
+fn a_guard_is_judged_by_the_statement_sqlite_loads() {
+    let t = TempJournal::new();
+    let mut e = t.engine();
+    let s = StreamId::parse("ticket/t1").unwrap();
+    e.execute_with_context::<Ticket>(
+        &s,
+        &Command::Open {
+            title: "fix".into(),
+        },
+        &ctx(1),
+        None,
+    )
+    .unwrap();
+    drop(e);
+    let raw = t.raw();
+    raw.execute_batch(
+        "PRAGMA writable_schema=ON;
+         UPDATE sqlite_schema SET type = 'TRIGGER' WHERE name = 'events_append_only_delete';
+         PRAGMA writable_schema=OFF;",
+    )
+    .unwrap();
+    drop(raw);
+    let raw = t.raw();
+    assert!(
+        raw.execute("DELETE FROM events WHERE seq = 1", []).is_err(),
+        "the retyped guard still refuses"
+    );
+    let j = Journal::open_read_only(&t.path(), &Options::default()).unwrap();
+    let r = j.verify().unwrap();
+    assert!(r.unguarded.is_empty(), "{:?}", r.unguarded);
+    drop(j);
+    raw.execute_batch(
+        "DROP TRIGGER events_append_only_update;
+         CREATE TRIGGER events_note AFTER INSERT ON events BEGIN SELECT 1; END;",
+    )
+    .unwrap();
+    let j = Journal::open_read_only(&t.path(), &Options::default()).unwrap();
+    let r = j.verify().unwrap();
+    assert_eq!(r.unguarded, ["UPDATE on events"]);
+}
+
+/// A stream name holding a NUL, written behind cairn's back, is damage the
+/// audit names while it audits every other stream (helper-88 F4: the audit
+/// stopped at it with `no-such-stream`, blaming a `--stream` never given).
+#[test]
+fn an_audit_names_a_stream_no_read_finds_and_audits_the_rest() {
+    let t = TempJournal::new();
+    let mut e = t.engine();
+    let s = StreamId::parse("ticket/t1").unwrap();
+    e.execute_with_context::<Ticket>(
+        &s,
+        &Command::Open {
+            title: "fix".into(),
+        },
+        &ctx(1),
+        None,
+    )
+    .unwrap();
+    drop(e);
+    t.raw()
+        .execute_batch(
+            "INSERT INTO events (seq, stream, version, machine, event_type, schema_version,
+                 payload, recorded_at, transition_id, hash)
+             SELECT seq + 100, stream || char(0) || 'x', version, machine, event_type,
+                 schema_version, payload, recorded_at, transition_id, hash
+             FROM events WHERE seq = 1",
+        )
+        .unwrap();
+    let report = t.engine().audit(None).unwrap();
+    assert!(!report.ok);
+    let damaged: Vec<_> = report
+        .findings
+        .iter()
+        .filter(|f| f.kind == FindingKind::Damaged)
+        .map(|f| f.stream.as_str())
+        .collect();
+    assert_eq!(damaged, ["ticket/t1\0x"], "{report:?}");
+    let audited: Vec<_> = report
+        .by_stream
+        .iter()
+        .map(|b| (b.stream.as_str(), b.redecided))
+        .collect();
+    assert_eq!(audited, [("ticket/t1", 1)], "{report:?}");
+}
+
+/// `INSERT OR REPLACE` deletes the row it replaces without firing the
+/// append-only guards (SQLite fires DELETE triggers for it only where the
+/// writer's own connection turned `recursive_triggers` on, which cairn cannot
+/// do for another process): the guards do not refuse it, and verify is what
+/// catches it, a payload rewritten in place and an event moved off its seq
+/// alike (helper-88 F1).
+#[test]
+fn what_insert_or_replace_changes_behind_the_guards_verify_reports() {
+    for (forge, kinds) in [
+        (
+            "INSERT OR REPLACE INTO events SELECT seq, stream, version, machine, event_type,
+                 schema_version, '{}', recorded_at, transition_id, hash FROM events WHERE seq = 2",
+            vec![ProblemKind::HashMismatch],
+        ),
+        (
+            "INSERT OR REPLACE INTO events SELECT seq + 7, stream, version, machine, event_type,
+                 schema_version, payload, recorded_at, transition_id, hash FROM events WHERE seq = 2",
+            vec![ProblemKind::SeqGap, ProblemKind::HashMismatch],
+        ),
+    ] {
+        let t = TempJournal::new();
+        let mut e = t.engine();
+        let s = StreamId::parse("ticket/t1").unwrap();
+        e.execute_with_context::<Ticket>(
+            &s,
+            &Command::Open {
+                title: "fix".into(),
+            },
+            &ctx(1),
+            None,
+        )
+        .unwrap();
+        e.execute_with_context::<Ticket>(&s, &close(cairn::Outcome::Pass, Some(0)), &ctx(2), None)
+            .unwrap();
+        drop(e);
+        let raw = t.raw();
+        assert!(raw.execute("DELETE FROM events WHERE seq = 2", []).is_err());
+        raw.execute_batch(forge).unwrap();
+        let j = Journal::open_read_only(&t.path(), &Options::default()).unwrap();
+        let r = j.verify().unwrap();
+        assert!(!r.ok, "{forge}");
+        assert!(r.unguarded.is_empty(), "{:?}", r.unguarded);
+        for kind in kinds {
+            assert!(
+                r.problems.iter().any(|p| p.kind == kind),
+                "{forge}: {kind:?} in {:?}",
+                r.problems
+            );
+        }
+    }
 }
 
 #[test]

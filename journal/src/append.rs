@@ -364,13 +364,23 @@ fn append_one(tx: &mut dyn AppendTx, a: &Append, head: &mut Head) -> Result<Appe
             transition_id,
         }
     };
-    let mut insert = |i: usize, hash: &str| match tx.insert_event(&fields(i), hash)? {
+    // The stream's version and the chain's head were read in this writer's
+    // transaction, under its lock: a row already at the event's version or seq
+    // was not another writer's append but written behind cairn's back (a
+    // trigger, a damaged index), and retrying would meet it again (helper-88
+    // F3: it was reported as a version conflict the stream never reached).
+    let mut insert = |i: usize, hash: &str| {
+        match tx.insert_event(&fields(i), hash)? {
         true => Ok(()),
-        false => Err(Error::Conflict {
-            stream: a.stream.clone(),
-            expected: a.expected_version,
-            actual: a.expected_version + 1,
+        false => Err(Error::Damaged {
+            detail: format!(
+                "event {}@{} (seq {}) collides with a row the stream's version and the chain's head, read as this append began, do not show: a row written behind cairn's back (run `cairn journal verify`)",
+                a.stream,
+                first_version + i as i64,
+                first_seq + i as i64
+            ),
         }),
+    }
     };
     let last = chained(a.events.len(), &head.hash, &fields, &digest, &mut insert)?;
     head.seq = first_seq + (last_version - first_version);

@@ -451,12 +451,15 @@ impl Store for SqliteStore {
     }
 
     fn unguarded(&self) -> Result<Vec<String>, Error> {
-        let triggers: Vec<String> = self
+        // Every schema row SQLite loads as a trigger: it reads each row's
+        // statement, whatever its `type` says (helper-88: a guard whose row
+        // was retyped `TRIGGER` by hand still refused, and was named missing).
+        let rows: Vec<String> = self
             .conn
-            .prepare("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND sql IS NOT NULL")
+            .prepare("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL")
             .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
             .map_err(self.sql_err())?;
-        let triggers: Vec<String> = triggers
+        let triggers: Vec<String> = rows
             .iter()
             .map(|t| {
                 t.split_whitespace()
@@ -464,6 +467,7 @@ impl Store for SqliteStore {
                     .join(" ")
                     .to_ascii_uppercase()
             })
+            .filter(|t| t.starts_with("CREATE TRIGGER "))
             .collect();
         // The guards of the schema version, and of every table present (a
         // lowered `user_version` must not hide a dropped guard).
