@@ -400,6 +400,59 @@ fn a_signed_walk_of_many_pages_finds_each_forged_signature() {
     }
 }
 
+/// A trigger that writes the row holding the key of the append's own
+/// transition record (its idempotency key) or signature (its transition):
+/// `Damaged`, nothing written, not a bare SQL error (helper-88 F5).
+#[test]
+fn a_record_or_signature_a_trigger_takes_first_is_damage_on_both() {
+    let signature =
+        "INSERT INTO signatures (transition_id, key_id, head_seq, head_hash, signature) \
+                     SELECT NEW.id, key_id, head_seq, head_hash, signature FROM signatures LIMIT 1";
+    let record = "INSERT INTO transitions (id, stream, machine, rules_version, command_name, \
+                  command, context, idempotency_key, fingerprint, first_version, last_version, \
+                  recorded_at) SELECT id + 100, stream, machine, rules_version, command_name, \
+                  command, context, NEW.idempotency_key, 'other', first_version + 100, \
+                  last_version + 100, recorded_at FROM transitions WHERE stream = NEW.stream LIMIT 1";
+    for b in backends() {
+        for (when, insert, what) in [
+            ("AFTER", signature, "its signature"),
+            ("BEFORE", record, "the transition record"),
+        ] {
+            let s = b.fresh();
+            populate_signed(&s);
+            s.exec(&match b {
+                Backend::Sqlite => format!(
+                    "CREATE TRIGGER take {when} INSERT ON transitions \
+                     WHEN NEW.id IS NULL OR NEW.id < 100 BEGIN {insert}; END;"
+                ),
+                Backend::Postgres => format!(
+                    "CREATE FUNCTION take() RETURNS trigger LANGUAGE plpgsql \
+                     AS $$ BEGIN IF pg_trigger_depth() = 1 THEN {insert}; END IF; \
+                     RETURN NEW; END $$; \
+                     CREATE TRIGGER take {when} INSERT ON transitions \
+                     FOR EACH ROW EXECUTE FUNCTION take();"
+                ),
+            })
+            .unwrap();
+            let head = s.reader().head().unwrap();
+            let bytes = (b == Backend::Sqlite).then(|| s.temp.bytes());
+            let mut j = Journal::open(&s.db(), &signed()).unwrap();
+            match j.append(&append("ticket/a", 3, &["{\"a\":4}"], Some(("k-1", "f-1")))) {
+                Err(Error::Damaged { detail }) => assert!(
+                    detail.starts_with(what) && detail.contains("behind cairn's back"),
+                    "{b:?} {what}: {detail}"
+                ),
+                other => panic!("{b:?} {what}: expected damage, got {other:?}"),
+            }
+            drop(j);
+            assert_eq!(s.reader().head().unwrap(), head, "{b:?} {what}");
+            if let Some(bytes) = bytes {
+                assert_eq!(s.temp.bytes(), bytes, "{what}: nothing written");
+            }
+        }
+    }
+}
+
 /// A trigger that writes an event at the version or seq an append takes,
 /// after the append read the stream's version and the chain's head, makes the
 /// append's own insert collide: `Damaged`, nothing written, not a version

@@ -152,7 +152,8 @@ pub(crate) fn append_all(
                 head_seq: head.seq,
                 head_hash: head.hash.clone(),
                 signature: key.sign_head(head.seq, &head.hash),
-            })?;
+            })
+            .map_err(behind("its signature"))?;
         }
         out.push(outcome);
     }
@@ -334,7 +335,9 @@ fn append_one(tx: &mut dyn AppendTx, a: &Append, head: &mut Head) -> Result<Appe
         last_version,
         recorded_at: &a.recorded_at,
     };
-    let transition_id = tx.insert_transition(&row)?;
+    let transition_id = tx
+        .insert_transition(&row)
+        .map_err(behind("the transition record"))?;
     let digest = transition_digest(&TransitionFields {
         id: transition_id,
         stream: &a.stream,
@@ -364,23 +367,15 @@ fn append_one(tx: &mut dyn AppendTx, a: &Append, head: &mut Head) -> Result<Appe
             transition_id,
         }
     };
-    // The stream's version and the chain's head were read in this writer's
-    // transaction, under its lock: a row already at the event's version or seq
-    // was not another writer's append but written behind cairn's back (a
-    // trigger, a damaged index), and retrying would meet it again (helper-88
-    // F3: it was reported as a version conflict the stream never reached).
-    let mut insert = |i: usize, hash: &str| {
-        match tx.insert_event(&fields(i), hash)? {
+    // A row already at the event's version or seq: see `collides`.
+    let mut insert = |i: usize, hash: &str| match tx.insert_event(&fields(i), hash)? {
         true => Ok(()),
-        false => Err(Error::Damaged {
-            detail: format!(
-                "event {}@{} (seq {}) collides with a row the stream's version and the chain's head, read as this append began, do not show: a row written behind cairn's back (run `cairn journal verify`)",
-                a.stream,
-                first_version + i as i64,
-                first_seq + i as i64
-            ),
-        }),
-    }
+        false => Err(collides(&format!(
+            "event {}@{} (seq {})",
+            a.stream,
+            first_version + i as i64,
+            first_seq + i as i64
+        ))),
     };
     let last = chained(a.events.len(), &head.hash, &fields, &digest, &mut insert)?;
     head.seq = first_seq + (last_version - first_version);
@@ -498,6 +493,22 @@ fn beside<'e>(
         let _ = hasher.join();
         done.map(|()| last.to_owned())
     })
+}
+
+/// The append's own row met a row holding its key (version, seq, idempotency
+/// key, a signature's transition). The append read the journal under the
+/// writer's lock and found none: it was written behind cairn's back (a
+/// trigger, a damaged index), and a retry would meet it again. Not a version
+/// conflict the stream never reached (helper-88 F3), nor a bare SQL error (F5).
+fn collides(what: &str) -> Error {
+    Error::Damaged {
+        detail: format!("{what} collides with a row this append's reads, made under the writer's lock, did not show: a row written behind cairn's back (run `cairn journal verify`)"),
+    }
+}
+
+/// [`collides`] for an insert whose taken key is an error; any other as it is.
+fn behind(what: &'static str) -> impl Fn(Error) -> Error {
+    move |e| if e.is_taken_key() { collides(what) } else { e }
 }
 
 #[cfg(test)]

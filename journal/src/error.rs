@@ -159,6 +159,20 @@ fn pg_detail(e: &::postgres::Error) -> String {
 }
 
 impl Error {
+    /// A unique or primary key already taken: an insert met a row that holds
+    /// its key (on either backend).
+    pub(crate) fn is_taken_key(&self) -> bool {
+        match self {
+            Error::Sqlite(rusqlite::Error::SqliteFailure(f, _)) => matches!(
+                f.extended_code,
+                rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+                    | rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
+            ),
+            Error::Postgres(e) => e.code() == Some(&::postgres::error::SqlState::UNIQUE_VIOLATION),
+            _ => false,
+        }
+    }
+
     /// Maps a SQLite error, recognising busy/locked as [`Error::Busy`], and a
     /// stored value of the wrong type (a BLOB payload, a text version, NULL where
     /// the schema says NOT NULL) as [`Error::Damaged`]: the file holds what cairn
