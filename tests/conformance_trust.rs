@@ -400,24 +400,40 @@ fn a_signed_walk_of_many_pages_finds_each_forged_signature() {
     }
 }
 
-/// A trigger that writes the row holding the key of the append's own
-/// transition record (its idempotency key) or signature (its transition):
-/// `Damaged`, nothing written, not a bare SQL error (helper-88 F5).
+/// A trigger that writes, first, a row holding the key of one of the append's
+/// own rows — an event at the version (or version and seq) it takes, a record
+/// with its idempotency key, a signature of its transition — after the append
+/// read the journal under the writer's lock: `Damaged`, naming the row, nothing
+/// written. Not a version conflict the stream never reached (helper-88 F3: a
+/// caller retried into it), nor a bare SQL error (F5).
 #[test]
-fn a_record_or_signature_a_trigger_takes_first_is_damage_on_both() {
-    let signature =
-        "INSERT INTO signatures (transition_id, key_id, head_seq, head_hash, signature) \
-                     SELECT NEW.id, key_id, head_seq, head_hash, signature FROM signatures LIMIT 1";
+fn a_row_a_trigger_takes_first_is_damage_not_a_conflict_on_both() {
+    let event = |seq: &str| {
+        format!(
+            "INSERT INTO events (seq, stream, version, machine, event_type, schema_version, \
+             payload, recorded_at, transition_id, hash) \
+             SELECT (SELECT max(seq) FROM events) + {seq}, stream, version + 1, machine, \
+             event_type, schema_version, payload, recorded_at, transition_id, hash \
+             FROM events WHERE stream = NEW.stream AND version = \
+             (SELECT max(version) FROM events WHERE stream = NEW.stream)"
+        )
+    };
+    let signature = "INSERT INTO signatures (transition_id, key_id, head_seq, head_hash, \
+                     signature) SELECT NEW.id, key_id, head_seq, head_hash, signature \
+                     FROM signatures LIMIT 1";
     let record = "INSERT INTO transitions (id, stream, machine, rules_version, command_name, \
                   command, context, idempotency_key, fingerprint, first_version, last_version, \
                   recorded_at) SELECT id + 100, stream, machine, rules_version, command_name, \
                   command, context, NEW.idempotency_key, 'other', first_version + 100, \
                   last_version + 100, recorded_at FROM transitions WHERE stream = NEW.stream LIMIT 1";
+    let cases = [
+        ("BEFORE", event("1000"), "event ticket/a@4 (seq 6)"),
+        ("BEFORE", event("1"), "event ticket/a@4 (seq 6)"),
+        ("AFTER", signature.to_owned(), "its signature"),
+        ("BEFORE", record.to_owned(), "the transition record"),
+    ];
     for b in backends() {
-        for (when, insert, what) in [
-            ("AFTER", signature, "its signature"),
-            ("BEFORE", record, "the transition record"),
-        ] {
+        for (when, insert, what) in &cases {
             let s = b.fresh();
             populate_signed(&s);
             s.exec(&match b {
@@ -448,57 +464,6 @@ fn a_record_or_signature_a_trigger_takes_first_is_damage_on_both() {
             assert_eq!(s.reader().head().unwrap(), head, "{b:?} {what}");
             if let Some(bytes) = bytes {
                 assert_eq!(s.temp.bytes(), bytes, "{what}: nothing written");
-            }
-        }
-    }
-}
-
-/// A trigger that writes an event at the version or seq an append takes,
-/// after the append read the stream's version and the chain's head, makes the
-/// append's own insert collide: `Damaged`, nothing written, not a version
-/// conflict the stream never reached (helper-88 F3: a caller retried into it).
-#[test]
-fn an_insert_a_trigger_makes_collide_is_damage_not_a_conflict_on_both() {
-    let squat = "INSERT INTO events (seq, stream, version, machine, event_type, schema_version, \
-                 payload, recorded_at, transition_id, hash) \
-                 SELECT (SELECT max(seq) FROM events) + {seq}, stream, version + 1, machine, \
-                 event_type, schema_version, payload, recorded_at, transition_id, hash \
-                 FROM events WHERE stream = NEW.stream AND version = \
-                 (SELECT max(version) FROM events WHERE stream = NEW.stream)";
-    for b in backends() {
-        // At the next version (a new seq), then at the next seq too.
-        for seq in ["1000", "1"] {
-            let s = b.fresh();
-            populate_signed(&s);
-            let insert = squat.replace("{seq}", seq);
-            s.exec(&match b {
-                Backend::Sqlite => format!(
-                    "CREATE TRIGGER squat BEFORE INSERT ON transitions BEGIN {insert}; END;"
-                ),
-                Backend::Postgres => format!(
-                    "CREATE FUNCTION squat() RETURNS trigger LANGUAGE plpgsql \
-                     AS $$ BEGIN {insert}; RETURN NEW; END $$; \
-                     CREATE TRIGGER squat BEFORE INSERT ON transitions \
-                     FOR EACH ROW EXECUTE FUNCTION squat();"
-                ),
-            })
-            .unwrap();
-            let head = s.reader().head().unwrap();
-            let bytes = (b == Backend::Sqlite).then(|| s.temp.bytes());
-            let mut j = Journal::open(&s.db(), &signed()).unwrap();
-            match j.append(&append("ticket/a", 3, &["{\"a\":4}"], None)) {
-                Err(Error::Damaged { detail }) => {
-                    assert!(
-                        detail.contains("behind cairn's back"),
-                        "{b:?} {seq}: {detail}"
-                    )
-                }
-                other => panic!("{b:?} {seq}: expected damage, got {other:?}"),
-            }
-            drop(j);
-            assert_eq!(s.reader().head().unwrap(), head, "{b:?} {seq}");
-            if let Some(bytes) = bytes {
-                assert_eq!(s.temp.bytes(), bytes, "{seq}: nothing written");
             }
         }
     }

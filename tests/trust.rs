@@ -884,13 +884,8 @@ fn a_long_lived_handle_verifies_the_schema_as_it_is_now() {
     }
 }
 
-/// An engine opened while two index roots were swapped by hand, and swapped
-/// back since, audits the file as it is: its forged transition is found
-/// (helper-86: the audit read through the schema the engine loaded at its open,
-/// saw no stream, and passed).
-#[test]
-fn a_long_lived_engine_audits_the_schema_as_it_is_now() {
-    let t = TempJournal::new();
+/// An engine on `t` whose stream `ticket/t1` was opened (one transition).
+fn opened(t: &TempJournal) -> (Engine, StreamId) {
     let mut e = t.engine();
     let s = StreamId::parse("ticket/t1").unwrap();
     e.execute_with_context::<Ticket>(
@@ -902,6 +897,17 @@ fn a_long_lived_engine_audits_the_schema_as_it_is_now() {
         None,
     )
     .unwrap();
+    (e, s)
+}
+
+/// An engine opened while two index roots were swapped by hand, and swapped
+/// back since, audits the file as it is: its forged transition is found
+/// (helper-86: the audit read through the schema the engine loaded at its open,
+/// saw no stream, and passed).
+#[test]
+fn a_long_lived_engine_audits_the_schema_as_it_is_now() {
+    let t = TempJournal::new();
+    let (mut e, _) = opened(&t);
     crate::engine::forge(
         &mut e,
         1,
@@ -931,17 +937,7 @@ fn a_long_lived_engine_audits_the_schema_as_it_is_now() {
 #[test]
 fn verify_names_the_guards_the_walked_rows_had() {
     let t = TempJournal::new();
-    let mut e = t.engine();
-    let s = StreamId::parse("ticket/t1").unwrap();
-    e.execute_with_context::<Ticket>(
-        &s,
-        &Command::Open {
-            title: "fix".into(),
-        },
-        &ctx(1),
-        None,
-    )
-    .unwrap();
+    let (e, _) = opened(&t);
     drop(e);
     let raw = t.raw();
     let guard: String = raw
@@ -977,17 +973,7 @@ fn verify_names_the_guards_the_walked_rows_had() {
 #[test]
 fn a_guard_is_judged_by_the_statement_sqlite_loads() {
     let t = TempJournal::new();
-    let mut e = t.engine();
-    let s = StreamId::parse("ticket/t1").unwrap();
-    e.execute_with_context::<Ticket>(
-        &s,
-        &Command::Open {
-            title: "fix".into(),
-        },
-        &ctx(1),
-        None,
-    )
-    .unwrap();
+    let (e, _) = opened(&t);
     drop(e);
     let raw = t.raw();
     raw.execute_batch(
@@ -1022,17 +1008,7 @@ fn a_guard_is_judged_by_the_statement_sqlite_loads() {
 #[test]
 fn an_audit_names_a_stream_no_read_finds_and_audits_the_rest() {
     let t = TempJournal::new();
-    let mut e = t.engine();
-    let s = StreamId::parse("ticket/t1").unwrap();
-    e.execute_with_context::<Ticket>(
-        &s,
-        &Command::Open {
-            title: "fix".into(),
-        },
-        &ctx(1),
-        None,
-    )
-    .unwrap();
+    let (e, _) = opened(&t);
     drop(e);
     t.raw()
         .execute_batch(
@@ -1081,17 +1057,7 @@ fn what_insert_or_replace_changes_behind_the_guards_verify_reports() {
         ),
     ] {
         let t = TempJournal::new();
-        let mut e = t.engine();
-        let s = StreamId::parse("ticket/t1").unwrap();
-        e.execute_with_context::<Ticket>(
-            &s,
-            &Command::Open {
-                title: "fix".into(),
-            },
-            &ctx(1),
-            None,
-        )
-        .unwrap();
+        let (mut e, s) = opened(&t);
         e.execute_with_context::<Ticket>(&s, &close(cairn::Outcome::Pass, Some(0)), &ctx(2), None)
             .unwrap();
         drop(e);
