@@ -269,7 +269,8 @@ fn audit_catches_recorded_events_that_decide_does_not_yield() {
 }
 
 /// The audit folds and compares the stored text: the decided value spelled
-/// another way (spaces, key order) is the same event; text that is not JSON is
+/// another way (spaces, key order) is the same event, one that gives a key
+/// twice is not; text that is not JSON is
 /// named as such and is none of the transition's events; JSON that is not the
 /// machine's event stops the fold and differs from the decided one.
 #[test]
@@ -308,6 +309,11 @@ fn audit_compares_payloads_as_values_and_names_text_that_is_not_json() {
         report.findings[1].detail.contains("the journal records []"),
         "{report:?}"
     );
+
+    // A key given twice: a `Value` keeps the last (`hello`), a reader that
+    // keeps the first sees `evil`; not the decided event (helper-89).
+    let (kinds, report) = audited(r#"{"type":"commented","text":"evil","text":"hello"}"#);
+    assert_eq!(kinds, [FindingKind::RedecideMismatch], "{report:?}");
 
     let (kinds, report) = audited(r#"{"type":"commented"}"#);
     assert_eq!(
