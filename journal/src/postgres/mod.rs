@@ -342,7 +342,7 @@ impl Session {
     /// lock; what the schema holds is read again under the lock (another process
     /// may have created it meanwhile), and refused as at open.
     fn migrate(&self, client: &mut Client) -> Result<(), Error> {
-        let mut tx = client.transaction().map_err(|e| self.pg(e))?;
+        let mut tx = store::writer(client).map_err(|e| self.pg(e))?;
         let lock_key = (sql::APPLICATION_ID << 32) | self.namespace_of(&mut tx)?;
         tx.execute(sql::LOCK, &[&lock_key])
             .map_err(|e| self.pg(e))?;

@@ -93,7 +93,7 @@ impl Store for PgStore {
     ) -> Result<Vec<AppendOutcome>, Error> {
         let store: &PgStore = self;
         let mut client = store.client.borrow_mut();
-        let mut tx = client.transaction().map_err(|e| store.pg(e))?;
+        let mut tx = writer(&mut client).map_err(|e| store.pg(e))?;
         // The chain has one global order: appends to this journal are serialised
         // here, inside the transaction, until commit; `seq` is read and assigned
         // under the lock, so no reader ever sees a gap that fills later.
@@ -337,7 +337,7 @@ impl Store for PgStore {
     ) -> Result<(), Error> {
         let store: &PgStore = self;
         let mut client = store.client.borrow_mut();
-        let mut tx = client.transaction().map_err(|e| store.pg(e))?;
+        let mut tx = writer(&mut client).map_err(|e| store.pg(e))?;
         tx.execute(sql::LOCK, &[&store.lock_key])
             .map_err(|e| store.pg(e))?;
         let rows: i64 = tx
@@ -352,6 +352,21 @@ impl Store for PgStore {
         feed(&mut PgTx { tx: &mut tx, store })?;
         tx.commit().map_err(|e| store.pg(e))
     }
+}
+
+/// A writer's transaction: READ COMMITTED whatever the server's or the
+/// role's default, so each statement after the journal's lock reads what the
+/// writer before it committed. Under a default of `repeatable read` the
+/// snapshot was taken by the lock's own statement, before it waited, and the
+/// next writer read a stale head (helper-89: 36 of 40 racing writers failed
+/// on a taken key).
+pub(super) fn writer(
+    client: &mut postgres::Client,
+) -> Result<postgres::Transaction<'_>, postgres::Error> {
+    client
+        .build_transaction()
+        .isolation_level(IsolationLevel::ReadCommitted)
+        .start()
 }
 
 /// One transaction: the append primitives, the import sink, the verify reads.
