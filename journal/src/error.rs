@@ -158,16 +158,21 @@ fn pg_detail(e: &::postgres::Error) -> String {
     }
 }
 
+/// SQLite's failure is a unique or primary key already taken (not another
+/// constraint: a trigger's `RAISE(ABORT)`, a CHECK, a NOT NULL).
+pub(crate) fn taken_key(f: &rusqlite::ffi::Error) -> bool {
+    matches!(
+        f.extended_code,
+        rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE | rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
+    )
+}
+
 impl Error {
     /// A unique or primary key already taken: an insert met a row that holds
     /// its key (on either backend).
     pub(crate) fn is_taken_key(&self) -> bool {
         match self {
-            Error::Sqlite(rusqlite::Error::SqliteFailure(f, _)) => matches!(
-                f.extended_code,
-                rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
-                    | rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
-            ),
+            Error::Sqlite(rusqlite::Error::SqliteFailure(f, _)) => taken_key(f),
             Error::Postgres(e) => e.code() == Some(&::postgres::error::SqlState::UNIQUE_VIOLATION),
             _ => false,
         }
@@ -204,12 +209,7 @@ impl Error {
                 // A constraint other than a taken key (a trigger's
                 // `RAISE(ABORT)`, a rebuilt table's CHECK or NOT NULL) kept a
                 // row cairn wrote: not a version conflict (helper-83 F2).
-                rusqlite::ErrorCode::ConstraintViolation
-                    if !matches!(
-                        f.extended_code,
-                        rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
-                            | rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
-                    ) =>
+                rusqlite::ErrorCode::ConstraintViolation if !taken_key(f) =>
                 {
                     return Error::Damaged {
                         detail: format!(

@@ -1,7 +1,7 @@
 //! One event row's insert, held through a write transaction: a statement
 //! looked up once, and the columns a transition's events share bound once.
 
-use rusqlite::{ffi, CachedStatement, Transaction};
+use rusqlite::{CachedStatement, Transaction};
 
 use super::sql;
 use crate::hash::EventFields;
@@ -89,14 +89,7 @@ pub(super) fn row<'a>(
     match insert.execute(e, hash) {
         Ok(1) => Ok(true),
         Ok(_) => Err(kept("an event")),
-        Err(rusqlite::Error::SqliteFailure(f, _))
-            if matches!(
-                f.extended_code,
-                ffi::SQLITE_CONSTRAINT_UNIQUE | ffi::SQLITE_CONSTRAINT_PRIMARYKEY
-            ) =>
-        {
-            Ok(false)
-        }
+        Err(rusqlite::Error::SqliteFailure(f, _)) if crate::error::taken_key(&f) => Ok(false),
         Err(other) => Err(Error::sql(other, busy)),
     }
 }
