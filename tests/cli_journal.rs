@@ -208,3 +208,81 @@ fn an_unknown_machine_or_stream_names_the_nearest_known_ones() {
         )
     );
 }
+
+/// A name no person can read as it is (an escape sequence, a line break, a
+/// right-to-left override, a zero-width space), in a journal written by the
+/// library or by hand: every human format shows each such character as its
+/// code point, so it neither drives the terminal nor forges a table row, and
+/// the JSON formats carry the exact name with those characters escaped.
+#[test]
+fn human_formats_show_invisible_characters_in_names_as_code_points() {
+    let t = TempJournal::new();
+    let name = "ticket/a\u{1b}[2J\n9  ticket/forged  1\u{202e}gnp.exe\u{200b}";
+    let mut j = t.journal();
+    j.append(&append("ticket/b", 0, &["{}"], None)).unwrap();
+    let mut a = append(name, 0, &["{}"], None);
+    a.reads.push(("ticket/b".into(), 1));
+    a.transition.context =
+        r#"{"reads":[{"stream":"ticket/b","version":1,"state":"open\u001b]0;x\u0007"}]}"#.into();
+    a.events[0].event_type = "comm\u{202e}ented".into();
+    a.transition.command_name = "com\u{7}ment".into();
+    j.append(&a).unwrap();
+    drop(j);
+    let only_line_breaks = |what: &str, out: &str| {
+        let bad: Vec<char> = out
+            .chars()
+            .filter(|&c| c != '\n' && cairn::machines::evidence::names::is_invisible(c))
+            .collect();
+        assert!(bad.is_empty(), "{what}: {bad:?} in {out}");
+    };
+    for args in [
+        &["journal", "log", "--format", "table"][..],
+        &["journal", "streams", "--format", "table"],
+        &["journal", "show", "2", "--format", "table"],
+        &["journal", "audit", "--format", "md"],
+        &["journal", "audit", "--format", "html"],
+        &["journal", "links", "--format", "table"],
+        &["journal", "links", "--format", "dot"],
+    ] {
+        let (_, stdout, _) = run(args, Some(&t.path()));
+        only_line_breaks(&args.join(" "), &stdout);
+        let shown = "\\u{1b}[2J\\u{a}9  ticket/forged  1\\u{202e}gnp.exe\\u{200b}";
+        // DOT writes a label's backslash escaped; Graphviz shows it as one.
+        let shown = match args[3] {
+            "dot" => shown.replace('\\', "\\\\"),
+            _ => shown.to_owned(),
+        };
+        assert!(stdout.contains(&shown), "{args:?}: {stdout}");
+    }
+    let (_, table, _) = run(&["journal", "log"], Some(&t.path()));
+    assert_eq!(table.lines().count(), 3, "a header and two rows: {table}");
+    assert!(table.contains("comm\\u{202e}ented v1"), "{table}");
+    let (_, show, _) = run(
+        &["journal", "show", "2", "--format", "table"],
+        Some(&t.path()),
+    );
+    assert!(show.contains("com\\u{7}ment"), "{show}");
+    let (_, links, _) = run(&["journal", "links", "--format", "table"], Some(&t.path()));
+    assert!(links.contains("open\\u{1b}]0;x\\u{7}"), "{links}");
+    for args in [
+        &["journal", "log", "--format", "json"][..],
+        &["journal", "streams"],
+        &["journal", "audit"],
+    ] {
+        let (_, stdout, _) = run(args, Some(&t.path()));
+        only_line_breaks(&args.join(" "), &stdout);
+        assert!(stdout.contains("\\u202e"), "{args:?}: {stdout}");
+        let v: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+        assert!(holds(&v, name), "{args:?}: the exact name in {v}");
+    }
+}
+
+/// `v` holds the string `s` somewhere.
+fn holds(v: &Value, s: &str) -> bool {
+    match v {
+        Value::String(t) => t == s,
+        Value::Array(a) => a.iter().any(|x| holds(x, s)),
+        Value::Object(o) => o.values().any(|x| holds(x, s)),
+        _ => false,
+    }
+}

@@ -138,9 +138,10 @@ fn finding(f: &Finding, out: &mut String) {
 }
 
 /// `s` as a code span: a fence longer than any run of backticks inside it, padded
-/// where `s` begins or ends with one; line breaks become spaces.
+/// where `s` begins or ends with one; a line break, like every character a
+/// person cannot see, shown as its code point (`output::visible`).
 fn code(s: &str) -> String {
-    let s = s.replace(['\n', '\r'], " ");
+    let s = crate::output::visible(s);
     let longest = s.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);
     let pad = if s.starts_with('`') || s.ends_with('`') || s.trim().is_empty() {
@@ -159,10 +160,11 @@ fn cell(s: &str) -> String {
 /// A sentence of cairn's (names in backticks) as Markdown: the backticked parts
 /// as code spans, and every character that could start a link, emphasis, an
 /// entity or HTML escaped (and a first character that could start a block), so
-/// nothing recorded in a name or a value becomes markup. Unbalanced backticks are
-/// escaped like the rest.
+/// nothing recorded in a name or a value becomes markup, and every character a
+/// person cannot see shown as its code point. Unbalanced backticks are escaped
+/// like the rest.
 fn text(s: &str) -> String {
-    let s = s.replace(['\n', '\r'], " ");
+    let s = crate::output::visible(s);
     let parts: Vec<&str> = s.split('`').collect();
     let balanced = parts.len() % 2 == 1;
     let escape = |t: &str, at_start: bool| {
@@ -203,7 +205,7 @@ mod tests {
         assert_eq!(code("a"), "`a`");
         assert_eq!(code("a`b"), "``a`b``");
         assert_eq!(code("`x"), "`` `x ``");
-        assert_eq!(code("a\nb"), "`a b`");
+        assert_eq!(code("a\nb"), "`a\\u{a}b`");
     }
 
     #[test]

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::args::{AuditFormat, LogFormat};
 use crate::failure::{Done, Failure};
-use crate::output;
+use crate::output::{self, visible};
 use crate::progress::Progress;
 use crate::suggest;
 use crate::verbs::{reader, recorded};
@@ -46,7 +46,7 @@ pub fn log(
                 .collect();
             output::json(&LogPage { events, next_since })
         }
-        LogFormat::Table => output::text(&log_table(&events)),
+        LogFormat::Table => output::human(&log_table(&events)),
     }
     if let Some(n) = next_since {
         crate::output::stderr_line(format_args!(
@@ -123,7 +123,7 @@ pub fn streams(db: &Location, options: &Options, format: LogFormat) -> Result<Do
             if streams.is_empty() {
                 out.push_str("(no streams)\n");
             }
-            output::text(&out)
+            output::human(&out)
         }
     }
     Ok(Done::Ok)
@@ -246,22 +246,22 @@ pub fn show(
                 .map(|e| LoggedEvent::of(e, json_or_text))
                 .collect(),
         }),
-        LogFormat::Table => output::text(&format!(
+        LogFormat::Table => output::human(&format!(
             "transition {}  {}  {}@{}..={}  rules v{}  recorded {}{}\ncommand: {}\ncontext: {}\n{}",
             record.id,
-            record.command_name,
-            record.stream,
+            visible(&record.command_name),
+            visible(&record.stream),
             record.first_version,
             record.last_version,
             record.rules_version,
-            record.recorded_at,
+            visible(&record.recorded_at),
             record
                 .idempotency_key
                 .as_ref()
-                .map(|k| format!("  key {k}"))
+                .map(|k| format!("  key {}", visible(k)))
                 .unwrap_or_default(),
-            record.command,
-            record.context,
+            visible(&record.command),
+            visible(&record.context),
             log_table(&events)
         )),
     }
@@ -301,8 +301,8 @@ pub fn audit(
     let report = report?;
     match format {
         AuditFormat::Json => output::json(&report),
-        AuditFormat::Md => output::text(&crate::audit_report::markdown(&report)),
-        AuditFormat::Html => output::text(&crate::audit_report::html(&report)),
+        AuditFormat::Md => output::human(&crate::audit_report::markdown(&report)),
+        AuditFormat::Html => output::human(&crate::audit_report::html(&report)),
     }
     let failures = report
         .findings
@@ -349,16 +349,23 @@ fn log_table(events: &[StoredEvent]) -> String {
 }
 
 /// Rows as left-aligned columns two spaces apart, the first row the header
-/// (comfy-table, no borders; no line ends in spaces).
+/// (comfy-table, no borders; no line ends in spaces). Each cell is shown
+/// [`visible`]: a line break in a name read from the journal cannot start a
+/// row of its own.
 pub(crate) fn table<const N: usize>(rows: &[[String; N]]) -> String {
     let mut t = comfy_table::Table::new();
     t.load_style(comfy_table::presets::NOTHING);
+    let shown = |r: &[String; N]| {
+        r.iter()
+            .map(|c| visible(c).into_owned())
+            .collect::<Vec<_>>()
+    };
     let mut rows = rows.iter();
     if let Some(header) = rows.next() {
-        t.set_header(header);
+        t.set_header(shown(header));
     }
     for r in rows {
-        t.add_row(r);
+        t.add_row(shown(r));
     }
     for column in t.column_iter_mut() {
         column.set_padding((0, 2));

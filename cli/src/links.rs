@@ -97,8 +97,8 @@ pub fn links(
             stream: stream.map(str::to_owned),
             links,
         }),
-        LinksFormat::Table => output::text(&table(&links)),
-        LinksFormat::Dot => output::text(&dot(&links)),
+        LinksFormat::Table => output::human(&table(&links)),
+        LinksFormat::Dot => output::human(&dot(&links)),
     }
     Ok(Done::Ok)
 }
@@ -181,10 +181,14 @@ fn dot(links: &[Link]) -> String {
     let mut g: DiGraph<String, String> = DiGraph::new();
     let mut nodes = BTreeMap::new();
     let mut edges: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    // Names read from the journal, shown visible: a line break in one would
+    // otherwise reach the graph as a label's line break.
+    let shown = |s: &str| crate::output::visible(s).into_owned();
     for l in links {
-        let commands = edges.entry((l.reader.clone(), l.read.clone())).or_default();
-        if !commands.contains(&l.command) {
-            commands.push(l.command.clone());
+        let commands = edges.entry((shown(&l.reader), shown(&l.read))).or_default();
+        let command = shown(&l.command);
+        if !commands.contains(&command) {
+            commands.push(command);
         }
     }
     for ((reader, read), commands) in edges {

@@ -3,8 +3,10 @@
 //! not an error: what was recorded stays recorded and the exit code still says so
 //! (`eprintln!` would panic, exit 101, after the journal was written).
 
+use std::borrow::Cow;
 use std::io::Write;
 
+use cairn::machines::evidence::names::is_invisible;
 use serde::Serialize;
 
 use crate::failure::{ErrorBody, ErrorDocument, Kind};
@@ -25,7 +27,66 @@ pub fn json<T: Serialize>(value: &T) {
         render(serde_json::to_value(&error))
             .unwrap_or_else(|_| r#"{"error":{"kind":"internal","message":"unwritable"}}"#.into())
     });
-    text_line(&text);
+    text_line(&json_visible(&text));
+}
+
+/// Compact JSON with every character a person cannot see written as a `\u`
+/// escape: the same document, but a name read from a journal (a bidirectional
+/// override, an escape sequence, a zero-width space) cannot reach a terminal
+/// as itself. serde_json writes controls below U+0020 escaped already and no
+/// whitespace between tokens, so every other such character is inside a string.
+fn json_visible(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(is_invisible) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if is_invisible(c) {
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{u:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// `s` with every character a person cannot see (controls, line breaks, tabs,
+/// bidirectional and zero-width characters, …) shown as its code point, `\u{1b}`:
+/// what a human table or report prints of a name or value read from a journal,
+/// which a damaged or hand-made file can fill with anything. A line break in a
+/// name would otherwise start a forged row, an escape sequence drive the
+/// terminal. The JSON formats carry the exact text.
+pub fn visible(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(is_invisible) {
+        return Cow::Borrowed(s);
+    }
+    Cow::Owned(
+        s.chars()
+            .map(|c| {
+                if is_invisible(c) {
+                    format!("\\u{{{:x}}}", u32::from(c))
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect(),
+    )
+}
+
+/// Prints human text (a table, a report, a graph) with every character a
+/// person cannot see but the line break shown as its code point ([`visible`]
+/// line by line): the last guard behind each renderer's own.
+pub fn human(s: &str) {
+    text(&lines_visible(s));
+}
+
+/// `s` line by line, each line [`visible`].
+fn lines_visible(s: &str) -> String {
+    let shown: Vec<Cow<'_, str>> = s.split('\n').map(visible).collect();
+    shown.join("\n")
 }
 
 /// Prints text as is.
@@ -44,9 +105,10 @@ fn text_line(s: &str) {
 
 /// Prints one line on stderr in one write, ignoring a stderr that cannot be
 /// written (closed pipe, full disk): the verb's outcome is its exit code and
-/// stdout, never a panic.
+/// stdout, never a panic. What it names (a path, a stream, a caller's value)
+/// is shown [`visible`].
 pub fn stderr_line(line: std::fmt::Arguments<'_>) {
-    let mut text = line.to_string();
+    let mut text = lines_visible(&line.to_string());
     text.push('\n');
     stderr_text(&text);
 }
@@ -77,5 +139,37 @@ fn sorted(v: serde_json::Value) -> serde_json::Value {
         }
         Value::Array(items) => Value::Array(items.into_iter().map(sorted).collect()),
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The escaped document reads back as the same value, an invisible
+    /// character past U+FFFF written as its surrogate pair.
+    #[test]
+    fn invisible_characters_in_json_are_escaped_and_read_back_the_same() {
+        let v = serde_json::json!({"a\u{202e}": ["x\u{200b}\u{e0041}\u{f0000}y", "plain é"]});
+        let text = serde_json::to_string(&v).unwrap();
+        let shown = json_visible(&text);
+        assert_eq!(
+            shown,
+            r#"{"a\u202e":["x\u200b\udb40\udc41\udb80\udc00y","plain é"]}"#
+        );
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&shown).unwrap(),
+            v
+        );
+        assert!(matches!(json_visible("{\"a\":1}"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn visible_shows_code_points() {
+        assert_eq!(
+            visible("a\n\u{1b}[0m\u{202e}b"),
+            "a\\u{a}\\u{1b}[0m\\u{202e}b"
+        );
+        assert!(matches!(visible("plain é"), Cow::Borrowed(_)));
     }
 }

@@ -59,8 +59,8 @@ fn run_verb(cli: Cli, registry: Registry) -> Result<Done, Failure> {
                 })?;
             let g = m.graph();
             match format {
-                GraphFormat::Dot => output::text(&g.to_dot()),
-                GraphFormat::Mermaid => output::text(&g.to_mermaid()),
+                GraphFormat::Dot => output::human(&g.to_dot()),
+                GraphFormat::Mermaid => output::human(&g.to_mermaid()),
                 GraphFormat::Json => output::json(&g),
                 GraphFormat::Xstate => output::json(&g.to_xstate()),
             }
