@@ -1000,6 +1000,38 @@ fn a_guard_is_judged_by_the_statement_sqlite_loads() {
     let j = Journal::open_read_only(&t.path(), &Options::default()).unwrap();
     let r = j.verify().unwrap();
     assert_eq!(r.unguarded, ["UPDATE on events"]);
+    drop(j);
+    // A trigger that holds a guard's words but guards nothing does not stand in
+    // for it (helper-89): one that never fires, one whose `RAISE` is a comment.
+    for decoy in [
+        "CREATE TRIGGER decoy BEFORE UPDATE ON events WHEN 0
+             BEGIN SELECT RAISE(ABORT, 'cairn journal events are append-only'); END;",
+        "CREATE TRIGGER decoy BEFORE UPDATE ON events
+             BEGIN SELECT 1; /* RAISE(ABORT, 'x') */ END;",
+    ] {
+        raw.execute_batch(decoy).unwrap();
+        raw.execute("UPDATE events SET payload = payload WHERE seq = 1", [])
+            .unwrap();
+        let j = Journal::open_read_only(&t.path(), &Options::default()).unwrap();
+        let r = j.verify().unwrap();
+        assert_eq!(r.unguarded, ["UPDATE on events"], "{decoy}");
+        drop(j);
+        raw.execute_batch("DROP TRIGGER decoy").unwrap();
+    }
+    // cairn's own guard under another name guards: it is not named missing
+    // (the schema comparison names the stranger).
+    raw.execute_batch(
+        "CREATE TRIGGER another_name BEFORE UPDATE ON events
+             BEGIN SELECT RAISE(ABORT, 'cairn journal events are append-only'); END;",
+    )
+    .unwrap();
+    assert!(raw
+        .execute("UPDATE events SET payload = payload WHERE seq = 1", [])
+        .is_err());
+    let j = Journal::open_read_only(&t.path(), &Options::default()).unwrap();
+    let r = j.verify().unwrap();
+    assert!(r.unguarded.is_empty(), "{:?}", r.unguarded);
+    assert!(!r.ok, "a trigger cairn never made fails verify");
 }
 
 /// A stream name holding a NUL, written behind cairn's back, is damage the

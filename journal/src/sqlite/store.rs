@@ -101,6 +101,24 @@ fn corrupt(row: &Row<'_>, e: rusqlite::Error) -> Error {
     }
 }
 
+/// A `CREATE TRIGGER` statement after its name, its words upper-cased and
+/// one space apart, without a closing `;`: what two triggers that do the same
+/// under different names have in common. `None` for any other statement.
+fn trigger_body(sql: &str) -> Option<String> {
+    let words: Vec<String> = sql
+        .trim_end()
+        .trim_end_matches(';')
+        .split_whitespace()
+        .map(str::to_ascii_uppercase)
+        .collect();
+    match words.as_slice() {
+        [create, trigger, _name, rest @ ..] if create == "CREATE" && trigger == "TRIGGER" => {
+            Some(rest.join(" "))
+        }
+        _ => None,
+    }
+}
+
 /// The append-only triggers of each schema version: (table, operation).
 const GUARDS: &[(i64, &str, &str)] = &[
     (1, "events", "UPDATE"),
@@ -459,15 +477,16 @@ impl Store for SqliteStore {
             .prepare("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL")
             .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
             .map_err(self.sql_err())?;
-        let triggers: Vec<String> = rows
+        let triggers: Vec<String> = rows.iter().filter_map(|t| trigger_body(t)).collect();
+        // A trigger stands for a guard only when it is one of cairn's guards
+        // word for word but for its name (helper-89: one that merely held the
+        // words, `WHEN 0` or the `RAISE` in a comment, guarded nothing and hid
+        // the dropped guard from this list).
+        let guards: Vec<String> = super::MIGRATIONS
             .iter()
-            .map(|t| {
-                t.split_whitespace()
-                    .collect::<Vec<_>>()
-                    .join(" ")
-                    .to_ascii_uppercase()
-            })
-            .filter(|t| t.starts_with("CREATE TRIGGER "))
+            .flat_map(|m| m.split_inclusive("END;"))
+            .filter_map(|s| s.find("CREATE TRIGGER ").map(|at| &s[at..]))
+            .filter_map(trigger_body)
             .collect();
         // The guards of the schema version, and of every table present (a
         // lowered `user_version` must not hide a dropped guard).
@@ -481,10 +500,10 @@ impl Store for SqliteStore {
             .filter(|((since, _, _), present)| *since <= self.schema || *present)
             .map(|(guard, _)| guard)
             .filter(|(_, table, op)| {
-                let on = format!("BEFORE {op} ON {}", table.to_ascii_uppercase());
+                let on = format!("BEFORE {op} ON {} ", table.to_ascii_uppercase());
                 !triggers
                     .iter()
-                    .any(|t| t.contains(&on) && t.contains("RAISE(ABORT"))
+                    .any(|t| t.starts_with(&on) && guards.contains(t))
             })
             .map(|(_, table, op)| format!("{op} on {table}"))
             .collect())
