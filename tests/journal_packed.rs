@@ -160,3 +160,34 @@ fn a_damaged_packed_row_fails_verification() {
         .collect();
     assert!(kinds.contains(&"unreadable"), "{out}");
 }
+
+/// A file that says it is older than packed records but holds them fails
+/// verification: a build of that version would open it and not read them
+/// (helper-88 F6: `user_version` lowered from 3 to 2 verified clean). The
+/// same file at its own version verifies.
+#[test]
+fn a_lowered_schema_version_over_packed_records_fails_verification() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("journal.db");
+    walk(&db);
+    assert!(storage(&db).iter().any(|s| s == "blob"));
+    let (code, out) = cairn(&db, &["journal", "verify"]);
+    assert_eq!((code, out["ok"].as_bool()), (0, Some(true)), "{out}");
+    let set = |v: i64| {
+        rusqlite::Connection::open(&db)
+            .expect("raw open")
+            .execute_batch(&format!("PRAGMA user_version = {v}"))
+            .expect("set");
+    };
+    set(2);
+    let (code, out) = cairn(&db, &["journal", "verify"]);
+    assert_eq!(code, 5, "{out}");
+    assert!(
+        out.to_string()
+            .contains("the file says schema version 2, older than packed transition records (3), yet holds 4 packed"),
+        "{out}"
+    );
+    set(3);
+    let (code, out) = cairn(&db, &["journal", "verify"]);
+    assert_eq!((code, out["ok"].as_bool()), (0, Some(true)), "{out}");
+}

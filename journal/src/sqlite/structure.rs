@@ -58,5 +58,21 @@ fn schema_lines(conn: &Connection) -> rusqlite::Result<Vec<String>> {
             out.push(format!("schema: {kind} `{name}` is missing"));
         }
     }
+    // Schema 3 adds no table, only packed records: a file that says it is
+    // older must hold none, or a build of that version opens it and cannot
+    // read them (helper-88 F6: a `user_version` lowered from 3 verified clean).
+    // The scan runs only on such an old file.
+    if (1..3).contains(&version) && have.contains_key(&("table".into(), "transitions".into())) {
+        let packed: i64 = conn.query_row(
+            "SELECT count(*) FROM transitions WHERE typeof(command) = 'blob' OR typeof(context) = 'blob'",
+            [],
+            |r| r.get(0),
+        )?;
+        if packed > 0 {
+            out.push(format!(
+                "schema: the file says schema version {version}, older than packed transition records (3), yet holds {packed} packed"
+            ));
+        }
+    }
     Ok(out)
 }
