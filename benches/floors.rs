@@ -282,6 +282,61 @@ mod replay {
             });
     }
 
+    /// The floor's code on the same rows as cairn's, the events table alone,
+    /// in a file of its own: each row as cairn writes it, and each with its
+    /// chain hash as a 32-byte BLOB instead of 64 hex characters (what a
+    /// narrower row would save).
+    #[divan::bench(args = ["hex", "blob"], sample_count = 5, sample_size = 1)]
+    fn raw_on_cairns_rows(bencher: divan::Bencher, hash: &str) {
+        let n = replay_n();
+        let p = scratch(&format!("cairn-rows-{hash}-{n}.db"));
+        let c = raw(&p);
+        c.execute_batch(&format!(
+            "DROP TABLE events;
+             CREATE TABLE events (seq INTEGER PRIMARY KEY, stream TEXT NOT NULL, version INTEGER NOT NULL,
+                 machine TEXT NOT NULL, event_type TEXT NOT NULL, schema_version INTEGER NOT NULL,
+                 payload TEXT NOT NULL, recorded_at TEXT NOT NULL, transition_id INTEGER NOT NULL,
+                 hash {} NOT NULL, UNIQUE (stream, version));
+             ATTACH '{}' AS cairn;
+             INSERT INTO main.events SELECT seq, stream, version, machine, event_type, schema_version,
+                 payload, recorded_at, transition_id, {} FROM cairn.events ORDER BY seq;
+             DETACH cairn;",
+            if hash == "blob" { "BLOB" } else { "TEXT" },
+            filled(n).display(),
+            if hash == "blob" { "unhex(hash)" } else { "hash" },
+        ))
+        .expect("copy the rows");
+        bencher
+            .counter(divan::counter::ItemsCount::new(n))
+            .bench_local(|| {
+                assert_eq!(
+                    decode_payloads(
+                        &c,
+                        "SELECT payload FROM events WHERE stream = ?1 ORDER BY version",
+                        0
+                    ),
+                    n
+                )
+            });
+    }
+
+    /// The floor's code on cairn's file: 0, the floor's query (the payload
+    /// alone); 1, cairn's replay query (five columns), its payload read; 5,
+    /// cairn's query with each column read and type-checked as cairn's replay
+    /// does. What selecting, then reading, the columns costs.
+    #[divan::bench(args = [0, 1, 5], sample_count = 5, sample_size = 1)]
+    fn raw_columns_on_cairns_file(bencher: divan::Bencher, columns: usize) {
+        let n = replay_n();
+        let c = Connection::open(filled(n)).expect("open");
+        let q = match columns {
+            0 => "SELECT payload FROM events WHERE stream = ?1 ORDER BY version",
+            _ => "SELECT seq, version, event_type, schema_version, payload FROM events WHERE stream = ?1 ORDER BY version",
+        };
+        bencher
+            .counter(divan::counter::ItemsCount::new(n))
+            .bench_local(|| assert_eq!(decode_payloads(&c, q, columns), n));
+    }
+
     #[divan::bench(sample_count = 10, sample_size = 1)]
     fn cairn_state_at_middle(bencher: divan::Bencher) {
         let n = big_n();
@@ -289,6 +344,32 @@ mod replay {
         let s = StreamId::parse("counter/long").expect("id");
         bencher.bench_local(|| e.state_at::<Counter>(&s, Some(n / 2)).expect("state_at"));
     }
+}
+
+/// Replays `counter/long` through `query`, whose last column is the payload,
+/// decoding each payload as the floor does; with `columns` 5, the four before
+/// it are read first, each as cairn's replay reads it (an integer, a text).
+fn decode_payloads(c: &Connection, query: &str, columns: usize) -> u64 {
+    use rusqlite::types::ValueRef;
+    let mut stmt = c.prepare_cached(query).expect("select");
+    let last = stmt.column_count() - 1;
+    let mut rows = stmt.query(["counter/long"]).expect("query");
+    let mut count = 0u64;
+    while let Some(row) = rows.next().expect("row") {
+        if columns == 5 {
+            for i in 0..4 {
+                match row.get_ref(i).expect("column") {
+                    ValueRef::Integer(v) => count += u64::from(v < 0),
+                    ValueRef::Text(t) => count += u64::from(std::str::from_utf8(t).is_err()),
+                    _ => panic!("column {i}"),
+                }
+            }
+        }
+        let text = row.get_ref(last).expect("payload").as_str().expect("text");
+        let Bumped::Bumped { note } = serde_json::from_str::<Bumped>(text).expect("decode");
+        count += u64::from(!note.is_empty());
+    }
+    count
 }
 
 mod whole_journal {
