@@ -219,7 +219,11 @@ fn human_formats_show_invisible_characters_in_names_as_code_points() {
     let t = TempJournal::new();
     let name = "ticket/a\u{1b}[2J\n9  ticket/forged  1\u{202e}gnp.exe\u{200b}";
     let mut j = t.journal();
-    j.append(&append("ticket/b", 0, &["{}"], None)).unwrap();
+    let mut b = append("ticket/b", 0, &["{}"], None);
+    // The text of an escape, not the character: shown with its backslash
+    // doubled, once, so it never reads as U+202E.
+    b.events[0].event_type = "lit\\u{202e}eral".into();
+    j.append(&b).unwrap();
     let mut a = append(name, 0, &["{}"], None);
     a.reads.push(("ticket/b".into(), 1));
     a.transition.context =
@@ -257,6 +261,7 @@ fn human_formats_show_invisible_characters_in_names_as_code_points() {
     let (_, table, _) = run(&["journal", "log"], Some(&t.path()));
     assert_eq!(table.lines().count(), 3, "a header and two rows: {table}");
     assert!(table.contains("comm\\u{202e}ented v1"), "{table}");
+    assert!(table.contains(" lit\\\\u{202e}eral v1 "), "{table}");
     let (_, show, _) = run(
         &["journal", "show", "2", "--format", "table"],
         Some(&t.path()),
@@ -285,4 +290,31 @@ fn holds(v: &Value, s: &str) -> bool {
         Value::Object(o) => o.values().any(|x| holds(x, s)),
         _ => false,
     }
+}
+
+/// A stderr line is one line whatever it names (helper-90: an event type
+/// holding a line break printed a forged `cairn: …` line after the real one).
+#[test]
+fn a_stderr_line_stays_one_line_whatever_the_journal_holds() {
+    let t = TempJournal::new();
+    let mut j = t.journal();
+    let mut claim = append("claim/park/ep-1", 0, &["{}"], None);
+    claim.machine = "claim".into();
+    claim.events[0].event_type = "acquired\ncairn: state ok\u{202e}".into();
+    j.append(&claim).unwrap();
+    drop(j);
+    let (code, _, stderr) = run(&["state", "claim/park/ep-1"], Some(&t.path()));
+    assert_ne!(code, 0);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("acquired\\u{a}cairn: state ok\\u{202e}"),
+        "{stderr}"
+    );
+    // A usage error quotes the caller's own argument: shown visible too.
+    let (code, _, stderr) = run(
+        &["journal", "log", "--format", "a\u{202e}b\rc"],
+        Some(&t.path()),
+    );
+    assert_eq!(code, 2);
+    assert!(stderr.contains("a\\u{202e}b\\u{d}c"), "{stderr}");
 }

@@ -806,6 +806,24 @@ fn foreign_and_newer_schemas_are_refused_before_anything_is_written() {
             }
             other => panic!("{b:?}: {:?}", other.err()),
         }
+        // A journal whose schema version is below any cairn writes (helper-90:
+        // -1 skipped every migration and took appends): neither a writer nor a
+        // reader opens it.
+        let s = b.fresh();
+        populate(&s);
+        s.tamper(match b {
+            Backend::Sqlite => "PRAGMA user_version = -1",
+            Backend::Postgres => "UPDATE cairn_journal SET schema_version = schema_version - 10",
+        });
+        for opened in [
+            Journal::open(&s.db(), &Options::default()).err(),
+            Journal::open_read_only(&s.db(), &Options::default()).err(),
+        ] {
+            assert!(
+                matches!(&opened, Some(Error::NotAJournal { reason, .. }) if reason.contains("which no cairn writes")),
+                "{b:?}: {opened:?}"
+            );
+        }
         // No journal yet: a reader finds none and creates none.
         let s = b.fresh();
         assert!(

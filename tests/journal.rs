@@ -496,6 +496,62 @@ fn foreign_files_are_refused_and_not_modified() {
     assert!(!missing.exists());
 }
 
+/// A negative schema version is no journal cairn wrote: a foreign file that
+/// says -1 stays byte for byte as it was, and a journal lowered to -1 is
+/// refused by a writer and a reader alike (helper-90: -1 passed every check,
+/// the foreign file was switched to WAL and stamped cairn's, and the journal
+/// took appends at -1). A journal whose version was lowered below what its
+/// tables are is damage, not an SQL error.
+#[test]
+fn a_negative_or_lowered_schema_version_is_refused_and_nothing_is_written() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = TempJournal::new();
+    let foreign = t.dir.path().join("foreign.db");
+    rusqlite::Connection::open(&foreign)
+        .unwrap()
+        .execute_batch("CREATE TABLE mine(x); PRAGMA user_version = -1;")
+        .unwrap();
+    std::fs::set_permissions(&foreign, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let before = std::fs::read(&foreign).unwrap();
+    let refused = Journal::open(&foreign, &Options::default()).err();
+    assert!(
+        matches!(&refused, Some(Error::NotAJournal { reason, .. }) if reason.contains("is -1")),
+        "{refused:?}"
+    );
+    assert_eq!(std::fs::read(&foreign).unwrap(), before);
+    assert!(!foreign.with_extension("db-wal").exists());
+
+    let mut j = t.journal();
+    j.append(&append("ticket/a", 0, &["{}"], None)).unwrap();
+    drop(j);
+    let set = |v: i64| {
+        rusqlite::Connection::open(t.path())
+            .unwrap()
+            .execute_batch(&format!("PRAGMA user_version = {v}"))
+            .unwrap();
+    };
+    set(-1);
+    let before = t.bytes();
+    for refused in [
+        Journal::open(&t.path(), &Options::default()).err(),
+        Journal::open_read_only(&t.path(), &Options::default()).err(),
+    ] {
+        assert!(
+            matches!(&refused, Some(Error::NotAJournal { reason, .. }) if reason.contains("is -1")),
+            "{refused:?}"
+        );
+    }
+    assert_eq!(t.bytes(), before);
+    set(1);
+    let before = t.bytes();
+    let refused = Journal::open(&t.path(), &Options::default()).err();
+    assert!(
+        matches!(&refused, Some(Error::Damaged { detail }) if detail.contains("says schema version 1 but holds what migration 2 makes")),
+        "{refused:?}"
+    );
+    assert_eq!(t.bytes(), before);
+}
+
 #[test]
 fn a_new_journal_and_its_directory_are_owner_only() {
     use std::os::unix::fs::PermissionsExt;

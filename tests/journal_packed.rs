@@ -187,6 +187,31 @@ fn a_lowered_schema_version_over_packed_records_fails_verification() {
             .contains("the file says schema version 2, older than packed transition records (3), yet holds 4 packed"),
         "{out}"
     );
+    // A writer does not migrate it back to 3 (which would erase the trace):
+    // it refuses, and the file stays as it is.
+    let before = std::fs::read(&db).unwrap();
+    let (code, out) = cairn(
+        &db,
+        &[
+            "claim",
+            "acquire",
+            "--resource",
+            "park/ep-a8d24925-429e-4c77-80cf-ef49fc098f9d",
+            "--owner",
+            "me",
+            "--claim-id",
+            "c1",
+            "--ttl",
+            "60",
+        ],
+    );
+    assert_eq!(code, 5, "{out}");
+    assert!(
+        out.to_string().contains("its `user_version` was changed"),
+        "{out}"
+    );
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+    assert_eq!(user_version(&db), 2);
     set(3);
     let (code, out) = cairn(&db, &["journal", "verify"]);
     assert_eq!((code, out["ok"].as_bool()), (0, Some(true)), "{out}");

@@ -1008,6 +1008,10 @@ fn a_guard_is_judged_by_the_statement_sqlite_loads() {
              BEGIN SELECT RAISE(ABORT, 'cairn journal events are append-only'); END;",
         "CREATE TRIGGER decoy BEFORE UPDATE ON events
              BEGIN SELECT 1; /* RAISE(ABORT, 'x') */ END;",
+        // A no-break space is part of a name to SQLite, not a space.
+        "CREATE TABLE IF NOT EXISTS \"events\u{a0}\" (x);
+         CREATE TRIGGER decoy BEFORE UPDATE ON events\u{a0}
+             BEGIN SELECT RAISE(ABORT, 'cairn journal events are append-only'); END;",
     ] {
         raw.execute_batch(decoy).unwrap();
         raw.execute("UPDATE events SET payload = payload WHERE seq = 1", [])

@@ -97,7 +97,9 @@ pub fn main_with(registry: cairn::Registry) -> Exit {
             }
             let failure = Failure::Usage(usage::from_clap(&e));
             output::json(&failure.to_json());
-            output::stderr_text(&e.render().to_string());
+            // clap's message quotes the caller's arguments (its Display drops
+            // only its own styling): shown visible like every stderr line.
+            output::stderr_text(&output::lines_visible(&e.render().to_string()));
             return Exit(exit_code(&Err(failure)));
         }
     };

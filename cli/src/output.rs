@@ -58,33 +58,47 @@ fn json_visible(text: &str) -> Cow<'_, str> {
 /// what a human table or report prints of a name or value read from a journal,
 /// which a damaged or hand-made file can fill with anything. A line break in a
 /// name would otherwise start a forged row, an escape sequence drive the
-/// terminal. The JSON formats carry the exact text.
+/// terminal. A backslash that begins `u{` in the text itself is shown doubled,
+/// so the text `\u{202e}` never reads as the character (helper-90). The JSON
+/// formats carry the exact text.
 pub fn visible(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(is_invisible) {
+    shown(s, true)
+}
+
+/// `s` with each character a person cannot see as its code point, and with
+/// `backslashes`, a backslash before `u{` doubled ([`visible`]). Without, the
+/// text is taken to be shown already: what [`human`] checks a whole rendered
+/// view with, so a value escaped once is not escaped again.
+fn shown(s: &str, backslashes: bool) -> Cow<'_, str> {
+    use std::fmt::Write;
+    let escapes = s.chars().any(is_invisible) || (backslashes && s.contains("\\u{"));
+    if !escapes {
         return Cow::Borrowed(s);
     }
-    Cow::Owned(
-        s.chars()
-            .map(|c| {
-                if is_invisible(c) {
-                    format!("\\u{{{:x}}}", u32::from(c))
-                } else {
-                    c.to_string()
-                }
-            })
-            .collect(),
-    )
+    let mut out = String::with_capacity(s.len() + 16);
+    for (i, c) in s.char_indices() {
+        if is_invisible(c) {
+            // Writing to a String cannot fail.
+            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+        } else if backslashes && c == '\\' && s[i + 1..].starts_with("u{") {
+            out.push_str("\\\\");
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
 }
 
-/// Prints human text (a table, a report, a graph) with every character a
-/// person cannot see but the line break shown as its code point ([`visible`]
-/// line by line): the last guard behind each renderer's own.
+/// Prints a human view (a table, a report, a graph) whose values its renderer
+/// showed [`visible`], with every character a person cannot see but the line
+/// break shown as its code point: the last guard behind each renderer's own.
 pub fn human(s: &str) {
-    text(&lines_visible(s));
+    let shown: Vec<Cow<'_, str>> = s.split('\n').map(|l| shown(l, false)).collect();
+    text(&shown.join("\n"));
 }
 
-/// `s` line by line, each line [`visible`].
-fn lines_visible(s: &str) -> String {
+/// Raw text of several lines, each line [`visible`].
+pub fn lines_visible(s: &str) -> String {
     let shown: Vec<Cow<'_, str>> = s.split('\n').map(visible).collect();
     shown.join("\n")
 }
@@ -105,10 +119,11 @@ fn text_line(s: &str) {
 
 /// Prints one line on stderr in one write, ignoring a stderr that cannot be
 /// written (closed pipe, full disk): the verb's outcome is its exit code and
-/// stdout, never a panic. What it names (a path, a stream, a caller's value)
-/// is shown [`visible`].
+/// stdout, never a panic. It is one line: what it names (a path, a stream, a
+/// caller's value) is shown [`visible`], a line break in it too (helper-90: a
+/// stream name holding one printed a forged `cairn: …` line).
 pub fn stderr_line(line: std::fmt::Arguments<'_>) {
-    let mut text = lines_visible(&line.to_string());
+    let mut text = visible(&line.to_string()).into_owned();
     text.push('\n');
     stderr_text(&text);
 }
@@ -170,6 +185,9 @@ mod tests {
             visible("a\n\u{1b}[0m\u{202e}b"),
             "a\\u{a}\\u{1b}[0m\\u{202e}b"
         );
-        assert!(matches!(visible("plain é"), Cow::Borrowed(_)));
+        assert!(matches!(visible("plain é \\ \\n"), Cow::Borrowed(_)));
+        // The text of an escape is not the escape.
+        assert_eq!(visible("x\\u{202e}y"), "x\\\\u{202e}y");
+        assert_eq!(visible("\u{202e}\\u{202e}"), "\\u{202e}\\\\u{202e}");
     }
 }

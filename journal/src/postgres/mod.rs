@@ -315,6 +315,13 @@ impl Session {
             if all_cairn != Some(true) {
                 return Err(self.not_journal("its application id is not cairn's"));
             }
+            // Migrations mark 1, 2, …: a marker below that is no schema cairn
+            // wrote, and would skip every migration (helper-90, on SQLite).
+            if version < 1 {
+                return Err(self.not_journal(&format!(
+                    "its `cairn_journal` marker names schema version {version}, which no cairn writes"
+                )));
+            }
             if version > SCHEMA_VERSION {
                 return Err(Error::NewerSchema {
                     found: version,

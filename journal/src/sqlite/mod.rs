@@ -186,6 +186,22 @@ fn refuse_special_name(path: &Path) -> Result<(), Error> {
     })
 }
 
+/// A negative `user_version` is no schema cairn ever wrote: refused before
+/// anything is written (helper-90: -1 passed every check of the open, a foreign
+/// file was switched to WAL and stamped cairn's, and a journal was written under
+/// a version no migration or build reads right).
+fn known_version(path: &Path, version: i64) -> Result<(), Error> {
+    if version < 0 {
+        return Err(Error::NotAJournal {
+            path: path.to_owned(),
+            reason: format!(
+                "its schema version (`PRAGMA user_version`) is {version}, which no cairn writes"
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// What [`SqliteStore::identify`] reads of a file before anything is written.
 struct Identity {
     version: i64,
@@ -447,6 +463,10 @@ impl SqliteStore {
                 }
                 other => Error::sql(other, self.busy_ms),
             })
+            .and_then(|identity| {
+                known_version(&self.path, identity.version)?;
+                Ok(identity)
+            })
     }
 
     /// WAL mode (kept in the file: switched once, when it is not WAL yet) and this
@@ -516,8 +536,36 @@ impl SqliteStore {
                 supported: SCHEMA_VERSION,
             });
         }
+        known_version(&self.path, current)?;
+        if let Some(detail) =
+            structure::packed_below(&tx, current).map_err(|e| Error::sql(e, busy))?
+        {
+            return Err(Error::Damaged {
+                detail: format!("{detail}: its `user_version` was changed"),
+            });
+        }
         for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
-            tx.execute_batch(sql).map_err(|e| Error::sql(e, busy))?;
+            // A migration that meets what it makes already (the file says an
+            // older version than its tables: `user_version` lowered by hand)
+            // is damage, not an SQL error (helper-90).
+            tx.execute_batch(sql).map_err(|e| {
+                let failure = match &e {
+                    rusqlite::Error::SqliteFailure(f, Some(m))
+                    | rusqlite::Error::SqlInputError { error: f, msg: m, .. } => Some((f.code, m.clone())),
+                    _ => None,
+                };
+                match failure {
+                    Some((rusqlite::ErrorCode::Unknown, m)) if m.contains("already exists") => {
+                        Error::Damaged {
+                            detail: format!(
+                                "the file says schema version {current} but holds what migration {} makes ({m}): its `user_version` was changed",
+                                i + 1
+                            ),
+                        }
+                    }
+                    _ => Error::sql(e, busy),
+                }
+            })?;
             tx.pragma_update(None, "user_version", i as i64 + 1)
                 .map_err(|e| Error::sql(e, busy))?;
         }

@@ -104,11 +104,15 @@ fn corrupt(row: &Row<'_>, e: rusqlite::Error) -> Error {
 /// A `CREATE TRIGGER` statement after its name, its words upper-cased and
 /// one space apart, without a closing `;`: what two triggers that do the same
 /// under different names have in common. `None` for any other statement.
+/// Words are split where SQLite's tokenizer splits them (space, tab, line
+/// feed, form feed, carriage return), never at another Unicode space, which
+/// SQLite reads as part of a name (helper-90: a guard's words on a table
+/// named `events` and a no-break space passed for the guard on `events`).
 fn trigger_body(sql: &str) -> Option<String> {
     let words: Vec<String> = sql
-        .trim_end()
-        .trim_end_matches(';')
-        .split_whitespace()
+        .trim_end_matches([' ', '\t', '\n', '\x0c', '\r', ';'])
+        .split([' ', '\t', '\n', '\x0c', '\r'])
+        .filter(|w| !w.is_empty())
         .map(str::to_ascii_uppercase)
         .collect();
     match words.as_slice() {

@@ -58,21 +58,34 @@ fn schema_lines(conn: &Connection) -> rusqlite::Result<Vec<String>> {
             out.push(format!("schema: {kind} `{name}` is missing"));
         }
     }
-    // Schema 3 adds no table, only packed records: a file that says it is
-    // older must hold none, or a build of that version opens it and cannot
-    // read them (helper-88 F6: a `user_version` lowered from 3 verified clean).
-    // The scan runs only on such an old file.
-    if (1..3).contains(&version) && have.contains_key(&("table".into(), "transitions".into())) {
-        let packed: i64 = conn.query_row(
-            "SELECT count(*) FROM transitions WHERE typeof(command) = 'blob' OR typeof(context) = 'blob'",
+    out.extend(packed_below(conn, version)?.map(|p| format!("schema: {p}")));
+    Ok(out)
+}
+
+/// Schema 3 adds no table, only packed records: a file that says it is older
+/// must hold none, or a build of that version opens it and cannot read them
+/// (helper-88 F6: a `user_version` lowered from 3 verified clean; helper-90: a
+/// writer then migrated it back, and the trace was gone). What is wrong, when
+/// it is; the scan runs only on such an old file.
+pub(super) fn packed_below(conn: &Connection, version: i64) -> rusqlite::Result<Option<String>> {
+    let has_records = |c: &Connection| -> rusqlite::Result<bool> {
+        c.query_row(
+            "SELECT count(*) > 0 FROM sqlite_schema WHERE type = 'table' AND name = 'transitions'",
             [],
             |r| r.get(0),
-        )?;
-        if packed > 0 {
-            out.push(format!(
-                "schema: the file says schema version {version}, older than packed transition records (3), yet holds {packed} packed"
-            ));
-        }
+        )
+    };
+    if !(1..3).contains(&version) || !has_records(conn)? {
+        return Ok(None);
     }
-    Ok(out)
+    let packed: i64 = conn.query_row(
+        "SELECT count(*) FROM transitions WHERE typeof(command) = 'blob' OR typeof(context) = 'blob'",
+        [],
+        |r| r.get(0),
+    )?;
+    Ok((packed > 0).then(|| {
+        format!(
+            "the file says schema version {version}, older than packed transition records (3), yet holds {packed} packed"
+        )
+    }))
 }
