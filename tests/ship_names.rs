@@ -159,3 +159,47 @@ fn the_worktree_path_is_exactly_the_seeds() {
         );
     }
 }
+
+/// A refused `open` names every broken parameter at once, the first of each
+/// field in field order (the CLI contract: every violation of an input error),
+/// before any git runs and before a journal exists.
+#[test]
+fn every_broken_parameter_is_named_at_once() {
+    let r = Repo::spied();
+    let (code, out) = r.open_with(&[
+        "--branch",
+        "worktree-\u{202E}cba",
+        "--target-branch",
+        "ma..in",
+        "--close-step",
+        " ",
+        "--intent-field",
+        "tiebreaker",
+    ]);
+    assert_eq!(code, 2, "{out}");
+    let named: Vec<(&str, &str)> = out["error"]["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["field"].as_str().unwrap(), v["rule"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        named,
+        [
+            ("branch", "invisible-character"),
+            ("target_branch", "ref-format"),
+            ("intent_field", "field-name-resembles"),
+            ("close_step", "nonempty-string"),
+        ],
+        "{out}"
+    );
+    assert_eq!(
+        (
+            out["error"]["field"].as_str(),
+            out["error"]["rule"].as_str()
+        ),
+        (Some("branch"), Some("invisible-character"))
+    );
+    assert_eq!(r.spy().log(), Vec::<String>::new(), "git ran");
+    assert!(!r.journal.path().exists(), "a journal was written");
+}

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use super::{admitted, observed, observed_again, review};
 use crate::args::{ShipOpen, ShipReport, ShipReview};
-use crate::failure::{input, require_abs_path, Done, Failure};
+use crate::failure::{input, require_abs_path, Done, Failure, Violation};
 use crate::record::{Recorder, Request};
 
 /// The §repo-anchor divergence advisory's readings (no fetch: the stored remote ref).
@@ -40,7 +40,20 @@ pub fn open(rec: &Recorder, o: &ShipOpen) -> Result<Done, Failure> {
         close_step: o.close_step.clone(),
         consumer_fields: o.consumer_fields.clone(),
     };
-    params.check().map_err(|(f, r, m)| input(f, r, &m))?;
+    // Every broken parameter at once, the first of each field.
+    let broken = params.violations();
+    if !broken.is_empty() {
+        return Err(Failure::Input(
+            broken
+                .into_iter()
+                .map(|(field, rule, message)| Violation {
+                    field: field.into(),
+                    rule: rule.into(),
+                    message,
+                })
+                .collect(),
+        ));
+    }
     if let Some(s) = o.acts_for.as_deref() {
         if !cairn::machines::reads::is_saga_stream(s) {
             return Err(input(

@@ -29,6 +29,7 @@ pub mod history;
 pub mod names;
 pub mod next;
 pub mod owner;
+mod params;
 pub mod preflight;
 pub mod recovery;
 pub mod report;
@@ -39,6 +40,7 @@ pub use command::{Command, ScopeAnswer, Verb};
 pub use decide::{admits, resume_phase};
 pub use event::{Event, Resumption};
 pub use graph::JOURNAL_NAMES;
+pub use params::Broken;
 pub use state::{is_terminal, InFlight, Mutation, Params, ReviewStatus, Run, Stage, State};
 
 use crate::reads::Fact;

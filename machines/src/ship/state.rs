@@ -11,7 +11,7 @@ use super::names;
 use super::owner::Owner;
 use super::preflight::Preflight;
 use super::recovery::{Failure, OpClass};
-use crate::evidence::{AbsPath, FullCommit, RefName};
+use crate::evidence::{AbsPath, FullCommit};
 use crate::Outcome;
 
 /// A consumer's parameters (the seed's parameter table). Text, not checked types:
@@ -50,132 +50,6 @@ pub struct Params {
 }
 
 impl Params {
-    /// The parameter rules: `(field, rule, message)` of the first broken one. Pure:
-    /// `open` runs them before any git, and `decide` again.
-    pub fn check(&self) -> Result<(), (&'static str, &'static str, String)> {
-        if !crate::reads::is_short_id(&self.short_id) {
-            return Err((
-                "short_id",
-                "short-id",
-                "1–64 characters of [A-Za-z0-9._-], not `.` or `..`".into(),
-            ));
-        }
-        let at = |field: &'static str| move |(rule, m): names::Refused| (field, rule, m);
-        let b = &self.expected_basename;
-        if b.is_empty() || b.contains('/') || b == "." || b == ".." {
-            return Err((
-                "expected_basename",
-                "basename",
-                "a non-empty directory name without `/`".into(),
-            ));
-        }
-        names::visible(b).map_err(at("expected_basename"))?;
-        names::within(b, names::NAME_MAX, names::NAME_MAX).map_err(at("expected_basename"))?;
-        let option_like = [
-            ("branch", &self.branch),
-            ("target_branch", &self.target_branch),
-            ("worktree_path", &self.worktree_path),
-        ];
-        // The same rule for the path as for the names: git must not read it as an option.
-        if let Some(&(field, _)) = option_like.iter().find(|(_, v)| RefName::parse(v).is_err()) {
-            return Err((
-                field,
-                "option-like",
-                "must not start with `-` (git would read it as an option)".into(),
-            ));
-        }
-        names::branch(&self.branch).map_err(at("branch"))?;
-        names::branch(&self.target_branch).map_err(at("target_branch"))?;
-        if self.branch == self.target_branch {
-            return Err((
-                "branch",
-                "distinct-branch",
-                "the worktree branch must differ from the target branch".into(),
-            ));
-        }
-        let w = &self.worktree_path;
-        names::visible(w).map_err(at("worktree_path"))?;
-        if let Err(e) = AbsPath::parse(w) {
-            return Err((
-                "worktree_path",
-                e.rule,
-                "an absolute, normalised path".into(),
-            ));
-        }
-        names::within(w, names::WORKTREE_PATH_MAX, names::NAME_MAX).map_err(at("worktree_path"))?;
-        if names::worktree_root(w, &self.short_id).is_none() {
-            return Err((
-                "worktree_path",
-                "worktree-path",
-                format!(
-                    "must be the seed's `<REPO_ROOT>/.claude/worktrees/{}`",
-                    self.short_id
-                ),
-            ));
-        }
-        let ident =
-            |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !ident(&self.intent_field) {
-            return Err((
-                "intent_field",
-                "field-name",
-                "a report field name ([A-Za-z0-9_]+)".into(),
-            ));
-        }
-        // Every report holds the intent field unread: it may not be taken for
-        // one the report reads (helper-56: `--intent-field tiebreaker`).
-        if let Some(own) = super::report::resembling(&self.intent_field) {
-            return Err((
-                "intent_field",
-                "field-name-resembles",
-                format!(
-                    "`{}` reads like `{own}`, a field a report has",
-                    self.intent_field
-                ),
-            ));
-        }
-        for (i, name) in self.consumer_fields.iter().enumerate() {
-            if self.consumer_fields[..i].contains(name) || *name == self.intent_field {
-                return Err((
-                    "consumer_field",
-                    "field-name-twice",
-                    format!("`{name}` is declared twice (a consumer field, or the intent field)"),
-                ));
-            }
-            if !ident(name) {
-                return Err((
-                    "consumer_field",
-                    "field-name",
-                    format!(
-                        "`{}`: a report field name ([A-Za-z0-9_]+)",
-                        name.escape_debug()
-                    ),
-                ));
-            }
-            if let Some(own) = super::report::resembling(name) {
-                return Err((
-                    "consumer_field",
-                    "field-name-resembles",
-                    format!(
-                        "`{name}` reads like `{own}`, a field a report has: a consumer field \
-                         must not be taken for one"
-                    ),
-                ));
-            }
-        }
-        for (field, text, what) in [
-            ("tiebreaker_4", &self.tiebreaker_4, "name the protocol"),
-            ("close_step", &self.close_step, "name the close step"),
-        ] {
-            if text.trim().is_empty() {
-                return Err((field, "nonempty-string", what.into()));
-            }
-            names::visible(text).map_err(at(field))?;
-            names::within(text, names::TEXT_MAX, names::TEXT_MAX).map_err(at(field))?;
-        }
-        Ok(())
-    }
-
     /// `REPO_ROOT` as `WORKTREE_PATH` names it (`<REPO_ROOT>/.claude/worktrees/<SHORT_ID>`),
     /// once [`Params::check`] held.
     pub fn worktree_root(&self) -> Option<&str> {
@@ -516,5 +390,35 @@ mod tests {
         p.intent_field = "resolve_intent_excerpt".into();
         p.consumer_fields = vec!["kata_ticket".into()];
         assert_eq!(p.check(), Ok(()));
+    }
+
+    /// Every field's first broken rule, in field order; a rule over two fields
+    /// only where each holds: a bad short id does not also fail the worktree
+    /// path, nor two bad equal branches the distinct-branch rule.
+    #[test]
+    fn violations_name_each_broken_field_once() {
+        let mut p = Params::sample();
+        p.short_id = "..".into();
+        p.branch = "-b".into();
+        p.target_branch = "-b".into();
+        p.tiebreaker_4 = "a\u{7}".into();
+        let named: Vec<(&str, &str)> = p.violations().iter().map(|(f, r, _)| (*f, *r)).collect();
+        assert_eq!(
+            named,
+            [
+                ("short_id", "short-id"),
+                ("branch", "option-like"),
+                ("target_branch", "option-like"),
+                ("tiebreaker_4", "invisible-character"),
+            ]
+        );
+        assert_eq!(
+            p.check().map_err(|(f, r, _)| (f, r)),
+            Err(("short_id", "short-id"))
+        );
+        let mut p = Params::sample();
+        p.target_branch = p.branch.clone();
+        let named: Vec<(&str, &str)> = p.violations().iter().map(|(f, r, _)| (*f, *r)).collect();
+        assert_eq!(named, [("branch", "distinct-branch")]);
     }
 }
