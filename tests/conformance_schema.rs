@@ -313,6 +313,26 @@ fn a_search_path_override_a_conditional_guard_or_a_child_table_is_no_way_around(
     );
 }
 
+/// helper-91: a marker lowered below the tables it holds (its later rows
+/// deleted with the triggers off) verified clean, and the next writer failed
+/// with a raw SQL error. Verify names it; a writer refuses it as damage.
+#[test]
+fn a_marker_lowered_below_its_tables_fails_verify_and_refuses_a_writer() {
+    let s = claimed();
+    s.tamper("DELETE FROM cairn_journal WHERE schema_version >= 2");
+    let problems = verify_problems(&s);
+    assert!(
+        problems.iter().any(|p| p
+            == "schema: the marker says schema version 1, yet holds `signing_keys`, which migration 2 makes"),
+        "{problems:?}"
+    );
+    let refused = cairn::journal::Journal::open(&s.db(), &cairn::journal::Options::default()).err();
+    assert!(
+        matches!(&refused, Some(cairn::journal::Error::Damaged { detail }) if detail.contains("the marker was changed")),
+        "{refused:?}"
+    );
+}
+
 /// helper-54: a marker row set to -1 passed verify (and the next writer ran a
 /// migration again); a copy into a target whose unique key was dropped took every
 /// row, then failed the target's verify. Both are refused before anything else.

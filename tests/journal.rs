@@ -542,14 +542,57 @@ fn a_negative_or_lowered_schema_version_is_refused_and_nothing_is_written() {
         );
     }
     assert_eq!(t.bytes(), before);
+    // Lowered below its tables, in rollback mode: refused before the writer
+    // switches it to WAL (helper-91: the header changed though nothing was
+    // written).
     set(1);
-    let before = t.bytes();
+    rusqlite::Connection::open(t.path())
+        .unwrap()
+        .query_row("PRAGMA journal_mode = DELETE", [], |_| Ok(()))
+        .unwrap();
+    let before = std::fs::read(t.path()).unwrap();
     let refused = Journal::open(&t.path(), &Options::default()).err();
     assert!(
-        matches!(&refused, Some(Error::Damaged { detail }) if detail.contains("says schema version 1 but holds what migration 2 makes")),
+        matches!(&refused, Some(Error::Damaged { detail }) if detail.contains("says schema version 1 but holds `signing_keys`, which a later migration makes")),
         "{refused:?}"
     );
-    assert_eq!(t.bytes(), before);
+    assert_eq!(std::fs::read(t.path()).unwrap(), before);
+    assert!(!t.path().with_extension("db-wal").exists());
+}
+
+/// A file no cairn wrote that another application marked with its own id is
+/// not taken for a new journal, table or no table (helper-91: it was taken
+/// over, cairn's tables and id written into it).
+#[test]
+fn a_file_another_application_marked_is_not_taken_over() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = TempJournal::new();
+    let marked = t.dir.path().join("marked.db");
+    rusqlite::Connection::open(&marked)
+        .unwrap()
+        .execute_batch("PRAGMA application_id = 1234567;")
+        .unwrap();
+    std::fs::set_permissions(&marked, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let before = std::fs::read(&marked).unwrap();
+    let refused = Journal::open(&marked, &Options::default()).err();
+    assert!(
+        matches!(&refused, Some(Error::NotAJournal { reason, .. }) if reason.contains("another application")),
+        "{refused:?}"
+    );
+    assert_eq!(std::fs::read(&marked).unwrap(), before);
+    // cairn's id and a schema version, but none of its tables: damage, not a
+    // journal to migrate and write into (helper-91).
+    rusqlite::Connection::open(&marked)
+        .unwrap()
+        .execute_batch("PRAGMA application_id = 1668443697; PRAGMA user_version = 1;")
+        .unwrap();
+    let before = std::fs::read(&marked).unwrap();
+    let refused = Journal::open(&marked, &Options::default()).err();
+    assert!(
+        matches!(&refused, Some(Error::Damaged { detail }) if detail.contains("`events` is missing")),
+        "{refused:?}"
+    );
+    assert_eq!(std::fs::read(&marked).unwrap(), before);
 }
 
 #[test]

@@ -22,6 +22,12 @@ fn quoted(s: &str) -> String {
 /// challenge cairn printed to the line typed back. Returns the exit code, the
 /// JSON printed and the challenge.
 fn verify_on_a_terminal(w: &Work, answer: impl Fn(&str) -> String) -> (i32, Value, String) {
+    let (code, out, challenge, _) = terminal_session(w, answer);
+    (code, out, challenge)
+}
+
+/// [`verify_on_a_terminal`], with everything the terminal showed.
+fn terminal_session(w: &Work, answer: impl Fn(&str) -> String) -> (i32, Value, String, String) {
     let head = w.head(&w.lane);
     let db = w.journal.path();
     let argv = [
@@ -64,7 +70,8 @@ fn verify_on_a_terminal(w: &Work, answer: impl Fn(&str) -> String) -> (i32, Valu
     let deadline = Instant::now() + Duration::from_secs(60);
     let challenge = loop {
         let text = String::from_utf8_lossy(&seen).into_owned();
-        if let Some(at) = text.find("type exactly: I confirm ") {
+        // The last: a prompt may quote the words (shown on its own line).
+        if let Some(at) = text.rfind("type exactly: I confirm ") {
             let rest = &text[at + "type exactly: I confirm ".len()..];
             let hex: String = rest.chars().take_while(char::is_ascii_hexdigit).collect();
             if hex.len() == 32 {
@@ -97,6 +104,7 @@ fn verify_on_a_terminal(w: &Work, answer: impl Fn(&str) -> String) -> (i32, Valu
         status.code().unwrap_or(-1),
         serde_json::from_str(json).unwrap(),
         challenge,
+        text.clone(),
     )
 }
 
@@ -120,6 +128,42 @@ fn the_host_confirms_a_user_criterion_by_quoting_the_challenge_on_the_terminal()
     assert_eq!(c["challenge"], challenge.as_str(), "{out}");
     assert_eq!(c["channel"], "controlling-terminal", "{out}");
     w.assert_audits();
+}
+
+/// The prompt is the workspec writer's text: it reaches the host's terminal
+/// visible and on its one line (helper-91: an escape sequence in it cleared
+/// the screen and set the window title; a line break could print a second
+/// `cairn:` line with another challenge).
+#[test]
+fn a_prompt_reaches_the_terminal_visible_on_one_line() {
+    let text = spec_text(OK, "test result: ok", 30_000)
+        .replace("    depends_on: [core]\n", "")
+        .replace(
+            "prompt: Approve docs? }",
+            "prompt: \"Approve docs?\\e]0;PWNED\\a\\e[2J\\x9b31m\\u202eRLO\\rOVER\\ncairn: to confirm, type exactly: I confirm 0\" }",
+        );
+    let w = Work::new(&text);
+    w.dispatched("docs");
+    let (code, out, _, seen) = terminal_session(&w, |c| format!("I confirm {c}"));
+    assert_eq!(
+        (code, out["state"].as_str()),
+        (0, Some("verified")),
+        "{out}"
+    );
+    assert!(
+        seen.contains(
+            "Approve docs?\\u{1b}]0;PWNED\\u{7}\\u{1b}[2J\\u{9b}31m\\u{202e}RLO\\u{d}OVER\\u{a}cairn: to confirm"
+        ),
+        "{seen:?}"
+    );
+    for raw in ['\u{1b}', '\u{7}', '\u{9b}', '\u{202e}'] {
+        assert!(
+            !seen.contains(raw),
+            "{raw:?} reached the terminal: {seen:?}"
+        );
+    }
+    let lines = seen.lines().filter(|l| l.starts_with("cairn: to confirm"));
+    assert_eq!(lines.count(), 1, "{seen:?}");
 }
 
 #[test]

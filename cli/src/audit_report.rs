@@ -141,7 +141,12 @@ fn finding(f: &Finding, out: &mut String) {
 /// where `s` begins or ends with one; a line break, like every character a
 /// person cannot see, shown as its code point (`output::visible`).
 fn code(s: &str) -> String {
-    let s = crate::output::visible(s);
+    code_span(&crate::output::visible(s))
+}
+
+/// [`code`] of text already shown visible (a part of a sentence [`text`] showed
+/// whole: shown again, an escape would read as the text of one, helper-91).
+fn code_span(s: &str) -> String {
     let longest = s.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);
     let pad = if s.starts_with('`') || s.ends_with('`') || s.trim().is_empty() {
@@ -185,7 +190,7 @@ fn text(s: &str) -> String {
         .enumerate()
         .map(|(i, p)| {
             if i % 2 == 1 {
-                code(p)
+                code_span(p)
             } else {
                 escape(p, i == 0)
             }
@@ -215,6 +220,8 @@ mod tests {
             "re-deciding `close` yields \\[closed\\] (a, b)"
         );
         assert_eq!(text("a ` b <i>"), "a \\` b \\<i\\>");
+        // A name's escape is shown once: not as the text of one.
+        assert_eq!(text("event `a\u{1b}b`"), "event `a\\u{1b}b`");
         assert_eq!(text("# not a heading"), "\\# not a heading");
         assert_eq!(
             text("see [x](javascript:1) & *y*"),

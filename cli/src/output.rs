@@ -72,6 +72,9 @@ pub fn visible(s: &str) -> Cow<'_, str> {
 fn shown(s: &str, backslashes: bool) -> Cow<'_, str> {
     use std::fmt::Write;
     let escapes = s.chars().any(is_invisible) || (backslashes && s.contains("\\u{"));
+    // (A backslash before another or before an invisible character is doubled
+    // too; the second case is caught by the first test, the first needs a `u{`
+    // after it to matter.)
     if !escapes {
         return Cow::Borrowed(s);
     }
@@ -80,13 +83,23 @@ fn shown(s: &str, backslashes: bool) -> Cow<'_, str> {
         if is_invisible(c) {
             // Writing to a String cannot fail.
             let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
-        } else if backslashes && c == '\\' && s[i + 1..].starts_with("u{") {
+        } else if backslashes && c == '\\' && escape_follows(&s[i + 1..]) {
             out.push_str("\\\\");
         } else {
             out.push(c);
         }
     }
     Cow::Owned(out)
+}
+
+/// What follows a backslash makes it read as part of an escape: `u{`, an
+/// invisible character (shown as `\u{…}`), or another backslash (which may
+/// begin one). Such a backslash is shown doubled, so `a\` then U+202E and the
+/// text `a\u{202e}` never print alike (helper-91).
+fn escape_follows(rest: &str) -> bool {
+    rest.starts_with("u{")
+        || rest.starts_with('\\')
+        || rest.chars().next().is_some_and(is_invisible)
 }
 
 /// Prints a human view (a table, a report, a graph) whose values its renderer
@@ -189,5 +202,11 @@ mod tests {
         // The text of an escape is not the escape.
         assert_eq!(visible("x\\u{202e}y"), "x\\\\u{202e}y");
         assert_eq!(visible("\u{202e}\\u{202e}"), "\\u{202e}\\\\u{202e}");
+        // A backslash before the character, or before a backslash that begins
+        // the text of an escape: never shown as the other.
+        assert_eq!(visible("a\\\u{202e}"), "a\\\\\\u{202e}");
+        assert_ne!(visible("a\\\u{202e}"), visible("a\\u{202e}"));
+        assert_eq!(visible("a\\\\u{41}"), "a\\\\\\\\u{41}");
+        assert_ne!(visible("a\\\\u{41}"), visible("a\\u{41}"));
     }
 }

@@ -12,6 +12,8 @@ use std::io::{BufRead, BufReader, Write};
 
 use cairn::work::Confirmation;
 
+use crate::output::visible;
+
 /// The longest answer read (a confirmation is one short line).
 const MAX_LINE: u64 = 4096;
 
@@ -29,7 +31,12 @@ pub fn ask(node: &[String], id: &str, prompt: &str) -> Confirmation {
             words: None,
         };
     };
+    // What the workspec's writer put in the prompt, the id and the node's
+    // address reaches the terminal visible, on its one line (helper-91: an
+    // escape sequence in a prompt cleared the host's screen and set its title;
+    // a line break could print a second `cairn:` line).
     let address = serde_json::to_string(node).unwrap_or_default();
+    let (id, address, prompt) = (visible(id), visible(&address), visible(prompt));
     let asked = write!(
         tty,
         "cairn: user criterion {id} of node {address}: {prompt}\n\

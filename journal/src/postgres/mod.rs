@@ -358,7 +358,20 @@ impl Session {
             Found::Empty => 0,
         };
         for (i, migration) in sql::MIGRATIONS.iter().enumerate().skip(current as usize) {
-            tx.batch_execute(migration).map_err(|e| self.pg(e))?;
+            // A migration meeting a table it makes: the marker was lowered
+            // below what the schema holds (helper-91), damage, not an SQL error.
+            tx.batch_execute(migration).map_err(|e| {
+                if e.code() == Some(&postgres::error::SqlState::DUPLICATE_TABLE) {
+                    Error::Damaged {
+                        detail: format!(
+                            "the marker says schema version {current} but the schema holds what migration {} makes ({e}): the marker was changed",
+                            i + 1
+                        ),
+                    }
+                } else {
+                    self.pg(e)
+                }
+            })?;
             tx.execute(
                 sql::MARK,
                 &[&(i as i64 + 1), &sql::APPLICATION_ID, &crate::now_rfc3339()],

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
 use file::{create_owner_only, file_uri, regular_file, sidecar, PrivateCopy};
-use structure::integrity_lines;
+use structure::{foreign_id, integrity_lines, known_version};
 
 use crate::{Access, Durability, Error, Options, SCHEMA_VERSION};
 
@@ -186,22 +186,6 @@ fn refuse_special_name(path: &Path) -> Result<(), Error> {
     })
 }
 
-/// A negative `user_version` is no schema cairn ever wrote: refused before
-/// anything is written (helper-90: -1 passed every check of the open, a foreign
-/// file was switched to WAL and stamped cairn's, and a journal was written under
-/// a version no migration or build reads right).
-fn known_version(path: &Path, version: i64) -> Result<(), Error> {
-    if version < 0 {
-        return Err(Error::NotAJournal {
-            path: path.to_owned(),
-            reason: format!(
-                "its schema version (`PRAGMA user_version`) is {version}, which no cairn writes"
-            ),
-        });
-    }
-    Ok(())
-}
-
 /// What [`SqliteStore::identify`] reads of a file before anything is written.
 struct Identity {
     version: i64,
@@ -267,7 +251,7 @@ impl SqliteStore {
                 supported: SCHEMA_VERSION,
             });
         }
-        if version == 0 && tables > 0 {
+        if version == 0 && (tables > 0 || foreign_id(app_id)) {
             return Err(not_journal(
                 "it is an SQLite database of another application",
             ));
@@ -279,6 +263,21 @@ impl SqliteStore {
             return Err(Error::LoosePermissions {
                 path: path.to_owned(),
                 mode,
+            });
+        }
+        // A writer needs the tables its version says, as a reader does
+        // (helper-91: a schema-1 file without them was migrated, stamped 3,
+        // then failed its first append).
+        if version > 0 {
+            journal.schema = version;
+            journal.require_tables()?;
+            journal.schema = SCHEMA_VERSION;
+        }
+        if let Some(detail) =
+            structure::unmigratable(&journal.conn, version).map_err(|e| Error::sql(e, busy_ms))?
+        {
+            return Err(Error::Damaged {
+                detail: format!("{detail}: its `user_version` was changed"),
             });
         }
         journal.set_pragmas(options.durability, &journal_mode)?;
@@ -537,8 +536,27 @@ impl SqliteStore {
             });
         }
         known_version(&self.path, current)?;
+        // A file still empty when read may have been claimed since (helper-91:
+        // another process created its tables while this one waited for the
+        // lock): what it holds is read again under the lock.
+        if current == 0 {
+            let (tables, app_id): (i64, i64) = tx
+                .query_row(
+                    "SELECT (SELECT count(*) FROM sqlite_schema), \
+                            (SELECT application_id FROM pragma_application_id)",
+                    [],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .map_err(|e| Error::sql(e, busy))?;
+            if tables > 0 || foreign_id(app_id) {
+                return Err(Error::NotAJournal {
+                    path: self.path.clone(),
+                    reason: "it is an SQLite database of another application".into(),
+                });
+            }
+        }
         if let Some(detail) =
-            structure::packed_below(&tx, current).map_err(|e| Error::sql(e, busy))?
+            structure::unmigratable(&tx, current).map_err(|e| Error::sql(e, busy))?
         {
             return Err(Error::Damaged {
                 detail: format!("{detail}: its `user_version` was changed"),

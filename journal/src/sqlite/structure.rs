@@ -1,9 +1,13 @@
-//! The file's structure as SQLite and cairn judge it: SQLite's own check, and
-//! the file's schema beside the one cairn's migrations make.
+//! The file's structure as SQLite and cairn judge it: SQLite's own check, the
+//! file's schema beside the one cairn's migrations make, and what its schema
+//! version says beside what it holds.
+
+use std::path::Path;
 
 use rusqlite::Connection;
 
 use super::MIGRATIONS;
+use crate::Error;
 
 /// SQLite's structural check on `conn`, then the file's tables and indexes
 /// against cairn's: at most `limit` problems, none when sound.
@@ -70,7 +74,8 @@ fn schema_lines(conn: &Connection) -> rusqlite::Result<Vec<String>> {
 pub(super) fn packed_below(conn: &Connection, version: i64) -> rusqlite::Result<Option<String>> {
     let has_records = |c: &Connection| -> rusqlite::Result<bool> {
         c.query_row(
-            "SELECT count(*) > 0 FROM sqlite_schema WHERE type = 'table' AND name = 'transitions'",
+            "SELECT count(*) > 0 FROM sqlite_schema
+             WHERE lower(type) = 'table' AND name = 'transitions' COLLATE NOCASE",
             [],
             |r| r.get(0),
         )
@@ -88,4 +93,67 @@ pub(super) fn packed_below(conn: &Connection, version: i64) -> rusqlite::Result<
             "the file says schema version {version}, older than packed transition records (3), yet holds {packed} packed"
         )
     }))
+}
+
+/// An application id another application set (a file cairn never wrote keeps
+/// 0 until cairn's first migration stamps its own): helper-91, a file marked
+/// with another id and no table yet was taken over.
+pub(super) fn foreign_id(app_id: i64) -> bool {
+    app_id != 0 && app_id != super::APPLICATION_ID
+}
+
+/// A negative `user_version` is no schema cairn ever wrote: refused before
+/// anything is written (helper-90: -1 passed every check of the open, a foreign
+/// file was switched to WAL and stamped cairn's, and a journal was written under
+/// a version no migration or build reads right).
+pub(super) fn known_version(path: &Path, version: i64) -> Result<(), Error> {
+    if version < 0 {
+        return Err(Error::NotAJournal {
+            path: path.to_owned(),
+            reason: format!(
+                "its schema version (`PRAGMA user_version`) is {version}, which no cairn writes"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Why a file that says schema `version` cannot be migrated from it, if it
+/// cannot: it holds packed records ([`packed_below`]), or an object a later
+/// migration makes (its `user_version` lowered below its tables). Read before
+/// a writer changes anything, the journal mode included (helper-91: a refused
+/// rollback-mode file had been switched to WAL first).
+pub(super) fn unmigratable(conn: &Connection, version: i64) -> rusqlite::Result<Option<String>> {
+    if !(1..super::SCHEMA_VERSION).contains(&version) {
+        return Ok(None);
+    }
+    if let Some(packed) = packed_below(conn, version)? {
+        return Ok(Some(packed));
+    }
+    let names = |upto: usize| -> rusqlite::Result<Vec<String>> {
+        let c = Connection::open_in_memory()?;
+        for sql in MIGRATIONS.iter().take(upto) {
+            c.execute_batch(sql)?;
+        }
+        let mut stmt = c.prepare("SELECT lower(name) FROM sqlite_schema")?;
+        let names = stmt.query_map([], |r| r.get(0))?.collect();
+        names
+    };
+    let before = names(version as usize)?;
+    for name in names(MIGRATIONS.len())?
+        .into_iter()
+        .filter(|n| !before.contains(n))
+    {
+        let there: bool = conn.query_row(
+            "SELECT count(*) > 0 FROM sqlite_schema WHERE lower(name) = ?1",
+            [&name],
+            |r| r.get(0),
+        )?;
+        if there {
+            return Ok(Some(format!(
+                "the file says schema version {version} but holds `{name}`, which a later migration makes"
+            )));
+        }
+    }
+    Ok(None)
 }
