@@ -595,6 +595,79 @@ fn a_file_another_application_marked_is_not_taken_over() {
     assert_eq!(std::fs::read(&marked).unwrap(), before);
 }
 
+/// A file another process makes its own while cairn waits to make it a
+/// journal is judged again under the lock and left as that process left it
+/// (helper-92: its tables were added to, its id overwritten, or it was
+/// switched to WAL though refused). A real child process races a real lock.
+#[test]
+fn a_file_claimed_by_another_process_during_the_open_is_left_alone() {
+    use std::os::unix::fs::PermissionsExt;
+    for (version, app_id) in [(0, 0), (1, 1234), (3, 1234)] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("raced.db");
+        std::fs::write(&db, b"").unwrap();
+        std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let mut other = rusqlite::Connection::open(&db).unwrap();
+        let tx = other
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .unwrap();
+        tx.execute_batch(&format!(
+            "CREATE TABLE photos(x); PRAGMA user_version = {version}; PRAGMA application_id = {app_id};"
+        ))
+        .unwrap();
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .args(["--db", db.to_str().unwrap(), "journal", "streams"])
+            .env_remove("CAIRN_DB")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // A reader first (it never writes): then a writer, racing the commit.
+        let out = child.wait_with_output().unwrap();
+        assert_ne!(out.status.code(), Some(0), "a reader of an empty file");
+        let writer = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .args([
+                "--db",
+                db.to_str().unwrap(),
+                "claim",
+                "acquire",
+                "--resource",
+                "park/ep-a8d24925-429e-4c77-80cf-ef49fc098f9d",
+                "--owner",
+                "me",
+                "--claim-id",
+                "c1",
+                "--ttl",
+                "60",
+            ])
+            .env_remove("CAIRN_DB")
+            .env_remove("CAIRN_SIGNING_KEY")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        tx.commit().unwrap();
+        let out = writer.wait_with_output().unwrap();
+        assert_ne!(out.status.code(), Some(0), "{version}: {out:?}");
+        drop(other);
+        let c = rusqlite::Connection::open(&db).unwrap();
+        let (v, id, mode, objects): (i64, i64, String, i64) = c
+            .query_row(
+                "SELECT (SELECT user_version FROM pragma_user_version),
+                        (SELECT application_id FROM pragma_application_id),
+                        (SELECT journal_mode FROM pragma_journal_mode),
+                        (SELECT count(*) FROM sqlite_schema)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .unwrap();
+        assert_eq!(
+            (v, id, mode.as_str(), objects),
+            (version, app_id, "delete", 1),
+            "{out:?}"
+        );
+    }
+}
+
 #[test]
 fn a_new_journal_and_its_directory_are_owner_only() {
     use std::os::unix::fs::PermissionsExt;

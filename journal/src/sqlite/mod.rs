@@ -265,23 +265,26 @@ impl SqliteStore {
                 mode,
             });
         }
-        // A writer needs the tables its version says, as a reader does
-        // (helper-91: a schema-1 file without them was migrated, stamped 3,
-        // then failed its first append).
-        if version > 0 {
-            journal.schema = version;
-            journal.require_tables()?;
-            journal.schema = SCHEMA_VERSION;
-        }
+        // What a writer refuses before it changes anything (helper-91).
         if let Some(detail) =
-            structure::unmigratable(&journal.conn, version).map_err(|e| Error::sql(e, busy_ms))?
+            structure::before_writing(&journal.conn, version).map_err(|e| Error::sql(e, busy_ms))?
         {
-            return Err(Error::Damaged {
-                detail: format!("{detail}: its `user_version` was changed"),
-            });
+            return Err(Error::Damaged { detail });
         }
-        journal.set_pragmas(options.durability, &journal_mode)?;
-        journal.migrate(version)?;
+        // A file no journal yet is made one under the migration's lock, which
+        // judges it again, before anything else changes it: switched to WAL
+        // first, a file another process claimed meanwhile was changed though
+        // refused (helper-92).
+        if version == 0 {
+            journal.migrate(version)?;
+            journal.set_pragmas(options.durability, &journal_mode)?;
+            // A read in WAL mode opens the WAL index, which a second connection
+            // is proven to share by (`beside.rs`), as the write there did.
+            journal.identify()?;
+        } else {
+            journal.set_pragmas(options.durability, &journal_mode)?;
+            journal.migrate(version)?;
+        }
         Ok(journal)
     }
 
@@ -379,19 +382,9 @@ impl SqliteStore {
     /// A cairn journal has its tables; one without them was damaged (or emptied).
     /// One statement for all of them (the read-only open of every read verb).
     fn require_tables(&self) -> Result<(), Error> {
-        let mut wanted = vec!["events", "transitions"];
-        if self.schema >= 2 {
-            wanted.extend(["signing_keys", "signatures"]);
-        }
-        let present: Vec<String> = self
-            .conn
-            .prepare(
-                "SELECT name FROM sqlite_schema WHERE type = 'table' \
-                 AND name IN ('events', 'transitions', 'signing_keys', 'signatures')",
-            )
-            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
-            .map_err(|e| Error::sql(e, self.busy_ms))?;
-        match wanted.iter().find(|t| !present.iter().any(|p| p == *t)) {
+        match structure::missing_table(&self.conn, self.schema)
+            .map_err(|e| Error::sql(e, self.busy_ms))?
+        {
             Some(table) => Err(Error::Damaged {
                 detail: format!("the table `{table}` is missing"),
             }),
@@ -536,31 +529,33 @@ impl SqliteStore {
             });
         }
         known_version(&self.path, current)?;
-        // A file still empty when read may have been claimed since (helper-91:
-        // another process created its tables while this one waited for the
-        // lock): what it holds is read again under the lock.
-        if current == 0 {
-            let (tables, app_id): (i64, i64) = tx
-                .query_row(
-                    "SELECT (SELECT count(*) FROM sqlite_schema), \
-                            (SELECT application_id FROM pragma_application_id)",
-                    [],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )
-                .map_err(|e| Error::sql(e, busy))?;
-            if tables > 0 || foreign_id(app_id) {
-                return Err(Error::NotAJournal {
-                    path: self.path.clone(),
-                    reason: "it is an SQLite database of another application".into(),
-                });
-            }
+        // The file may have changed hands since it was read (helper-91, 92:
+        // another process created its tables, set its own version and id,
+        // while this one waited for the lock): what it holds is judged again
+        // under the lock, as at open.
+        let (tables, app_id): (i64, i64) = tx
+            .query_row(
+                "SELECT (SELECT count(*) FROM sqlite_schema), \
+                        (SELECT application_id FROM pragma_application_id)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map_err(|e| Error::sql(e, busy))?;
+        let foreign = if current == 0 {
+            tables > 0 || foreign_id(app_id)
+        } else {
+            app_id != APPLICATION_ID
+        };
+        if foreign {
+            return Err(Error::NotAJournal {
+                path: self.path.clone(),
+                reason: "it is an SQLite database of another application".into(),
+            });
         }
         if let Some(detail) =
-            structure::unmigratable(&tx, current).map_err(|e| Error::sql(e, busy))?
+            structure::before_writing(&tx, current).map_err(|e| Error::sql(e, busy))?
         {
-            return Err(Error::Damaged {
-                detail: format!("{detail}: its `user_version` was changed"),
-            });
+            return Err(Error::Damaged { detail });
         }
         for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
             // A migration that meets what it makes already (the file says an

@@ -157,3 +157,37 @@ pub(super) fn unmigratable(conn: &Connection, version: i64) -> rusqlite::Result<
     }
     Ok(None)
 }
+
+/// The first of cairn's tables that schema `version` has and the file lacks
+/// (a table, by that name): what a reader and a writer refuse as damage.
+pub(super) fn missing_table(
+    conn: &Connection,
+    version: i64,
+) -> rusqlite::Result<Option<&'static str>> {
+    let mut wanted = vec!["events", "transitions"];
+    if version >= 2 {
+        wanted.extend(["signing_keys", "signatures"]);
+    }
+    if version < 1 {
+        wanted.clear();
+    }
+    let present: Vec<String> = conn
+        .prepare(
+            "SELECT name FROM sqlite_schema WHERE type = 'table' \
+             AND name IN ('events', 'transitions', 'signing_keys', 'signatures')",
+        )?
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(wanted.into_iter().find(|t| !present.iter().any(|p| p == t)))
+}
+
+/// Why a writer must not write a file that says schema `version`, if it must
+/// not: a table its version has is missing (helper-91: a schema-1 file without
+/// them was migrated, stamped 3, then failed its first append), or it cannot
+/// be migrated ([`unmigratable`]). Read at open and again under the lock.
+pub(super) fn before_writing(conn: &Connection, version: i64) -> rusqlite::Result<Option<String>> {
+    if let Some(table) = missing_table(conn, version)? {
+        return Ok(Some(format!("the table `{table}` is missing")));
+    }
+    Ok(unmigratable(conn, version)?.map(|d| format!("{d}: its `user_version` was changed")))
+}
