@@ -558,27 +558,9 @@ impl SqliteStore {
             return Err(Error::Damaged { detail });
         }
         for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
-            // A migration that meets what it makes already (the file says an
-            // older version than its tables: `user_version` lowered by hand)
-            // is damage, not an SQL error (helper-90).
-            tx.execute_batch(sql).map_err(|e| {
-                let failure = match &e {
-                    rusqlite::Error::SqliteFailure(f, Some(m))
-                    | rusqlite::Error::SqlInputError { error: f, msg: m, .. } => Some((f.code, m.clone())),
-                    _ => None,
-                };
-                match failure {
-                    Some((rusqlite::ErrorCode::Unknown, m)) if m.contains("already exists") => {
-                        Error::Damaged {
-                            detail: format!(
-                                "the file says schema version {current} but holds what migration {} makes ({m}): its `user_version` was changed",
-                                i + 1
-                            ),
-                        }
-                    }
-                    _ => Error::sql(e, busy),
-                }
-            })?;
+            // What it makes cannot be there already: `before_writing` read
+            // the file under this lock.
+            tx.execute_batch(sql).map_err(|e| Error::sql(e, busy))?;
             tx.pragma_update(None, "user_version", i as i64 + 1)
                 .map_err(|e| Error::sql(e, busy))?;
         }
