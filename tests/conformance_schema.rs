@@ -333,6 +333,46 @@ fn a_marker_lowered_below_its_tables_fails_verify_and_refuses_a_writer() {
     );
 }
 
+/// helper-92: with the signing tables dropped, a view named `signing_keys` in
+/// their place and the marker lowered to 1, verify found the journal intact
+/// (it looked at tables only) and the next writer failed on migration 2 with
+/// the driver's bare "db error". Verify names the view (and a type under
+/// another table's name); a writer refuses the schema as damage, in the
+/// server's words.
+#[test]
+fn a_relation_of_another_kind_under_a_later_tables_name_fails_verify_and_refuses_a_writer() {
+    let s = claimed();
+    s.tamper(
+        "DROP TABLE signatures; DROP TABLE signing_keys; \
+         CREATE VIEW signing_keys AS SELECT 1 AS id; CREATE DOMAIN signatures AS int; \
+         DELETE FROM cairn_journal WHERE schema_version >= 2",
+    );
+    let problems = verify_problems(&s);
+    assert!(
+        problems.iter().any(|p| p
+            == "schema: the marker says schema version 1, yet holds `signing_keys`, which migration 2 makes"),
+        "{problems:?}"
+    );
+    assert!(
+        problems
+            .iter()
+            .any(|p| p == "schema: relation `signing_keys` (view) is not one cairn makes"),
+        "{problems:?}"
+    );
+    assert!(
+        problems
+            .iter()
+            .any(|p| p == "schema: relation `signatures` (type) is not one cairn makes"),
+        "{problems:?}"
+    );
+    let refused = cairn::journal::Journal::open(&s.db(), &cairn::journal::Options::default()).err();
+    assert!(
+        matches!(&refused, Some(cairn::journal::Error::Damaged { detail })
+            if detail.contains("the marker was changed") && detail.contains("\"signing_keys\" already exists")),
+        "{refused:?}"
+    );
+}
+
 /// helper-54: a marker row set to -1 passed verify (and the next writer ran a
 /// migration again); a copy into a target whose unique key was dropped took every
 /// row, then failed the target's verify. Both are refused before anything else.

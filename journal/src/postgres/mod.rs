@@ -358,14 +358,20 @@ impl Session {
             Found::Empty => 0,
         };
         for (i, migration) in sql::MIGRATIONS.iter().enumerate().skip(current as usize) {
-            // A migration meeting a table it makes: the marker was lowered
-            // below what the schema holds (helper-91), damage, not an SQL error.
+            // A migration meeting a name it makes (a table, or a view or type
+            // by that name): the marker was lowered below what the schema
+            // holds (helper-91, helper-92), damage, not an SQL error.
             tx.batch_execute(migration).map_err(|e| {
-                if e.code() == Some(&postgres::error::SqlState::DUPLICATE_TABLE) {
+                use postgres::error::SqlState;
+                if [SqlState::DUPLICATE_TABLE, SqlState::DUPLICATE_OBJECT]
+                    .iter()
+                    .any(|c| e.code() == Some(c))
+                {
                     Error::Damaged {
                         detail: format!(
-                            "the marker says schema version {current} but the schema holds what migration {} makes ({e}): the marker was changed",
-                            i + 1
+                            "the marker says schema version {current} but the schema holds a name migration {} makes ({}): the marker was changed",
+                            i + 1,
+                            reason(&e)
                         ),
                     }
                 } else {

@@ -224,7 +224,8 @@ CREATE TRIGGER signatures_no_truncate BEFORE TRUNCATE ON signatures
 /// per column (type, schema-qualified collation, `not null`), constraint and
 /// index (its `CREATE INDEX` as the server renders it, without the schema's
 /// name), and any trigger but cairn's guards, rule, row security policy or
-/// row security switch (cairn makes none: each can keep or hide rows).
+/// row security switch (cairn makes none: each can keep or hide rows), and
+/// any relation or type but a table under one of cairn's table names.
 /// `verify` holds it to [`SHAPE_DECLARED`] (`shape_problems`): a column retyped
 /// by hand, a dropped key or an index cairn never made changes what the
 /// journal's queries return, and passes every row's hash (helper-53: a record
@@ -290,6 +291,21 @@ SELECT line FROM (
       CASE WHEN c.relforcerowsecurity THEN 'forced' ELSE 'enabled' END)
   FROM t JOIN pg_catalog.pg_class c ON c.oid = t.oid
   WHERE c.relrowsecurity OR c.relforcerowsecurity
+  UNION ALL
+  -- Anything else under one of cairn's table names: a view, a sequence, an
+  -- index, a composite or other type. None is cairn's, and each keeps the
+  -- migration that makes the table from running (helper-92: a view named
+  -- `signing_keys` under a marker lowered to 1 verified clean).
+  SELECT format('relation %s %s', c.relname, CASE c.relkind
+      WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized view' WHEN 'S' THEN 'sequence'
+      WHEN 'i' THEN 'index' WHEN 'I' THEN 'index' WHEN 'c' THEN 'type'
+      WHEN 'f' THEN 'foreign table' WHEN 't' THEN 'TOAST table' ELSE 'kind ' || c.relkind::text END)
+  FROM pg_catalog.pg_class c
+  WHERE c.relnamespace = $1::bigint::oid AND c.relname = ANY ($2::text[]) AND c.relkind NOT IN ('r', 'p')
+  UNION ALL
+  SELECT format('relation %s type', y.typname)
+  FROM pg_catalog.pg_type y
+  WHERE y.typnamespace = $1::bigint::oid AND y.typname = ANY ($2::text[]) AND y.typrelid = 0
   UNION ALL
   SELECT format('index %s.%s %s', t.relname, i.relname,
       replace(pg_get_indexdef(x.indexrelid), (SELECT qualified FROM ns), ' ON '))
