@@ -625,20 +625,8 @@ fn a_file_claimed_by_another_process_during_the_open_is_left_alone() {
         let out = child.wait_with_output().unwrap();
         assert_ne!(out.status.code(), Some(0), "a reader of an empty file");
         let writer = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
-            .args([
-                "--db",
-                db.to_str().unwrap(),
-                "claim",
-                "acquire",
-                "--resource",
-                "park/ep-a8d24925-429e-4c77-80cf-ef49fc098f9d",
-                "--owner",
-                "me",
-                "--claim-id",
-                "c1",
-                "--ttl",
-                "60",
-            ])
+            .args(["--db", db.to_str().unwrap()])
+            .args(crate::support::ACQUIRE)
             .env_remove("CAIRN_DB")
             .env_remove("CAIRN_SIGNING_KEY")
             .stdout(std::process::Stdio::piped())

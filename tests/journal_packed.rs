@@ -190,21 +190,7 @@ fn a_lowered_schema_version_over_packed_records_fails_verification() {
     // A writer does not migrate it back to 3 (which would erase the trace):
     // it refuses, and the file stays as it is.
     let before = std::fs::read(&db).unwrap();
-    let (code, out) = cairn(
-        &db,
-        &[
-            "claim",
-            "acquire",
-            "--resource",
-            "park/ep-a8d24925-429e-4c77-80cf-ef49fc098f9d",
-            "--owner",
-            "me",
-            "--claim-id",
-            "c1",
-            "--ttl",
-            "60",
-        ],
-    );
+    let (code, out) = cairn(&db, crate::support::ACQUIRE);
     assert_eq!(code, 5, "{out}");
     assert!(
         out.to_string().contains("its `user_version` was changed"),

@@ -138,8 +138,10 @@ fn finding(f: &Finding, out: &mut String) {
 }
 
 /// `s` as a code span: a fence longer than any run of backticks inside it, padded
-/// where `s` begins or ends with one; a line break, like every character a
-/// person cannot see, shown as its code point (`output::visible`).
+/// where `s` begins or ends with one, or begins and ends with a space
+/// (CommonMark strips one space from each end of such a span: ` a ` read as
+/// `a`); a line break, like every character a person cannot see, shown as its
+/// code point (`output::visible`).
 fn code(s: &str) -> String {
     code_span(&crate::output::visible(s))
 }
@@ -149,7 +151,12 @@ fn code(s: &str) -> String {
 fn code_span(s: &str) -> String {
     let longest = s.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);
-    let pad = if s.starts_with('`') || s.ends_with('`') || s.trim().is_empty() {
+    let spaced = s.starts_with(' ') && s.ends_with(' ') && !s.bytes().all(|b| b == b' ');
+    if s.is_empty() {
+        // "``" is no span; a span of one space shows there is a value.
+        return "` `".to_owned();
+    }
+    let pad = if s.starts_with('`') || s.ends_with('`') || spaced {
         " "
     } else {
         ""
@@ -211,6 +218,12 @@ mod tests {
         assert_eq!(code("a`b"), "``a`b``");
         assert_eq!(code("`x"), "`` `x ``");
         assert_eq!(code("a\nb"), "`a\\u{a}b`");
+        // CommonMark strips one space from each end of a span that has both
+        // and is not all spaces: the pad keeps the name's own.
+        assert_eq!(code(" a "), "`  a  `");
+        assert_eq!(code(" a"), "` a`");
+        assert_eq!(code("  "), "`  `");
+        assert_eq!(code(""), "` `");
     }
 
     #[test]

@@ -58,9 +58,11 @@ fn json_visible(text: &str) -> Cow<'_, str> {
 /// what a human table or report prints of a name or value read from a journal,
 /// which a damaged or hand-made file can fill with anything. A line break in a
 /// name would otherwise start a forged row, an escape sequence drive the
-/// terminal. A backslash that begins `u{` in the text itself is shown doubled,
-/// so the text `\u{202e}` never reads as the character (helper-90). The JSON
-/// formats carry the exact text.
+/// terminal. A backslash the text itself puts where it would read as part of
+/// an escape (before `u{`, before an invisible character, or before another
+/// backslash in text that has either) is shown doubled, so the text `\u{202e}`
+/// never reads as the character (helper-90, helper-91: [`escape_follows`]).
+/// The JSON formats carry the exact text.
 pub fn visible(s: &str) -> Cow<'_, str> {
     shown(s, true)
 }

@@ -27,6 +27,21 @@ use uuid::Uuid;
 /// `cargo build` binary ignores it and finds git on the system's directories.
 pub const OBSERVER_PATH_VAR: &str = "CAIRN_TESTING_OBSERVER_PATH";
 
+/// `cairn claim acquire` of a park episode by `me`: the smallest write a test
+/// can ask of the CLI (it makes or migrates the journal first).
+pub const ACQUIRE: &[&str] = &[
+    "claim",
+    "acquire",
+    "--resource",
+    "park/ep-a8d24925-429e-4c77-80cf-ef49fc098f9d",
+    "--owner",
+    "me",
+    "--claim-id",
+    "c1",
+    "--ttl",
+    "60",
+];
+
 /// The observer's PATH with `first` before the system's own directories.
 pub fn observer_path_with(first: &Path) -> String {
     format!(
