@@ -162,7 +162,8 @@ fn the_worktree_path_is_exactly_the_seeds() {
 
 /// A refused `open` names every broken parameter at once, the first of each
 /// field in field order (the CLI contract: every violation of an input error),
-/// before any git runs and before a journal exists.
+/// before any git runs and before a journal exists; `--repo` and `--for` with
+/// the rest (helper-92: a relative `--repo` hid every other broken field).
 #[test]
 fn every_broken_parameter_is_named_at_once() {
     let r = Repo::spied();
@@ -175,6 +176,10 @@ fn every_broken_parameter_is_named_at_once() {
         " ",
         "--intent-field",
         "tiebreaker",
+        "--repo",
+        "relative/repo",
+        "--for",
+        "saga/not a thread",
     ]);
     assert_eq!(code, 2, "{out}");
     let named: Vec<(&str, &str)> = out["error"]["violations"]
@@ -186,10 +191,12 @@ fn every_broken_parameter_is_named_at_once() {
     assert_eq!(
         named,
         [
+            ("repo", "absolute-path"),
             ("branch", "invisible-character"),
             ("target_branch", "ref-format"),
             ("intent_field", "field-name-resembles"),
             ("close_step", "nonempty-string"),
+            ("for", "saga-stream"),
         ],
         "{out}"
     );
@@ -198,7 +205,7 @@ fn every_broken_parameter_is_named_at_once() {
             out["error"]["field"].as_str(),
             out["error"]["rule"].as_str()
         ),
-        (Some("branch"), Some("invisible-character"))
+        (Some("repo"), Some("absolute-path"))
     );
     assert_eq!(r.spy().log(), Vec::<String>::new(), "git ran");
     assert!(!r.journal.path().exists(), "a journal was written");

@@ -25,7 +25,18 @@ fn advisory(p: &Params, root: &str) -> Vec<CommandRun> {
 
 /// `open`: capture REPO_ROOT, record the parameters and the preflight.
 pub fn open(rec: &Recorder, o: &ShipOpen) -> Result<Done, Failure> {
-    require_abs_path("repo", &o.repo)?;
+    // Every broken parameter at once, the first of each field: `--repo`, the
+    // run's parameters, `--for`, then where the worktree sits under `--repo`
+    // (judged when both hold on their own).
+    let mut broken = Vec::new();
+    let repo_holds = match require_abs_path("repo", &o.repo) {
+        Ok(_) => true,
+        Err(Failure::Input(v)) => {
+            broken.extend(v);
+            false
+        }
+        Err(other) => return Err(other),
+    };
     let params = Params {
         short_id: o.id.short_id.clone(),
         expected_basename: o.expected_basename.clone(),
@@ -40,26 +51,21 @@ pub fn open(rec: &Recorder, o: &ShipOpen) -> Result<Done, Failure> {
         close_step: o.close_step.clone(),
         consumer_fields: o.consumer_fields.clone(),
     };
-    // Every broken parameter at once, the first of each field.
-    let broken = params.violations();
-    if !broken.is_empty() {
-        return Err(Failure::Input(
-            broken
-                .into_iter()
-                .map(|(field, rule, message)| Violation {
-                    field: field.into(),
-                    rule: rule.into(),
-                    message,
-                })
-                .collect(),
-        ));
-    }
+    let of_params = params.violations();
+    let worktree_holds = !of_params
+        .iter()
+        .any(|(field, _, _)| ["short_id", "worktree_path"].contains(field));
+    broken.extend(
+        of_params
+            .into_iter()
+            .map(|(field, rule, message)| violation(field, rule, message)),
+    );
     if let Some(s) = o.acts_for.as_deref() {
         if !cairn::machines::reads::is_saga_stream(s) {
-            return Err(input(
+            broken.push(violation(
                 "for",
                 "saga-stream",
-                &format!(
+                format!(
                     "`{s}` is not a saga thread's stream: `saga/issue-<N>` or `saga/task-<slug>`"
                 ),
             ));
@@ -68,15 +74,21 @@ pub fn open(rec: &Recorder, o: &ShipOpen) -> Result<Done, Failure> {
     // REPO_ROOT is `--repo` or a directory above it: refused here, before any git,
     // unless WORKTREE_PATH names one of them (`decide` then requires REPO_ROOT itself).
     let named = params.worktree_root().unwrap_or_default();
-    if !(o.repo == named || o.repo.starts_with(&format!("{named}/"))) {
-        return Err(input(
+    if repo_holds
+        && worktree_holds
+        && !(o.repo == named || o.repo.starts_with(&format!("{named}/")))
+    {
+        broken.push(violation(
             "worktree_path",
             "worktree-path",
-            &format!(
+            format!(
                 "must be `<REPO_ROOT>/.claude/worktrees/{}`, with REPO_ROOT `--repo` or a directory above it",
                 params.short_id
             ),
         ));
+    }
+    if !broken.is_empty() {
+        return Err(Failure::Input(broken));
     }
     let stream = &super::stream(&o.id)?;
     let review_status = review(&o.review);
@@ -308,4 +320,12 @@ pub fn work_nodes(values: &[String]) -> Result<Vec<String>, Failure> {
             )),
         })
         .collect()
+}
+
+fn violation(field: &str, rule: &str, message: String) -> Violation {
+    Violation {
+        field: field.into(),
+        rule: rule.into(),
+        message,
+    }
 }

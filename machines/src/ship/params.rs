@@ -35,6 +35,8 @@ impl Params {
             Ok(())
         };
         let worktree = self.worktree_rules(short_id.is_ok());
+        let intent = self.intent_rules();
+        let consumer = self.consumer_rules(intent.is_ok());
         [
             short_id,
             self.basename_rules(),
@@ -42,8 +44,8 @@ impl Params {
             target,
             distinct,
             worktree,
-            self.intent_rules(),
-            self.consumer_rules(),
+            intent,
+            consumer,
             text_rules("tiebreaker_4", &self.tiebreaker_4, "name the protocol"),
             text_rules("close_step", &self.close_step, "name the close step"),
         ]
@@ -125,15 +127,11 @@ impl Params {
         Ok(())
     }
 
-    fn consumer_rules(&self) -> Result<(), Broken> {
+    /// Each consumer field's own rules, then whether it is declared twice: the
+    /// intent field is compared only when it holds on its own (a broken one is
+    /// named as its own field's problem, not again as a consumer field's).
+    fn consumer_rules(&self, intent_holds: bool) -> Result<(), Broken> {
         for (i, name) in self.consumer_fields.iter().enumerate() {
-            if self.consumer_fields[..i].contains(name) || *name == self.intent_field {
-                return Err((
-                    "consumer_field",
-                    "field-name-twice",
-                    format!("`{name}` is declared twice (a consumer field, or the intent field)"),
-                ));
-            }
             if !field_name(name) {
                 return Err((
                     "consumer_field",
@@ -152,6 +150,15 @@ impl Params {
                         "`{name}` reads like `{own}`, a field a report has: a consumer field \
                          must not be taken for one"
                     ),
+                ));
+            }
+            if self.consumer_fields[..i].contains(name)
+                || (intent_holds && *name == self.intent_field)
+            {
+                return Err((
+                    "consumer_field",
+                    "field-name-twice",
+                    format!("`{name}` is declared twice (a consumer field, or the intent field)"),
                 ));
             }
         }

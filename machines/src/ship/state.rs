@@ -420,5 +420,22 @@ mod tests {
         p.target_branch = p.branch.clone();
         let named: Vec<(&str, &str)> = p.violations().iter().map(|(f, r, _)| (*f, *r)).collect();
         assert_eq!(named, [("branch", "distinct-branch")]);
+        // A consumer field equal to a broken intent field: the intent field's
+        // own problem, once; equal to a sound one, declared twice.
+        let mut p = Params::sample();
+        p.intent_field = "tiebreaker".into();
+        p.consumer_fields = vec!["tiebreaker".into()];
+        let named: Vec<(&str, &str)> = p.violations().iter().map(|(f, r, _)| (*f, *r)).collect();
+        assert_eq!(
+            named,
+            [
+                ("intent_field", "field-name-resembles"),
+                ("consumer_field", "field-name-resembles")
+            ]
+        );
+        p.intent_field = "why_now".into();
+        p.consumer_fields = vec!["why_now".into()];
+        let named: Vec<(&str, &str)> = p.violations().iter().map(|(f, r, _)| (*f, *r)).collect();
+        assert_eq!(named, [("consumer_field", "field-name-twice")]);
     }
 }
