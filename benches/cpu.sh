@@ -7,35 +7,52 @@
 #
 #   benches/cpu.sh [RUNS]     (default 60; needs `perf`, e.g. Debian's linux-perf)
 # Prints the median (and min) task-clock and the median page faults of each.
+#
+#   CAIRN_CPU_AGAINST=/path/to/another/cairn benches/cpu.sh [RUNS]
+# Runs that binary (an older build, say) in place of the floor, one run of each
+# in turn on the same templates, so a slow minute of the VM weighs on both: the
+# way to tell a change of cairn's from a change of the VM's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-60}
 command -v perf >/dev/null 2>&1 || { echo "benches/cpu.sh needs perf (linux-perf)" >&2; exit 1; }
 . benches/setup-cli.sh
 in=$work/observation.json
-for who in cairn floor; do
-  : > "$work/$who.stat"
-  for _ in $(seq 1 "$runs"); do
-    cp "$work/template/cairn.db" "$work/cairn.db"
-    cp "$work/template/floor.db" "$work/floor.db"
-    rm -f "$work"/cairn.db-* "$work"/floor.db-*
-    if [ "$who" = cairn ]; then
-      perf stat -x, -e task-clock,page-faults -o "$work/one" \
-        "$C" --db "$work/cairn.db" park evaluate --episode-id "$ep" --intent-id "$intent" \
-        --attempt-id "$attempt" < "$in" > /dev/null 2>&1
-    else
-      perf stat -x, -e task-clock,page-faults -o "$work/one" "$FLOOR" "$work/floor.db" < "$in" > /dev/null
-    fi
-    grep -v '^#' "$work/one" | grep -v '^$' | cut -d, -f1 | paste -sd' ' >> "$work/$who.stat"
+against=${CAIRN_CPU_AGAINST:-}
+evaluate() {
+  perf stat -x, -e task-clock,page-faults -o "$work/one" \
+    "$1" --db "$work/cairn.db" park evaluate --episode-id "$ep" --intent-id "$intent" \
+    --attempt-id "$attempt" < "$in" > /dev/null 2>&1
+}
+one() {
+  cp "$work/template/cairn.db" "$work/cairn.db"
+  cp "$work/template/floor.db" "$work/floor.db"
+  rm -f "$work"/cairn.db-* "$work"/floor.db-*
+  case $1 in
+    cairn) evaluate "$C" ;;
+    against) evaluate "$against" ;;
+    floor) perf stat -x, -e task-clock,page-faults -o "$work/one" "$FLOOR" "$work/floor.db" < "$in" > /dev/null ;;
+  esac
+  grep -v '^#' "$work/one" | grep -v '^$' | cut -d, -f1 | paste -sd' ' >> "$work/$1.stat"
+}
+if [ -n "$against" ]; then
+  : > "$work/cairn.stat"; : > "$work/against.stat"
+  for _ in $(seq 1 "$runs"); do one against; one cairn; done
+  other=against; label="$against park evaluate (durable)"
+else
+  for who in cairn floor; do
+    : > "$work/$who.stat"
+    for _ in $(seq 1 "$runs"); do one "$who"; done
   done
-done
-python3 - "$work/cairn.stat" "$work/floor.stat" <<'PY'
+  other=floor; label=floor
+fi
+python3 - "$work/cairn.stat" "$work/$other.stat" "$label" <<'PY'
 import statistics, sys
 def read(p):
     rows = [l.split() for l in open(p) if l.strip()]
     return [float(r[0]) for r in rows], [float(r[1]) for r in rows]
 (ct, cf), (ft, ff) = read(sys.argv[1]), read(sys.argv[2])
-for name, t, f in (("cairn park evaluate (durable)", ct, cf), ("floor", ft, ff)):
+for name, t, f in (("cairn park evaluate (durable)", ct, cf), (sys.argv[3], ft, ff)):
     print(f"{statistics.median(t):6.2f} ms task-clock median (min {min(t):.2f})  {statistics.median(f):4.0f} page faults  {name}")
-print(f"cairn - floor: {statistics.median(ct) - statistics.median(ft):.2f} ms of CPU")
+print(f"cairn - {'the other' if sys.argv[3] != 'floor' else 'floor'}: {statistics.median(ct) - statistics.median(ft):.2f} ms of CPU")
 PY
