@@ -337,8 +337,8 @@ fn a_marker_lowered_below_its_tables_fails_verify_and_refuses_a_writer() {
 /// their place and the marker lowered to 1, verify found the journal intact
 /// (it looked at tables only) and the next writer failed on migration 2 with
 /// the driver's bare "db error". Verify names the view (and a type under
-/// another table's name); a writer refuses the schema as damage, in the
-/// server's words.
+/// another table's name); a writer refuses the schema as damage before it
+/// migrates, naming the first name it would meet.
 #[test]
 fn a_relation_of_another_kind_under_a_later_tables_name_fails_verify_and_refuses_a_writer() {
     let s = claimed();
@@ -368,9 +368,73 @@ fn a_relation_of_another_kind_under_a_later_tables_name_fails_verify_and_refuses
     let refused = cairn::journal::Journal::open(&s.db(), &cairn::journal::Options::default()).err();
     assert!(
         matches!(&refused, Some(cairn::journal::Error::Damaged { detail })
-            if detail.contains("the marker was changed") && detail.contains("\"signing_keys\" already exists")),
+            if detail.contains("the marker was changed")
+                && detail.contains("holds a type `signatures`, which migration 2 makes")),
         "{refused:?}"
     );
+}
+
+/// helper-93: a relation under the name of a key's index a later migration
+/// makes (a sequence `signatures_pkey`, the marker lowered to 1) verified
+/// clean, and the writer's migration quietly named its key `signatures_pkey1`:
+/// the journal failed verify from then on. Verify names it; a writer refuses
+/// before it migrates, and the marker stays at 1.
+#[test]
+fn a_relation_under_a_later_keys_index_name_fails_verify_and_refuses_a_writer() {
+    let s = claimed();
+    s.tamper(
+        "DROP TABLE signatures; DROP TABLE signing_keys; CREATE SEQUENCE signatures_pkey; \
+         DELETE FROM cairn_journal WHERE schema_version >= 2",
+    );
+    let problems = verify_problems(&s);
+    assert!(
+        problems
+            .iter()
+            .any(|p| p == "schema: relation `signatures_pkey` (sequence) is not one cairn makes"),
+        "{problems:?}"
+    );
+    let refused = cairn::journal::Journal::open(&s.db(), &cairn::journal::Options::default()).err();
+    assert!(
+        matches!(&refused, Some(cairn::journal::Error::Damaged { detail })
+            if detail.contains("holds a sequence `signatures_pkey`, which migration 2 makes")),
+        "{refused:?}"
+    );
+    let marker: i64 = s
+        .pg()
+        .query_one("SELECT max(schema_version) FROM cairn_journal", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(marker, 1, "nothing was migrated");
+}
+
+/// helper-93: a schema with no journal yet, holding a type named like a key's
+/// index or a table cairn makes, or a function named as cairn's guard, got a
+/// journal that failed verify from its first write, or a "changed marker" it
+/// never had, or a raw SQL error. Each is another application's schema:
+/// refused as no journal, nothing created.
+#[test]
+fn a_schema_holding_a_type_or_function_under_cairns_names_is_no_journal() {
+    for held in [
+        "CREATE TYPE events_pkey AS (a int)",
+        "CREATE DOMAIN transitions AS int",
+        "CREATE FUNCTION cairn_append_only() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$",
+    ] {
+        let s = Backend::Postgres.fresh();
+        s.exec(held).unwrap();
+        let refused =
+            cairn::journal::Journal::open(&s.db(), &cairn::journal::Options::default()).err();
+        assert!(
+            matches!(&refused, Some(cairn::journal::Error::NotAJournal { reason, .. })
+                if reason.contains("give cairn an empty schema or database")),
+            "{held}: {refused:?}"
+        );
+        let created: bool = s
+            .pg()
+            .query_one("SELECT to_regclass('cairn_journal') IS NOT NULL", &[])
+            .unwrap()
+            .get(0);
+        assert!(!created, "{held}: a journal was created");
+    }
 }
 
 /// helper-54: a marker row set to -1 passed verify (and the next writer ran a

@@ -339,7 +339,7 @@ impl Session {
         }
         if relations > 0 {
             return Err(self.not_journal(&format!(
-                "schema `{schema}` holds another application's tables and no cairn marker (give cairn an empty schema or database)"
+                "schema `{schema}` holds another application's tables or types and no cairn marker (give cairn an empty schema or database)"
             )));
         }
         Ok(Some((namespace, Found::Empty)))
@@ -353,27 +353,41 @@ impl Session {
         let lock_key = (sql::APPLICATION_ID << 32) | self.namespace_of(&mut tx)?;
         tx.execute(sql::LOCK, &[&lock_key])
             .map_err(|e| self.pg(e))?;
-        let current = match self.identify(&mut tx)?.1 {
+        let (namespace, found) = self.identify(&mut tx)?;
+        let current = match found {
             Found::Journal(v) => v,
             Found::Empty => 0,
         };
+        // Every name the migrations still to run make must be free: a taken
+        // one fails the migration, or (a key's index) is quietly made under
+        // another name, a journal verify then finds damaged (helper-93).
+        let pending: Vec<(i64, &str)> = rows::made_names()
+            .into_iter()
+            .filter(|(since, _)| *since > current)
+            .collect();
+        if !pending.is_empty() {
+            let names: Vec<&str> = pending.iter().map(|(_, n)| *n).collect();
+            if let Some(row) = tx
+                .query_opt(sql::TAKEN_NAME, &[&namespace, &names])
+                .map_err(|e| self.pg(e))?
+            {
+                let (name, kind): (String, String) = (row.col(0)?, row.col(1)?);
+                let since = pending.iter().find(|(_, n)| *n == name).map_or(1, |p| p.0);
+                return Err(self.name_taken(current, since, &format!("a {kind} `{name}`")));
+            }
+        }
         for (i, migration) in sql::MIGRATIONS.iter().enumerate().skip(current as usize) {
-            // A migration meeting a name it makes (a table, or a view or type
-            // by that name): the marker was lowered below what the schema
-            // holds (helper-91, helper-92), damage, not an SQL error.
+            // The same, where the check above cannot see it (a name another
+            // session takes meanwhile): refused in the server's words.
             tx.batch_execute(migration).map_err(|e| {
                 use postgres::error::SqlState;
-                if [SqlState::DUPLICATE_TABLE, SqlState::DUPLICATE_OBJECT]
-                    .iter()
-                    .any(|c| e.code() == Some(c))
-                {
-                    Error::Damaged {
-                        detail: format!(
-                            "the marker says schema version {current} but the schema holds a name migration {} makes ({}): the marker was changed",
-                            i + 1,
-                            reason(&e)
-                        ),
-                    }
+                let taken = [
+                    SqlState::DUPLICATE_TABLE,
+                    SqlState::DUPLICATE_OBJECT,
+                    SqlState::DUPLICATE_FUNCTION,
+                ];
+                if taken.iter().any(|c| e.code() == Some(c)) {
+                    self.name_taken(current, i as i64 + 1, &reason(&e))
                 } else {
                     self.pg(e)
                 }
@@ -385,6 +399,22 @@ impl Session {
             .map_err(|e| self.pg(e))?;
         }
         tx.commit().map_err(|e| self.pg(e))
+    }
+
+    /// A migration meets `what`, a name it makes: in a schema with no journal
+    /// yet, another application's (refused as no journal); under a marker, a
+    /// marker lowered below what the schema holds (helper-91), damage.
+    fn name_taken(&self, current: i64, migration: i64, what: &str) -> Error {
+        if current == 0 {
+            return self.not_journal(&format!(
+                "the schema holds {what}, a name cairn's journal makes (give cairn an empty schema or database)"
+            ));
+        }
+        Error::Damaged {
+            detail: format!(
+                "the marker says schema version {current} but the schema holds {what}, which migration {migration} makes: the marker was changed"
+            ),
+        }
     }
 
     fn namespace_of(&self, c: &mut impl GenericClient) -> Result<i64, Error> {

@@ -15,6 +15,32 @@ pub(super) fn all_tables() -> Vec<&'static str> {
     sql::TABLES.iter().map(|(_, t)| *t).collect()
 }
 
+/// Every name of the schema's namespace that [`sql::MIGRATIONS`] make, with the
+/// migration that makes it: each table and each index of it (a key's index
+/// too: PostgreSQL names it, and quietly names it otherwise when the name is
+/// taken), and the guard function.
+pub(super) fn made_names() -> Vec<(i64, &'static str)> {
+    let mut out: Vec<(i64, &'static str)> = sql::TABLES.to_vec();
+    for line in sql::SHAPE_DECLARED {
+        let Some(rest) = line.strip_prefix("index ") else {
+            continue;
+        };
+        let qualified = rest.split(' ').next().unwrap_or_default();
+        if let Some((table, index)) = qualified.split_once('.') {
+            if let Some((since, _)) = sql::TABLES.iter().find(|(_, t)| *t == table) {
+                out.push((*since, index));
+            }
+        }
+    }
+    out.push((1, "cairn_append_only"));
+    out
+}
+
+/// Every name [`made_names`] lists (for [`sql::SHAPE`]'s `$3`).
+pub(super) fn all_made_names() -> Vec<&'static str> {
+    made_names().into_iter().map(|(_, n)| n).collect()
+}
+
 pub(super) fn unsigned<T: TryFrom<i64>>(row: &Row, i: usize, id: i64) -> Result<T, String> {
     let v: i64 = row.try_get(i).map_err(|e| e.to_string())?;
     T::try_from(v).map_err(|_| format!("column {i} of row {id} is out of range: {v}"))

@@ -2,7 +2,8 @@
 //! repeatable-read, read-only transaction.
 
 use super::rows::{
-    all_tables, cut_counts, event_from_row, signature_row, transition, transition_from_row,
+    all_made_names, all_tables, cut_counts, event_from_row, signature_row, transition,
+    transition_from_row,
 };
 use super::store::PgTx;
 use super::Col;
@@ -222,9 +223,10 @@ impl Snapshot for PgSnap<'_, '_> {
 
     fn integrity_problems(&mut self, limit: u32) -> Result<Vec<String>, Error> {
         // In the snapshot's transaction: the store's client is the one it holds.
-        let rows = self
-            .tx
-            .query(sql::SHAPE, &[&self.tx.store.namespace, &all_tables()])?;
+        let rows = self.tx.query(
+            sql::SHAPE,
+            &[&self.tx.store.namespace, &all_tables(), &all_made_names()],
+        )?;
         self.tx.store.shape(&rows, limit)
     }
 

@@ -225,7 +225,8 @@ CREATE TRIGGER signatures_no_truncate BEFORE TRUNCATE ON signatures
 /// index (its `CREATE INDEX` as the server renders it, without the schema's
 /// name), and any trigger but cairn's guards, rule, row security policy or
 /// row security switch (cairn makes none: each can keep or hide rows), and
-/// any relation or type but a table under one of cairn's table names.
+/// any relation or type under a name cairn's migrations make (`rows::made_names`)
+/// but cairn's tables and their indexes.
 /// `verify` holds it to [`SHAPE_DECLARED`] (`shape_problems`): a column retyped
 /// by hand, a dropped key or an index cairn never made changes what the
 /// journal's queries return, and passes every row's hash (helper-53: a record
@@ -292,20 +293,26 @@ SELECT line FROM (
   FROM t JOIN pg_catalog.pg_class c ON c.oid = t.oid
   WHERE c.relrowsecurity OR c.relforcerowsecurity
   UNION ALL
-  -- Anything else under one of cairn's table names: a view, a sequence, an
-  -- index, a composite or other type. None is cairn's, and each keeps the
-  -- migration that makes the table from running (helper-92: a view named
-  -- `signing_keys` under a marker lowered to 1 verified clean).
+  -- Anything else under a name cairn's migrations make ($3: its tables and
+  -- their indexes): a view, a sequence, a type, a table under an index's name,
+  -- an index on another table. None is cairn's, and each keeps a migration from
+  -- running as written (helper-92: a view named `signing_keys` under a marker
+  -- lowered to 1 verified clean; helper-93: a sequence named `signatures_pkey`
+  -- verified clean, and the migration's key was quietly named `signatures_pkey1`).
   SELECT format('relation %s %s', c.relname, CASE c.relkind
+      WHEN 'r' THEN 'table' WHEN 'p' THEN 'partitioned table'
       WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized view' WHEN 'S' THEN 'sequence'
       WHEN 'i' THEN 'index' WHEN 'I' THEN 'index' WHEN 'c' THEN 'type'
       WHEN 'f' THEN 'foreign table' WHEN 't' THEN 'TOAST table' ELSE 'kind ' || c.relkind::text END)
   FROM pg_catalog.pg_class c
-  WHERE c.relnamespace = $1::bigint::oid AND c.relname = ANY ($2::text[]) AND c.relkind NOT IN ('r', 'p')
+  WHERE c.relnamespace = $1::bigint::oid AND c.relname = ANY ($3::text[])
+    AND c.oid NOT IN (SELECT oid FROM t)
+    AND NOT (c.relkind IN ('i', 'I') AND c.oid IN (
+        SELECT x.indexrelid FROM pg_catalog.pg_index x WHERE x.indrelid IN (SELECT oid FROM t)))
   UNION ALL
   SELECT format('relation %s type', y.typname)
   FROM pg_catalog.pg_type y
-  WHERE y.typnamespace = $1::bigint::oid AND y.typname = ANY ($2::text[]) AND y.typrelid = 0
+  WHERE y.typnamespace = $1::bigint::oid AND y.typname = ANY ($3::text[]) AND y.typrelid = 0
   UNION ALL
   SELECT format('index %s.%s %s', t.relname, i.relname,
       replace(pg_get_indexdef(x.indexrelid), (SELECT qualified FROM ns), ' ON '))
@@ -421,13 +428,35 @@ pub(crate) const TABLES: &[(i64, &str)] = &[
     (2, "signatures"),
 ];
 
+/// The first object of the schema (`$1`, its oid) under one of the names `$2`:
+/// its name and kind. What a migration would meet.
+pub(crate) const TAKEN_NAME: &str = r#"
+SELECT name, kind FROM (
+  SELECT c.relname::text AS name, CASE c.relkind
+      WHEN 'r' THEN 'table' WHEN 'p' THEN 'partitioned table'
+      WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized view' WHEN 'S' THEN 'sequence'
+      WHEN 'i' THEN 'index' WHEN 'I' THEN 'index' WHEN 'c' THEN 'type'
+      WHEN 'f' THEN 'foreign table' ELSE 'relation' END AS kind
+  FROM pg_catalog.pg_class c WHERE c.relnamespace = $1::bigint::oid
+  UNION ALL
+  SELECT y.typname::text, 'type' FROM pg_catalog.pg_type y
+  WHERE y.typnamespace = $1::bigint::oid AND y.typrelid = 0
+  UNION ALL
+  SELECT p.proname::text, 'function' FROM pg_catalog.pg_proc p
+  WHERE p.pronamespace = $1::bigint::oid
+) AS o WHERE name = ANY ($2::text[]) ORDER BY name COLLATE "C" LIMIT 1
+"#;
+
 /// The search path's first schema and its oid (`NULL` when none of it exists).
 pub(crate) const CURRENT_SCHEMA: &str = "SELECT current_schema()::text, (SELECT oid::bigint FROM pg_catalog.pg_namespace WHERE nspname = current_schema()), to_regclass('cairn_journal') IS NOT NULL";
 /// The marker: newest schema version, whether every row is cairn's, row count.
 pub(crate) const MARKER: &str =
     "SELECT max(schema_version), bool_and(application_id = $1), count(*) FROM cairn_journal";
-/// Relations in the schema (another application's tables, when there is no marker).
-pub(crate) const RELATIONS: &str = "SELECT count(*) FROM pg_catalog.pg_class WHERE relnamespace = $1::bigint::oid AND relkind IN ('r', 'p', 'v', 'm', 'f', 'S')";
+/// Relations and types in the schema (another application's, when there is no
+/// marker): a composite type named like a key's index had cairn's migration
+/// name that index otherwise (helper-93).
+pub(crate) const RELATIONS: &str = "SELECT (SELECT count(*) FROM pg_catalog.pg_class WHERE relnamespace = $1::bigint::oid) \
+     + (SELECT count(*) FROM pg_catalog.pg_type WHERE typnamespace = $1::bigint::oid AND typrelid = 0)";
 /// Records one migration in the marker.
 pub(crate) const MARK: &str =
     "INSERT INTO cairn_journal (schema_version, application_id, migrated_at) VALUES ($1, $2, $3)";

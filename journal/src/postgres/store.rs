@@ -6,7 +6,7 @@
 use postgres::types::ToSql;
 use postgres::{IsolationLevel, Row};
 
-use super::rows::{all_tables, cut_counts, event, transition, unsigned};
+use super::rows::{all_made_names, all_tables, cut_counts, event, transition, unsigned};
 use super::snap::PgSnap;
 use super::{sql, Col, PgStore};
 use crate::append::{append_all, Append, AppendOutcome};
@@ -337,7 +337,10 @@ impl Store for PgStore {
     }
 
     fn integrity_problems(&self, limit: u32) -> Result<Vec<String>, Error> {
-        let rows = self.query(sql::SHAPE, &[&self.namespace, &all_tables()])?;
+        let rows = self.query(
+            sql::SHAPE,
+            &[&self.namespace, &all_tables(), &all_made_names()],
+        )?;
         self.shape(&rows, limit)
     }
 
