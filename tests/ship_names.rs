@@ -163,7 +163,9 @@ fn the_worktree_path_is_exactly_the_seeds() {
 /// A refused `open` names every broken parameter at once, the first of each
 /// field in field order (the CLI contract: every violation of an input error),
 /// before any git runs and before a journal exists; `--repo` and `--for` with
-/// the rest (helper-92: a relative `--repo` hid every other broken field).
+/// the rest (helper-92: a relative `--repo` hid every other broken field), and
+/// the key, the token and the review's detail (helper-93: a bad detail was
+/// refused only after the preflight's git ran).
 #[test]
 fn every_broken_parameter_is_named_at_once() {
     let r = Repo::spied();
@@ -180,6 +182,12 @@ fn every_broken_parameter_is_named_at_once() {
         "relative/repo",
         "--for",
         "saga/not a thread",
+        "--review-detail",
+        "a\nb",
+        "--idempotency-key",
+        "a b",
+        "--fencing-token",
+        "x",
     ]);
     assert_eq!(code, 2, "{out}");
     let named: Vec<(&str, &str)> = out["error"]["violations"]
@@ -191,12 +199,15 @@ fn every_broken_parameter_is_named_at_once() {
     assert_eq!(
         named,
         [
+            ("idempotency_key", "key-characters"),
+            ("fencing_token", "fencing-token"),
             ("repo", "absolute-path"),
             ("branch", "invisible-character"),
             ("target_branch", "ref-format"),
             ("intent_field", "field-name-resembles"),
             ("close_step", "nonempty-string"),
             ("for", "saga-stream"),
+            ("review_detail", "invisible-character"),
         ],
         "{out}"
     );
@@ -205,7 +216,7 @@ fn every_broken_parameter_is_named_at_once() {
             out["error"]["field"].as_str(),
             out["error"]["rule"].as_str()
         ),
-        (Some("repo"), Some("absolute-path"))
+        (Some("idempotency_key"), Some("key-characters"))
     );
     assert_eq!(r.spy().log(), Vec::<String>::new(), "git ran");
     assert!(!r.journal.path().exists(), "a journal was written");

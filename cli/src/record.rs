@@ -43,7 +43,7 @@ use cairn::{
 };
 use serde_json::Value;
 
-use crate::failure::{input, require_nonempty, Failure, NoJournalLocation};
+use crate::failure::{Failure, NoJournalLocation, Violation};
 
 /// Where the journal is, if a location could be resolved.
 pub type Db = Result<Location, NoJournalLocation>;
@@ -148,6 +148,37 @@ pub struct Recorder<'a> {
     fencing_token: Option<u64>,
 }
 
+/// What is wrong with an `--idempotency-key`, if anything: a key is one
+/// printable ASCII word (helper-70: newlines, bidi characters and 100 kB keys
+/// were taken; helper-72: NFC and NFD spellings of one visible key, or one with
+/// a trailing space, were three keys, and a lone combining mark showed as
+/// nothing).
+fn key_violation(k: &str) -> Option<Violation> {
+    let (rule, message) = if k.trim().is_empty() {
+        ("nonempty-string", "--idempotency-key is empty".to_owned())
+    } else if let Some((i, c)) = k.chars().enumerate().find(|(_, c)| !c.is_ascii_graphic()) {
+        (
+            "key-characters",
+            format!(
+                "--idempotency-key's character {i} is U+{:04X}: a key is printable ASCII without spaces",
+                u32::from(c)
+            ),
+        )
+    } else if k.len() > MAX_KEY {
+        (
+            "length",
+            format!("--idempotency-key is {} bytes, at most {MAX_KEY}", k.len()),
+        )
+    } else {
+        return None;
+    };
+    Some(Violation {
+        field: "idempotency_key".into(),
+        rule: rule.into(),
+        message,
+    })
+}
+
 impl<'a> Recorder<'a> {
     /// A recorder for one verb, with its `--idempotency-key` (an empty key is
     /// refused) and `--fencing-token` (a positive integer).
@@ -157,38 +188,28 @@ impl<'a> Recorder<'a> {
         flags: &'a crate::args::Key,
     ) -> Result<Self, Failure> {
         let key = flags.get();
+        // Both flags judged, every broken one named (the CLI contract).
+        let mut broken = Vec::new();
         if let Some(k) = key {
-            require_nonempty("idempotency_key", k)?;
-            // A key is one printable ASCII word (helper-70: newlines, bidi
-            // characters and 100 kB keys were taken; helper-72: NFC and NFD
-            // spellings of one visible key, or one with a trailing space, were
-            // three keys, and a lone combining mark showed as nothing).
-            if let Some((i, c)) = k.chars().enumerate().find(|(_, c)| !c.is_ascii_graphic()) {
-                return Err(input(
-                    "idempotency_key",
-                    "key-characters",
-                    &format!(
-                        "--idempotency-key's character {i} is U+{:04X}: a key is printable ASCII without spaces",
-                        u32::from(c)
-                    ),
-                ));
-            }
-            if k.len() > MAX_KEY {
-                return Err(input(
-                    "idempotency_key",
-                    "length",
-                    &format!("--idempotency-key is {} bytes, at most {MAX_KEY}", k.len()),
-                ));
-            }
+            broken.extend(key_violation(k));
         }
         let fencing_token = match &flags.fencing_token {
             None => None,
-            Some(t) => Some(
-                Token::parse(t)
-                    .map_err(|e| input("fencing_token", e.rule, &e.message))?
-                    .get(),
-            ),
+            Some(t) => match Token::parse(t) {
+                Ok(t) => Some(t.get()),
+                Err(e) => {
+                    broken.push(Violation {
+                        field: "fencing_token".into(),
+                        rule: e.rule.into(),
+                        message: e.message,
+                    });
+                    None
+                }
+            },
         };
+        if !broken.is_empty() {
+            return Err(Failure::Input(broken));
+        }
         Ok(Self {
             db,
             options,

@@ -219,7 +219,7 @@ pub fn run_verb(verb: &ShipCommand, db: &Db, options: &Options) -> Result<Done, 
             });
             Ok(Done::Ok)
         }
-        ShipCommand::Open(o) => phases::open(&rec(&o.key)?, o),
+        ShipCommand::Open(o) => phases::open(rec(&o.key), o),
         ShipCommand::Preflight { id, review: r, key } => {
             phases::preflight(&rec(key)?, r, &stream(id)?)
         }

@@ -24,11 +24,21 @@ fn advisory(p: &Params, root: &str) -> Vec<CommandRun> {
 }
 
 /// `open`: capture REPO_ROOT, record the parameters and the preflight.
-pub fn open(rec: &Recorder, o: &ShipOpen) -> Result<Done, Failure> {
-    // Every broken parameter at once, the first of each field: `--repo`, the
-    // run's parameters, `--for`, then where the worktree sits under `--repo`
-    // (judged when both hold on their own).
+pub fn open(rec: Result<Recorder, Failure>, o: &ShipOpen) -> Result<Done, Failure> {
+    // Every broken input at once, the first of each field: the idempotency key
+    // and fencing token, `--repo`, the run's parameters, `--for`, where the
+    // worktree sits under `--repo` (judged when both hold on their own), and
+    // the review's detail: all before any git runs (helper-93: a bad
+    // `--review-detail` was refused by `decide`, after the preflight's git).
     let mut broken = Vec::new();
+    let rec = match rec {
+        Ok(rec) => Some(rec),
+        Err(Failure::Input(v)) => {
+            broken.extend(v);
+            None
+        }
+        Err(other) => return Err(other),
+    };
     let repo_holds = match require_abs_path("repo", &o.repo) {
         Ok(_) => true,
         Err(Failure::Input(v)) => {
@@ -87,9 +97,13 @@ pub fn open(rec: &Recorder, o: &ShipOpen) -> Result<Done, Failure> {
             ),
         ));
     }
-    if !broken.is_empty() {
-        return Err(Failure::Input(broken));
+    if let Err((rule, message)) = cairn::machines::evidence::names::text(&o.review.review_detail) {
+        broken.push(violation("review_detail", rule, message));
     }
+    let Some(rec) = rec.filter(|_| broken.is_empty()) else {
+        return Err(Failure::Input(broken));
+    };
+    let rec = &rec;
     let stream = &super::stream(&o.id)?;
     let review_status = review(&o.review);
     // A run that acts for no thread keeps the request it always had.
