@@ -153,8 +153,9 @@ fn code_span(s: &str) -> String {
     let fence = "`".repeat(longest + 1);
     let spaced = s.starts_with(' ') && s.ends_with(' ') && !s.bytes().all(|b| b == b' ');
     if s.is_empty() {
-        // "``" is no span; a span of one space shows there is a value.
-        return "` `".to_owned();
+        // "``" is no span, and "` `" is a name of one space (helper-93: the two
+        // printed alike). Never a code span, so no name reads as it.
+        return "*(empty)*".to_owned();
     }
     let pad = if s.starts_with('`') || s.ends_with('`') || spaced {
         " "
@@ -223,7 +224,9 @@ mod tests {
         assert_eq!(code(" a "), "`  a  `");
         assert_eq!(code(" a"), "` a`");
         assert_eq!(code("  "), "`  `");
-        assert_eq!(code(""), "` `");
+        assert_eq!(code(""), "*(empty)*");
+        assert_eq!(code(" "), "` `");
+        assert_eq!(code("(empty)"), "`(empty)`");
     }
 
     #[test]
