@@ -369,7 +369,7 @@ fn a_relation_of_another_kind_under_a_later_tables_name_fails_verify_and_refuses
     assert!(
         matches!(&refused, Some(cairn::journal::Error::Damaged { detail })
             if detail.contains("the marker was changed")
-                && detail.contains("holds a type `signatures`, which migration 2 makes")),
+                && detail.contains("holds `signatures` (type), a name migration 2 makes")),
         "{refused:?}"
     );
 }
@@ -396,7 +396,7 @@ fn a_relation_under_a_later_keys_index_name_fails_verify_and_refuses_a_writer() 
     let refused = cairn::journal::Journal::open(&s.db(), &cairn::journal::Options::default()).err();
     assert!(
         matches!(&refused, Some(cairn::journal::Error::Damaged { detail })
-            if detail.contains("holds a sequence `signatures_pkey`, which migration 2 makes")),
+            if detail.contains("holds `signatures_pkey` (sequence), a name migration 2 makes")),
         "{refused:?}"
     );
     let marker: i64 = s
@@ -405,6 +405,53 @@ fn a_relation_under_a_later_keys_index_name_fails_verify_and_refuses_a_writer() 
         .unwrap()
         .get(0);
     assert_eq!(marker, 1, "nothing was migrated");
+}
+
+/// helper-94: a constraint of another table (or of a domain) under a key's
+/// index name a later migration makes verified clean, and the migration
+/// quietly named the key otherwise. Verify names it; a writer refuses it.
+#[test]
+fn a_constraint_under_a_later_keys_index_name_fails_verify_and_refuses_a_writer() {
+    let s = claimed();
+    s.tamper(
+        "DROP TABLE signatures; DROP TABLE signing_keys; \
+         CREATE DOMAIN posint AS int CONSTRAINT signatures_pkey CHECK (VALUE > 0); \
+         DELETE FROM cairn_journal WHERE schema_version >= 2",
+    );
+    let problems = verify_problems(&s);
+    assert!(
+        problems
+            .iter()
+            .any(|p| p == "schema: relation `signatures_pkey` (constraint) is not one cairn makes"),
+        "{problems:?}"
+    );
+    let refused = cairn::journal::Journal::open(&s.db(), &cairn::journal::Options::default()).err();
+    assert!(
+        matches!(&refused, Some(cairn::journal::Error::Damaged { detail })
+            if detail.contains("holds `signatures_pkey` (constraint), a name migration 2 makes")),
+        "{refused:?}"
+    );
+}
+
+/// helper-94: a function of the journal's schema that matches a call better
+/// than the catalog's (`format(text, name, name, text)` beside the catalog's
+/// variadic one) rewrote verify's own reading of the schema, and a foreign
+/// trigger vanished from it. Verify calls the catalog's functions by name.
+#[test]
+fn a_schemas_own_function_cannot_rewrite_verifys_reading() {
+    let s = claimed();
+    s.exec(
+        "CREATE FUNCTION drop_it() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$; \
+         CREATE TRIGGER sneaky BEFORE INSERT ON events FOR EACH ROW EXECUTE FUNCTION drop_it(); \
+         CREATE FUNCTION format(f text, a name, b name, c text) RETURNS text LANGUAGE sql AS \
+           $$ SELECT 'constraint events.events_pkey PRIMARY KEY (seq)' $$",
+    )
+    .unwrap();
+    let problems = verify_problems(&s);
+    assert!(
+        problems.iter().any(|p| p.contains("sneaky")),
+        "{problems:?}"
+    );
 }
 
 /// helper-93: a schema with no journal yet, holding a type named like a key's
@@ -435,6 +482,15 @@ fn a_schema_holding_a_type_or_function_under_cairns_names_is_no_journal() {
             .get(0);
         assert!(!created, "{held}: a journal was created");
     }
+    // Types and functions under other names (what an extension in `public`
+    // makes) leave the schema cairn's to use (helper-94: refused for a while).
+    let s = Backend::Postgres.fresh();
+    s.exec(
+        "CREATE DOMAIN posint AS int; \
+         CREATE FUNCTION helper() RETURNS int LANGUAGE sql AS $$ SELECT 1 $$",
+    )
+    .unwrap();
+    drop(s.journal());
 }
 
 /// helper-54: a marker row set to -1 passed verify (and the next writer ran a

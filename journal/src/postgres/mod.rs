@@ -373,7 +373,7 @@ impl Session {
             {
                 let (name, kind): (String, String) = (row.col(0)?, row.col(1)?);
                 let since = pending.iter().find(|(_, n)| *n == name).map_or(1, |p| p.0);
-                return Err(self.name_taken(current, since, &format!("a {kind} `{name}`")));
+                return Err(self.name_taken(current, since, &format!("`{name}` ({kind})")));
             }
         }
         for (i, migration) in sql::MIGRATIONS.iter().enumerate().skip(current as usize) {
@@ -403,7 +403,9 @@ impl Session {
 
     /// A migration meets `what`, a name it makes: in a schema with no journal
     /// yet, another application's (refused as no journal); under a marker, a
-    /// marker lowered below what the schema holds (helper-91), damage.
+    /// marker lowered below what the schema holds (helper-91) or another
+    /// object under cairn's name, damage either way: the migration cannot run
+    /// as written.
     fn name_taken(&self, current: i64, migration: i64, what: &str) -> Error {
         if current == 0 {
             return self.not_journal(&format!(
@@ -412,7 +414,7 @@ impl Session {
         }
         Error::Damaged {
             detail: format!(
-                "the marker says schema version {current} but the schema holds {what}, which migration {migration} makes: the marker was changed"
+                "the marker says schema version {current} but the schema holds {what}, a name migration {migration} makes: the marker was changed, or another application took cairn's name"
             ),
         }
     }

@@ -237,13 +237,13 @@ WITH t AS (
   WHERE c.relnamespace = $1::bigint::oid AND c.relname = ANY ($2::text[]) AND c.relkind IN ('r', 'p')
 ), ns AS (
   -- How the server's renderings name a table of the schema (dropped from them).
-  SELECT ' ON ' || quote_ident(nspname) || '.' AS qualified
+  SELECT ' ON ' || pg_catalog.quote_ident(nspname) || '.' AS qualified
   FROM pg_catalog.pg_namespace WHERE oid = $1::bigint::oid
 )
 SELECT line FROM (
-  SELECT format('column %s.%s %s%s%s', t.relname, a.attname, format_type(a.atttypid, a.atttypmod),
+  SELECT pg_catalog.format('column %s.%s %s%s%s', t.relname, a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod),
       CASE WHEN a.attcollation <> 0 AND a.attcollation <> 100
-           THEN ' collate ' || (SELECT quote_ident(cn.nspname) || '.' || quote_ident(co.collname)
+           THEN ' collate ' || (SELECT pg_catalog.quote_ident(cn.nspname) || '.' || pg_catalog.quote_ident(co.collname)
                                 FROM pg_catalog.pg_collation co
                                 JOIN pg_catalog.pg_namespace cn ON cn.oid = co.collnamespace
                                 WHERE co.oid = a.attcollation)
@@ -252,13 +252,13 @@ SELECT line FROM (
   FROM t JOIN pg_catalog.pg_attribute a ON a.attrelid = t.oid
   WHERE a.attnum > 0 AND NOT a.attisdropped
   UNION ALL
-  SELECT format('constraint %s.%s %s', t.relname, k.conname, pg_get_constraintdef(k.oid, true))
+  SELECT pg_catalog.format('constraint %s.%s %s', t.relname, k.conname, pg_catalog.pg_get_constraintdef(k.oid, true))
   FROM t JOIN pg_catalog.pg_constraint k ON k.conrelid = t.oid
   -- PostgreSQL 18 lists NOT NULL as constraints too; the columns say it.
   WHERE k.contype <> 'n'
   UNION ALL
-  SELECT format('trigger %s.%s %s', t.relname, g.tgname,
-      replace(pg_get_triggerdef(g.oid), (SELECT qualified FROM ns), ' ON '))
+  SELECT pg_catalog.format('trigger %s.%s %s', t.relname, g.tgname,
+      pg_catalog.replace(pg_catalog.pg_get_triggerdef(g.oid), (SELECT qualified FROM ns), ' ON '))
   FROM t JOIN pg_catalog.pg_trigger g ON g.tgrelid = t.oid
   -- cairn's own guards, exactly as declared (name, BEFORE UPDATE OR DELETE FOR
   -- EACH ROW or BEFORE TRUNCATE, enabled, unconditional, no arguments), are
@@ -276,19 +276,19 @@ SELECT line FROM (
   -- The migrations the marker records: each once, 1 to the newest (helper-54:
   -- a row set to -1 passed, and the next writer ran a migration again).
   SELECT 'marker ' || coalesce(
-      (SELECT string_agg(schema_version::text, ',' ORDER BY schema_version) FROM cairn_journal), '')
+      (SELECT pg_catalog.string_agg(schema_version::text, ',' ORDER BY schema_version) FROM cairn_journal), '')
   UNION ALL
-  SELECT format('child %s.%s', t.relname, c.relname)
+  SELECT pg_catalog.format('child %s.%s', t.relname, c.relname)
   FROM t JOIN pg_catalog.pg_inherits i ON i.inhparent = t.oid
   JOIN pg_catalog.pg_class c ON c.oid = i.inhrelid
   UNION ALL
-  SELECT format('rule %s.%s %s', t.relname, r.rulename, pg_get_ruledef(r.oid))
+  SELECT pg_catalog.format('rule %s.%s %s', t.relname, r.rulename, pg_catalog.pg_get_ruledef(r.oid))
   FROM t JOIN pg_catalog.pg_rewrite r ON r.ev_class = t.oid
   UNION ALL
-  SELECT format('policy %s.%s %s', t.relname, p.polname, coalesce(pg_get_expr(p.polqual, p.polrelid), ''))
+  SELECT pg_catalog.format('policy %s.%s %s', t.relname, p.polname, coalesce(pg_catalog.pg_get_expr(p.polqual, p.polrelid), ''))
   FROM t JOIN pg_catalog.pg_policy p ON p.polrelid = t.oid
   UNION ALL
-  SELECT format('row-security %s %s', c.relname,
+  SELECT pg_catalog.format('row-security %s %s', c.relname,
       CASE WHEN c.relforcerowsecurity THEN 'forced' ELSE 'enabled' END)
   FROM t JOIN pg_catalog.pg_class c ON c.oid = t.oid
   WHERE c.relrowsecurity OR c.relforcerowsecurity
@@ -299,7 +299,7 @@ SELECT line FROM (
   -- running as written (helper-92: a view named `signing_keys` under a marker
   -- lowered to 1 verified clean; helper-93: a sequence named `signatures_pkey`
   -- verified clean, and the migration's key was quietly named `signatures_pkey1`).
-  SELECT format('relation %s %s', c.relname, CASE c.relkind
+  SELECT pg_catalog.format('relation %s %s', c.relname, CASE c.relkind
       WHEN 'r' THEN 'table' WHEN 'p' THEN 'partitioned table'
       WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized view' WHEN 'S' THEN 'sequence'
       WHEN 'i' THEN 'index' WHEN 'I' THEN 'index' WHEN 'c' THEN 'type'
@@ -310,12 +310,17 @@ SELECT line FROM (
     AND NOT (c.relkind IN ('i', 'I') AND c.oid IN (
         SELECT x.indexrelid FROM pg_catalog.pg_index x WHERE x.indrelid IN (SELECT oid FROM t)))
   UNION ALL
-  SELECT format('relation %s type', y.typname)
+  SELECT pg_catalog.format('relation %s type', y.typname)
   FROM pg_catalog.pg_type y
   WHERE y.typnamespace = $1::bigint::oid AND y.typname = ANY ($3::text[]) AND y.typrelid = 0
   UNION ALL
-  SELECT format('index %s.%s %s', t.relname, i.relname,
-      replace(pg_get_indexdef(x.indexrelid), (SELECT qualified FROM ns), ' ON '))
+  SELECT pg_catalog.format('relation %s constraint', k.conname)
+  FROM pg_catalog.pg_constraint k
+  WHERE k.connamespace = $1::bigint::oid AND k.conname = ANY ($3::text[])
+    AND k.conrelid NOT IN (SELECT oid FROM t)
+  UNION ALL
+  SELECT pg_catalog.format('index %s.%s %s', t.relname, i.relname,
+      pg_catalog.replace(pg_catalog.pg_get_indexdef(x.indexrelid), (SELECT qualified FROM ns), ' ON '))
   FROM t JOIN pg_catalog.pg_index x ON x.indrelid = t.oid
   JOIN pg_catalog.pg_class i ON i.oid = x.indexrelid
 ) AS lines ORDER BY line COLLATE "C"
@@ -444,6 +449,11 @@ SELECT name, kind FROM (
   UNION ALL
   SELECT p.proname::text, 'function' FROM pg_catalog.pg_proc p
   WHERE p.pronamespace = $1::bigint::oid
+  UNION ALL
+  -- A constraint's name is taken for a key's index too (helper-94: a CHECK
+  -- named `signatures_pkey` had the key's index named `signatures_pkey1`).
+  SELECT k.conname::text, 'constraint' FROM pg_catalog.pg_constraint k
+  WHERE k.connamespace = $1::bigint::oid
 ) AS o WHERE name = ANY ($2::text[]) ORDER BY name COLLATE "C" LIMIT 1
 "#;
 
@@ -452,11 +462,11 @@ pub(crate) const CURRENT_SCHEMA: &str = "SELECT current_schema()::text, (SELECT 
 /// The marker: newest schema version, whether every row is cairn's, row count.
 pub(crate) const MARKER: &str =
     "SELECT max(schema_version), bool_and(application_id = $1), count(*) FROM cairn_journal";
-/// Relations and types in the schema (another application's, when there is no
-/// marker): a composite type named like a key's index had cairn's migration
-/// name that index otherwise (helper-93).
-pub(crate) const RELATIONS: &str = "SELECT (SELECT count(*) FROM pg_catalog.pg_class WHERE relnamespace = $1::bigint::oid) \
-     + (SELECT count(*) FROM pg_catalog.pg_type WHERE typnamespace = $1::bigint::oid AND typrelid = 0)";
+/// Relations in the schema (another application's tables, when there is no
+/// marker). Types and functions are not counted (an extension in `public`
+/// makes them, helper-94); one under a name cairn makes is refused by the
+/// migration's [`TAKEN_NAME`].
+pub(crate) const RELATIONS: &str = "SELECT pg_catalog.count(*) FROM pg_catalog.pg_class WHERE relnamespace = $1::bigint::oid AND relkind IN ('r', 'p', 'v', 'm', 'f', 'S')";
 /// Records one migration in the marker.
 pub(crate) const MARK: &str =
     "INSERT INTO cairn_journal (schema_version, application_id, migrated_at) VALUES ($1, $2, $3)";
