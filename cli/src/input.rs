@@ -25,6 +25,22 @@ pub fn set_verb(path: String) {
     let _ = VERB.set(path);
 }
 
+/// The verb's `--idempotency-key` and `--fencing-token` as given, where it
+/// takes them: a refusal names what is wrong with them beside the rest.
+static FLAGS: OnceLock<(Option<String>, Option<String>)> = OnceLock::new();
+
+/// Keeps the verb's key and token flags (see [`flags`]).
+pub fn set_flags(key: Option<String>, token: Option<String>) {
+    let _ = FLAGS.set((key, token));
+}
+
+/// The key and token flags the verb was given (`None` where it takes none).
+pub fn flags() -> (Option<&'static str>, Option<&'static str>) {
+    FLAGS
+        .get()
+        .map_or((None, None), |(k, t)| (k.as_deref(), t.as_deref()))
+}
+
 /// The verb this process runs, once the command line parsed.
 pub fn verb() -> Option<&'static str> {
     VERB.get().map(String::as_str)

@@ -79,6 +79,8 @@ pub fn main_with(registry: cairn::Registry) -> Exit {
     std::mem::forget(cmd);
     let parsed = parsed.and_then(|matches| {
         input::set_verb(verb_path(&matches));
+        let (key, token) = key_flags(&matches);
+        input::set_flags(key, token);
         let cli = Cli::from_arg_matches(&matches);
         std::mem::forget(matches);
         cli
@@ -121,6 +123,14 @@ fn every_violation(failure: Failure) -> Failure {
     let Failure::Input(mut found) = failure else {
         return failure;
     };
+    // The key and token flags, judged whatever refused first (helper-94: a
+    // verb that checked its own input first dropped them).
+    let (key, token) = input::flags();
+    for v in record::flag_violations(key, token).1 {
+        if !found.iter().any(|f| f.field == v.field) {
+            found.push(v);
+        }
+    }
     let (Some(verb), Some(document)) = (input::verb(), input::kept()) else {
         return Failure::Input(found);
     };
@@ -130,6 +140,17 @@ fn every_violation(failure: Failure) -> Failure {
         }
     }
     Failure::Input(found)
+}
+
+/// The leaf verb's `--idempotency-key` and `--fencing-token`, where it takes
+/// them (an id the verb does not define reads as not given).
+fn key_flags(matches: &clap::ArgMatches) -> (Option<String>, Option<String>) {
+    let mut m = matches;
+    while let Some((_, sub)) = m.subcommand() {
+        m = sub;
+    }
+    let flag = |id: &str| m.try_get_one::<String>(id).ok().flatten().cloned();
+    (flag("idempotency_key"), flag("fencing_token"))
 }
 
 /// The subcommand path of a parsed command line: `park check`, `saga merge-turn take`.

@@ -148,6 +148,24 @@ pub struct Recorder<'a> {
     fencing_token: Option<u64>,
 }
 
+/// A recording verb's `--fencing-token` read, and every broken rule of it and
+/// of its `--idempotency-key` (the CLI contract: every violation at once).
+pub fn flag_violations(key: Option<&str>, token: Option<&str>) -> (Option<u64>, Vec<Violation>) {
+    let mut broken: Vec<Violation> = key.and_then(key_violation).into_iter().collect();
+    let token = token.and_then(|t| match Token::parse(t) {
+        Ok(t) => Some(t.get()),
+        Err(e) => {
+            broken.push(Violation {
+                field: "fencing_token".into(),
+                rule: e.rule.into(),
+                message: e.message,
+            });
+            None
+        }
+    });
+    (token, broken)
+}
+
 /// What is wrong with an `--idempotency-key`, if anything: a key is one
 /// printable ASCII word (helper-70: newlines, bidi characters and 100 kB keys
 /// were taken; helper-72: NFC and NFD spellings of one visible key, or one with
@@ -188,25 +206,7 @@ impl<'a> Recorder<'a> {
         flags: &'a crate::args::Key,
     ) -> Result<Self, Failure> {
         let key = flags.get();
-        // Both flags judged, every broken one named (the CLI contract).
-        let mut broken = Vec::new();
-        if let Some(k) = key {
-            broken.extend(key_violation(k));
-        }
-        let fencing_token = match &flags.fencing_token {
-            None => None,
-            Some(t) => match Token::parse(t) {
-                Ok(t) => Some(t.get()),
-                Err(e) => {
-                    broken.push(Violation {
-                        field: "fencing_token".into(),
-                        rule: e.rule.into(),
-                        message: e.message,
-                    });
-                    None
-                }
-            },
-        };
+        let (fencing_token, broken) = flag_violations(key, flags.fencing_token.as_deref());
         if !broken.is_empty() {
             return Err(Failure::Input(broken));
         }
