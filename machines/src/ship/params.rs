@@ -112,6 +112,10 @@ impl Params {
                 "a report field name ([A-Za-z0-9_]+)".into(),
             ));
         }
+        // A name a report carries, bounded like every other (helper-93: a
+        // field name of 100,000 characters was recorded).
+        names::within(&self.intent_field, names::NAME_MAX, names::NAME_MAX)
+            .map_err(at("intent_field"))?;
         // Every report holds the intent field unread: it may not be taken for
         // one the report reads (helper-56: `--intent-field tiebreaker`).
         if let Some(own) = super::report::resembling(&self.intent_field) {
@@ -142,6 +146,7 @@ impl Params {
                     ),
                 ));
             }
+            names::within(name, names::NAME_MAX, names::NAME_MAX).map_err(at("consumer_field"))?;
             if let Some(own) = super::report::resembling(name) {
                 return Err((
                     "consumer_field",

@@ -437,5 +437,13 @@ mod tests {
         p.consumer_fields = vec!["why_now".into()];
         let named: Vec<(&str, &str)> = p.violations().iter().map(|(f, r, _)| (*f, *r)).collect();
         assert_eq!(named, [("consumer_field", "field-name-twice")]);
+        // Field names are bounded (helper-93: 100,000 characters were taken).
+        p.intent_field = "a".repeat(256);
+        p.consumer_fields = vec!["b".repeat(256)];
+        let named: Vec<(&str, &str)> = p.violations().iter().map(|(f, r, _)| (*f, *r)).collect();
+        assert_eq!(
+            named,
+            [("intent_field", "length"), ("consumer_field", "length")]
+        );
     }
 }
