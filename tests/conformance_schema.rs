@@ -54,6 +54,11 @@ fn run(db: Option<&Path>, args: &[&str]) -> (i32, Value) {
     )
 }
 
+/// What a writer's open of the journal says, when it refuses.
+fn writer_refused(s: &Store) -> Option<cairn::journal::Error> {
+    cairn::journal::Journal::open(&s.db(), &cairn::journal::Options::default()).err()
+}
+
 fn verify_problems(s: &Store) -> Vec<String> {
     let (code, out) = run(Some(&s.db()), &["journal", "verify"]);
     assert_eq!(code, 5, "{out}");
@@ -326,7 +331,7 @@ fn a_marker_lowered_below_its_tables_fails_verify_and_refuses_a_writer() {
             == "schema: the marker says schema version 1, yet holds `signing_keys`, which migration 2 makes"),
         "{problems:?}"
     );
-    let refused = cairn::journal::Journal::open(&s.db(), &cairn::journal::Options::default()).err();
+    let refused = writer_refused(&s);
     assert!(
         matches!(&refused, Some(cairn::journal::Error::Damaged { detail }) if detail.contains("the marker was changed")),
         "{refused:?}"
@@ -365,7 +370,7 @@ fn a_relation_of_another_kind_under_a_later_tables_name_fails_verify_and_refuses
             .any(|p| p == "schema: relation `signatures` (type) is not one cairn makes"),
         "{problems:?}"
     );
-    let refused = cairn::journal::Journal::open(&s.db(), &cairn::journal::Options::default()).err();
+    let refused = writer_refused(&s);
     assert!(
         matches!(&refused, Some(cairn::journal::Error::Damaged { detail })
             if detail.contains("the marker was changed")
@@ -393,7 +398,7 @@ fn a_relation_under_a_later_keys_index_name_fails_verify_and_refuses_a_writer() 
             .any(|p| p == "schema: relation `signatures_pkey` (sequence) is not one cairn makes"),
         "{problems:?}"
     );
-    let refused = cairn::journal::Journal::open(&s.db(), &cairn::journal::Options::default()).err();
+    let refused = writer_refused(&s);
     assert!(
         matches!(&refused, Some(cairn::journal::Error::Damaged { detail })
             if detail.contains("holds `signatures_pkey` (sequence), a name migration 2 makes")),
@@ -425,7 +430,7 @@ fn a_constraint_under_a_later_keys_index_name_fails_verify_and_refuses_a_writer(
             .any(|p| p == "schema: relation `signatures_pkey` (constraint) is not one cairn makes"),
         "{problems:?}"
     );
-    let refused = cairn::journal::Journal::open(&s.db(), &cairn::journal::Options::default()).err();
+    let refused = writer_refused(&s);
     assert!(
         matches!(&refused, Some(cairn::journal::Error::Damaged { detail })
             if detail.contains("holds `signatures_pkey` (constraint), a name migration 2 makes")),
@@ -469,7 +474,7 @@ fn a_schema_holding_a_type_or_function_under_cairns_names_is_no_journal() {
         let s = Backend::Postgres.fresh();
         s.exec(held).unwrap();
         let refused =
-            cairn::journal::Journal::open(&s.db(), &cairn::journal::Options::default()).err();
+            writer_refused(&s);
         assert!(
             matches!(&refused, Some(cairn::journal::Error::NotAJournal { reason, .. })
                 if reason.contains("give cairn an empty schema or database")),

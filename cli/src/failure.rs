@@ -94,13 +94,20 @@ pub struct Violation {
     pub message: String,
 }
 
+impl Violation {
+    /// The field at fault, the rule it broke and why, in words.
+    pub fn new(field: &str, rule: &str, message: impl Into<String>) -> Self {
+        Self {
+            field: field.into(),
+            rule: rule.into(),
+            message: message.into(),
+        }
+    }
+}
+
 /// An input error naming the field and the rule it broke.
 pub fn input(field: &str, rule: &str, message: &str) -> Failure {
-    Failure::Input(vec![Violation {
-        field: field.into(),
-        rule: rule.into(),
-        message: message.into(),
-    }])
+    Failure::Input(vec![Violation::new(field, rule, message)])
 }
 
 /// A flag (`--some-flag`, field `some_flag`) that must be an absolute, normalised

@@ -155,11 +155,7 @@ pub fn flag_violations(key: Option<&str>, token: Option<&str>) -> (Option<u64>, 
     let token = token.and_then(|t| match Token::parse(t) {
         Ok(t) => Some(t.get()),
         Err(e) => {
-            broken.push(Violation {
-                field: "fencing_token".into(),
-                rule: e.rule.into(),
-                message: e.message,
-            });
+            broken.push(Violation::new("fencing_token", e.rule, e.message));
             None
         }
     });
@@ -190,11 +186,7 @@ fn key_violation(k: &str) -> Option<Violation> {
     } else {
         return None;
     };
-    Some(Violation {
-        field: "idempotency_key".into(),
-        rule: rule.into(),
-        message,
-    })
+    Some(Violation::new("idempotency_key", rule, message))
 }
 
 impl<'a> Recorder<'a> {

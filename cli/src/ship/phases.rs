@@ -68,11 +68,11 @@ pub fn open(rec: Result<Recorder, Failure>, o: &ShipOpen) -> Result<Done, Failur
     broken.extend(
         of_params
             .into_iter()
-            .map(|(field, rule, message)| violation(field, rule, message)),
+            .map(|(field, rule, message)| Violation::new(field, rule, message)),
     );
     if let Some(s) = o.acts_for.as_deref() {
         if !cairn::machines::reads::is_saga_stream(s) {
-            broken.push(violation(
+            broken.push(Violation::new(
                 "for",
                 "saga-stream",
                 format!(
@@ -88,7 +88,7 @@ pub fn open(rec: Result<Recorder, Failure>, o: &ShipOpen) -> Result<Done, Failur
         && worktree_holds
         && !(o.repo == named || o.repo.starts_with(&format!("{named}/")))
     {
-        broken.push(violation(
+        broken.push(Violation::new(
             "worktree_path",
             "worktree-path",
             format!(
@@ -98,7 +98,7 @@ pub fn open(rec: Result<Recorder, Failure>, o: &ShipOpen) -> Result<Done, Failur
         ));
     }
     if let Err((rule, message)) = cairn::machines::evidence::names::text(&o.review.review_detail) {
-        broken.push(violation("review_detail", rule, message));
+        broken.push(Violation::new("review_detail", rule, message));
     }
     let Some(rec) = rec.filter(|_| broken.is_empty()) else {
         return Err(Failure::Input(broken));
@@ -334,12 +334,4 @@ pub fn work_nodes(values: &[String]) -> Result<Vec<String>, Failure> {
             )),
         })
         .collect()
-}
-
-fn violation(field: &str, rule: &str, message: String) -> Violation {
-    Violation {
-        field: field.into(),
-        rule: rule.into(),
-        message,
-    }
 }

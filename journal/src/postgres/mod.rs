@@ -339,7 +339,7 @@ impl Session {
         }
         if relations > 0 {
             return Err(self.not_journal(&format!(
-                "schema `{schema}` holds another application's tables or types and no cairn marker (give cairn an empty schema or database)"
+                "schema `{schema}` holds another application's tables, views or sequences and no cairn marker (give cairn an empty schema or database)"
             )));
         }
         Ok(Some((namespace, Found::Empty)))
