@@ -4,7 +4,7 @@ use cairn::machines::evidence::AbsPath;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::record::Outcome;
+use crate::record::{NoJournalLocation, Outcome};
 use crate::usage::Usage;
 
 /// How a verb ended when it did not fail.
@@ -138,42 +138,9 @@ pub fn require_nonempty(field: &str, value: &str) -> Result<(), Failure> {
     }
 }
 
-/// No journal location could be resolved.
-#[derive(Debug, Clone)]
-pub enum NoJournalLocation {
-    /// No `--db`, `CAIRN_DB`, `XDG_STATE_HOME` or `HOME`.
-    Unresolved,
-    /// A URL whose scheme is not PostgreSQL's (`postgress://…`), or a location
-    /// that looks like a mistyped URL (`postgres:/x`, ` x.db`): it would otherwise
-    /// name an SQLite file in a directory called `postgress:`. Holds what is named.
-    UnknownScheme(String),
-}
-
 impl From<NoJournalLocation> for Failure {
     fn from(e: NoJournalLocation) -> Self {
         e.at("db")
-    }
-}
-
-impl NoJournalLocation {
-    /// The input error, naming the flag `field` that gave the location.
-    pub fn at(self, field: &str) -> Failure {
-        match self {
-            NoJournalLocation::Unresolved => input(
-                field,
-                "journal-location",
-                "no journal location: pass --db, or set CAIRN_DB, XDG_STATE_HOME or HOME",
-            ),
-            // Echoed without a password it may carry (helper-63).
-            NoJournalLocation::UnknownScheme(scheme) => input(
-                field,
-                "journal-location",
-                &format!(
-                    "`{}` is not a journal's location: a journal is an SQLite file's path or a postgres:// or postgresql:// URL",
-                    cairn::journal::redact_url(&scheme)
-                ),
-            ),
-        }
     }
 }
 

@@ -9,8 +9,9 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::args::{Cli, Command, GraphFormat, JournalCommand};
-use crate::failure::{Done, Failure, NoJournalLocation};
+use crate::failure::{Done, Failure};
 use crate::output;
+use crate::record::NoJournalLocation;
 
 /// Runs one parsed command line; the exit code on success. An unknown machine's
 /// error names the registered ones nearest it.
